@@ -1,0 +1,44 @@
+"""From a kernel AST to a ProgramSpec: optimise, linearize, render; plus the cost estimates DEBUG=2 prints."""
+from __future__ import annotations
+from dataclasses import dataclass, field
+from teeny.dtype import DType
+from teeny.helpers import DEBUG, NOOPT, prod
+from teeny.uop.ops import AxisType, GroupOp, KernelInfo, Ops, UOp
+from teeny.uop.rewrite import graph_rewrite
+from teeny.uop.symbolic import symbolic
+from teeny.codegen.linearize import linearize, deps
+
+@dataclass
+class ProgramSpec:
+  name: str
+  src: str
+  uops: list[UOp]
+  params: list[tuple[int, DType, tuple]]     # (slot, dtype, shape) of each buffer argument
+  global_size: list[int]
+  local_size: list[int] | None
+  ops: int = 0
+  mem: int = 0
+  vars: list[UOp] = field(default_factory=list)
+
+def estimate(uops: list[UOp]) -> tuple[int, int]:
+  """FLOPs (each ALU op times the trip count of the loops around it) and bytes touched (each buffer once)."""
+  flops = 0
+  for u in uops:
+    if u.op in GroupOp.ALU and u.dtype.kind == "f" or (u.op in (Ops.ASSIGN,) and u.dtype.kind == "f"):
+      flops += prod([r.src[0].arg if r.src[0].op is Ops.CONST else 1 for r in deps(u)])
+  mem = sum(prod(u.arg[1]) * u.dtype.base.itemsize for u in uops if u.op is Ops.DEFINE_GLOBAL)
+  return flops, mem
+
+def get_program(ast: UOp, renderer) -> ProgramSpec:
+  from teeny.codegen.opt import optimize
+  info: KernelInfo = ast.arg if isinstance(ast.arg, KernelInfo) else KernelInfo()
+  ast = graph_rewrite(ast, symbolic)
+  if not NOOPT and info.opts_to_apply is None: ast = optimize(ast, renderer)
+  if DEBUG >= 5: print(ast)
+  uops = linearize(ast)
+  name = info.name
+  src = renderer.render(name, uops)
+  params = [(u.arg[0], u.dtype.base, u.arg[1]) for u in uops if u.op is Ops.DEFINE_GLOBAL]
+  gl = [r.src[0].arg for r in uops if r.op is Ops.RANGE and r.arg[1] is AxisType.GLOBAL and r.src[0].op is Ops.CONST]
+  flops, mem = estimate(uops)
+  return ProgramSpec(name, src, uops, params, gl or [1], None, flops, mem, [u for u in uops if u.op is Ops.DEFINE_VAR])

@@ -1,0 +1,95 @@
+"""Order a kernel's UOps into a list ready to render: loops opened and closed (RANGE ... END), reduce accumulators
+declared before their loops (REDUCE) and updated inside them (ASSIGN), every value emitted after its sources and in a
+scope where its users can see it."""
+from __future__ import annotations
+import functools
+from teeny.uop.ops import AxisType, Ops, UOp
+
+EFFECTS = (Ops.STORE, Ops.ATOMIC, Ops.ATOMIC_CAS, Ops.CUSTOM, Ops.BARRIER)
+_AXIS_ORDER = {AxisType.GLOBAL: 0, AxisType.LOCAL: 1, AxisType.GROUP: 2, AxisType.LOOP: 3, AxisType.UPCAST: 4,
+               AxisType.REDUCE: 5, AxisType.UNROLL: 6}
+
+def range_key(r: UOp) -> tuple: return (_AXIS_ORDER[r.arg[1]], r.arg[0])
+
+@functools.lru_cache(maxsize=None)
+def _deps(u: UOp) -> frozenset[UOp]:
+  if u.op is Ops.RANGE: return frozenset([u])
+  out: frozenset[UOp] = frozenset().union(*(_deps(s) for s in u.src)) if u.src else frozenset()
+  if u.op is Ops.REDUCE: out = out - frozenset(u.src[1:])
+  return out
+
+def deps(u: UOp) -> frozenset[UOp]:
+  """The open loop ranges a value depends on (ranges a REDUCE closes are not open outside it)."""
+  return _deps(u)
+
+class Linearizer:
+  def __init__(self):
+    self.out: list[UOp] = []
+    self.scopes: list[set[UOp]] = [set()]
+    self.open: list[UOp] = []
+  def visible(self, u: UOp) -> bool: return any(u in s for s in self.scopes)
+  def open_range(self, r: UOp):
+    self.emit(r.src[0])
+    self.out.append(r)
+    self.open.append(r)
+    self.scopes.append({r})
+  def close_range(self):
+    r = self.open.pop()
+    self.scopes.pop()
+    self.out.append(UOp(Ops.END, src=(r,)))
+  def ensure_open(self, need: frozenset[UOp]):
+    for r in sorted(need, key=range_key):
+      if r not in self.open: self.open_range(r)
+  def emit(self, u: UOp):
+    if u.op in (Ops.CONST, Ops.DEFINE_GLOBAL, Ops.DEFINE_VAR, Ops.NOOP) or self.visible(u): return
+    if u.op is Ops.RANGE:
+      self.open_range(u)
+      return
+    if u.op is Ops.REDUCE:
+      self.emit_reduce(u)
+      return
+    if u.op is Ops.END:
+      self.emit_effect(u)
+      return
+    for s in u.src: self.emit(s)
+    self.out.append(u)
+    self.scopes[-1].add(u)
+  def emit_reduce(self, red: UOp):
+    value, rngs = red.src[0], red.src[1:]
+    inner = frozenset(rngs)
+    # hoist what does not depend on this reduce's loops
+    for n in value.toposort:
+      if n.op in (Ops.RANGE, Ops.REDUCE) or n.op in EFFECTS: continue
+      if not (deps(n) & inner) and not any(x.op is Ops.REDUCE and (deps(x.src[0]) & inner) for x in n.toposort): self.emit(n)
+    self.ensure_open(deps(red) - frozenset(self.open))
+    self.out.append(red)
+    self.scopes[-1].add(red)
+    depth = len(self.open)
+    for r in rngs: self.open_range(r)
+    self.emit(value)
+    self.out.append(UOp(Ops.ASSIGN, red.dtype, (red, value)))
+    while len(self.open) > depth: self.close_range()
+  def emit_effect(self, e: UOp):
+    body, closes = (e.src[0], e.src[1:]) if e.op is Ops.END else (e, ())
+    self.ensure_open(deps(body) | frozenset(closes))
+    if body.op is Ops.END: self.emit_effect(body)
+    else:
+      for s in body.src: self.emit(s)
+      if not self.visible(body):
+        self.out.append(body)
+        self.scopes[-1].add(body)
+    for r in closes:
+      if r in self.open:
+        while r in self.open: self.close_range()
+
+def linearize(sink: UOp) -> list[UOp]:
+  """The kernel SINK as an ordered instruction list (loops balanced)."""
+  lin = Linearizer()
+  for g in sorted([u for u in sink.toposort if u.op is Ops.DEFINE_GLOBAL], key=lambda u: u.arg[0]): lin.out.append(g)
+  for v in sorted([u for u in sink.toposort if u.op is Ops.DEFINE_VAR], key=lambda u: u.arg[0]): lin.out.append(v)
+  # parallel (GLOBAL) ranges are outermost and shared by every effect
+  glob = sorted([u for u in sink.toposort if u.op is Ops.RANGE and u.arg[1] in (AxisType.GLOBAL, AxisType.LOCAL)], key=range_key)
+  for r in glob: lin.open_range(r)
+  for e in sink.src: lin.emit_effect(e)
+  while lin.open: lin.close_range()
+  return lin.out

@@ -1,0 +1,59 @@
+"""C for the CPU runtime. float16/bfloat16 are stored as 16 bits and computed in float through conversion functions,
+so any C compiler handles them."""
+from __future__ import annotations
+from teeny.codegen.render.cstyle import CStyleLanguage
+
+C_PRELUDE = r"""#include <math.h>
+#include <stdint.h>
+static inline float teeny_h2f(unsigned short h) {
+  unsigned int s = (unsigned int)(h & 0x8000) << 16, e = (h >> 10) & 0x1f, m = h & 0x3ff, bits;
+  if (e == 0) { if (m == 0) bits = s; else { e = 113; while (!(m & 0x400)) { m <<= 1; e--; } bits = s | (e << 23) | ((m & 0x3ff) << 13); } }
+  else if (e == 31) bits = s | 0x7f800000 | (m << 13);
+  else bits = s | ((e + 112) << 23) | (m << 13);
+  float f; __builtin_memcpy(&f, &bits, 4); return f;
+}
+static inline unsigned short teeny_f2h(float f) {
+  unsigned int x; __builtin_memcpy(&x, &f, 4);
+  unsigned int s = (x >> 16) & 0x8000, a = x & 0x7fffffff;
+  if (a > 0x7f800000) return (unsigned short)(s | 0x7e00);
+  if (a >= 0x477ff000) return (unsigned short)(s | 0x7c00);
+  if (a < 0x38800000) {
+    if (a < 0x33000000) return (unsigned short)s;
+    unsigned int e = a >> 23, m = (a & 0x7fffff) | 0x800000, shift = 126 - e;
+    unsigned int half = m >> shift, rem = m & ((1u << shift) - 1), mid = 1u << (shift - 1);
+    if (rem > mid || (rem == mid && (half & 1))) half++;
+    return (unsigned short)(s | half);
+  }
+  unsigned int r = a + 0xc8000fff + ((a >> 13) & 1);
+  return (unsigned short)(s | (r >> 13));
+}
+static inline float teeny_bf2f(unsigned short h) { unsigned int b = (unsigned int)h << 16; float f; __builtin_memcpy(&f, &b, 4); return f; }
+static inline unsigned short teeny_f2bf(float f) {
+  unsigned int x; __builtin_memcpy(&x, &f, 4);
+  if ((x & 0x7fffffff) > 0x7f800000) return (unsigned short)((x >> 16) | 0x40);
+  return (unsigned short)((x + 0x7fff + ((x >> 16) & 1)) >> 16);
+}
+static inline float teeny_fmax(float a, float b) { return (a > b || a != a) ? a : b; }
+static inline float teeny_fmin(float a, float b) { return (a < b || a != a) ? a : b; }
+static inline double teeny_fmax64(double a, double b) { return (a > b || a != a) ? a : b; }
+static inline double teeny_fmin64(double a, double b) { return (a < b || a != a) ? a : b; }
+"""
+
+def _helpers(prelude: str) -> dict[str, str]:
+  """Split the prelude into named helper functions, each kept with what it needs."""
+  out, cur, name = {}, [], None
+  for line in prelude.splitlines(keepends=True):
+    if line.startswith("static inline"):
+      if name: out[name] = "".join(cur)
+      name, cur = line.split("(")[0].split()[-1], [line]
+    elif name: cur.append(line)
+  if name: out[name] = "".join(cur)
+  return out
+
+class CRenderer(CStyleLanguage):
+  lang = "C"
+  prelude = C_PRELUDE
+  helpers = _helpers(C_PRELUDE)
+  def render_prelude(self, body: str) -> str:
+    used = [h for n, h in self.helpers.items() if n in body]
+    return "#include <math.h>\n" + "".join(used)

@@ -1,0 +1,188 @@
+"""The C-family renderer. Languages differ by tables (types, builtins, thread indices, atomics), not by copies."""
+from __future__ import annotations
+import math
+from typing import Callable
+from teeny.dtype import DType, dtypes
+from teeny.uop.ops import AxisType, GroupOp, Ops, UOp
+
+def _f(fn32: str, fn64: str | None = None) -> Callable:
+  return lambda x, dt: f"{fn64 if dt == dtypes.float64 and fn64 else fn32}({x})"
+
+class CStyleLanguage:
+  lang = "C"
+  kernel_prefix = "void"
+  buffer_prefix = ""
+  arg_int_prefix = "const int"
+  global_max: tuple[int, ...] | None = None
+  half_native = False           # float16 values computed natively (GPU) or held as float with conversions (C)
+  type_map: dict[DType, str] = {
+    dtypes.bool: "_Bool", dtypes.int8: "signed char", dtypes.int16: "short", dtypes.int32: "int", dtypes.int64: "long long",
+    dtypes.uint8: "unsigned char", dtypes.uint16: "unsigned short", dtypes.uint32: "unsigned int",
+    dtypes.uint64: "unsigned long long", dtypes.float16: "float", dtypes.bfloat16: "float", dtypes.float32: "float",
+    dtypes.float64: "double", dtypes.void: "void"}
+  storage_map: dict[DType, str] = {dtypes.float16: "unsigned short", dtypes.bfloat16: "unsigned short"}
+  unary: dict[Ops, Callable] = {
+    Ops.SQRT: _f("sqrtf", "sqrt"), Ops.EXP: _f("expf", "exp"), Ops.LOG: _f("logf", "log"), Ops.EXP2: _f("exp2f", "exp2"),
+    Ops.LOG2: _f("log2f", "log2"), Ops.SIN: _f("sinf", "sin"), Ops.COS: _f("cosf", "cos"), Ops.TAN: _f("tanf", "tan"),
+    Ops.TANH: _f("tanhf", "tanh"), Ops.ERF: _f("erff", "erf"), Ops.TRUNC: _f("truncf", "trunc"), Ops.FLOOR: _f("floorf", "floor"),
+    Ops.CEIL: _f("ceilf", "ceil"), Ops.RINT: _f("rintf", "rint")}
+  infix = {Ops.ADD: "+", Ops.SUB: "-", Ops.MUL: "*", Ops.FDIV: "/", Ops.IDIV: "/", Ops.MOD: "%", Ops.CMPLT: "<", Ops.CMPNE: "!=",
+           Ops.CMPEQ: "==", Ops.AND: "&", Ops.OR: "|", Ops.XOR: "^", Ops.SHL: "<<", Ops.SHR: ">>"}
+  prelude = ""
+
+  # ---- small tables a language overrides
+  def render_dtype(self, dt: DType) -> str: return self.type_map[dt]
+  def render_storage(self, dt: DType) -> str: return self.storage_map.get(dt, self.render_dtype(dt))
+  def render_const(self, v, dt: DType) -> str:
+    if dt.kind == "b": return "1" if v else "0"
+    if dt.kind == "f":
+      if math.isnan(v): return "NAN" if dt != dtypes.float64 else "((double)NAN)"
+      if math.isinf(v): return ("-" if v < 0 else "") + ("INFINITY" if dt != dtypes.float64 else "((double)INFINITY)")
+      s = repr(float(v))
+      if "e" not in s and "." not in s: s += ".0"
+      return s if dt == dtypes.float64 else s + "f"
+    if dt == dtypes.int64: return f"{v}ll" if v != -(1 << 63) else "(-9223372036854775807ll-1)"
+    if dt == dtypes.uint64: return f"{v}ull"
+    if dt == dtypes.uint32: return f"{v}u"
+    if dt == dtypes.int32 and v == -(1 << 31): return "(-2147483647-1)"
+    return str(v) if dt in (dtypes.int32, dtypes.index) else f"(({self.render_dtype(dt)}){v})"
+  def render_load(self, buf: str, idx: str, dt: DType) -> str:
+    if dt == dtypes.float16 and not self.half_native: return f"teeny_h2f({buf}[{idx}])"
+    if dt == dtypes.bfloat16 and not self.half_native: return f"teeny_bf2f({buf}[{idx}])"
+    return f"{buf}[{idx}]"
+  def render_store_value(self, v: str, dt: DType) -> str:
+    if dt == dtypes.float16 and not self.half_native: return f"teeny_f2h({v})"
+    if dt == dtypes.bfloat16 and not self.half_native: return f"teeny_f2bf({v})"
+    return v
+  def render_cast(self, x: str, src: DType, dst: DType) -> str:
+    if dst == dtypes.bool: return f"({x}!=0)"
+    if dst in (dtypes.float16, dtypes.bfloat16) and not self.half_native:
+      inner = x if src.kind == "f" else f"(float)({x})"
+      return f"teeny_h2f(teeny_f2h({inner}))" if dst == dtypes.float16 else f"teeny_bf2f(teeny_f2bf({inner}))"
+    return f"(({self.render_dtype(dst)})({x}))"
+  def render_bitcast(self, x: str, src: DType, dst: DType) -> str:
+    return f"({{ {self.render_dtype(src)} _s = {x}; {self.render_dtype(dst)} _d; __builtin_memcpy(&_d, &_s, sizeof(_d)); _d; }})"
+  def render_max(self, a: str, b: str, dt: DType, is_max: bool) -> str:
+    if dt.kind == "f": return f"teeny_f{'max' if is_max else 'min'}{'64' if dt == dtypes.float64 else ''}({a},{b})"
+    return f"(({a}{'>' if is_max else '<'}{b})?{a}:{b})"
+  def render_alu(self, op: Ops, srcs: list[str], dt: DType, src_dt: DType) -> str:
+    if op in self.unary: return self.unary[op](srcs[0], dt)
+    if op is Ops.NEG: return f"(!{srcs[0]})" if dt == dtypes.bool else f"(-{srcs[0]})"
+    if op is Ops.RECIP: return f"(1.0/{srcs[0]})" if dt == dtypes.float64 else f"(1.0f/{srcs[0]})"
+    if op in (Ops.MAX, Ops.MIN): return self.render_max(srcs[0], srcs[1], dt, op is Ops.MAX)
+    if op is Ops.POW: return f"pow{'f' if dt != dtypes.float64 else ''}({srcs[0]},{srcs[1]})"
+    if op is Ops.WHERE: return f"({srcs[0]}?{srcs[1]}:{srcs[2]})"
+    if op in self.infix:
+      out = f"({srcs[0]}{self.infix[op]}{srcs[1]})"
+      # C promotes small ints to int: wrap back to the narrow type so overflow behaves like the dtype
+      if dt.kind in "iu" and dt.itemsize < 4 and op not in GroupOp.Comparison: out = f"(({self.render_dtype(dt)}){out})"
+      return out
+    raise NotImplementedError(f"{self.lang} renderer has no rule for {op}")
+
+  # ---- kernel structure, overridden by GPU languages
+  def render_kernel_header(self, name: str, params: list[str], has_global: bool) -> list[str]:
+    return [f"{self.kernel_prefix} {name}({', '.join(params + ['int core', 'int ncores'])}) {{"]
+  def render_buffer_param(self, slot: int, dt: DType, written: bool) -> str:
+    return f"{'' if written else 'const '}{self.render_storage(dt)}* restrict data{slot}"
+  def render_range_open(self, r: UOp, name: str, size: str, first_global: bool) -> str:
+    if first_global:
+      return (f"int {name}_per = ({size} + ncores - 1) / ncores, {name}_lo = core * {name}_per, "
+              f"{name}_hi = {name}_lo + {name}_per < {size} ? {name}_lo + {name}_per : {size};\n"
+              f"for (int {name} = {name}_lo; {name} < {name}_hi; {name}++) {{")
+    return f"for (int {name} = 0; {name} < {size}; {name}++) {{"
+  def render_atomic(self, u: UOp, ptr: str, srcs: list[str]) -> str:
+    raise NotImplementedError(f"atomics are not supported by the {self.lang} renderer yet")
+
+  def render(self, name: str, uops: list[UOp]) -> str:
+    """Source for one kernel from its linearized UOps."""
+    uses: dict[UOp, int] = {}
+    for u in uops:
+      for s in u.src: uses[s] = uses.get(s, 0) + 1
+    r: dict[UOp, str] = {}
+    lines: list[str] = []
+    params: list[str] = []
+    depth = 1
+    written = {u.src[0].src[0] for u in uops if u.op in (Ops.STORE, Ops.ATOMIC, Ops.ATOMIC_CAS) and u.src[0].op is Ops.INDEX}
+    written |= {s.src[0] for u in uops if u.op is Ops.CUSTOM for s in u.src if s.op is Ops.INDEX}
+    first_global = next((u for u in uops if u.op is Ops.RANGE and u.arg[1] is AxisType.GLOBAL), None)
+    counter = [0]
+    def fresh(prefix: str) -> str:
+      counter[0] += 1
+      return f"{prefix}{counter[0]}"
+    def emit(line: str):
+      for ln in line.split("\n"): lines.append("  " * depth + ln)
+    def val(u: UOp) -> str:
+      if u.op is Ops.CONST: return self.render_const(u.arg, u.dtype)
+      return r[u]
+    def define(u: UOp, expr: str, prefix: str = "val"):
+      if uses.get(u, 0) > 1 or u.op in (Ops.ATOMIC, Ops.ATOMIC_CAS) or (u.op is Ops.CUSTOM and u.dtype != dtypes.void):
+        nm = fresh(prefix)
+        emit(f"{self.render_dtype(u.dtype)} {nm} = {expr};")
+        r[u] = nm
+      else: r[u] = expr
+    for u in uops:
+      op = u.op
+      if op is Ops.DEFINE_GLOBAL:
+        params.append(self.render_buffer_param(u.arg[0], u.dtype.base, u in written))
+        r[u] = f"data{u.arg[0]}"
+      elif op is Ops.DEFINE_VAR:
+        params.append(f"{self.arg_int_prefix} {u.arg[0]}")
+        r[u] = u.arg[0]
+      elif op is Ops.RANGE:
+        nm = f"{'g' if u.arg[1] is AxisType.GLOBAL else ('r' if u.arg[1] is AxisType.REDUCE else 'i')}{u.arg[0]}"
+        r[u] = nm
+        emit(self.render_range_open(u, nm, val(u.src[0]), u is first_global))
+        depth += 1
+      elif op is Ops.END:
+        depth -= 1
+        emit("}")
+      elif op is Ops.INDEX:
+        r[u] = val(u.src[1])
+      elif op is Ops.LOAD:
+        idx = u.src[0]
+        ld = self.render_load(val(idx.src[0]), val(idx), u.dtype)
+        if len(idx.src) > 2: ld = f"({val(idx.src[2])}?{ld}:{self.render_const(0, u.dtype)})"
+        define(u, ld)
+      elif op is Ops.STORE:
+        idx, v = u.src
+        st = f"{val(idx.src[0])}[{val(idx)}] = {self.render_store_value(val(v), v.dtype)};"
+        emit(f"if ({val(idx.src[2])}) {st}" if len(idx.src) > 2 else st)
+      elif op is Ops.REDUCE:
+        nm = fresh("acc")
+        init = {Ops.ADD: 0, Ops.MUL: 1, Ops.MAX: dtypes.min(u.dtype), Ops.MIN: dtypes.max(u.dtype)}[u.arg]
+        emit(f"{self.render_dtype(u.dtype)} {nm} = {self.render_const(init, u.dtype)};")
+        r[u] = nm
+      elif op is Ops.ASSIGN:
+        red, v = u.src
+        if red.arg in (Ops.MAX, Ops.MIN): emit(f"{r[red]} = {self.render_max(r[red], val(v), red.dtype, red.arg is Ops.MAX)};")
+        else: emit(f"{r[red]} = {self.render_alu(red.arg, [r[red], val(v)], red.dtype, red.dtype)};")
+      elif op in GroupOp.ALU:
+        define(u, self.render_alu(op, [val(s) for s in u.src], u.dtype, u.src[-1].dtype))
+      elif op is Ops.CAST:
+        define(u, self.render_cast(val(u.src[0]), u.src[0].dtype, u.dtype))
+      elif op is Ops.BITCAST:
+        define(u, self.render_bitcast(val(u.src[0]), u.src[0].dtype, u.dtype))
+      elif op is Ops.CUSTOM:
+        fmt = dict(u.arg).get(self.lang, dict(u.arg).get("C")) if isinstance(u.arg, tuple) else u.arg
+        if fmt is None: raise NotImplementedError(f"custom op has no {self.lang} spelling: {u.arg}")
+        srcs = [f"({val(s.src[0])}+{val(s)})" if s.op is Ops.INDEX else val(s) for s in u.src]
+        code = fmt.format(*srcs)
+        if u.dtype == dtypes.void: emit(code if code.rstrip().endswith(("}", ";")) else code + ";")
+        else: define(u, code)
+      elif op in (Ops.ATOMIC, Ops.ATOMIC_CAS):
+        idx = u.src[0]
+        code = self.render_atomic(u, f"({val(idx.src[0])}+{val(idx)})", [val(s) for s in u.src[1:]])
+        if uses.get(u, 0) == 0: emit(code + ";")
+        else: define(u, code)
+      elif op is Ops.BARRIER: emit(self.barrier + ";")
+      elif op is Ops.SPECIAL: r[u] = self.render_special(u)
+      elif op is Ops.NOOP: pass
+      else: raise NotImplementedError(f"{self.lang} renderer cannot render {op}")
+    head = self.render_kernel_header(name, params, first_global is not None)
+    body = "\n".join(head + lines + ["}"]) + "\n"
+    return self.render_prelude(body) + body
+  def render_prelude(self, body: str) -> str:
+    """The helper definitions this kernel's body uses (each helper is a block starting with its name)."""
+    return self.prelude
+  barrier = "__syncthreads()"
+  def render_special(self, u: UOp) -> str: raise NotImplementedError

@@ -1,0 +1,144 @@
+"""DTypes, PyTorch-style promotion, numpy interop. float32 is the default float, int32 the default int."""
+from __future__ import annotations
+from dataclasses import dataclass
+import math
+import numpy as np
+
+@dataclass(frozen=True, eq=True)
+class DType:
+  name: str
+  itemsize: int
+  kind: str          # 'b' bool, 'i' signed, 'u' unsigned, 'f' float, 'v' void
+  np_name: str | None
+  def __repr__(self): return f"dtypes.{self.name}"
+  def ptr(self) -> PtrDType: return PtrDType(self.name, self.itemsize, self.kind, self.np_name, self)
+  @property
+  def np(self):
+    if self.np_name is None: raise TypeError(f"{self} has no numpy equivalent")
+    return np.dtype(self.np_name)
+  @property
+  def bits(self) -> int: return self.itemsize * 8
+
+@dataclass(frozen=True, eq=True)
+class PtrDType(DType):
+  base: DType = None  # type: ignore[assignment]
+  def __repr__(self): return f"{self.base!r}.ptr()"
+
+class dtypes:
+  void = DType("void", 0, "v", None)
+  bool = DType("bool", 1, "b", "bool")
+  int8, int16, int32, int64 = (DType(f"int{b}", b // 8, "i", f"int{b}") for b in (8, 16, 32, 64))
+  uint8, uint16, uint32, uint64 = (DType(f"uint{b}", b // 8, "u", f"uint{b}") for b in (8, 16, 32, 64))
+  float16 = DType("float16", 2, "f", "float16")
+  bfloat16 = DType("bfloat16", 2, "f", None)     # stored as uint16 bits on the host
+  float32 = DType("float32", 4, "f", "float32")
+  float64 = DType("float64", 8, "f", "float64")
+  half, float, double, int, long, uchar = float16, float32, float64, int32, int64, uint8
+  default_float: DType = float32
+  default_int: DType = int32
+  index = int32  # dtype of index arithmetic inside kernels
+
+  @staticmethod
+  def is_float(d: DType) -> bool: return d.kind == "f"
+  @staticmethod
+  def is_int(d: DType) -> bool: return d.kind in "iu"
+  @staticmethod
+  def is_unsigned(d: DType) -> bool: return d.kind == "u"
+  @staticmethod
+  def is_bool(d: DType) -> bool: return d.kind == "b"
+  @staticmethod
+  def all() -> list[DType]: return list(ALL_DTYPES)
+  @staticmethod
+  def from_py(x) -> DType:
+    if isinstance(x, (bool, np.bool_)): return dtypes.bool
+    if isinstance(x, (int, np.integer)): return dtypes.default_int
+    if isinstance(x, (float, np.floating)): return dtypes.default_float
+    raise TypeError(f"cannot infer a dtype from {type(x).__name__} value {x!r}")
+  @staticmethod
+  def from_np(d) -> DType:
+    d = np.dtype(d)
+    for t in ALL_DTYPES:
+      if t.np_name == d.name: return t
+    raise TypeError(f"numpy dtype {d} is not supported; supported: {[t.name for t in ALL_DTYPES]}")
+  @staticmethod
+  def min(d: DType):
+    if d.kind == "b": return False
+    if d.kind == "f": return -math.inf
+    return 0 if d.kind == "u" else -(1 << (d.bits - 1))
+  @staticmethod
+  def max(d: DType):
+    if d.kind == "b": return True
+    if d.kind == "f": return math.inf
+    return (1 << d.bits) - 1 if d.kind == "u" else (1 << (d.bits - 1)) - 1
+  @staticmethod
+  def finfo_max(d: DType) -> float:
+    return {"float16": 65504.0, "bfloat16": 3.3895313892515355e38, "float32": 3.4028234663852886e38}.get(d.name, 1.7976931348623157e308)
+
+ALL_DTYPES = (dtypes.bool, dtypes.int8, dtypes.int16, dtypes.int32, dtypes.int64, dtypes.uint8, dtypes.uint16, dtypes.uint32,
+              dtypes.uint64, dtypes.float16, dtypes.bfloat16, dtypes.float32, dtypes.float64)
+_BY_NAME = {d.name: d for d in ALL_DTYPES} | {"half": dtypes.float16, "float": dtypes.float32, "double": dtypes.float64,
+                                              "int": dtypes.int32, "long": dtypes.int64, "uchar": dtypes.uint8}
+
+def to_dtype(x) -> DType:
+  """Accept a DType, a name ('float32'), a numpy dtype or a Python type."""
+  if isinstance(x, DType): return x
+  if isinstance(x, str):
+    if x in _BY_NAME: return _BY_NAME[x]
+    raise TypeError(f"unknown dtype {x!r}; supported: {[d.name for d in ALL_DTYPES]}")
+  if x is bool: return dtypes.bool
+  if x is int: return dtypes.default_int
+  if x is float: return dtypes.default_float
+  try: return dtypes.from_np(x)
+  except TypeError: raise
+  except Exception: raise TypeError(f"unknown dtype {x!r}; supported: {[d.name for d in ALL_DTYPES]}") from None
+
+def _promote2(a: DType, b: DType) -> DType:
+  if a == b: return a
+  rank = {"b": 0, "u": 1, "i": 1, "f": 2}
+  if rank[a.kind] != rank[b.kind]: return a if rank[a.kind] > rank[b.kind] else b
+  if a.kind == "f":
+    if {a, b} == {dtypes.float16, dtypes.bfloat16}: return dtypes.float32
+    return a if a.itemsize > b.itemsize else b
+  if a.kind == b.kind: return a if a.itemsize > b.itemsize else b
+  s, u = (a, b) if a.kind == "i" else (b, a)
+  if s.itemsize > u.itemsize: return s
+  return {1: dtypes.int16, 2: dtypes.int32, 4: dtypes.int64}.get(u.itemsize, dtypes.int64)
+
+def least_upper_dtype(*ds: DType) -> DType:
+  """PyTorch's promotion of tensor dtypes: bool < ints < floats; within a category the wider; int+uint the next signed."""
+  out = ds[0]
+  for d in ds[1:]: out = _promote2(out, d)
+  return out
+
+def sum_acc_dtype(d: DType) -> DType:
+  """The dtype `sum` returns: bools and small ints sum as the default int (int64 stays), floats keep theirs."""
+  if d.kind in "bi": return dtypes.int64 if d == dtypes.int64 else dtypes.default_int
+  if d.kind == "u": return dtypes.uint64 if d == dtypes.uint64 else (dtypes.uint32 if d == dtypes.uint32 else dtypes.default_int)
+  return d
+
+def truncate_value(x, d: DType):
+  """The Python value a constant of dtype `d` holds (wrapping ints, rounding floats)."""
+  if d.kind == "b": return bool(x)
+  if d.kind in "iu":
+    if isinstance(x, float) and not math.isfinite(x): return 0
+    v = int(x) & ((1 << d.bits) - 1)
+    return v - (1 << d.bits) if d.kind == "i" and v >= (1 << (d.bits - 1)) else v
+  if d.kind == "f":
+    x = float(x)
+    if d == dtypes.float32: return float(np.float32(x))
+    if d == dtypes.float16: return float(np.float16(x))
+    if d == dtypes.bfloat16: return float(np_to_bf16_float(np.array([x], np.float32))[0])
+    return x
+  return x
+
+def float32_to_bf16_bits(a: np.ndarray) -> np.ndarray:
+  """Round-to-nearest-even float32 -> bfloat16 bit patterns (uint16); NaN stays NaN."""
+  u = np.ascontiguousarray(a, dtype=np.float32).view(np.uint32).astype(np.uint64)
+  rounded = ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
+  nan = np.isnan(np.asarray(a, dtype=np.float32))
+  return np.where(nan, np.uint16(0x7FC0), rounded).astype(np.uint16)
+
+def bf16_bits_to_float32(b: np.ndarray) -> np.ndarray:
+  return (np.asarray(b, dtype=np.uint16).astype(np.uint32) << 16).view(np.float32)
+
+def np_to_bf16_float(a: np.ndarray) -> np.ndarray: return bf16_bits_to_float32(float32_to_bf16_bits(a))

@@ -1,0 +1,70 @@
+"""Run a schedule: allocate buffers, compile through the caches, launch, and report at DEBUG>=2."""
+from __future__ import annotations
+import weakref
+from typing import Any
+from teeny.device import Buffer, Device
+from teeny.helpers import DEBUG, GlobalCounters, colored
+from teeny.uop.ops import Ops, UOp
+from teeny.engine.schedule import ScheduleItem
+
+# the device memory behind each BUFFER node; dropped with the node, which frees the memory
+_buffers: weakref.WeakKeyDictionary[UOp, Buffer] = weakref.WeakKeyDictionary()
+
+def buffer_for(u: UOp) -> Buffer:
+  assert u.op is Ops.BUFFER, u.op
+  if (b := _buffers.get(u)) is None:
+    b = _buffers[u] = Buffer(u.arg[1], u.arg[2], u.dtype)
+  return b
+
+def is_allocated(u: UOp) -> bool: return u in _buffers
+
+_program_cache: dict[tuple[str, UOp], Any] = {}
+
+def get_runner(device: str, ast: UOp) -> tuple[Any, Any]:
+  """(program, spec) for an AST on a device; the in-memory cache is keyed by the hash-consed AST itself."""
+  key = (device, ast)
+  if (hit := _program_cache.get(key)) is not None: return hit
+  from teeny.codegen.kernel import get_program
+  dev = Device[device]
+  spec = get_program(ast, dev.renderer)
+  if DEBUG >= 3: print(ast)
+  if DEBUG >= 4: print(spec.src)
+  lib = dev.compiler.compile_cached(spec.src) if dev.compiler is not None else b""
+  if DEBUG >= 6 and hasattr(dev.compiler, "disassemble"): dev.compiler.disassemble(lib)
+  prg = dev.program(spec.name, lib, spec)
+  _program_cache[key] = (prg, spec)
+  return prg, spec
+
+def _check_args(spec, bufs: list[Buffer], name: str):
+  if len(spec.params) != len(bufs):
+    raise RuntimeError(f"kernel {name} declares {len(spec.params)} buffer parameters but was launched with {len(bufs)}")
+  for (slot, dt, shape), b in zip(spec.params, bufs):
+    if dt != b.dtype: raise TypeError(f"kernel {name}: parameter data{slot} is {dt}, but the buffer passed is {b.dtype}")
+
+def run_schedule(items: list[ScheduleItem]):
+  for it in items:
+    if it.kind == "copy":
+      dst, src = buffer_for(it.bufs[0]), buffer_for(it.bufs[1])
+      if Device[dst.device].runs_nothing or Device[src.device].runs_nothing: dst.ensure_allocated()
+      else: dst.copyin(memoryview(src.numpy().view("uint8") if src.dtype.np_name else src.numpy()).cast("B"))
+      continue
+    device = it.bufs[0].arg[1]
+    prg, spec = get_runner(device, it.ast)
+    bufs = [buffer_for(b) for b in it.bufs]
+    for b in bufs:
+      if b.device != device:
+        raise RuntimeError(f"kernel {spec.name} runs on {device} but a buffer lives on {b.device}; move it with .to({device!r})")
+    _check_args(spec, bufs, spec.name)
+    opaque = [b.ensure_allocated()._opaque for b in bufs]
+    work = 1
+    for s in spec.global_size: work *= s
+    t = prg(*opaque, global_size=spec.global_size, local_size=spec.local_size, wait=DEBUG >= 2, work=max(work, spec.ops))
+    GlobalCounters.kernel_count += 1
+    GlobalCounters.global_ops += spec.ops
+    GlobalCounters.global_mem += spec.mem
+    GlobalCounters.time_sum_s += t
+    if DEBUG >= 2:
+      gflops = spec.ops / t * 1e-9 if t > 0 else 0
+      gbs = spec.mem / t * 1e-9 if t > 0 else 0
+      print(f"{colored('*** ' + device, 'green')} {GlobalCounters.kernel_count:4d} {spec.name:32s} global {str(spec.global_size):20s} "
+            f"{t*1e3:9.3f} ms {gflops:8.2f} GFLOP/s {gbs:8.2f} GB/s")

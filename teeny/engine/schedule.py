@@ -1,0 +1,244 @@
+"""Tensor graph -> ordered ScheduleItems. Decides where to cut (realize) and builds each kernel's AST, turning
+movement ops into index expressions so elementwise chains, reduce prologues and epilogues fuse."""
+from __future__ import annotations
+import itertools
+from dataclasses import dataclass, field
+from typing import Any
+from teeny.dtype import dtypes
+from teeny.helpers import DEBUG, prod
+from teeny.uop.ops import AxisType, GroupOp, KernelInfo, Ops, UOp
+from teeny.uop.rewrite import graph_rewrite
+from teeny.uop.symbolic import symbolic
+from teeny.uop.view import linear_index, movement_index, and_valid
+
+_buffer_ids = itertools.count()
+
+def new_buffer_uop(device: str, size: int, dtype) -> UOp:
+  """A fresh BUFFER node: arg = (unique id, device, number of elements)."""
+  return UOp(Ops.BUFFER, dtype, (), (next(_buffer_ids), device, size))
+
+@dataclass
+class ScheduleItem:
+  kind: str                 # "kernel" | "copy" | "custom"
+  ast: UOp | None
+  bufs: list[UOp]           # BUFFER uops, in parameter order (output first)
+  outputs: list[UOp] = field(default_factory=list)
+  meta: Any = None
+  old_reads: set = field(default_factory=set)   # buffers read as they were before this schedule ran
+
+def _is_realized(u: UOp) -> bool: return u.base.op is Ops.BUFFER
+
+def _expands(u: UOp) -> bool: return u.op is Ops.EXPAND and any(a != b for a, b in zip(u.src[0].shape, u.arg))
+
+def find_realizes(roots: list[UOp]) -> set[UOp]:
+  """Which tensor nodes get their own buffer: the outputs, contiguous/copy/assign/custom nodes, and reduces that are
+  consumed through an expand or by more than one kernel (recomputing them would cost more than a store)."""
+  realize: set[UOp] = set()
+  for r in roots:
+    if r.base.op not in (Ops.BUFFER, Ops.CONST): realize.add(r.base)
+  every: dict[UOp, None] = {}
+  for r in roots:
+    for n in r.toposort:
+      if n.op is Ops.BUFFER: continue
+      every[n] = None
+      if n.op in (Ops.CONTIGUOUS, Ops.COPY, Ops.ASSIGN, Ops.CUSTOM_KERNEL, Ops.KERNEL_OUT): realize.add(n)
+  while True:
+    reach: dict[UOp, set[UOp]] = {}
+    new: set[UOp] = set()
+    for root in list(realize):
+      seen: set[tuple[UOp, bool]] = set()
+      stack = [(s, False) for s in root.src]
+      while stack:
+        n, expanded = stack.pop()
+        if (n, expanded) in seen or n.op is Ops.BUFFER: continue
+        seen.add((n, expanded))
+        if n in realize and n is not root: continue
+        if n.op is Ops.REDUCE_AXIS:
+          reach.setdefault(n, set()).add(root)
+          if expanded: new.add(n)
+        stack.extend((s, expanded or _expands(n)) for s in n.src)
+    new |= {n for n, rs in reach.items() if len(rs) > 1}
+    new -= realize
+    if not new: return realize
+    realize |= new
+
+class KernelBuilder:
+  """Builds one kernel: a STORE of the node's value at every index of its shape, loads from realized buffers."""
+  def __init__(self, node: UOp, out_buf: UOp, buffer_of: dict[UOp, UOp]):
+    self.node, self.out_buf, self.buffer_of = node, out_buf, buffer_of
+    self.slots: dict[UOp, UOp] = {out_buf: UOp.placeholder(0, out_buf.dtype, (out_buf.arg[2],))}
+    self.bufs: list[UOp] = [out_buf]
+    self.memo: dict[tuple, UOp] = {}
+    self.axis = itertools.count(len(node.shape))
+    self.has_reduce = False
+    self.old_reads: set[UOp] = set()
+  def slot(self, buf: UOp) -> UOp:
+    if buf not in self.slots:
+      self.slots[buf] = UOp.placeholder(len(self.bufs), buf.dtype, (buf.arg[2],))
+      self.bufs.append(buf)
+    return self.slots[buf]
+  def load(self, buf: UOp, shape: tuple[int, ...], idx: list[UOp], gate: UOp | None) -> UOp:
+    ptr = self.slot(buf)
+    addr = linear_index(idx, shape)
+    return UOp(Ops.INDEX, ptr.dtype, (ptr, addr) + ((gate,) if gate is not None else ())).load()
+  def lower(self, n: UOp, idx: list[UOp], gate: UOp | None) -> UOp:
+    key = (n, tuple(idx), gate)
+    if (ret := self.memo.get(key)) is not None: return ret
+    ret = self._lower(n, idx, gate)
+    self.memo[key] = ret
+    return ret
+  def _lower(self, n: UOp, idx: list[UOp], gate: UOp | None) -> UOp:
+    if n is not self.node and n in self.buffer_of: return self.load(self.buffer_of[n], n.shape, idx, gate)
+    op = n.op
+    if op is Ops.BUFFER:
+      self.old_reads.add(n)
+      return self.load(n, n.shape, idx, gate)
+    if op is Ops.CONST: return UOp.const(n.dtype, n.arg)
+    if op is Ops.ARANGE: return idx[0].cast(n.dtype)
+    if op in GroupOp.Movement:
+      new_idx, valid = movement_index(n, idx)
+      if valid is None: return self.lower(n.src[0], new_idx, gate)
+      valid = graph_rewrite(valid, symbolic)
+      if valid.op is Ops.CONST: return self.lower(n.src[0], new_idx, gate) if valid.arg else UOp.const(n.dtype, 0)
+      inner = self.lower(n.src[0], new_idx, and_valid(gate, valid))
+      return valid.where(inner, UOp.const(n.dtype, 0))
+    if op in GroupOp.Elementwise: return n.replace(src=tuple(self.lower(s, idx, gate) for s in n.src))
+    if op in (Ops.DETACH, Ops.CONTIGUOUS): return self.lower(n.src[0], idx, gate)
+    if op is Ops.REDUCE_AXIS:
+      self.has_reduce = True
+      alu, axes = n.arg
+      in_shape = n.src[0].shape
+      new_idx, rngs = list(idx), []
+      for ax in axes:
+        if in_shape[ax] == 1: new_idx[ax] = UOp.const(dtypes.index, 0)
+        else:
+          r = UOp.range(in_shape[ax], next(self.axis), AxisType.REDUCE)
+          new_idx[ax] = r
+          rngs.append(r)
+      val = self.lower(n.src[0], new_idx, gate)
+      return UOp(Ops.REDUCE, n.dtype, (val, *rngs), alu) if rngs else val
+    if op is Ops.GATHER:
+      src, index, axis = n.src[0], n.src[1], n.arg
+      i = self.lower(index, idx, gate).cast(dtypes.index)
+      valid = (i < src.shape[axis]).alu(Ops.AND, (i < 0).alu(Ops.XOR, UOp.const(dtypes.bool, True)))
+      new_idx = list(idx)
+      new_idx[axis] = i
+      return valid.where(self.lower(src, new_idx, and_valid(gate, valid)), UOp.const(n.dtype, 0))
+    raise NotImplementedError(f"cannot lower {op} into a kernel")
+  def build(self, value_node: UOp, out_shape: tuple[int, ...]) -> UOp:
+    idx = [UOp.range(s, i, AxisType.GLOBAL) if s > 1 else UOp.const(dtypes.index, 0) for i, s in enumerate(out_shape)]
+    val = self.lower(value_node, idx, None)
+    if val.dtype != self.out_buf.dtype: val = val.cast(self.out_buf.dtype)
+    store = UOp(Ops.INDEX, self.slots[self.out_buf].dtype, (self.slots[self.out_buf], linear_index(idx, out_shape))).store(val)
+    name = ("r_" if self.has_reduce else "E_") + "_".join(str(s) for s in out_shape if s > 1) if prod(out_shape) > 1 else \
+      ("r_1" if self.has_reduce else "E_1")
+    reds = [u.src[0].arg for u in store.toposort if u.op is Ops.RANGE and u.arg[1] is AxisType.REDUCE]
+    if reds: name += "_" + "_".join(str(s) for s in reds)
+    return graph_rewrite(store.sink(arg=KernelInfo(name=name)), symbolic)
+
+def _reads_at_other_index(ast: UOp) -> bool:
+  """Does the kernel read its output buffer (slot 0) at an address other than the one it writes?"""
+  store = ast.src[0]
+  waddr = store.src[0].src[1]
+  return any(u.op is Ops.INDEX and u.src[0].arg[0] == 0 and u.src[1] is not waddr for u in ast.toposort if u is not store.src[0])
+
+def create_schedule(roots: list[UOp]) -> tuple[list[ScheduleItem], dict[UOp, UOp]]:
+  """The kernels that realize `roots`, in a valid order, and for each root the UOp (a view of a BUFFER) it becomes."""
+  realize = find_realizes(roots)
+  order = [n for n in _toposort_many(roots) if n in realize]
+  buffer_of: dict[UOp, UOp] = {}
+  items: list[ScheduleItem] = []
+  for n in order:
+    if n.op is Ops.COPY:
+      src = n.src[0]
+      sbuf = src.base if src.base.op is Ops.BUFFER else buffer_of[src.base]
+      out = new_buffer_uop(n.arg, prod(n.shape), n.dtype)
+      buffer_of[n] = out
+      items.append(ScheduleItem("copy", None, [out, sbuf]))
+      continue
+    if n.op is Ops.KERNEL_OUT:
+      buffer_of[n] = n.src[0].src[n.arg].base
+      continue
+    if n.op is Ops.CUSTOM_KERNEL:
+      items.append(ScheduleItem("custom", n.arg[0], [s.base for s in n.src], meta=n.arg))
+      continue
+    if n.op is Ops.ASSIGN:
+      target, value = n.src
+      tbuf = target.base
+      if tbuf.op is not Ops.BUFFER: raise RuntimeError("assign target must be a realized tensor")
+      kb = KernelBuilder(n, tbuf, buffer_of)
+      ast = kb.build(value, target.shape)
+      if _reads_at_other_index(ast):
+        # the value reads the target where it does not write: compute into a temporary first
+        tmp = new_buffer_uop(target.device, prod(value.shape), value.dtype)
+        kb2 = KernelBuilder(value, tmp, buffer_of)
+        items.append(ScheduleItem("kernel", kb2.build(value, value.shape), kb2.bufs, old_reads=kb2.old_reads))
+        buffer_of[value] = tmp
+        kb = KernelBuilder(n, tbuf, buffer_of)
+        ast = kb.build(value, target.shape)
+      buffer_of[n] = tbuf
+      items.append(ScheduleItem("kernel", ast, kb.bufs, meta="assign", old_reads=kb.old_reads - {tbuf}))
+      continue
+    out = new_buffer_uop(n.device, prod(n.shape), n.dtype)
+    buffer_of[n] = out
+    kb = KernelBuilder(n, out, buffer_of)
+    items.append(ScheduleItem("kernel", kb.build(n, n.shape), kb.bufs, old_reads=kb.old_reads))
+  items = _order_writes_after_reads(items)
+  becomes: dict[UOp, UOp] = {}
+  for r in roots:
+    base = r.base
+    if base.op in (Ops.BUFFER, Ops.CONST): becomes[r] = r
+    else: becomes[r] = _reapply_views(r, base, _as_shaped(buffer_of[base], base.shape))
+  if DEBUG >= 1: print(f"teeny: scheduled {sum(1 for i in items if i.kind != 'copy')} kernels, {len(items)} items")
+  return items, becomes
+
+def _as_shaped(buf: UOp, shape: tuple[int, ...]) -> UOp:
+  return buf if shape == buf.shape else UOp(Ops.RESHAPE, buf.dtype, (buf,), tuple(shape))
+
+def _reapply_views(r: UOp, base: UOp, new_base: UOp) -> UOp:
+  if r is base: return new_base
+  return r.replace(src=(_reapply_views(r.src[0], base, new_base),))
+
+def _toposort_many(roots: list[UOp]) -> list[UOp]:
+  out: dict[UOp, None] = {}
+  for r in roots:
+    for n in r.toposort: out.setdefault(n, None)
+  return list(out)
+
+def _order_writes_after_reads(items: list[ScheduleItem]) -> list[ScheduleItem]:
+  """Order items so each runs after the items whose outputs it reads, and an in-place write (assign) runs after every
+  item that reads the old contents of that buffer."""
+  producer: dict[UOp, int] = {}
+  for i, it in enumerate(items):
+    if it.kind != "custom": producer[it.bufs[0]] = i
+  deps: list[set[int]] = [set() for _ in items]
+  for j, it in enumerate(items):
+    for b in it.bufs[1:] if it.kind != "custom" else it.bufs:
+      if b in it.old_reads: continue
+      i = producer.get(b)
+      if i is not None and i < j: deps[j].add(i)
+  for i, it in enumerate(items):
+    if it.meta != "assign": continue
+    target = it.bufs[0]
+    for j, other in enumerate(items):
+      if j != i and target in other.old_reads and i not in _ancestors(deps, j): deps[i].add(j)
+  out, done = [], set()
+  def visit(k: int, stack: set):
+    if k in done: return
+    if k in stack: raise RuntimeError("schedule has a cycle: a buffer is both read before and written by the same step")
+    stack.add(k)
+    for d in sorted(deps[k]): visit(d, stack)
+    stack.discard(k)
+    done.add(k)
+    out.append(items[k])
+  for k in range(len(items)): visit(k, set())
+  return out
+
+def _ancestors(deps: list[set[int]], j: int) -> set[int]:
+  seen, stack = set(), list(deps[j])
+  while stack:
+    k = stack.pop()
+    if k in seen: continue
+    seen.add(k)
+    stack.extend(deps[k])
+  return seen

@@ -1,0 +1,110 @@
+"""Derivative rules per UOp op. backward() walks the graph once, in reverse topological order; the gradient graph is
+lazy and fuses like any other."""
+from __future__ import annotations
+import math
+from typing import Callable
+from teeny.dtype import dtypes
+from teeny.helpers import argsort
+from teeny.uop.ops import Ops, UOp
+
+def _c(like: UOp, v: float) -> UOp: return like.const_shaped(v)
+def _reduce_to(g: UOp, shape: tuple[int, ...]) -> UOp:
+  """Sum g over the axes where `shape` is 1 (the gradient of an expand)."""
+  axes = tuple(i for i, (a, b) in enumerate(zip(shape, g.shape)) if a != b)
+  if not axes: return g
+  red = g.cast(dtypes.float32).r(Ops.ADD, axes).cast(g.dtype) if g.dtype in (dtypes.float16, dtypes.bfloat16) else g.r(Ops.ADD, axes)
+  return red
+
+def _max_grad(g: UOp, a: UOp, b: UOp, is_max: bool) -> tuple[UOp, UOp]:
+  """Binary max/min: the winner takes the gradient; ties split it evenly."""
+  win = a.alu(Ops.CMPLT, b) if not is_max else b.alu(Ops.CMPLT, a)
+  tie = a.alu(Ops.CMPEQ, b)
+  one, half, zero = _c(g, 1.0), _c(g, 0.5), _c(g, 0.0)
+  wa = win.where(one, tie.where(half, zero))
+  wb = win.where(zero, tie.where(half, one))
+  return g * wa, g * wb
+
+def _reduce_grad(g: UOp, ret: UOp) -> tuple[UOp | None, ...]:
+  x = ret.src[0]
+  op = ret.arg[0]
+  ge = g.expand(x.shape)
+  if op is Ops.ADD: return (ge,)
+  if op is Ops.MUL: return ((ge * ret.expand(x.shape)) / x,)
+  # max/min: ties split evenly among the maxima
+  mask = x.alu(Ops.CMPEQ, ret.expand(x.shape)).cast(g.dtype)
+  count = mask.r(Ops.ADD, ret.arg[1]).expand(x.shape)
+  return ((ge * mask) / count,)
+
+def _gather_grad(g: UOp, ret: UOp) -> tuple[UOp | None, ...]:
+  """Scatter-add of g into the source rows its index picked: a one-hot compare reduced over the gathered axis."""
+  src, index, ax = ret.src[0], ret.src[1], ret.arg
+  n = src.shape[ax]
+  out_shape = ret.shape
+  # shapes: index (.., k, ..) -> (.., k, n, ..) compared with arange(n)
+  ex_shape = out_shape[:ax + 1] + (n,) + out_shape[ax + 1:]
+  idx = index.cast(dtypes.int32).reshape(out_shape[:ax + 1] + (1,) + out_shape[ax + 1:]).expand(ex_shape)
+  ar = UOp(Ops.ARANGE, dtypes.int32, (), (n, src.device)).reshape((1,) * (ax + 1) + (n,) + (1,) * (len(out_shape) - ax - 1)).expand(ex_shape)
+  hit = idx.alu(Ops.CMPEQ, ar)
+  gg = g.reshape(out_shape[:ax + 1] + (1,) + out_shape[ax + 1:]).expand(ex_shape)
+  contrib = hit.where(gg, _c(gg, 0.0))
+  summed = contrib.r(Ops.ADD, (ax,)).reshape(out_shape[:ax] + (n,) + out_shape[ax + 1:])
+  return (summed, None)
+
+RULES: dict[Ops, Callable[[UOp, UOp], tuple[UOp | None, ...]]] = {
+  Ops.ADD: lambda g, r: (g, g),
+  Ops.SUB: lambda g, r: (g, g.alu(Ops.NEG)),
+  Ops.MUL: lambda g, r: (g * r.src[1], g * r.src[0]),
+  Ops.FDIV: lambda g, r: (g / r.src[1], (g.alu(Ops.NEG) * r.src[0]) / (r.src[1] * r.src[1])),
+  Ops.NEG: lambda g, r: (g.alu(Ops.NEG),),
+  Ops.EXP: lambda g, r: (g * r,),
+  Ops.LOG: lambda g, r: (g / r.src[0],),
+  Ops.EXP2: lambda g, r: (g * r * _c(r, math.log(2)),),
+  Ops.LOG2: lambda g, r: (g / (r.src[0] * _c(r, math.log(2))),),
+  Ops.SQRT: lambda g, r: (g / (r * _c(r, 2.0)),),
+  Ops.RECIP: lambda g, r: (g.alu(Ops.NEG) * r * r,),
+  Ops.SIN: lambda g, r: (g * r.src[0].alu(Ops.COS),),
+  Ops.COS: lambda g, r: (g.alu(Ops.NEG) * r.src[0].alu(Ops.SIN),),
+  Ops.TAN: lambda g, r: (g * (_c(r, 1.0) + r * r),),
+  Ops.TANH: lambda g, r: (g * (_c(r, 1.0) - r * r),),
+  Ops.ERF: lambda g, r: (g * _c(r, 2 / math.sqrt(math.pi)) * (r.src[0] * r.src[0]).alu(Ops.NEG).alu(Ops.EXP),),
+  Ops.POW: lambda g, r: (g * r.src[1] * r.src[0].alu(Ops.POW, r.src[1] - _c(r, 1.0)),
+                         g * r.src[0].alu(Ops.CMPEQ, _c(r, 0.0)).where(_c(r, 0.0), r * r.src[0].alu(Ops.LOG))),
+  Ops.MAX: lambda g, r: _max_grad(g, r.src[0], r.src[1], True),
+  Ops.MIN: lambda g, r: _max_grad(g, r.src[0], r.src[1], False),
+  Ops.WHERE: lambda g, r: (None, r.src[0].where(g, _c(g, 0.0)), r.src[0].where(_c(g, 0.0), g)),
+  Ops.CAST: lambda g, r: (g.cast(r.src[0].dtype) if r.src[0].dtype.kind == "f" else None,),
+  Ops.RESHAPE: lambda g, r: (g.reshape(r.src[0].shape),),
+  Ops.PERMUTE: lambda g, r: (g.permute(tuple(argsort(list(r.arg)))),),
+  Ops.EXPAND: lambda g, r: (_reduce_to(g, r.src[0].shape),),
+  Ops.PAD: lambda g, r: (g.shrink(tuple((b, b + s) for (b, _), s in zip(r.arg, r.src[0].shape))),),
+  Ops.SHRINK: lambda g, r: (g.pad(tuple((b, s - e) for (b, e), s in zip(r.arg, r.src[0].shape))),),
+  Ops.FLIP: lambda g, r: (g.flip(r.arg),),
+  Ops.REDUCE_AXIS: _reduce_grad,
+  Ops.GATHER: _gather_grad,
+  Ops.CONTIGUOUS: lambda g, r: (g,),
+  Ops.COPY: lambda g, r: (UOp(Ops.COPY, g.dtype, (UOp(Ops.CONTIGUOUS, g.dtype, (g,)),), r.src[0].device),),
+}
+NO_GRAD = {Ops.CMPLT, Ops.CMPNE, Ops.CMPEQ, Ops.AND, Ops.OR, Ops.XOR, Ops.SHL, Ops.SHR, Ops.IDIV, Ops.MOD, Ops.TRUNC, Ops.FLOOR,
+           Ops.CEIL, Ops.RINT, Ops.DETACH, Ops.BUFFER, Ops.CONST, Ops.ARANGE, Ops.BITCAST, Ops.NOOP, Ops.ASSIGN}
+
+def compute_gradient(root: UOp, root_grad: UOp, targets: set[UOp]) -> dict[UOp, UOp]:
+  """d(root)/d(t) for each target t reachable from root, given the incoming gradient of root."""
+  topo = list(root.toposort)
+  on_path: set[UOp] = set()
+  for n in topo:
+    if n in targets or any(s in on_path for s in n.src if n.op is not Ops.DETACH): on_path.add(n)
+  grads: dict[UOp, UOp] = {root: root_grad}
+  for n in reversed(topo):
+    g = grads.get(n)
+    if g is None or n not in on_path or n in targets and not n.src: continue
+    if n.op in NO_GRAD: continue
+    if n.op is Ops.CUSTOM_KERNEL or n.op is Ops.KERNEL_OUT:
+      from teeny.kernels import custom_kernel_grad
+      src_grads = custom_kernel_grad(g, n)
+    elif n.op not in RULES: raise RuntimeError(f"no derivative rule for {n.op}; it cannot be differentiated")
+    else: src_grads = RULES[n.op](g, n)
+    for s, sg in zip(n.src, src_grads):
+      if sg is None or s not in on_path: continue
+      if sg.shape != s.shape: raise RuntimeError(f"internal: gradient shape {sg.shape} for {s.op} of shape {s.shape}")
+      grads[s] = sg if s not in grads else grads[s] + sg
+  return {t: grads[t] for t in targets if t in grads}

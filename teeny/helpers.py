@@ -1,0 +1,83 @@
+"""Small shared utilities: env switches, contexts, counters, cache dir. Imports nothing of teeny."""
+from __future__ import annotations
+import contextlib, functools, math, os, time
+from typing import Any, Iterable, Iterator, TypeVar
+
+T = TypeVar("T")
+
+def getenv(key: str, default: Any = 0) -> Any:
+  """Read an env var, converted to the type of `default`."""
+  val = os.environ.get(key)
+  if val is None: return default
+  return type(default)(val) if not isinstance(default, bool) else val not in ("", "0", "false", "False")
+
+def prod(xs: Iterable[Any], start: Any = 1) -> Any:
+  return functools.reduce(lambda a, b: a * b, xs, start)
+
+def argsort(xs: list) -> list[int]: return sorted(range(len(xs)), key=xs.__getitem__)
+def all_same(xs: list) -> bool: return all(x == xs[0] for x in xs)
+def dedup(xs: Iterable[T]) -> list[T]: return list(dict.fromkeys(xs))
+def flatten(xss: Iterable[Iterable[T]]) -> list[T]: return [x for xs in xss for x in xs]
+def ceildiv(a: int, b: int) -> int: return -(-a // b)
+def round_up(a: int, b: int) -> int: return ceildiv(a, b) * b
+def colored(s: str, color: str | None = None) -> str:
+  codes = {"red": 31, "green": 32, "yellow": 33, "blue": 34, "magenta": 35, "cyan": 36, "white": 37}
+  return f"\033[{codes[color]}m{s}\033[0m" if color and os.isatty(1) else s
+
+class ContextVar:
+  """A global switch read from the environment once, overridable with `Context(NAME=value)`."""
+  _cache: dict[str, ContextVar] = {}
+  def __init__(self, key: str, default: int):
+    self.key, self.value = key, getenv(key, default)
+    ContextVar._cache[key] = self
+  def __bool__(self) -> bool: return bool(self.value)
+  def __ge__(self, x: int) -> bool: return self.value >= x
+  def __gt__(self, x: int) -> bool: return self.value > x
+  def __lt__(self, x: int) -> bool: return self.value < x
+  def __le__(self, x: int) -> bool: return self.value <= x
+  def __eq__(self, x: object) -> bool: return self.value == x
+  def __hash__(self) -> int: return hash(self.key)
+  def __int__(self) -> int: return int(self.value)
+  def __repr__(self) -> str: return f"ContextVar({self.key}={self.value})"
+
+class Context(contextlib.ContextDecorator):
+  """`with Context(DEBUG=4): ...` sets switches for a block and restores them after."""
+  def __init__(self, **kwargs: int): self.kwargs, self.old = kwargs, {}
+  def __enter__(self):
+    for k, v in self.kwargs.items():
+      if k not in ContextVar._cache: raise KeyError(f"unknown switch {k!r}; known: {sorted(ContextVar._cache)}")
+      self.old[k], ContextVar._cache[k].value = ContextVar._cache[k].value, v
+    return self
+  def __exit__(self, *exc):
+    for k, v in self.old.items(): ContextVar._cache[k].value = v
+
+DEBUG, CACHELEVEL, NOOPT, BEAM = ContextVar("DEBUG", 0), ContextVar("CACHELEVEL", 2), ContextVar("NOOPT", 0), ContextVar("BEAM", 0)
+JIT, CPU_THREADS = ContextVar("JIT", 1), ContextVar("CPU_THREADS", 0)
+CUSTOM_KERNELS = ContextVar("TEENY_CUSTOM_KERNELS", 1)
+
+class GlobalCounters:
+  """Totals since the last reset(): kernels launched, flops, bytes moved, kernel seconds."""
+  kernel_count: int = 0
+  global_ops: int = 0
+  global_mem: int = 0
+  time_sum_s: float = 0.0
+  @staticmethod
+  def reset():
+    GlobalCounters.kernel_count, GlobalCounters.global_ops, GlobalCounters.global_mem, GlobalCounters.time_sum_s = 0, 0, 0, 0.0
+
+def cache_dir() -> str:
+  d = os.environ.get("TEENY_CACHE_DIR") or os.path.join(os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "teeny")
+  os.makedirs(d, exist_ok=True)
+  return d
+
+@contextlib.contextmanager
+def timeit(label: str = "") -> Iterator[None]:
+  st = time.perf_counter()
+  yield
+  print(f"{label} {(time.perf_counter()-st)*1e3:.2f} ms")
+
+def to_int_tuple(x: Any) -> tuple[int, ...]:
+  if isinstance(x, int): return (x,)
+  return tuple(int(v) for v in x)
+
+def is_finite_float(x: float) -> bool: return not (math.isinf(x) or math.isnan(x))

@@ -1,0 +1,137 @@
+"""__getitem__ / __setitem__: ints, slices (any step), None, ..., and integer tensors (numpy's advanced indexing)."""
+from __future__ import annotations
+from typing import Any
+import numpy as np
+from teeny.dtype import dtypes
+from teeny.helpers import prod
+
+def _normalize(t, indices) -> list:
+  from teeny.tensor import Tensor
+  if not isinstance(indices, tuple): indices = (indices,)
+  out = []
+  for i in indices:
+    if isinstance(i, (list, np.ndarray)) and not isinstance(i, bool): i = Tensor(np.asarray(i), device=t.device)
+    if isinstance(i, Tensor) and i.dtype == dtypes.bool: raise NotImplementedError("boolean-mask indexing is not supported; use where()")
+    if isinstance(i, Tensor) and i.dtype.kind not in "iu": raise IndexError(f"tensors used as indices must be integer, got {i.dtype}")
+    if not (i is None or i is Ellipsis or isinstance(i, (int, np.integer, slice, Tensor))) or isinstance(i, bool):
+      raise IndexError(f"unsupported index {i!r}: use ints, slices, None, ... or integer tensors")
+    out.append(int(i) if isinstance(i, np.integer) else i)
+  n_ell = sum(1 for i in out if i is Ellipsis)
+  if n_ell > 1: raise IndexError("an index can only have a single ellipsis ('...')")
+  consumed = sum(1 for i in out if i is not None and i is not Ellipsis)
+  if consumed > t.ndim: raise IndexError(f"too many indices for tensor of dimension {t.ndim} (shape {t.shape})")
+  if n_ell: k = out.index(Ellipsis); out = out[:k] + [slice(None)] * (t.ndim - consumed) + out[k + 1:]  # noqa: E702
+  else: out = out + [slice(None)] * (t.ndim - consumed)
+  return out
+
+def getitem(t, indices):
+  from teeny.tensor import Tensor
+  idx = _normalize(t, indices)
+  x = t
+  # basic indexing: one pass over dims, keeping track of which output dim each tensor index lands on
+  dim = 0
+  shrink, flips, steps, final_shape = [], [], [], []
+  for i in idx:
+    if i is None:
+      final_shape.append(("new",))
+      continue
+    s = t.shape[dim]
+    if isinstance(i, int):
+      j = i + s if i < 0 else i
+      if not 0 <= j < s: raise IndexError(f"index {i} is out of bounds for dim {dim} with size {s}")
+      shrink.append((j, j + 1)); flips.append(False); steps.append(1); final_shape.append(("drop",))  # noqa: E702
+    elif isinstance(i, slice):
+      start, stop, step = i.indices(s)
+      if step > 0: n = max(0, -(-(stop - start) // step)); b, e = start, start + (n - 1) * step + 1 if n else start
+      else: n = max(0, -(-(start - stop) // -step)); b, e = (start + (n - 1) * step, start + 1) if n else (0, 0)  # noqa: E702
+      shrink.append((b, e)); flips.append(step < 0); steps.append(abs(step)); final_shape.append(("keep", n))  # noqa: E702
+    else:
+      shrink.append((0, s)); flips.append(False); steps.append(1); final_shape.append(("tensor", i))  # noqa: E702
+    dim += 1
+  x = x.shrink(tuple(shrink)) if shrink else x
+  if any(flips): x = x.flip(tuple(d for d, f in enumerate(flips) if f))
+  if any(s != 1 for s in steps):
+    # strided slices: pad each dim to a multiple of its step, split it, keep the first of each group
+    pads = tuple((0, (-x.shape[d]) % st) for d, st in enumerate(steps))
+    x = x.pad(pads)
+    x = x.reshape(*[v for d, st in enumerate(steps) for v in (x.shape[d] // st, st)])
+    x = x.shrink(tuple(r for d in range(len(steps)) for r in ((0, x.shape[2 * d]), (0, 1))))
+    x = x.reshape(*[x.shape[2 * d] for d in range(len(steps))])
+  # now x has one dim per consumed index; build the view shape, then apply tensor indices
+  shape, tdims, d = [], [], 0
+  for f in final_shape:
+    if f[0] == "new": shape.append(1)
+    elif f[0] == "drop": d += 1
+    elif f[0] == "keep": shape.append(x.shape[d]); d += 1  # noqa: E702
+    else: tdims.append((len(shape), f[1])); shape.append(x.shape[d]); d += 1  # noqa: E702
+  x = x.reshape(*shape)
+  if tdims: x = _advanced(x, tdims)
+  return x
+
+def _advanced(x, tdims: list):
+  """numpy advanced indexing of x at dims `tdims` [(dim, index tensor)]: broadcast the index tensors together;
+  results go where the indexed dims were if they are adjacent, else to the front."""
+  from teeny.tensor import Tensor, _broadcast_shape
+  dims = [d for d, _ in tdims]
+  bshape = _broadcast_shape(*[i.shape for _, i in tdims])
+  adjacent = dims == list(range(dims[0], dims[0] + len(dims)))
+  order = (list(range(dims[0])) + dims + [d for d in range(dims[0], x.ndim) if d not in dims]) if adjacent else \
+    (dims + [d for d in range(x.ndim) if d not in dims])
+  x = x.permute(*order)
+  at = dims[0] if adjacent else 0
+  sizes = [x.shape[at + k] for k in range(len(dims))]
+  # one flat index into the merged indexed dims (negative indices wrap)
+  lin = None
+  for k, (d, i) in enumerate(tdims):
+    i = i.cast(dtypes.int32) if i.dtype != dtypes.int32 else i
+    i = (i < 0).where(i + sizes[k], i)
+    stride = prod(sizes[k + 1:])
+    term = i * stride if stride != 1 else i
+    lin = term if lin is None else lin + term
+  lin = lin._broadcast_to(bshape)
+  merged = x.reshape(*x.shape[:at], prod(sizes), *x.shape[at + len(dims):])
+  pre, post = merged.shape[:at], merged.shape[at + 1:]
+  nb = len(bshape)
+  # gather along dim `at` with an index shaped pre + bshape + post
+  src = merged.reshape(*pre, prod(sizes), *([1] * (nb - 1)), *post) if nb >= 1 else merged
+  src = src.expand(*pre, prod(sizes), *bshape[1:], *post) if nb >= 1 else src
+  index = lin.reshape(*([1] * len(pre)), *bshape, *([1] * len(post))).expand(*pre, *bshape, *post)
+  if nb == 0:
+    index = index.reshape(*pre, 1, *post)
+    return src._gather(at, index).reshape(*pre, *post)
+  return src._gather(at, index)
+
+def setitem(t, indices, value: Any) -> None:
+  """t[indices] = value, written in place through assign: a where() over t's whole buffer."""
+  from teeny.tensor import Tensor
+  if not isinstance(value, Tensor): value = Tensor(value, device=t.device, dtype=t.dtype)
+  idx = _normalize(t, indices)
+  if all(isinstance(i, int) or i is None or (isinstance(i, slice) and i.step in (None, 1)) for i in idx):
+    # contiguous region: pad the value back to t's shape and select it with a padded mask
+    region = t[indices]
+    v = value.cast(t.dtype)._broadcast_to(region.shape) if value.shape != region.shape else value.cast(t.dtype)
+    pads, d = [], 0
+    for i in idx:
+      if i is None: continue
+      s = t.shape[d]
+      if isinstance(i, int): j = i + s if i < 0 else i; pads.append((j, s - j - 1))  # noqa: E702
+      else: b, e, _ = i.indices(s); e = max(e, b); pads.append((b, s - e))  # noqa: E702
+      d += 1
+    inner = tuple(s - b - e for s, (b, e) in zip(t.shape, pads))
+    v = v.reshape(inner)
+    mask = Tensor.full(inner, True, dtype=dtypes.bool, device=t.device).pad(tuple(pads))
+    t.assign(mask.where(v.pad(tuple(pads)), t.detach() if not t.requires_grad else t))
+    t.realize()
+    return
+  # flat positions of the selected elements, through the same indexing path
+  pos = Tensor.arange(t.numel(), device=t.device).reshape(t.shape)[indices]
+  value = value.cast(t.dtype)._broadcast_to(pos.shape) if value.shape != pos.shape else value.cast(t.dtype)
+  n = pos.numel()
+  if n == 0: return
+  flat_pos, flat_val = pos.reshape(n, 1), value.reshape(n, 1)
+  hit = flat_pos == Tensor.arange(t.numel(), device=t.device).reshape(1, -1)
+  written = hit.any(0).reshape(t.shape)
+  new_vals = hit.where(flat_val, 0).sum(0, dtype=t.dtype).reshape(t.shape) if t.dtype != dtypes.bool else \
+    (hit & flat_val).any(0).reshape(t.shape)
+  t.assign(written.where(new_vals, t.detach() if not t.requires_grad else t))
+  t.realize()

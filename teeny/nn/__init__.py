@@ -1,0 +1,153 @@
+"""Layers as plain classes with `__call__`; parameters are Tensors with requires_grad=True, initialised like PyTorch."""
+from __future__ import annotations
+import math
+from typing import Sequence
+from teeny.tensor import Tensor
+from teeny.dtype import dtypes
+from teeny.helpers import prod
+from teeny.tensor_nn import _tuple
+from teeny.nn import optim, state, datasets  # noqa: F401
+
+def _param(t: Tensor) -> Tensor:
+  """A trainable leaf: realized now, so it is a buffer that backward() can reach and the optimizer can assign into."""
+  t = t.contiguous().realize()
+  t.requires_grad = True
+  return t
+
+def _uniform(shape: Sequence[int], bound: float) -> Tensor:
+  return _param(Tensor.uniform(*shape, low=-bound, high=bound))
+
+class Linear:
+  """y = x @ W.T + b, W of shape (out_features, in_features)."""
+  def __init__(self, in_features: int, out_features: int, bias: bool = True):
+    bound = 1 / math.sqrt(in_features)  # kaiming_uniform(a=sqrt(5)) and torch's bias init both give 1/sqrt(fan_in)
+    self.weight = _uniform((out_features, in_features), bound)
+    self.bias = _uniform((out_features,), bound) if bias else None
+  def __call__(self, x: Tensor) -> Tensor:
+    y = x.matmul(self.weight.transpose(0, 1))
+    return y + self.bias if self.bias is not None else y
+
+class _ConvNd:
+  n = 2
+  def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0, dilation=1, groups: int = 1,
+               bias: bool = True):
+    if in_channels % groups or out_channels % groups:
+      raise ValueError(f"in_channels {in_channels} and out_channels {out_channels} must be divisible by groups {groups}")
+    self.kernel_size = _tuple(kernel_size, self.n, "kernel_size")
+    self.stride, self.padding, self.dilation, self.groups = stride, padding, dilation, groups
+    bound = 1 / math.sqrt(in_channels // groups * prod(self.kernel_size))
+    self.weight = _uniform((out_channels, in_channels // groups, *self.kernel_size), bound)
+    self.bias = _uniform((out_channels,), bound) if bias else None
+  def __call__(self, x: Tensor) -> Tensor:
+    return x.conv2d(self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
+
+class Conv1d(_ConvNd):
+  """1-d convolution over (N, C, L)."""
+  n = 1
+
+class Conv2d(_ConvNd):
+  """2-d convolution over (N, C, H, W); padding may be an int, a tuple, 'same' or 'valid'."""
+  n = 2
+
+class ConvTranspose2d:
+  """Transposed 2-d convolution; weight (in_channels, out_channels/groups, kh, kw) like torch."""
+  def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0, output_padding=0, groups: int = 1,
+               bias: bool = True, dilation=1):
+    self.kernel_size = _tuple(kernel_size, 2, "kernel_size")
+    self.stride, self.padding, self.output_padding, self.groups, self.dilation = stride, padding, output_padding, groups, dilation
+    bound = 1 / math.sqrt(out_channels // groups * prod(self.kernel_size))  # torch's fan_in is weight.shape[1] * prod(k)
+    self.weight = _uniform((in_channels, out_channels // groups, *self.kernel_size), bound)
+    self.bias = _uniform((out_channels,), bound) if bias else None
+  def __call__(self, x: Tensor) -> Tensor:
+    return x.conv_transpose2d(self.weight, self.bias, self.stride, self.padding, self.output_padding, self.groups, self.dilation)
+
+class BatchNorm:
+  """Batch norm over dim 1 of (N, C, ...) inputs; running statistics are updated (lazily, via assign) while training."""
+  def __init__(self, num_features: int, eps: float = 1e-5, momentum: float = 0.1, affine: bool = True,
+               track_running_stats: bool = True):
+    self.eps, self.momentum, self.track_running_stats = eps, momentum, track_running_stats
+    self.weight = _param(Tensor.ones(num_features)) if affine else None
+    self.bias = _param(Tensor.zeros(num_features)) if affine else None
+    if track_running_stats:
+      self.running_mean = Tensor.zeros(num_features).contiguous()
+      self.running_var = Tensor.ones(num_features).contiguous()
+      self.num_batches_tracked = Tensor.zeros(1, dtype=dtypes.int64).contiguous()
+  def __call__(self, x: Tensor) -> Tensor:
+    if x.ndim < 2: raise ValueError(f"BatchNorm wants (N, C, ...) inputs, got shape {tuple(x.shape)}")
+    shape = (1, -1) + (1,) * (x.ndim - 2)
+    if Tensor.training or not self.track_running_stats:
+      axes = tuple(a for a in range(x.ndim) if a != 1)
+      mean = x.mean(axes)
+      y = x - mean.detach().reshape(shape)  # d(var)/d(mean) is 0, so detaching keeps the graph smaller
+      var = (y * y).mean(axes)
+      if self.track_running_stats and Tensor.training:
+        n = x.numel() // x.shape[1]
+        m = self.momentum
+        self.running_mean.assign((1 - m) * self.running_mean + m * mean.detach())
+        self.running_var.assign((1 - m) * self.running_var + m * (n / max(n - 1, 1)) * var.detach())
+        self.num_batches_tracked.assign(self.num_batches_tracked + 1)
+    else:
+      mean, var = self.running_mean, self.running_var
+    return x.batchnorm(self.weight, self.bias, mean, var.add(self.eps).rsqrt())
+
+BatchNorm1d = BatchNorm2d = BatchNorm
+
+class LayerNorm:
+  """Normalise over the trailing `normalized_shape` dims, then scale and shift elementwise."""
+  def __init__(self, normalized_shape, eps: float = 1e-5, elementwise_affine: bool = True, bias: bool = True):
+    self.normalized_shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    self.axis, self.eps = tuple(-1 - i for i in range(len(self.normalized_shape))), eps
+    self.weight = _param(Tensor.ones(*self.normalized_shape)) if elementwise_affine else None
+    self.bias = _param(Tensor.zeros(*self.normalized_shape)) if elementwise_affine and bias else None
+  def __call__(self, x: Tensor) -> Tensor:
+    if tuple(x.shape[-len(self.normalized_shape):]) != self.normalized_shape:
+      raise ValueError(f"LayerNorm{self.normalized_shape} got input of shape {tuple(x.shape)}")
+    x = x.layernorm(self.axis, self.eps)
+    if self.weight is not None: x = x * self.weight
+    return x + self.bias if self.bias is not None else x
+
+class RMSNorm:
+  """x / sqrt(mean(x^2) + eps) * weight over the trailing dims (eps=None uses float32's machine epsilon, like torch)."""
+  def __init__(self, normalized_shape, eps: float | None = None, elementwise_affine: bool = True):
+    self.normalized_shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    self.axis = tuple(-1 - i for i in range(len(self.normalized_shape)))
+    self.eps = eps if eps is not None else 1.1920928955078125e-07
+    self.weight = _param(Tensor.ones(*self.normalized_shape)) if elementwise_affine else None
+  def __call__(self, x: Tensor) -> Tensor:
+    x = x * (x * x).mean(self.axis, keepdim=True).add(self.eps).rsqrt()
+    return x * self.weight if self.weight is not None else x
+
+class GroupNorm:
+  """Normalise (N, C, ...) over groups of C/num_groups channels, then a per-channel affine."""
+  def __init__(self, num_groups: int, num_channels: int, eps: float = 1e-5, affine: bool = True):
+    if num_channels % num_groups: raise ValueError(f"num_channels {num_channels} must be divisible by num_groups {num_groups}")
+    self.num_groups, self.num_channels, self.eps = num_groups, num_channels, eps
+    self.weight = _param(Tensor.ones(num_channels)) if affine else None
+    self.bias = _param(Tensor.zeros(num_channels)) if affine else None
+  def __call__(self, x: Tensor) -> Tensor:
+    if x.ndim < 2 or x.shape[1] != self.num_channels:
+      raise ValueError(f"GroupNorm({self.num_groups}, {self.num_channels}) got input of shape {tuple(x.shape)}")
+    x = x.reshape(x.shape[0], self.num_groups, -1).layernorm(-1, self.eps).reshape(x.shape)
+    if self.weight is None: return x
+    shape = (1, -1) + (1,) * (x.ndim - 2)
+    return x * self.weight.reshape(shape) + self.bias.reshape(shape)
+
+class Embedding:
+  """A lookup table of `num_embeddings` vectors of size `embedding_dim`, initialised N(0, 1) like torch."""
+  def __init__(self, num_embeddings: int, embedding_dim: int):
+    self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
+    self.weight = _param(Tensor.randn(num_embeddings, embedding_dim))
+  def __call__(self, idx: Tensor) -> Tensor:
+    if not isinstance(idx, Tensor): idx = Tensor(idx, dtype=dtypes.int32)
+    if not dtypes.is_int(idx.dtype): raise TypeError(f"Embedding ids must be an integer tensor, got {idx.dtype}")
+    host = _host_values(idx)
+    if host is not None and host.size and (host.min() < 0 or host.max() >= self.num_embeddings):
+      bad = host[(host < 0) | (host >= self.num_embeddings)]
+      raise IndexError(f"Embedding ids out of range [0, {self.num_embeddings}): {bad[:8].tolist()}")
+    return self.weight[idx]
+
+def _host_values(t: Tensor):
+  """The values of `t` if reading them is free (already realized on the CPU), else None: the range check must not force a sync."""
+  if not getattr(t, "is_realized", False) or not str(getattr(t, "device", "")).startswith("CPU"): return None
+  try: return t.numpy()
+  except Exception: return None

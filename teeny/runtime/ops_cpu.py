@@ -1,0 +1,80 @@
+"""CPU: rendered C compiled by clang (or gcc) into a shared object, loaded with ctypes, run across a small thread pool."""
+from __future__ import annotations
+import ctypes, os, shutil, subprocess, tempfile, threading, time
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+import numpy as np
+from teeny.device import Allocator, Compiled, Compiler
+from teeny.helpers import CPU_THREADS, DEBUG
+
+class CPUAllocator(Allocator):
+  """Host memory held as numpy byte arrays (64-byte aligned), so copies are plain memmoves."""
+  def _alloc(self, nbytes: int) -> Any:
+    raw = np.empty(nbytes + 64, dtype=np.uint8)
+    off = (-raw.ctypes.data) % 64
+    return raw[off:off + nbytes]
+  def copyin(self, dest: Any, src: memoryview): dest[:len(src)] = np.frombuffer(src, dtype=np.uint8)
+  def copyout(self, dest: memoryview, src: Any): np.frombuffer(dest, dtype=np.uint8)[:] = src[:len(dest)]
+
+def find_cc() -> str:
+  for cc in (os.environ.get("CC"), "clang", "gcc", "cc"):
+    if cc and shutil.which(cc): return cc
+  raise RuntimeError("no C compiler found: the CPU device needs clang or gcc (apt-get install clang, or set CC=/path/to/cc)")
+
+class CCompiler(Compiler):
+  def __init__(self):
+    self.cc = find_cc()
+    self.flags = ["-O2", "-march=native", "-fPIC", "-shared", "-fwrapv", "-fno-math-errno", "-fopenmp-simd", "-ffp-contract=fast",
+                  "-Wno-unused-variable", "-Wno-unused-function"]
+    try: ver = subprocess.run([self.cc, "--version"], capture_output=True, text=True, timeout=30).stdout.splitlines()[0]
+    except Exception: ver = "unknown"
+    self.cache_key = f"{self.cc} {ver} {' '.join(self.flags)}"
+  def compile(self, src: str) -> bytes:
+    with tempfile.TemporaryDirectory() as d:
+      out = os.path.join(d, "k.so")
+      proc = subprocess.run([self.cc, *self.flags, "-x", "c", "-", "-o", out, "-lm"], input=src.encode(), capture_output=True)
+      if proc.returncode != 0:
+        numbered = "\n".join(f"{i+1:4d} {line}" for i, line in enumerate(src.splitlines()))
+        raise RuntimeError(f"C compile failed ({self.cc}):\n{proc.stderr.decode()}\n{numbered}")
+      with open(out, "rb") as f: return f.read()
+  def valid_binary(self, data: bytes) -> bool: return data[:4] == b"\x7fELF"
+
+_pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
+def n_threads() -> int: return int(CPU_THREADS.value) if CPU_THREADS.value else (os.cpu_count() or 1)
+def get_pool() -> ThreadPoolExecutor:
+  global _pool
+  with _pool_lock:
+    if _pool is None: _pool = ThreadPoolExecutor(max_workers=max(1, n_threads() - 1), thread_name_prefix="teeny-cpu")
+  return _pool
+
+class CPUProgram:
+  """One compiled kernel. Called once per core with (core, ncores); ctypes releases the GIL during each call."""
+  def __init__(self, name: str, lib: bytes, spec: Any = None):
+    self.name, self.spec = name, spec
+    with tempfile.NamedTemporaryFile(suffix=".so", delete=False) as f:
+      f.write(lib)
+      path = f.name
+    try: self.lib = ctypes.CDLL(path)
+    except OSError as e: raise RuntimeError(f"could not load compiled kernel {name}: {e}") from None
+    finally: os.unlink(path)
+    self.fxn = self.lib[name]
+    self.fxn.restype = None
+  def __call__(self, *bufs: Any, global_size: Any = None, local_size: Any = None, vals: tuple = (), wait: bool = False,
+               work: int = 0) -> float:
+    ptrs = [ctypes.c_void_p(b.ctypes.data) for b in bufs] + [ctypes.c_int(int(v)) for v in vals]
+    nt = n_threads()
+    # small kernels stay on the calling thread unless CPU_THREADS forces a split
+    if not CPU_THREADS.value and work < 1 << 16: nt = 1
+    st = time.perf_counter()
+    if nt == 1: self.fxn(*ptrs, ctypes.c_int(0), ctypes.c_int(1))
+    else:
+      futs = [get_pool().submit(self.fxn, *ptrs, ctypes.c_int(i), ctypes.c_int(nt)) for i in range(1, nt)]
+      self.fxn(*ptrs, ctypes.c_int(0), ctypes.c_int(nt))
+      for f in futs: f.result()
+    return time.perf_counter() - st
+
+def open_device(name: str) -> Compiled:
+  from teeny.codegen.render.c import CRenderer
+  if DEBUG >= 1: print(f"teeny: opened {name} with {find_cc()}, {n_threads()} threads")
+  return Compiled(name, CPUAllocator(), CRenderer(), CCompiler(), CPUProgram)

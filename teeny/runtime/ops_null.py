@@ -1,0 +1,30 @@
+"""NULL: schedules, lowers and renders everything; allocates nothing and runs nothing. DEV=NULL:<lang> picks the renderer."""
+from __future__ import annotations
+import importlib
+from typing import Any
+from teeny.device import Allocator, Compiled
+
+class NullAllocator(Allocator):
+  def _alloc(self, nbytes: int) -> Any: return None
+  def alloc(self, nbytes: int) -> Any: return None
+  def free(self, opaque: Any, nbytes: int): pass
+  def copyin(self, dest: Any, src: memoryview): pass
+  def copyout(self, dest: memoryview, src: Any):
+    raise RuntimeError("the NULL device holds no data; use DEV=CPU to get values")
+
+class NullProgram:
+  def __init__(self, name: str, lib: bytes, spec: Any = None): self.name = name
+  def __call__(self, *bufs, **kwargs) -> float: return 0.0
+
+RENDERERS = {"C": ("teeny.codegen.render.c", "CRenderer"), "CUDA": ("teeny.codegen.render.cuda", "CUDARenderer"),
+             "HIP": ("teeny.codegen.render.hip", "HIPRenderer"), "CL": ("teeny.codegen.render.opencl", "OpenCLRenderer")}
+
+def open_device(name: str) -> Compiled:
+  lang = name.split(":")[1] if ":" in name else "C"
+  if lang not in RENDERERS: raise RuntimeError(f"NULL:{lang} is not a language teeny renders; pick one of {', '.join(RENDERERS)}")
+  mod, cls = RENDERERS[lang]
+  try: renderer = getattr(importlib.import_module(mod), cls)()
+  except ImportError as e: raise RuntimeError(f"the {lang} renderer is not available yet: {e}") from None
+  dev = Compiled(name, NullAllocator(), renderer, None, NullProgram)
+  dev.runs_nothing = True
+  return dev

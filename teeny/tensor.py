@@ -1,0 +1,999 @@
+"""Tensor: a thin, lazy handle on a UOp. Every op adds nodes to the graph; nothing runs until a value is needed."""
+from __future__ import annotations
+import math, weakref
+from typing import Any, Callable, Iterable, Sequence
+import numpy as np
+from teeny.dtype import DType, dtypes, least_upper_dtype, sum_acc_dtype, to_dtype, float32_to_bf16_bits
+from teeny.helpers import argsort, prod, DEBUG
+from teeny.device import Device
+from teeny.uop.ops import Ops, UOp
+from teeny.tensor_nn import NNMixin
+
+_grad_tensors: weakref.WeakSet = weakref.WeakSet()
+
+def _axis(axis: int, ndim: int) -> int:
+  if not -max(ndim, 1) <= axis < max(ndim, 1):
+    raise IndexError(f"axis {axis} is out of range for a tensor with {ndim} dimensions (valid: {-max(ndim,1)}..{max(ndim,1)-1})")
+  return axis % max(ndim, 1)
+
+def _broadcast_shape(*shapes: tuple[int, ...]) -> tuple[int, ...]:
+  nd = max(len(s) for s in shapes)
+  padded = [(1,) * (nd - len(s)) + tuple(s) for s in shapes]
+  out = []
+  for dims in zip(*padded):
+    non1 = {d for d in dims if d != 1}
+    if len(non1) > 1: raise ValueError(f"shapes {' and '.join(str(tuple(s)) for s in shapes)} cannot be broadcast together")
+    out.append(non1.pop() if non1 else 1)
+  return tuple(out)
+
+class _TrainCtx:
+  def __init__(self, mode: bool): self.mode, self.prev = mode, None
+  def __enter__(self): self.prev, Tensor.training = Tensor.training, self.mode
+  def __exit__(self, *a): Tensor.training = self.prev
+  def __call__(self, fn):
+    def wrapped(*a, **k):
+      with _TrainCtx(self.mode): return fn(*a, **k)
+    return wrapped
+
+class _NoGradCtx:
+  def __enter__(self): self.prev, Tensor._no_grad = Tensor._no_grad, True
+  def __exit__(self, *a): Tensor._no_grad = self.prev
+  def __call__(self, fn):
+    def wrapped(*a, **k):
+      with _NoGradCtx(): return fn(*a, **k)
+    return wrapped
+
+class Tensor(NNMixin):
+  """A lazy n-dimensional array. `Tensor(data, device=, dtype=, requires_grad=)`."""
+  training: bool = False
+  _no_grad: bool = False
+  _seed: int = 0
+  _rng_counter: int = 0
+  __array_priority__ = 1000  # numpy defers to Tensor for `ndarray op Tensor`
+
+  def __init__(self, data: Any, device: str | None = None, dtype: DType | str | None = None, requires_grad: bool | None = None):
+    dt = to_dtype(dtype) if dtype is not None else None
+    dev = Device.canonicalize(device)
+    self.grad: Tensor | None = None
+    self._requires_grad: bool | None = None
+    if isinstance(data, UOp):
+      self.uop = data if dt is None or data.dtype == dt else data.cast(dt)
+    elif isinstance(data, Tensor):
+      self.uop = data.uop if dt is None else data.uop.cast(dt)
+    elif isinstance(data, (bool, int, float, np.bool_, np.integer, np.floating)) and not isinstance(data, np.ndarray):
+      dt = dt or (dtypes.from_np(np.asarray(data).dtype) if isinstance(data, (np.integer, np.floating)) else dtypes.from_py(data))
+      self.uop = UOp.const(dt, data, dev)
+    else:
+      self.uop = _from_host(data, dev, dt)
+    self.requires_grad = requires_grad
+
+  # ---- basic properties
+  @property
+  def shape(self) -> tuple[int, ...]: return self.uop.shape
+  @property
+  def dtype(self) -> DType: return self.uop.dtype
+  @property
+  def device(self) -> str: return self.uop.device
+  @property
+  def ndim(self) -> int: return len(self.shape)
+  def numel(self) -> int: return prod(self.shape)
+  def size(self, dim: int | None = None): return self.shape if dim is None else self.shape[_axis(dim, self.ndim)]
+  def element_size(self) -> int: return self.dtype.itemsize
+  def __len__(self) -> int:
+    if not self.shape: raise TypeError("len() of a 0-d tensor")
+    return self.shape[0]
+  def __repr__(self) -> str:
+    return f"<Tensor {self.shape} {self.dtype} on {self.device}{' requires_grad' if self.requires_grad else ''}>"
+  def __hash__(self): return id(self)
+  def __bool__(self):
+    if self.numel() != 1: raise RuntimeError(f"the truth value of a tensor with {self.numel()} elements is ambiguous; use .any() or .all()")
+    return bool(self.item())
+  @property
+  def requires_grad(self) -> bool | None: return self._requires_grad
+  @requires_grad.setter
+  def requires_grad(self, v: bool | None):
+    self._requires_grad = v
+    if v:
+      if not (self.dtype.kind == "f"): raise RuntimeError(f"only floating point tensors can require gradients, not {self.dtype}")
+      _grad_tensors.add(self)
+  def requires_grad_(self, v: bool = True) -> Tensor:
+    self.requires_grad = v
+    return self
+
+  # ---- modes
+  @staticmethod
+  def train(mode: bool = True) -> _TrainCtx: return _TrainCtx(mode)
+  @staticmethod
+  def no_grad() -> _NoGradCtx: return _NoGradCtx()
+  @staticmethod
+  def test() -> _TrainCtx: return _TrainCtx(False)
+
+  # ---- realizing
+  def _wrap(self, u: UOp, *srcs: Tensor) -> Tensor:
+    """A new tensor for `u`, made from self and srcs (gradient tracking follows its sources)."""
+    rg = any(s.requires_grad for s in (self,) + srcs)
+    if rg and Tensor._no_grad: u, rg = UOp(Ops.DETACH, u.dtype, (u,)), False
+    t = Tensor(u)
+    if rg: t._requires_grad = True
+    return t
+  @staticmethod
+  def realize_all(*tensors: Tensor) -> None:
+    from teeny.engine.schedule import create_schedule
+    from teeny.engine.realize import run_schedule
+    todo = [t for t in tensors if t.uop.base.op not in (Ops.BUFFER, Ops.CONST)]
+    if not todo: return
+    if DEBUG >= 5:
+      for t in todo: print(t.uop)
+    items, becomes = create_schedule([t.uop for t in todo])
+    run_schedule(items)
+    for t in todo: t.uop = becomes[t.uop]
+  def realize(self, *more: Tensor) -> Tensor:
+    """Run the kernels that compute this tensor (and `more`), in one schedule."""
+    Tensor.realize_all(self, *more)
+    return self
+  def schedule(self, *more: Tensor) -> list:
+    from teeny.engine.schedule import create_schedule
+    return create_schedule([t.uop for t in (self, *more)])[0]
+  def contiguous(self) -> Tensor:
+    if self.uop.op is Ops.BUFFER or (self.uop.op is Ops.RESHAPE and self.uop.src[0].op is Ops.BUFFER): return self
+    return self._wrap(UOp(Ops.CONTIGUOUS, self.dtype, (self.uop,)))
+  def _buffer(self):
+    from teeny.engine.realize import buffer_for
+    t = self.contiguous() if self.uop.base.op is not Ops.BUFFER or self.uop.op not in (Ops.BUFFER, Ops.RESHAPE) else self
+    if t.uop.base.op is Ops.BUFFER and t.uop.op not in (Ops.BUFFER, Ops.RESHAPE): t = Tensor(UOp(Ops.CONTIGUOUS, t.dtype, (t.uop,)))
+    t.realize()
+    if t is not self and self.uop.base.op is not Ops.BUFFER: self.uop = t.uop
+    return buffer_for(t.uop.base)
+  def numpy(self) -> np.ndarray:
+    """The values as a numpy array (bfloat16 comes back as float32)."""
+    if self.numel() == 0:
+      return np.zeros(self.shape, dtype=np.float32 if self.dtype == dtypes.bfloat16 else self.dtype.np)
+    if Device[self.device].runs_nothing:
+      raise RuntimeError(f"the {self.device} device runs nothing and holds no data; use DEV=CPU (or .to('CPU')) to read values")
+    return self._buffer().numpy().reshape(self.shape)
+  def data(self) -> memoryview: return memoryview(self.numpy())
+  def item(self) -> Any:
+    if self.numel() != 1: raise ValueError(f"item() needs a tensor with exactly one element, this one has shape {self.shape}")
+    return self.numpy().reshape(()).item()
+  def tolist(self) -> Any: return self.numpy().tolist()
+  def to(self, device: str) -> Tensor:
+    dev = Device.canonicalize(device)
+    if dev == self.device: return self
+    return self._wrap(UOp(Ops.COPY, self.dtype, (self.contiguous().uop,), dev))
+  def cpu(self) -> Tensor: return self.to("CPU")
+  def clone(self) -> Tensor: return self._wrap(UOp(Ops.CONTIGUOUS, self.dtype, (self.uop,)))
+  def detach(self) -> Tensor: return Tensor(UOp(Ops.DETACH, self.dtype, (self.uop,)))
+  def assign(self, x: Any) -> Tensor:
+    """Write x into this tensor's memory (in place, lazily): how optimizers update parameters without a copy."""
+    if not isinstance(x, Tensor): x = Tensor(x, device=self.device, dtype=self.dtype)
+    if x.device != self.device: raise RuntimeError(f"assign: value is on {x.device}, target on {self.device}")
+    if x.shape != self.shape:
+      try: x = x.expand(self.shape) if _broadcast_shape(x.shape, self.shape) == self.shape else None
+      except ValueError: x = None
+      if x is None: raise ValueError(f"assign: cannot write a value of shape {x.shape if x is not None else 'other'} into shape {self.shape}")
+    if x.dtype != self.dtype: x = x.cast(self.dtype)
+    if self.uop.base.op is not Ops.BUFFER or self.uop.op not in (Ops.BUFFER, Ops.RESHAPE):
+      self.uop = self.contiguous().realize().uop
+    self.uop = UOp(Ops.ASSIGN, self.dtype, (self.uop, x.uop))
+    return self
+  def replace(self, x: Tensor) -> Tensor:
+    if x.shape != self.shape: raise ValueError(f"replace: shape {x.shape} does not match {self.shape}")
+    self.uop = x.uop
+    return self
+
+  # ---- creation
+  @staticmethod
+  def empty(*shape, dtype: DType | str | None = None, device: str | None = None, **kw) -> Tensor:
+    shape = _shape_arg(shape)
+    from teeny.engine.schedule import new_buffer_uop
+    dt = to_dtype(dtype) if dtype else dtypes.default_float
+    return Tensor(new_buffer_uop(Device.canonicalize(device), prod(shape), dt).reshape(shape), **kw)
+  @staticmethod
+  def full(shape, fill_value: Any, dtype: DType | str | None = None, device: str | None = None, **kw) -> Tensor:
+    shape = _shape_arg((shape,) if isinstance(shape, int) else tuple(shape))
+    dt = to_dtype(dtype) if dtype else dtypes.from_py(fill_value)
+    c = UOp.const(dt, fill_value, Device.canonicalize(device))
+    return Tensor(c.reshape((1,) * len(shape)).expand(shape) if shape else c, **kw)
+  @staticmethod
+  def zeros(*shape, **kw) -> Tensor: return Tensor.full(_shape_arg(shape), 0.0, **{"dtype": dtypes.default_float, **kw})
+  @staticmethod
+  def ones(*shape, **kw) -> Tensor: return Tensor.full(_shape_arg(shape), 1.0, **{"dtype": dtypes.default_float, **kw})
+  def full_like(self, fill_value: Any, **kw) -> Tensor:
+    return Tensor.full(self.shape, fill_value, **{"dtype": self.dtype, "device": self.device, **kw})
+  def zeros_like(self, **kw) -> Tensor: return self.full_like(0, **kw)
+  def ones_like(self, **kw) -> Tensor: return self.full_like(1, **kw)
+  def empty_like(self, **kw) -> Tensor: return Tensor.empty(*self.shape, **{"dtype": self.dtype, "device": self.device, **kw})
+  @staticmethod
+  def arange(start, stop=None, step=1, dtype: DType | str | None = None, device: str | None = None, **kw) -> Tensor:
+    if stop is None: start, stop = 0, start
+    if step == 0: raise ValueError("arange: step must not be zero")
+    dt = to_dtype(dtype) if dtype else (dtypes.default_float if any(isinstance(x, float) for x in (start, stop, step)) else dtypes.default_int)
+    n = max(0, math.ceil((stop - start) / step))
+    dev = Device.canonicalize(device)
+    idx = Tensor(UOp(Ops.ARANGE, dt, (), (n, dev)))
+    out = idx * step + start if (step != 1 or start != 0) else idx
+    out = out.cast(dt)
+    out.requires_grad = kw.get("requires_grad")
+    return out
+  @staticmethod
+  def linspace(start, stop, steps: int, dtype: DType | str | None = None, device: str | None = None, **kw) -> Tensor:
+    if steps < 0: raise ValueError(f"linspace: steps must be >= 0, got {steps}")
+    dt = to_dtype(dtype) if dtype else dtypes.default_float
+    if steps == 1: return Tensor.full((1,), start, dtype=dt, device=device)
+    step = (stop - start) / max(steps - 1, 1)
+    return (Tensor.arange(steps, device=device, dtype=dtypes.float64 if dt == dtypes.float64 else dtypes.float32) * step + start).cast(dt)
+  @staticmethod
+  def eye(n: int, m: int | None = None, dtype: DType | str | None = None, device: str | None = None, **kw) -> Tensor:
+    m = n if m is None else m
+    r = Tensor.arange(n, device=device).reshape(n, 1)
+    c = Tensor.arange(m, device=device).reshape(1, m)
+    return (r == c).cast(to_dtype(dtype) if dtype else dtypes.default_float)
+
+  # ---- random numbers: a counter-based hash computed in kernels, so the same seed gives the same numbers everywhere
+  @staticmethod
+  def manual_seed(seed: int = 0):
+    Tensor._seed, Tensor._rng_counter = int(seed), 0
+  @staticmethod
+  def _random_bits(numel: int, device: str | None) -> Tensor:
+    base = Tensor._rng_counter
+    Tensor._rng_counter += numel
+    key = _hash32_py((Tensor._seed * 0x9E3779B1 + 0x7F4A7C15) & 0xFFFFFFFF)
+    i = Tensor.arange(numel, device=device, dtype=dtypes.uint32) + ((base + key) & 0xFFFFFFFF)
+    h = _hash32(_hash32(i) ^ key)
+    return h
+  @staticmethod
+  def rand(*shape, dtype: DType | str | None = None, device: str | None = None, **kw) -> Tensor:
+    """Uniform in [0, 1)."""
+    shape = _shape_arg(shape)
+    bits = Tensor._random_bits(prod(shape), device)
+    dt = to_dtype(dtype) if dtype else dtypes.default_float
+    out = ((bits >> 8).cast(dtypes.float32) * (1.0 / (1 << 24))).cast(dt).reshape(shape)
+    out.requires_grad = kw.get("requires_grad")
+    return out
+  def rand_like(self, **kw) -> Tensor: return Tensor.rand(*self.shape, **{"dtype": self.dtype, "device": self.device, **kw})
+  @staticmethod
+  def randn(*shape, dtype: DType | str | None = None, device: str | None = None, **kw) -> Tensor:
+    """Standard normal, by Box-Muller."""
+    shape = _shape_arg(shape)
+    u = Tensor.rand(2, *shape, device=device)
+    z = (1 - u[0]).log().mul(-2).sqrt() * (u[1] * (2 * math.pi)).cos()
+    out = z.cast(to_dtype(dtype) if dtype else dtypes.default_float)
+    out.requires_grad = kw.get("requires_grad")
+    return out
+  def randn_like(self, **kw) -> Tensor: return Tensor.randn(*self.shape, **{"dtype": self.dtype, "device": self.device, **kw})
+  @staticmethod
+  def randint(*args, low: int = 0, high: int = 10, shape=None, dtype=None, device: str | None = None, **kw) -> Tensor:
+    """randint(low, high, shape) or randint(*shape, low=, high=): integers in [low, high)."""
+    if len(args) >= 2 and shape is None and isinstance(args[0], int) and isinstance(args[1], int) and len(args) <= 3:
+      low, high = args[0], args[1]
+      shape = args[2] if len(args) == 3 else (1,)
+    elif shape is None: shape = args
+    shape = _shape_arg(tuple(shape) if not isinstance(shape, int) else (shape,))
+    if high <= low: raise ValueError(f"randint: high ({high}) must be greater than low ({low})")
+    r = (Tensor.rand(*shape, device=device, dtype=dtypes.float64) * (high - low)).floor() + low
+    return r.cast(to_dtype(dtype) if dtype else dtypes.default_int)
+  @staticmethod
+  def uniform(*shape, low: float = 0.0, high: float = 1.0, dtype=None, device=None, **kw) -> Tensor:
+    out = Tensor.rand(*shape, device=device, dtype=dtype) * (high - low) + low
+    out.requires_grad = kw.get("requires_grad")
+    return out
+  @staticmethod
+  def normal(*shape, mean: float = 0.0, std: float = 1.0, dtype=None, device=None, **kw) -> Tensor:
+    out = Tensor.randn(*shape, device=device, dtype=dtype) * std + mean
+    out.requires_grad = kw.get("requires_grad")
+    return out
+  @staticmethod
+  def scaled_uniform(*shape, **kw) -> Tensor:
+    return Tensor.uniform(*shape, low=-1.0, high=1.0, **kw).mul(prod(_shape_arg(shape)) ** -0.5)
+  @staticmethod
+  def glorot_uniform(*shape, **kw) -> Tensor:
+    s = _shape_arg(shape)
+    bound = math.sqrt(6 / (s[0] + prod(s[1:])))
+    return Tensor.uniform(*s, low=-bound, high=bound, **kw)
+  @staticmethod
+  def kaiming_uniform(*shape, a: float = 0.01, **kw) -> Tensor:
+    s = _shape_arg(shape)
+    bound = math.sqrt(3.0) * math.sqrt(2.0 / (1 + a ** 2)) / math.sqrt(prod(s[1:]))
+    return Tensor.uniform(*s, low=-bound, high=bound, **kw)
+  @staticmethod
+  def kaiming_normal(*shape, a: float = 0.01, **kw) -> Tensor:
+    s = _shape_arg(shape)
+    std = math.sqrt(2.0 / (1 + a ** 2)) / math.sqrt(prod(s[1:]))
+    return Tensor.normal(*s, mean=0.0, std=std, **kw)
+  def multinomial(self, num_samples: int = 1, replacement: bool = False) -> Tensor:
+    """Sample indices from (unnormalised) probabilities along the last axis, by inverse CDF."""
+    if self.ndim not in (1, 2): raise ValueError(f"multinomial needs a 1-D or 2-D tensor, got shape {self.shape}")
+    if num_samples > 1 and not replacement: raise NotImplementedError("multinomial without replacement needs num_samples=1")
+    w = self.reshape(1, -1) if self.ndim == 1 else self
+    cdf = w.cumsum(1)
+    cdf = cdf / cdf[:, -1:]
+    u = Tensor.rand(w.shape[0], num_samples, 1, device=self.device)
+    idx = (u >= cdf.unsqueeze(1)).sum(2).clip(0, w.shape[1] - 1).cast(dtypes.int32)
+    return idx.reshape(num_samples) if self.ndim == 1 else idx
+
+  # ---- elementwise
+  def _const(self, v: Any, dtype: DType | None = None) -> Tensor:
+    return Tensor(UOp.const(dtype or self.dtype, v, self.device))
+  def _binop(self, x: Any, reverse: bool = False) -> tuple[Tensor, Tensor]:
+    """Broadcast and promote two operands (Python scalars take the tensor's dtype unless they need a higher category)."""
+    if isinstance(x, Tensor):
+      if x.device != self.device: raise RuntimeError(f"operands are on different devices: {self.device} and {x.device}; move one with .to()")
+      dt = least_upper_dtype(self.dtype, x.dtype)
+      a, b = self, x
+    else:
+      if isinstance(x, (list, tuple, np.ndarray)): return self._binop(Tensor(x, device=self.device), reverse)
+      xd = dtypes.from_py(x)
+      rank = {"b": 0, "i": 1, "u": 1, "f": 2}
+      dt = self.dtype if rank[self.dtype.kind] >= rank[xd.kind] else xd
+      a, b = self, Tensor(UOp.const(dt, x, self.device))
+    if a.dtype != dt: a = a.cast(dt)
+    if b.dtype != dt: b = b.cast(dt)
+    if a.shape != b.shape:
+      out = _broadcast_shape(a.shape, b.shape)
+      a, b = a._broadcast_to(out), b._broadcast_to(out)
+    return (b, a) if reverse else (a, b)
+  def _broadcast_to(self, shape: tuple[int, ...]) -> Tensor:
+    if self.shape == shape: return self
+    x = self.reshape((1,) * (len(shape) - self.ndim) + self.shape) if self.ndim < len(shape) else self
+    return x._wrap(x.uop.expand(shape), ) if x.shape != shape else x
+  def _alu(self, op: Ops, *srcs: Tensor, dtype: DType | None = None) -> Tensor:
+    return self._wrap(self.uop.alu(op, *[s.uop for s in srcs], dtype=dtype), *srcs)
+  def _float(self) -> Tensor: return self if self.dtype.kind == "f" else self.cast(dtypes.default_float)
+
+  def add(self, x, reverse=False) -> Tensor:
+    a, b = self._binop(x, reverse)
+    return a._alu(Ops.ADD, b)
+  def sub(self, x, reverse=False) -> Tensor:
+    a, b = self._binop(x, reverse)
+    if a.dtype == dtypes.bool: raise TypeError("subtraction of bool tensors is not supported; use ^ or logical_not()")
+    return a._alu(Ops.SUB, b)
+  def mul(self, x, reverse=False) -> Tensor:
+    a, b = self._binop(x, reverse)
+    return a._alu(Ops.MUL, b)
+  def div(self, x, reverse=False, rounding_mode: str | None = None) -> Tensor:
+    a, b = self._binop(x, reverse)
+    if rounding_mode == "floor": return a._floordiv(b)
+    if rounding_mode == "trunc":
+      return a._idiv_safe(b) if a.dtype.kind in "iub" else (a._float()._alu(Ops.FDIV, b._float())).trunc()
+    a, b = a._float(), b._float()
+    return a._alu(Ops.FDIV, b)
+  def _idiv_safe(self, b: Tensor) -> Tensor:
+    """C division with the zero divisor guarded (gives 0, like numpy, instead of crashing)."""
+    zero = b == 0
+    safe_b = zero.where(b._const(1), b)
+    return zero.where(self._const(0), self._alu(Ops.IDIV, safe_b))
+  def _floordiv(self, b: Tensor) -> Tensor:
+    if self.dtype.kind == "f": return (self._alu(Ops.FDIV, b)).floor()
+    if self.dtype.kind == "b": raise TypeError("floor division of bool tensors is not supported")
+    q = self._idiv_safe(b)
+    if self.dtype.kind == "u": return q
+    # C truncates toward zero; Python floors: step down when the signs differ and there is a remainder
+    r = self - q * b
+    fix = (r != 0) & ((r < 0) != (b < 0))
+    return fix.where(q - 1, q)
+  def floordiv(self, x, reverse=False) -> Tensor:
+    a, b = self._binop(x, reverse)
+    return a._floordiv(b)
+  def mod(self, x, reverse=False) -> Tensor:
+    a, b = self._binop(x, reverse)
+    if a.dtype.kind == "f": return a - (a._alu(Ops.FDIV, b)).floor() * b
+    return a - a._floordiv(b) * b
+  def pow(self, x, reverse=False) -> Tensor:
+    if not reverse and isinstance(x, (int, float)) and not isinstance(x, bool):
+      if x == 2: return self * self
+      if x == 1: return self + 0 if self.dtype.kind != "b" else self.cast(dtypes.default_int)
+      if x == 0.5 and self.dtype.kind == "f": return self.sqrt()
+      if x == -1 and self.dtype.kind == "f": return self.reciprocal()
+    a, b = self._binop(x, reverse)
+    if a.dtype.kind in "iub":
+      out = a.cast(dtypes.float64)._alu(Ops.POW, b.cast(dtypes.float64)).round()
+      return out.cast(a.dtype if a.dtype.kind != "b" else dtypes.default_int)
+    return a._alu(Ops.POW, b)
+  def maximum(self, x) -> Tensor:
+    a, b = self._binop(x)
+    return a._alu(Ops.MAX, b)
+  def minimum(self, x) -> Tensor:
+    a, b = self._binop(x)
+    return a._alu(Ops.MIN, b)
+  def where(self, x, y) -> Tensor:
+    """self ? x : y (self is the condition)."""
+    cond = self if self.dtype == dtypes.bool else self.cast(dtypes.bool)
+    if isinstance(x, Tensor) and isinstance(y, Tensor): xx, yy = x._binop(y)
+    elif isinstance(x, Tensor): xx, yy = x._binop(y)
+    elif isinstance(y, Tensor): yy, xx = y._binop(x)
+    else:
+      dt = least_upper_dtype(dtypes.from_py(x), dtypes.from_py(y))
+      xx, yy = Tensor(UOp.const(dt, x, self.device)), Tensor(UOp.const(dt, y, self.device))
+    shape = _broadcast_shape(cond.shape, xx.shape, yy.shape)
+    cond, xx, yy = cond._broadcast_to(shape), xx._broadcast_to(shape), yy._broadcast_to(shape)
+    return cond._wrap(UOp(Ops.WHERE, xx.dtype, (cond.uop, xx.uop, yy.uop)), xx, yy)
+  def clip(self, min_=None, max_=None) -> Tensor:
+    if min_ is None and max_ is None: raise ValueError("clip needs at least one of min_ or max_")
+    out = self
+    if min_ is not None: out = out.maximum(min_)
+    if max_ is not None: out = out.minimum(max_)
+    return out
+  clamp = clip
+  def cmplt(self, x, reverse=False) -> Tensor:
+    a, b = self._binop(x, reverse)
+    return a._alu(Ops.CMPLT, b)
+  def __lt__(self, x) -> Tensor: return self.cmplt(x)
+  def __gt__(self, x) -> Tensor: return self.cmplt(x, reverse=True)
+  def __le__(self, x) -> Tensor:
+    a, b = self._binop(x)
+    return a._alu(Ops.CMPLT, b) | a._alu(Ops.CMPEQ, b)
+  def __ge__(self, x) -> Tensor:
+    a, b = self._binop(x)
+    return b._alu(Ops.CMPLT, a) | a._alu(Ops.CMPEQ, b)
+  def __eq__(self, x) -> Tensor:  # type: ignore[override]
+    a, b = self._binop(x)
+    return a._alu(Ops.CMPEQ, b)
+  def __ne__(self, x) -> Tensor:  # type: ignore[override]
+    a, b = self._binop(x)
+    return a._alu(Ops.CMPNE, b)
+  eq, ne = __eq__, __ne__
+  def lt(self, x): return self < x
+  def gt(self, x): return self > x
+  def le(self, x): return self <= x
+  def ge(self, x): return self >= x
+
+  def _bitop(self, op: Ops, x, reverse=False) -> Tensor:
+    a, b = self._binop(x, reverse)
+    if a.dtype.kind not in "iub": raise TypeError(f"bitwise ops need int or bool tensors, not {a.dtype}")
+    return a._alu(op, b)
+  def bitwise_and(self, x, reverse=False): return self._bitop(Ops.AND, x, reverse)
+  def bitwise_or(self, x, reverse=False): return self._bitop(Ops.OR, x, reverse)
+  def bitwise_xor(self, x, reverse=False): return self._bitop(Ops.XOR, x, reverse)
+  def bitwise_not(self) -> Tensor:
+    if self.dtype.kind not in "iub": raise TypeError(f"~ needs an int or bool tensor, not {self.dtype}")
+    return self.logical_not() if self.dtype == dtypes.bool else self._alu(Ops.XOR, self._const(dtypes.max(self.dtype) if
+                                                                                                 self.dtype.kind == "u" else -1)._broadcast_to(self.shape))
+  def lshift(self, x, reverse=False):
+    return self._bitop(Ops.SHL, x, reverse)
+  def rshift(self, x, reverse=False):
+    return self._bitop(Ops.SHR, x, reverse)
+  def logical_not(self) -> Tensor: return self.cast(dtypes.bool)._alu(Ops.CMPEQ, self._const(False, dtypes.bool)._broadcast_to(self.shape))
+  def logical_and(self, x) -> Tensor: return self.cast(dtypes.bool) & (x.cast(dtypes.bool) if isinstance(x, Tensor) else bool(x))
+  def logical_or(self, x) -> Tensor: return self.cast(dtypes.bool) | (x.cast(dtypes.bool) if isinstance(x, Tensor) else bool(x))
+
+  # unary math
+  def _unary(self, op: Ops) -> Tensor: return self._float()._alu(op)
+  def neg(self) -> Tensor:
+    if self.dtype == dtypes.bool: raise TypeError("negation of a bool tensor is not supported; use logical_not() or ~")
+    return self._alu(Ops.NEG)
+  def exp(self): return self._unary(Ops.EXP)
+  def log(self): return self._unary(Ops.LOG)
+  def exp2(self): return self._unary(Ops.EXP2)
+  def log2(self): return self._unary(Ops.LOG2)
+  def log10(self): return self.log2() * (1 / math.log2(10))
+  def log1p(self): return (self + 1).log()
+  def expm1(self): return self.exp() - 1
+  def sqrt(self): return self._unary(Ops.SQRT)
+  def rsqrt(self): return self.sqrt().reciprocal()
+  def sin(self): return self._unary(Ops.SIN)
+  def cos(self): return self._unary(Ops.COS)
+  def tan(self): return self._unary(Ops.TAN)
+  def tanh(self): return self._unary(Ops.TANH)
+  def erf(self): return self._unary(Ops.ERF)
+  def reciprocal(self): return self._unary(Ops.RECIP)
+  def square(self): return self * self
+  def _rounding(self, op: Ops) -> Tensor: return self if self.dtype.kind in "iub" else self._alu(op)
+  def trunc(self): return self._rounding(Ops.TRUNC)
+  def floor(self): return self._rounding(Ops.FLOOR)
+  def ceil(self): return self._rounding(Ops.CEIL)
+  def round(self): return self._rounding(Ops.RINT)
+  def abs(self) -> Tensor:
+    if self.dtype.kind in "ub": return self
+    return (self < 0).where(-self, self)
+  def sign(self) -> Tensor:
+    if self.dtype == dtypes.bool: return self
+    return (self > 0).where(self._const(1), (self < 0).where(self._const(-1), self * 0))
+  def isnan(self) -> Tensor: return self != self if self.dtype.kind == "f" else self.full_like(False, dtype=dtypes.bool)
+  def isinf(self) -> Tensor:
+    if self.dtype.kind != "f": return self.full_like(False, dtype=dtypes.bool)
+    return (self == math.inf) | (self == -math.inf)
+  def isfinite(self) -> Tensor: return (self.isnan() | self.isinf()).logical_not()
+  def relu(self) -> Tensor: return (self <= 0).where(0, self)
+  def relu6(self) -> Tensor: return self.relu().minimum(6)
+  def sigmoid(self) -> Tensor: return (1 + (-self._float()).exp()).reciprocal()
+  def hardsigmoid(self, alpha=1/6, beta=0.5): return (alpha * self + beta).relu().minimum(1)
+  def logsigmoid(self) -> Tensor: return -(-self).softplus()
+  def leaky_relu(self, neg_slope: float = 0.01) -> Tensor: return (self < 0).where(self * neg_slope, self)
+  def elu(self, alpha: float = 1.0) -> Tensor: return (self > 0).where(self, (self._float().exp() - 1) * alpha)
+  def celu(self, alpha: float = 1.0) -> Tensor: return self.maximum(0) + (alpha * ((self / alpha).exp() - 1)).minimum(0)
+  def selu(self, alpha=1.67326, gamma=1.0507): return gamma * (self >= 0).where(self, alpha * (self.exp() - 1))
+  def gelu(self, approximate: str = "none") -> Tensor:
+    x = self._float()
+    if approximate == "tanh": return 0.5 * x * (1 + (math.sqrt(2 / math.pi) * (x + 0.044715 * x * x * x)).tanh())
+    return 0.5 * x * (1 + (x * (1 / math.sqrt(2))).erf())
+  def quick_gelu(self) -> Tensor: return self * (self * 1.702).sigmoid()
+  def silu(self) -> Tensor: return self * self.sigmoid()
+  swish = silu
+  def softplus(self, beta: float = 1.0) -> Tensor:
+    x = self._float() * beta
+    return (x.maximum(0) + (-x.abs()).exp().log1p()) * (1 / beta)
+  def mish(self) -> Tensor: return self * self.softplus().tanh()
+  def hardtanh(self, min_val=-1.0, max_val=1.0): return self.clip(min_val, max_val)
+  def hardswish(self): return self * (self + 3).relu6() * (1 / 6)
+  def softsign(self): return self / (1 + self.abs())
+  def lerp(self, end: Tensor, weight) -> Tensor: return self + (end - self) * weight
+
+  def cast(self, dtype: DType | str) -> Tensor:
+    dt = to_dtype(dtype)
+    return self if dt == self.dtype else self._wrap(self.uop.cast(dt)) if dt.kind == "f" else Tensor(self.uop.cast(dt))
+  def bitcast(self, dtype: DType | str) -> Tensor:
+    dt = to_dtype(dtype)
+    if dt.itemsize != self.dtype.itemsize: raise ValueError(f"bitcast needs dtypes of equal size: {self.dtype} -> {dt}")
+    return Tensor(self.uop.bitcast(dt))
+  def float(self): return self.cast(dtypes.float32)
+  def half(self): return self.cast(dtypes.float16)
+  def double(self): return self.cast(dtypes.float64)
+  def int(self): return self.cast(dtypes.int32)
+  def long(self): return self.cast(dtypes.int64)
+  def bool(self): return self.cast(dtypes.bool)
+
+  __add__ = add
+  def __radd__(self, x): return self.add(x, True)
+  __sub__ = sub
+  def __rsub__(self, x): return self.sub(x, True)
+  __mul__ = mul
+  def __rmul__(self, x): return self.mul(x, True)
+  __truediv__ = div
+  def __rtruediv__(self, x): return self.div(x, True)
+  __floordiv__ = floordiv
+  def __rfloordiv__(self, x): return self.floordiv(x, True)
+  __mod__ = mod
+  def __rmod__(self, x): return self.mod(x, True)
+  __pow__ = pow
+  def __rpow__(self, x): return self.pow(x, True)
+  def __neg__(self): return self.neg()
+  def __abs__(self): return self.abs()
+  __and__ = bitwise_and
+  def __rand__(self, x): return self.bitwise_and(x, True)
+  __or__ = bitwise_or
+  def __ror__(self, x): return self.bitwise_or(x, True)
+  __xor__ = bitwise_xor
+  def __rxor__(self, x): return self.bitwise_xor(x, True)
+  def __invert__(self): return self.bitwise_not()
+  __lshift__ = lshift
+  def __rlshift__(self, x): return self.lshift(x, True)
+  __rshift__ = rshift
+  def __rrshift__(self, x): return self.rshift(x, True)
+  def __matmul__(self, x): return self.matmul(x)
+  def __rmatmul__(self, x): return Tensor(x, device=self.device).matmul(self)
+  def __iadd__(self, x): return self.assign(self + x)
+  def __isub__(self, x): return self.assign(self - x)
+  def __imul__(self, x): return self.assign(self * x)
+  def __itruediv__(self, x): return self.assign(self / x)
+
+  # ---- reductions
+  def _axes(self, axis) -> tuple[int, ...]:
+    if axis is None: return tuple(range(self.ndim))
+    if isinstance(axis, int): return (_axis(axis, self.ndim),) if self.ndim else ()
+    return tuple(sorted({_axis(a, self.ndim) for a in axis}))
+  def _reduce(self, op: Ops, axis=None, keepdim: bool = False) -> Tensor:
+    axes = self._axes(axis)
+    out_shape = tuple(s for i, s in enumerate(self.shape) if i not in axes or keepdim) if not keepdim else \
+      tuple(1 if i in axes else s for i, s in enumerate(self.shape))
+    if self.numel() == 0 or any(self.shape[a] == 0 for a in axes):
+      if op in (Ops.MAX, Ops.MIN) and any(self.shape[a] == 0 for a in axes):
+        raise ValueError(f"max/min over an empty axis of a tensor with shape {self.shape} has no identity")
+      ident = {Ops.ADD: 0, Ops.MUL: 1, Ops.MAX: dtypes.min(self.dtype), Ops.MIN: dtypes.max(self.dtype)}[op]
+      return Tensor.full(out_shape, ident, dtype=self.dtype, device=self.device)
+    x = self._split_big_reduce(op, axes)
+    if x is not None: return x if keepdim else x.reshape(out_shape)
+    ret = self._wrap(self.uop.r(op, axes))
+    return ret if keepdim else ret.reshape(out_shape)
+  def _split_big_reduce(self, op: Ops, axes: tuple[int, ...]) -> Tensor | None:
+    """A huge reduce to a few outputs becomes two kernels (many partial results, then their reduce), so both run in
+    parallel and stay vectorised."""
+    rsize = prod(self.shape[a] for a in axes)
+    osize = self.numel() // max(rsize, 1)
+    if rsize < 1 << 15 or osize > 16: return None
+    split = next((s for s in (256, 128, 64, 32, 16) if rsize % s == 0 and rsize // s >= 1024), None)
+    if split is None: return None
+    keep = [i for i in range(self.ndim) if i not in axes]
+    x = self.permute(*keep, *axes).reshape(*[self.shape[i] for i in keep], split, rsize // split)
+    part = x._reduce(op, -1).contiguous()
+    red = part._reduce(op, -1)
+    shape = tuple(1 if i in axes else s for i, s in enumerate(self.shape))
+    return red.reshape(shape)
+  def sum(self, axis=None, keepdim: bool = False, dtype: DType | str | None = None, dim=None) -> Tensor:
+    axis = dim if dim is not None else axis
+    acc = to_dtype(dtype) if dtype else sum_acc_dtype(self.dtype)
+    x = self.cast(acc)
+    if acc in (dtypes.float16, dtypes.bfloat16): return x.cast(dtypes.float32)._reduce(Ops.ADD, axis, keepdim).cast(acc)
+    return x._reduce(Ops.ADD, axis, keepdim)
+  def prod(self, axis=None, keepdim: bool = False, dtype=None, dim=None) -> Tensor:
+    axis = dim if dim is not None else axis
+    acc = to_dtype(dtype) if dtype else (dtypes.int64 if self.dtype.kind in "biu" else self.dtype)
+    return self.cast(acc)._reduce(Ops.MUL, axis, keepdim)
+  def max(self, axis=None, keepdim: bool = False, dim=None) -> Tensor:
+    return self._reduce(Ops.MAX, dim if dim is not None else axis, keepdim)
+  def min(self, axis=None, keepdim: bool = False, dim=None) -> Tensor:
+    return self._reduce(Ops.MIN, dim if dim is not None else axis, keepdim)
+  def amax(self, axis=None, keepdim=False): return self.max(axis, keepdim)
+  def amin(self, axis=None, keepdim=False): return self.min(axis, keepdim)
+  def any(self, axis=None, keepdim: bool = False, dim=None) -> Tensor:
+    return self.cast(dtypes.bool)._reduce(Ops.MAX, dim if dim is not None else axis, keepdim)
+  def all(self, axis=None, keepdim: bool = False, dim=None) -> Tensor:
+    return self.cast(dtypes.bool)._reduce(Ops.MIN, dim if dim is not None else axis, keepdim)
+  def mean(self, axis=None, keepdim: bool = False, dim=None) -> Tensor:
+    axis = dim if dim is not None else axis
+    x = self._float()
+    n = prod(self.shape[a] for a in self._axes(axis))
+    s = x.sum(axis, keepdim)
+    return s / n if n else s * math.nan
+  def var(self, axis=None, keepdim: bool = False, correction: int = 1, dim=None, unbiased: bool | None = None) -> Tensor:
+    axis = dim if dim is not None else axis
+    if unbiased is not None: correction = int(unbiased)
+    x = self._float()
+    n = prod(self.shape[a] for a in self._axes(axis))
+    sq = (x - x.mean(axis, keepdim=True)).square().sum(axis, keepdim)
+    return sq / max(n - correction, 0) if n - correction > 0 else sq * math.nan
+  def std(self, axis=None, keepdim: bool = False, correction: int = 1, dim=None, unbiased: bool | None = None) -> Tensor:
+    return self.var(axis, keepdim, correction, dim, unbiased).sqrt()
+  def var_mean(self, axis=None, keepdim=False, correction=1): return self.var(axis, keepdim, correction), self.mean(axis, keepdim)
+  def std_mean(self, axis=None, keepdim=False, correction=1): return self.std(axis, keepdim, correction), self.mean(axis, keepdim)
+  def _arg(self, fn: Callable, axis, keepdim: bool) -> Tensor:
+    if axis is None:
+      return self.flatten()._arg(fn, 0, False).reshape(()) if not keepdim else self.flatten()._arg(fn, 0, True).reshape((1,) * self.ndim)
+    ax = _axis(axis, self.ndim)
+    n = self.shape[ax]
+    if n == 0: raise ValueError(f"argmax/argmin of an empty axis (shape {self.shape})")
+    m = self == fn(self, ax)
+    rev = Tensor.arange(n, 0, -1, device=self.device).reshape(*[n if i == ax else 1 for i in range(self.ndim)])
+    idx = n - (m * rev).max(ax, keepdim=keepdim)
+    return idx.cast(dtypes.int32)
+  def argmax(self, axis=None, keepdim: bool = False, dim=None) -> Tensor:
+    return self._arg(lambda t, ax: t.max(ax, keepdim=True), dim if dim is not None else axis, keepdim)
+  def argmin(self, axis=None, keepdim: bool = False, dim=None) -> Tensor:
+    return self._arg(lambda t, ax: t.min(ax, keepdim=True), dim if dim is not None else axis, keepdim)
+  def logsumexp(self, axis=None, keepdim: bool = False, dim=None) -> Tensor:
+    axis = dim if dim is not None else axis
+    x = self._float()
+    m = x.max(axis, keepdim=True)
+    m = m.isinf().where(0, m).detach()
+    out = (x - m).exp().sum(axis, keepdim=True).log() + m
+    return out if keepdim else out.reshape(tuple(s for i, s in enumerate(self.shape) if i not in self._axes(axis)))
+  def softmax(self, axis: int = -1, dim=None) -> Tensor:
+    axis = dim if dim is not None else axis
+    x = self._float()
+    e = (x - x.max(axis, keepdim=True).detach()).exp()
+    return e / e.sum(axis, keepdim=True)
+  def log_softmax(self, axis: int = -1, dim=None) -> Tensor:
+    axis = dim if dim is not None else axis
+    x = self._float()
+    m = x - x.max(axis, keepdim=True).detach()
+    return m - m.exp().sum(axis, keepdim=True).log()
+  def cumsum(self, axis: int = 0, dim=None) -> Tensor:
+    return self._cumulative(Ops.ADD, dim if dim is not None else axis)
+  def cumprod(self, axis: int = 0, dim=None) -> Tensor:
+    return self._cumulative(Ops.MUL, dim if dim is not None else axis)
+  def cummax(self, axis: int = 0) -> Tensor: return self._cumulative(Ops.MAX, axis)
+  def _cumulative(self, op: Ops, axis: int) -> Tensor:
+    if self.ndim == 0: return self
+    ax = _axis(axis, self.ndim)
+    x = self.transpose(ax, -1) if ax != self.ndim - 1 else self
+    if op is Ops.ADD and x.dtype.kind in "biu": x = x.cast(sum_acc_dtype(x.dtype))
+    out = x._cum_last(op)
+    return out.transpose(ax, -1) if ax != self.ndim - 1 else out
+  def _cum_last(self, op: Ops) -> Tensor:
+    n = self.shape[-1]
+    if n <= 1: return self
+    ident = {Ops.ADD: 0, Ops.MUL: 1, Ops.MAX: dtypes.min(self.dtype)}[op]
+    if n > 256:
+      # two levels: within blocks of b, then the running totals of the blocks
+      b = 64
+      nb = -(-n // b)
+      x = self.pad(((0, 0),) * (self.ndim - 1) + ((0, nb * b - n),), value=ident).reshape(*self.shape[:-1], nb, b)
+      inner = x._cum_last(op)
+      tot = inner[..., -1]
+      carry = tot._cum_last(op)
+      carry = carry.pad(((0, 0),) * (carry.ndim - 1) + ((1, 0),), value=ident)[..., :-1]
+      comb = {Ops.ADD: lambda a, c: a + c, Ops.MUL: lambda a, c: a * c, Ops.MAX: lambda a, c: a.maximum(c)}[op]
+      out = comb(inner, carry.unsqueeze(-1))
+      return out.reshape(*self.shape[:-1], nb * b)[..., :n]
+    # out[..., i] = reduce over j <= i: a triangular mask over an expanded (n, n) view, fused into one kernel
+    xe = self.unsqueeze(-2).expand(*self.shape[:-1], n, n)
+    tri = Tensor.arange(n, device=self.device).reshape(n, 1) >= Tensor.arange(n, device=self.device).reshape(1, n)
+    masked = tri.where(xe, self._const(ident))
+    return masked._reduce(op, -1)
+
+  # ---- movement
+  def reshape(self, *shape) -> Tensor:
+    shape = _shape_arg(shape, allow_neg=True)
+    if shape.count(-1) > 1: raise ValueError(f"reshape: only one dimension can be -1, got {shape}")
+    if -1 in shape:
+      known = prod(s for s in shape if s != -1)
+      if known == 0 or self.numel() % known: raise ValueError(f"cannot reshape tensor of shape {self.shape} into {shape}")
+      shape = tuple(self.numel() // known if s == -1 else s for s in shape)
+    if prod(shape) != self.numel() or any(s < 0 for s in shape):
+      raise ValueError(f"cannot reshape tensor of shape {self.shape} ({self.numel()} elements) into {shape}")
+    return self if shape == self.shape else self._wrap(self.uop.reshape(shape))
+  view = reshape
+  def expand(self, *shape) -> Tensor:
+    shape = _shape_arg(shape, allow_neg=True)
+    if len(shape) < self.ndim: raise ValueError(f"expand: target {shape} has fewer dims than the tensor's shape {self.shape}")
+    x = self.reshape((1,) * (len(shape) - self.ndim) + self.shape) if len(shape) > self.ndim else self
+    new = tuple(s if n == -1 else n for s, n in zip(x.shape, shape))
+    for s, n in zip(x.shape, new):
+      if s != n and s != 1: raise ValueError(f"expand: cannot expand shape {self.shape} to {shape}")
+    return x if new == x.shape else x._wrap(x.uop.expand(new))
+  def broadcast_to(self, *shape): return self.expand(*shape)
+  def expand_as(self, other: Tensor): return self.expand(other.shape)
+  def permute(self, *order) -> Tensor:
+    order = _shape_arg(order, allow_neg=True)
+    order = tuple(_axis(o, self.ndim) for o in order)
+    if sorted(order) != list(range(self.ndim)): raise ValueError(f"permute: {order} is not a permutation of {self.ndim} dims")
+    return self._wrap(self.uop.permute(order))
+  def transpose(self, dim0: int = 1, dim1: int = 0) -> Tensor:
+    order = list(range(self.ndim))
+    a, b = _axis(dim0, self.ndim), _axis(dim1, self.ndim)
+    order[a], order[b] = order[b], order[a]
+    return self.permute(*order)
+  @property
+  def T(self) -> Tensor: return self.transpose() if self.ndim >= 2 else self
+  @property
+  def mT(self) -> Tensor: return self.transpose(-2, -1)
+  def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+    if self.ndim == 0: return self.reshape(1)
+    s, e = _axis(start_dim, self.ndim), _axis(end_dim, self.ndim)
+    return self.reshape(*self.shape[:s], prod(self.shape[s:e + 1]), *self.shape[e + 1:])
+  def unflatten(self, dim: int, sizes) -> Tensor:
+    d = _axis(dim, self.ndim)
+    return self.reshape(*self.shape[:d], *sizes, *self.shape[d + 1:])
+  def squeeze(self, dim=None) -> Tensor:
+    if dim is None: return self.reshape(*[s for s in self.shape if s != 1])
+    dims = (dim,) if isinstance(dim, int) else dim
+    ds = {_axis(d, self.ndim) for d in dims} if self.ndim else set()
+    return self.reshape(*[s for i, s in enumerate(self.shape) if not (i in ds and s == 1)])
+  def unsqueeze(self, dim: int) -> Tensor:
+    d = _axis(dim, self.ndim + 1)
+    return self.reshape(*self.shape[:d], 1, *self.shape[d:])
+  def pad(self, padding, value: float = 0.0, mode: str = "constant") -> Tensor:
+    """padding: a (before, after) pair per dim (None for none), or a flat torch-style tuple (last dim first)."""
+    if mode != "constant": raise NotImplementedError(f"pad mode {mode!r}; only 'constant' is supported")
+    padding = tuple(padding)
+    if all(isinstance(p, int) for p in padding):
+      if len(padding) % 2 or len(padding) // 2 > self.ndim:
+        raise ValueError(f"flat padding {padding} must have an even length of at most 2*ndim ({2*self.ndim})")
+      pairs = [(0, 0)] * self.ndim
+      for i in range(len(padding) // 2): pairs[self.ndim - 1 - i] = (padding[2 * i], padding[2 * i + 1])
+    else:
+      if len(padding) != self.ndim: raise ValueError(f"padding {padding} needs one (before, after) pair per dim ({self.ndim})")
+      pairs = [(0, 0) if p is None else (int(p[0]), int(p[1])) for p in padding]
+    x = self
+    # negative padding crops
+    if any(b < 0 or e < 0 for b, e in pairs):
+      x = x.shrink(tuple((-min(b, 0), s + min(e, 0)) for (b, e), s in zip(pairs, x.shape)))
+      pairs = [(max(b, 0), max(e, 0)) for b, e in pairs]
+    if all(b == 0 and e == 0 for b, e in pairs): return x
+    out = x._wrap(x.uop.pad(tuple(pairs)))
+    if value == 0: return out
+    mask = Tensor(UOp.const(dtypes.bool, True, self.device)).reshape((1,) * x.ndim).expand(x.shape)
+    mask = Tensor(mask.uop.pad(tuple(pairs)))
+    return mask.where(out, value)
+  def shrink(self, arg) -> Tensor:
+    arg = tuple((0, s) if a is None else (int(a[0]), int(a[1])) for a, s in zip(arg, self.shape))
+    for (b, e), s in zip(arg, self.shape):
+      if not 0 <= b <= e <= s: raise ValueError(f"shrink {arg} is out of bounds for shape {self.shape}")
+    return self._wrap(self.uop.shrink(arg))
+  def flip(self, axis=None, dims=None) -> Tensor:
+    axis = dims if dims is not None else axis
+    axes = tuple(range(self.ndim)) if axis is None else tuple(_axis(a, self.ndim) for a in ((axis,) if isinstance(axis, int) else axis))
+    return self._wrap(self.uop.flip(axes))
+  def repeat(self, *repeats) -> Tensor:
+    reps = _shape_arg(repeats)
+    if len(reps) < self.ndim: raise ValueError(f"repeat needs at least {self.ndim} repeat counts, got {reps}")
+    base = (1,) * (len(reps) - self.ndim) + self.shape
+    x = self.reshape(*base)
+    inter = [d for s in base for d in (1, s)]
+    x = x.reshape(*inter).expand(*[d for r, s in zip(reps, base) for d in (r, s)])
+    return x.reshape(*[r * s for r, s in zip(reps, base)])
+  def repeat_interleave(self, repeats: int, dim: int | None = None) -> Tensor:
+    x = self.flatten() if dim is None else self
+    d = 0 if dim is None else _axis(dim, self.ndim)
+    x = x.unsqueeze(d + 1)
+    return x.expand(*x.shape[:d + 1], repeats, *x.shape[d + 2:]).flatten(d, d + 1)
+  def cat(self, *others: Tensor, dim: int = 0) -> Tensor:
+    tensors = [self, *others]
+    d = _axis(dim, self.ndim)
+    for t in tensors:
+      if t.ndim != self.ndim or any(a != b for i, (a, b) in enumerate(zip(t.shape, self.shape)) if i != d):
+        raise ValueError(f"cat: shapes {[x.shape for x in tensors]} differ outside dim {d}")
+    dt = least_upper_dtype(*[t.dtype for t in tensors])
+    tensors = [t.cast(dt) for t in tensors]
+    total = sum(t.shape[d] for t in tensors)
+    out, off = None, 0
+    for t in tensors:
+      p = t.pad(tuple((off, total - off - t.shape[d]) if i == d else None for i in range(self.ndim)))
+      out = p if out is None else out + p
+      off += t.shape[d]
+    return out  # type: ignore[return-value]
+  @staticmethod
+  def stack(*tensors, dim: int = 0) -> Tensor:
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)): tensors = tuple(tensors[0])
+    if not tensors: raise ValueError("stack needs at least one tensor")
+    d = _axis(dim, tensors[0].ndim + 1)
+    return tensors[0].unsqueeze(d).cat(*[t.unsqueeze(d) for t in tensors[1:]], dim=d)
+  def split(self, sizes, dim: int = 0) -> tuple[Tensor, ...]:
+    d = _axis(dim, self.ndim)
+    n = self.shape[d]
+    if isinstance(sizes, int):
+      if sizes <= 0: raise ValueError(f"split size must be positive, got {sizes}")
+      sizes = [min(sizes, n - i) for i in range(0, n, sizes)] or [0]
+    if sum(sizes) != n: raise ValueError(f"split sizes {sizes} do not add up to {n} (dim {d} of shape {self.shape})")
+    out, off = [], 0
+    for s in sizes:
+      out.append(self.shrink(tuple((off, off + s) if i == d else None for i in range(self.ndim))))
+      off += s
+    return tuple(out)
+  def chunk(self, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
+    n = self.shape[_axis(dim, self.ndim)]
+    return self.split(max(1, -(-n // chunks)), dim)
+  def unbind(self, dim: int = 0) -> tuple[Tensor, ...]:
+    return tuple(t.squeeze(dim) for t in self.split(1, dim))
+
+  # ---- indexing
+  def __getitem__(self, indices) -> Tensor:
+    from teeny.indexing import getitem
+    return getitem(self, indices)
+  def __setitem__(self, indices, value) -> None:
+    from teeny.indexing import setitem
+    setitem(self, indices, value)
+  def _gather(self, dim: int, index: Tensor) -> Tensor:
+    """out[..i..] = self[..index[..i..]..] along dim; index has self's rank, other dims equal (torch.gather)."""
+    d = _axis(dim, self.ndim)
+    if index.ndim != self.ndim: raise ValueError(f"gather: index rank {index.ndim} must match the input's ({self.ndim})")
+    if index.dtype.kind not in "iu": raise TypeError(f"gather: index must be an integer tensor, not {index.dtype}")
+    for i, (a, b) in enumerate(zip(index.shape, self.shape)):
+      if i != d and a > b: raise ValueError(f"gather: index shape {index.shape} exceeds input shape {self.shape} at dim {i}")
+    src = self.shrink(tuple((0, index.shape[i]) if i != d else None for i in range(self.ndim)))
+    return src._wrap(UOp(Ops.GATHER, self.dtype, (src.uop, index.uop), d), index)
+
+  # ---- linear algebra
+  def dot(self, w: Tensor) -> Tensor: return self.matmul(w)
+  def matmul(self, w: Tensor) -> Tensor:
+    if not isinstance(w, Tensor): w = Tensor(w, device=self.device)
+    x = self
+    if x.ndim == 0 or w.ndim == 0: raise ValueError(f"matmul needs tensors of at least 1 dim, got {x.shape} and {w.shape}")
+    xs = x.unsqueeze(0) if x.ndim == 1 else x
+    ws = w.unsqueeze(-1) if w.ndim == 1 else w
+    if xs.shape[-1] != ws.shape[-2]:
+      raise ValueError(f"matmul shape mismatch: {x.shape} @ {w.shape} (inner dims {xs.shape[-1]} and {ws.shape[-2]} differ)")
+    dt = least_upper_dtype(x.dtype, w.dtype)
+    xs, ws = xs.cast(dt), ws.cast(dt)
+    batch = _broadcast_shape(xs.shape[:-2], ws.shape[:-2])
+    n, k, m = xs.shape[-2], xs.shape[-1], ws.shape[-1]
+    a = xs.reshape(*xs.shape[:-1], 1, k)._broadcast_to((*batch, n, m, k))
+    b = ws.transpose(-1, -2).reshape(*ws.shape[:-2], 1, m, k)._broadcast_to((*batch, n, m, k))
+    out = (a * b).sum(-1, dtype=dt if dt.kind == "f" else None)
+    if x.ndim == 1: out = out.squeeze(-2)
+    if w.ndim == 1: out = out.squeeze(-1)
+    return out
+  def linear(self, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """x @ weight + bias, with weight shaped (in, out) as in tinygrad (a 1-D weight scales elementwise)."""
+    x = self * weight if weight.ndim == 1 else self.matmul(weight)
+    return x + bias if bias is not None else x
+  @staticmethod
+  def einsum(formula: str, *operands: Tensor) -> Tensor:
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)): operands = tuple(operands[0])
+    f = formula.replace(" ", "")
+    lhs, rhs = f.split("->") if "->" in f else (f, "".join(sorted(c for c in set(f.replace(",", "")) if f.replace(",", "").count(c) == 1)))
+    ins = lhs.split(",")
+    if len(ins) != len(operands): raise ValueError(f"einsum: {formula!r} names {len(ins)} operands, got {len(operands)}")
+    sizes: dict[str, int] = {}
+    for spec, t in zip(ins, operands):
+      if len(spec) != t.ndim: raise ValueError(f"einsum: operand {spec!r} has {t.ndim} dims (shape {t.shape})")
+      if len(set(spec)) != len(spec): raise NotImplementedError(f"einsum: repeated index in {spec!r} (diagonals) is not supported")
+      for c, s in zip(spec, t.shape):
+        if sizes.setdefault(c, s) != s and s != 1 and sizes[c] != 1:
+          raise ValueError(f"einsum: index {c!r} has sizes {sizes[c]} and {s}")
+        sizes[c] = max(sizes[c], s)
+    letters = list(rhs) + sorted(set(sizes) - set(rhs))
+    out = None
+    for spec, t in zip(ins, operands):
+      order = [spec.index(c) for c in letters if c in spec]
+      x = t.permute(*order) if order else t
+      x = x.reshape(*[sizes[c] if c in spec and t.shape[spec.index(c)] != 1 else 1 for c in letters])
+      out = x if out is None else out * x
+    out = out.expand(*[sizes[c] for c in letters])  # type: ignore[union-attr]
+    red = tuple(range(len(rhs), len(letters)))
+    return out.sum(red) if red else out
+
+  # ---- autograd
+  def backward(self, gradient: Tensor | None = None) -> Tensor:
+    """Accumulate d(self)/d(leaf) into `.grad` of every leaf that requires grad."""
+    from teeny.gradient import compute_gradient
+    if gradient is None:
+      if self.numel() != 1:
+        raise RuntimeError(f"backward() on a non-scalar tensor of shape {self.shape} needs gradient= (a tensor of the same shape)")
+      gradient = Tensor.ones(*self.shape, device=self.device, dtype=self.dtype)
+    if gradient.shape != self.shape: raise ValueError(f"backward: gradient shape {gradient.shape} must match {self.shape}")
+    topo = self.uop.toposort
+    targets = [t for t in list(_grad_tensors) if t.requires_grad and t.uop in topo and t.uop.base.op in (Ops.BUFFER, Ops.CONST)]
+    if not targets:
+      raise RuntimeError("backward(): nothing in this graph requires grad (create leaves with requires_grad=True)")
+    grads = compute_gradient(self.uop, gradient.cast(self.dtype).uop, {t.uop for t in targets})
+    for t in targets:
+      g = grads.get(t.uop)
+      if g is None: continue
+      gt = Tensor(g)
+      t.grad = gt if t.grad is None else t.grad + gt
+    return self
+  def gradient(self, *targets: Tensor, gradient: Tensor | None = None) -> list[Tensor]:
+    """d(self)/d(target) for each target, without touching `.grad`."""
+    from teeny.gradient import compute_gradient
+    if gradient is None:
+      if self.numel() != 1: raise RuntimeError(f"gradient() on a non-scalar of shape {self.shape} needs gradient=")
+      gradient = Tensor.ones(*self.shape, device=self.device, dtype=self.dtype)
+    grads = compute_gradient(self.uop, gradient.cast(self.dtype).uop, {t.uop for t in targets})
+    return [Tensor(grads[t.uop]) if t.uop in grads else t.zeros_like() for t in targets]
+
+def _shape_arg(shape: tuple, allow_neg: bool = False) -> tuple[int, ...]:
+  if len(shape) == 1 and isinstance(shape[0], (tuple, list)): shape = tuple(shape[0])
+  out = []
+  for s in shape:
+    if not isinstance(s, (int, np.integer)) or isinstance(s, bool): raise TypeError(f"shape entries must be ints, got {shape}")
+    if s < 0 and not (allow_neg and s == -1): raise ValueError(f"negative dimension in shape {shape}")
+    out.append(int(s))
+  return tuple(out)
+
+def _hash32_py(x: int) -> int:
+  x &= 0xFFFFFFFF
+  x ^= x >> 16
+  x = (x * 0x7FEB352D) & 0xFFFFFFFF
+  x ^= x >> 15
+  x = (x * 0x846CA68B) & 0xFFFFFFFF
+  x ^= x >> 16
+  return x
+
+def _hash32(x: Tensor) -> Tensor:
+  """lowbias32 integer hash on uint32 tensors (the same mixing as _hash32_py)."""
+  x = x ^ (x >> 16)
+  x = x * 0x7FEB352D
+  x = x ^ (x >> 15)
+  x = x * 0x846CA68B
+  return x ^ (x >> 16)
+
+def _nested_shape(data) -> tuple[int, ...]:
+  if isinstance(data, (list, tuple)):
+    if len(data) == 0: return (0,)
+    shapes = [_nested_shape(d) for d in data]
+    if any(s != shapes[0] for s in shapes): raise ValueError(f"ragged nested sequence: sub-shapes {sorted(set(shapes))} differ")
+    return (len(data),) + shapes[0]
+  return ()
+
+def _from_host(data: Any, device: str, dtype: DType | None) -> UOp:
+  from teeny.engine.schedule import new_buffer_uop
+  from teeny.engine.realize import buffer_for
+  if isinstance(data, (list, tuple)):
+    _nested_shape(data)
+    arr = np.array(data)
+    if dtype is None:
+      if arr.dtype == np.bool_: dtype = dtypes.bool
+      elif arr.dtype.kind in "iu": dtype = dtypes.default_int
+      elif arr.dtype.kind == "f": dtype = dtypes.default_float
+      elif arr.size == 0: dtype = dtypes.default_float
+      else: raise TypeError(f"cannot make a tensor from a sequence of {arr.dtype}")
+  elif isinstance(data, np.ndarray):
+    arr = data
+    if dtype is None: dtype = dtypes.from_np(arr.dtype)
+  elif isinstance(data, (bytes, bytearray, memoryview)):
+    arr = np.frombuffer(bytes(data), dtype=np.uint8)
+    dtype = dtype or dtypes.uint8
+  else:
+    try: import torch  # noqa: F401
+    except ImportError: torch = None
+    if torch is not None and isinstance(data, torch.Tensor): return _from_host(data.detach().cpu().numpy(), device, dtype)
+    raise TypeError(f"cannot make a Tensor from {type(data).__name__}; pass a list, tuple, numpy array or scalar")
+  shape = arr.shape
+  if dtype == dtypes.bfloat16: host = float32_to_bf16_bits(arr.astype(np.float32))
+  else:
+    if arr.dtype.kind == "f" and dtype.kind in "iu" and arr.size and not np.all(np.isfinite(arr)):
+      raise ValueError("cannot convert non-finite floats to an integer tensor")
+    host = np.ascontiguousarray(arr.astype(dtype.np, copy=False))
+  buf = new_buffer_uop(device, int(np.prod(shape, dtype=np.int64)), dtype)
+  if host.size: buffer_for(buf).copyin(memoryview(host.reshape(-1)).cast("B"))
+  return buf.reshape(shape) if len(shape) != 1 else buf

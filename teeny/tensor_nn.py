@@ -1,0 +1,390 @@
+"""nn.functional-style Tensor methods (convolutions, pooling, losses, attention), built only from other Tensor ops.
+
+`class Tensor(NNMixin)` inherits these, so `self` is always a Tensor and everything stays lazy and differentiable.
+"""
+from __future__ import annotations
+import math
+from typing import TYPE_CHECKING, Sequence
+from teeny.dtype import dtypes, least_upper_dtype
+
+if TYPE_CHECKING:
+  from teeny.tensor import Tensor
+
+REDUCTIONS = ("mean", "sum", "none")
+
+def _tuple(x: int | Sequence[int], n: int, name: str = "argument") -> tuple[int, ...]:
+  if isinstance(x, int): return (x,) * n
+  x = tuple(int(v) for v in x)
+  if len(x) == 1: return x * n
+  if len(x) != n: raise ValueError(f"{name} must be an int or a tuple of {n} ints, got {x}")
+  return x
+
+def _ceildiv(a: int, b: int) -> int: return -(-a // b)
+
+def _check_reduction(reduction: str):
+  if reduction not in REDUCTIONS: raise ValueError(f"reduction must be one of {REDUCTIONS}, got {reduction!r}")
+
+def _reduce(x: Tensor, reduction: str) -> Tensor:
+  _check_reduction(reduction)
+  return x if reduction == "none" else x.sum() if reduction == "sum" else x.mean()
+
+def _pad_or_shrink(x: Tensor, pads: Sequence[tuple[int, int]], value: float = 0.0) -> Tensor:
+  """Pad the last len(pads) dims by (before, after); negative amounts cut instead."""
+  lead = [(0, 0)] * (x.ndim - len(pads))
+  if any(b < 0 or a < 0 for b, a in pads):
+    x = x.shrink(tuple((0, s) for s in x.shape[:len(lead)]) +
+                 tuple((-min(b, 0), s + min(a, 0)) for s, (b, a) in zip(x.shape[len(lead):], pads)))
+    pads = [(max(b, 0), max(a, 0)) for b, a in pads]
+  if not any(b or a for b, a in pads): return x
+  return x.pad(tuple(lead) + tuple(pads), value=value) if value != 0 else x.pad(tuple(lead) + tuple(pads))
+
+def _resolve_pads(padding, k: Sequence[int], dilation: Sequence[int], stride: Sequence[int] | int = 1) -> list[tuple[int, int]]:
+  """padding as int, per-dim ints, per-dim (before, after) pairs, 'valid' or 'same' -> [(before, after)] per spatial dim."""
+  n = len(k)
+  if isinstance(padding, str):
+    if padding == "valid": return [(0, 0)] * n
+    if padding != "same": raise ValueError(f"padding must be an int, a tuple, 'same' or 'valid', got {padding!r}")
+    if any(s != 1 for s in _tuple(stride, n)): raise ValueError("padding='same' is not supported for strided convolutions")
+    return [(d * (kk - 1) // 2, d * (kk - 1) - d * (kk - 1) // 2) for kk, d in zip(k, dilation)]
+  if isinstance(padding, int): return [(padding, padding)] * n
+  padding = tuple(padding)
+  if len(padding) == n and all(isinstance(p, int) for p in padding): return [(p, p) for p in padding]
+  if len(padding) == n and all(isinstance(p, (tuple, list)) and len(p) == 2 for p in padding): return [(int(b), int(a)) for b, a in padding]
+  raise ValueError(f"padding {padding!r} does not fit {n} spatial dims")
+
+def _ceil_mode_pads(shape: Sequence[int], pads: list[tuple[int, int]], k, s, d) -> list[tuple[int, int]]:
+  """Extra trailing padding so the last partial window is kept (PyTorch's ceil_mode), never starting in the padding."""
+  out = []
+  for i, (pb, pa), kk, ss, dd in zip(shape, pads, k, s, d):
+    o = _ceildiv(i + pb + pa - (dd * (kk - 1) + 1), ss) + 1
+    if ss * (o - 1) >= i + pb: o -= 1  # the last window would start in the right padding
+    out.append((pb, max(pa, ss * (o - 1) + dd * (kk - 1) + 1 - i - pb)))
+  return out
+
+class NNMixin:
+  """Mixed into Tensor: nn.functional-style methods."""
+
+  # ***** windows *****
+
+  def _pool(self: Tensor, k_: Sequence[int], stride: int | Sequence[int] = 1, dilation: int | Sequence[int] = 1) -> Tensor:
+    """Sliding windows over the last len(k_) dims: (..., *in) -> (..., *out, *k_), with movement ops only."""
+    n = len(k_)
+    s_, d_ = _tuple(stride, n, "stride"), _tuple(dilation, n, "dilation")
+    noop, i_ = list(self.shape[:-n]), self.shape[-n:]
+    if any(d * (k - 1) + 1 > i for k, d, i in zip(k_, d_, i_)):
+      raise ValueError(f"kernel {tuple(k_)} (dilation {d_}) is larger than the padded input {tuple(i_)}")
+    o_ = [_ceildiv(i - d * (k - 1), s) for i, d, k, s in zip(i_, d_, k_, s_)]
+    nn = len(noop)
+    if any(k > s for k, s in zip(k_, s_)) or any(d != 1 for d in d_):
+      # repeat the input k times so that a reshape with one extra element per row shifts each copy by one (or d) step
+      f_ = [1 + int(o * s > i - d * (k - 1)) for o, s, i, d, k in zip(o_, s_, i_, d_, k_)]
+      reps = [_ceildiv(k * (i * f + d), i) for k, i, d, f in zip(k_, i_, d_, f_)]
+      x = self.reshape(*noop, *[v for i in i_ for v in (1, i)]).expand(*noop, *[v for r, i in zip(reps, i_) for v in (r, i)])
+      x = x.reshape(*noop, *[r * i for r, i in zip(reps, i_)])
+      x = x.shrink(tuple((0, v) for v in noop) + tuple((0, k * (i * f + d)) for k, i, d, f in zip(k_, i_, d_, f_)))
+      x = x.reshape(*noop, *[v for k, i, d, f in zip(k_, i_, d_, f_) for v in (k, i * f + d)])
+      x = x.shrink(tuple((0, v) for v in noop) + tuple(p for k, o, s in zip(k_, o_, s_) for p in ((0, k), (0, o * s))))
+      x = x.reshape(*noop, *[v for k, o, s in zip(k_, o_, s_) for v in (k, o, s)])
+      x = x.shrink(tuple((0, v) for v in noop) + tuple(p for k, o in zip(k_, o_) for p in ((0, k), (0, o), (0, 1))))
+      x = x.reshape(*noop, *[v for k, o in zip(k_, o_) for v in (k, o)])
+      return x.permute(*range(nn), *[nn + i * 2 + 1 for i in range(n)], *[nn + i * 2 for i in range(n)])
+    # stride >= kernel: windows don't overlap, a reshape is enough
+    x = _pad_or_shrink(self, [(0, max(0, o * s - i)) for i, o, s in zip(i_, o_, s_)])
+    x = x.shrink(tuple((0, v) for v in noop) + tuple((0, o * s) for o, s in zip(o_, s_)))
+    x = x.reshape(*noop, *[v for o, s in zip(o_, s_) for v in (o, s)])
+    x = x.shrink(tuple((0, v) for v in noop) + tuple(p for o, k in zip(o_, k_) for p in ((0, o), (0, k))))
+    return x.permute(*range(nn), *[nn + i * 2 for i in range(n)], *[nn + i * 2 + 1 for i in range(n)])
+
+  # ***** convolutions *****
+
+  def conv2d(self: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0, dilation=1, groups: int = 1) -> Tensor:
+    """PyTorch's F.conv2d (also 1d/3d: the number of spatial dims comes from the weight)."""
+    hw = tuple(weight.shape[2:])
+    if self.ndim != weight.ndim or self.ndim < 3:
+      raise ValueError(f"conv input {tuple(self.shape)} and weight {tuple(weight.shape)} must have the same number of dims (>= 3)")
+    (bs, cin_), (cout, cin) = self.shape[:2], weight.shape[:2]
+    if groups * cin != cin_ or cout % groups != 0:
+      raise ValueError(f"conv input {tuple(self.shape)} has {cin_} channels but weight {tuple(weight.shape)} with groups={groups} "
+                       f"expects {groups * cin}")
+    if bias is not None and tuple(bias.shape) != (cout,):
+      raise ValueError(f"conv bias shape {tuple(bias.shape)} must be ({cout},) for weight {tuple(weight.shape)}")
+    n = len(hw)
+    s_, d_ = _tuple(stride, n, "stride"), _tuple(dilation, n, "dilation")
+    x = _pad_or_shrink(self, _resolve_pads(padding, hw, d_, s_))._pool(hw, s_, d_)  # (bs, groups*cin, *oyx, *hw)
+    rcout, oyx = cout // groups, tuple(x.shape[2:2 + n])
+    x = x.reshape(bs, groups, cin, 1, *oyx, *hw).expand(bs, groups, cin, rcout, *oyx, *hw)
+    x = x.permute(0, 1, 3, *[4 + i for i in range(n)], 2, *[4 + n + i for i in range(n)])  # (bs, groups, rcout, *oyx, cin, *hw)
+    w = weight.reshape(1, groups, rcout, *[1] * n, cin, *hw)
+    ret = (x * w).sum(tuple(range(-1 - n, 0))).reshape(bs, cout, *oyx)
+    return ret if bias is None else ret + bias.reshape(1, -1, *[1] * n)
+
+  def conv1d(self: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0, dilation=1, groups: int = 1) -> Tensor:
+    """PyTorch's F.conv1d: input (N, C, L), weight (O, C/groups, K)."""
+    if self.ndim != 3 or weight.ndim != 3:
+      raise ValueError(f"conv1d wants a 3-d input and weight, got {tuple(self.shape)} and {tuple(weight.shape)}")
+    return self.conv2d(weight, bias, stride, padding, dilation, groups)
+
+  def conv_transpose2d(self: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0, output_padding=0,
+                       groups: int = 1, dilation=1) -> Tensor:
+    """PyTorch's F.conv_transpose2d: weight (C_in, C_out/groups, *k); argument order as in torch."""
+    hw = tuple(weight.shape[2:])
+    n = len(hw)
+    if self.ndim != weight.ndim or self.shape[1] != weight.shape[0] or weight.shape[0] % groups != 0:
+      raise ValueError(f"conv_transpose input {tuple(self.shape)} does not match weight {tuple(weight.shape)} (groups={groups})")
+    s_, d_, op_ = _tuple(stride, n, "stride"), _tuple(dilation, n, "dilation"), _tuple(output_padding, n, "output_padding")
+    pads = _resolve_pads(padding, hw, d_)
+    cin, rcout = weight.shape[0], weight.shape[1]
+    w = weight.reshape(groups, cin // groups, rcout, *hw).permute(0, 2, 1, *range(3, 3 + n)).flip(tuple(range(3, 3 + n)))
+    w = w.reshape(groups * rcout, cin // groups, *hw)
+    x = self
+    if any(s > 1 for s in s_):
+      # insert s-1 zeros between input elements: (k) -> (k,1) -> pad -> (k,s) -> (k*s) -> cut the trailing zeros
+      x = x.reshape(*x.shape[:2], *[v for k in x.shape[2:] for v in (k, 1)])
+      x = x.pad(((0, 0), (0, 0)) + tuple(p for s in s_ for p in ((0, 0), (0, s - 1))))
+      x = x.reshape(*x.shape[:2], *[k * s for k, s in zip(x.shape[2::2], s_)])
+      x = x.shrink(((0, x.shape[0]), (0, x.shape[1])) + tuple((0, k - (s - 1)) for k, s in zip(x.shape[2:], s_)))
+    conv_pads = [((k - 1) * d - pb, (k - 1) * d - pa + o) for k, d, (pb, pa), o in zip(hw, d_, pads, op_)]
+    return _pad_or_shrink(x, conv_pads).conv2d(w, bias, dilation=d_, groups=groups)
+
+  # ***** pooling *****
+
+  def max_pool2d(self: Tensor, kernel_size=2, stride=None, padding=0, dilation=1, ceil_mode: bool = False) -> Tensor:
+    """PyTorch's F.max_pool2d over the last two dims."""
+    k_ = _tuple(kernel_size, 2, "kernel_size")
+    s_, d_ = _tuple(stride if stride is not None else k_, 2, "stride"), _tuple(dilation, 2, "dilation")
+    pads = _resolve_pads(padding, k_, d_)
+    if any(2 * max(p) > k for p, k in zip(pads, k_)): raise ValueError(f"padding {padding} must be at most half of kernel {k_}")
+    if ceil_mode: pads = _ceil_mode_pads(self.shape[-2:], pads, k_, s_, d_)
+    return _pad_or_shrink(self, pads, value=-math.inf)._pool(k_, s_, d_).max((-2, -1))
+
+  def avg_pool2d(self: Tensor, kernel_size=2, stride=None, padding=0, ceil_mode: bool = False, count_include_pad: bool = True) -> Tensor:
+    """PyTorch's F.avg_pool2d over the last two dims."""
+    k_ = _tuple(kernel_size, 2, "kernel_size")
+    s_ = _tuple(stride if stride is not None else k_, 2, "stride")
+    reg = _resolve_pads(padding, k_, (1, 1))
+    pads = _ceil_mode_pads(self.shape[-2:], reg, k_, s_, (1, 1)) if ceil_mode else reg
+    from teeny.tensor import Tensor
+    total = _pad_or_shrink(self, pads)._pool(k_, s_).sum((-2, -1))
+    # the divisor: the window size, less what falls outside the (explicitly padded, if count_include_pad) input
+    ones = Tensor.ones(*self.shape[-2:], device=self.device)
+    if count_include_pad: ones = _pad_or_shrink(ones, reg, value=1.0)
+    extra = [(pb - rb, pa - ra) for (pb, pa), (rb, ra) in zip(pads, reg)] if count_include_pad else pads
+    count = _pad_or_shrink(ones, extra)._pool(k_, s_).sum((-2, -1))
+    return total / count.cast(total.dtype) if dtypes.is_float(total.dtype) else total.cast(dtypes.default_float) / count
+
+  # ***** resampling *****
+
+  def interpolate(self: Tensor, size=None, scale_factor=None, mode: str = "nearest", align_corners: bool | None = None) -> Tensor:
+    """PyTorch's F.interpolate over the spatial dims (all but the first two): nearest, linear, bilinear, trilinear."""
+    from teeny.tensor import Tensor
+    import numpy as np
+    n = self.ndim - 2
+    if n < 1: raise ValueError(f"interpolate wants (N, C, *spatial), got shape {tuple(self.shape)}")
+    if mode not in ("nearest", "linear", "bilinear", "trilinear"): raise ValueError(f"unsupported interpolation mode {mode!r}")
+    if mode == "nearest" and align_corners: raise ValueError("align_corners only works with the linear modes")
+    if (size is None) == (scale_factor is None): raise ValueError("give exactly one of size and scale_factor")
+    ins = self.shape[2:]
+    if size is not None:
+      outs, scales = _tuple(size, n, "size"), [None] * n
+    else:
+      scales = [float(s) for s in ((scale_factor,) * n if isinstance(scale_factor, (int, float)) else scale_factor)]
+      outs = tuple(int(math.floor(i * s)) for i, s in zip(ins, scales))
+    x = self
+    for dim in range(n):
+      i, o, sc = ins[dim], outs[dim], scales[dim]
+      # a constant (in, out) matrix of interpolation weights, applied as a matmul along this dim
+      dst = np.arange(o, dtype=np.float64)
+      ratio = (1.0 / sc) if sc is not None else (i / o)
+      w = np.zeros((i, o), dtype=np.float32)
+      if mode == "nearest":
+        w[np.minimum(np.floor(dst * ratio).astype(np.int64), i - 1), np.arange(o)] = 1.0
+      else:
+        src = dst * ((i - 1) / (o - 1) if o > 1 else 0.0) if align_corners else np.maximum((dst + 0.5) * ratio - 0.5, 0.0)
+        lo = np.minimum(np.floor(src).astype(np.int64), i - 1)
+        hi, frac = np.minimum(lo + 1, i - 1), (src - lo).astype(np.float32)
+        np.add.at(w, (lo, np.arange(o)), 1.0 - frac)
+        np.add.at(w, (hi, np.arange(o)), frac)
+      axis = 2 + dim
+      xt = x.transpose(axis, -1) if axis != x.ndim - 1 else x
+      xt = xt.matmul(Tensor(w, device=self.device).cast(x.dtype))
+      x = xt.transpose(axis, -1) if axis != x.ndim - 1 else xt
+    return x
+
+  # ***** normalisation, regularisation *****
+
+  def dropout(self: Tensor, p: float = 0.5) -> Tensor:
+    """Zero each element with probability p and scale the rest by 1/(1-p), only while Tensor.training."""
+    from teeny.tensor import Tensor
+    if not 0.0 <= p <= 1.0: raise ValueError(f"dropout probability must be in [0, 1], got {p}")
+    if not Tensor.training or p == 0: return self
+    if p == 1: return self * 0
+    keep = Tensor.rand(*self.shape, device=self.device) >= p
+    return keep.where(self, 0) * (1.0 / (1.0 - p))
+
+  def layernorm(self: Tensor, axis=-1, eps: float = 1e-5) -> Tensor:
+    """Normalise to zero mean, unit variance over `axis` (no affine)."""
+    y = self - self.mean(axis, keepdim=True)
+    return y * (y * y).mean(axis, keepdim=True).add(eps).rsqrt()
+
+  def batchnorm(self: Tensor, weight: Tensor | None, bias: Tensor | None, mean: Tensor, invstd: Tensor, axis=1) -> Tensor:
+    """(x - mean) * invstd * weight + bias, with the per-channel tensors broadcast along `axis`."""
+    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    axes = tuple(a % self.ndim for a in axes)
+    shape = tuple(s if ax in axes else 1 for ax, s in enumerate(self.shape))
+    x = self - mean.reshape(shape)
+    if weight is not None: x = x * weight.reshape(shape)
+    ret = x * (invstd.reshape(shape) if invstd.ndim == len(axes) else invstd)
+    return ret + bias.reshape(shape) if bias is not None else ret
+
+  # ***** indexing helpers *****
+
+  def _one_hot_along_dim(self: Tensor, num_classes: int, dim: int = -1) -> Tensor:
+    from teeny.tensor import Tensor
+    offset = self.ndim - (dim % self.ndim) - 1
+    return self == Tensor.arange(num_classes, device=self.device).reshape(num_classes, *[1] * offset)
+
+  def one_hot(self: Tensor, num_classes: int = -1) -> Tensor:
+    """Integer class ids -> a trailing one-hot axis (int32 zeros and ones)."""
+    if not dtypes.is_int(self.dtype): raise TypeError(f"one_hot wants an integer tensor, got {self.dtype}")
+    if num_classes == -1: num_classes = int(self.max().item()) + 1
+    return self.unsqueeze(-1)._one_hot_along_dim(num_classes).where(1, 0)
+
+  def gather(self: Tensor, dim: int, index: Tensor) -> Tensor:
+    """torch.gather: out[i][j] = self[index[i][j]][j] for dim=0 (index no larger than self off `dim`)."""
+    if index.ndim != self.ndim: raise ValueError(f"gather index {tuple(index.shape)} must have as many dims as self {tuple(self.shape)}")
+    if not dtypes.is_int(index.dtype): raise TypeError(f"gather index must be an integer tensor, got {index.dtype}")
+    dim = dim % self.ndim
+    if any(i > s for d, (s, i) in enumerate(zip(self.shape, index.shape)) if d != dim):
+      raise ValueError(f"gather index {tuple(index.shape)} is larger than self {tuple(self.shape)} outside dim {dim}")
+    if hasattr(self, "_gather"): return self._gather(dim, index)
+    x = self.shrink(tuple((0, i) if d != dim else (0, s) for d, (s, i) in enumerate(zip(self.shape, index.shape))))
+    x = x.unsqueeze(-1).transpose(-1, dim)
+    return index.unsqueeze(-1)._one_hot_along_dim(self.shape[dim]).where(x, 0).sum(-1).cast(self.dtype)
+
+  def scatter(self: Tensor, dim: int, index: Tensor, src, reduce: str | None = None) -> Tensor:
+    """torch.scatter (reduce=None; the last write wins on duplicates) and scatter_add (reduce='add'); returns a new tensor."""
+    from teeny.tensor import Tensor
+    if reduce not in (None, "add"): raise ValueError(f"scatter reduce must be None or 'add', got {reduce!r}")
+    if not isinstance(src, Tensor): src = Tensor.full(tuple(index.shape), src, dtype=self.dtype, device=self.device)
+    if not index.ndim == self.ndim == src.ndim:
+      raise ValueError(f"scatter self {tuple(self.shape)}, index {tuple(index.shape)} and src {tuple(src.shape)} need the same ndim")
+    dim = dim % self.ndim
+    if not all((d == dim or s >= i) and c >= i for d, (s, i, c) in enumerate(zip(self.shape, index.shape, src.shape))):
+      raise ValueError(f"scatter index {tuple(index.shape)} must fit in src {tuple(src.shape)} and, off dim {dim}, self {tuple(self.shape)}")
+    src = src.cast(self.dtype).shrink(tuple((0, s) for s in index.shape))
+    # put index's `dim` on a new trailing axis r and a one-hot over self.shape[dim] in its place
+    src = src.unsqueeze(-1).expand(*src.shape, self.shape[dim]).transpose(-1, dim)
+    mask = index.unsqueeze(-1)._one_hot_along_dim(self.shape[dim]).transpose(-1, dim)
+    fill = tuple((0, self.shape[d] - src.shape[d]) if d != dim else (0, 0) for d in range(self.ndim)) + ((0, 0),)
+    src, mask = src.pad(fill), mask.pad(fill)
+    if reduce == "add": return self + mask.where(src, 0).sum(-1).cast(self.dtype)
+    # the last r that writes each position wins
+    pos = Tensor.arange(1, mask.shape[-1] + 1, device=self.device)
+    last = mask.where(pos, 0).max(-1, keepdim=True)
+    sel = mask & (pos == last)
+    return (last.squeeze(-1) > 0).where(sel.where(src, 0).sum(-1).cast(self.dtype), self)
+
+  # ***** losses *****
+
+  def _check_class_target(self: Tensor, target: Tensor, fn: str) -> int:
+    """Validate class-index targets for an input with classes on dim 1 (or 0 when 1-d); return the class dim."""
+    cdim = 1 if self.ndim >= 2 else 0
+    want = tuple(s for d, s in enumerate(self.shape) if d != cdim)
+    if tuple(target.shape) != want:
+      raise ValueError(f"{fn}: target shape {tuple(target.shape)} does not match input shape {tuple(self.shape)} "
+                       f"(class indices need shape {want}, probabilities shape {tuple(self.shape)})")
+    if not dtypes.is_int(target.dtype):
+      raise TypeError(f"{fn}: class-index targets must be an integer tensor, got {target.dtype}")
+    return cdim
+
+  def cross_entropy(self: Tensor, target: Tensor, reduction: str = "mean", label_smoothing: float = 0.0,
+                    ignore_index: int = -100) -> Tensor:
+    """PyTorch's F.cross_entropy on logits; target is class indices (int) or class probabilities (float, input's shape)."""
+    _check_reduction(reduction)
+    if not 0.0 <= label_smoothing <= 1.0: raise ValueError(f"label_smoothing must be in [0, 1], got {label_smoothing}")
+    cdim = 1 if self.ndim >= 2 else 0
+    nc = self.shape[cdim]
+    logp = self.log_softmax(cdim)
+    if tuple(target.shape) == tuple(self.shape):
+      if not dtypes.is_float(target.dtype):
+        raise TypeError(f"cross_entropy: probability targets (shape {tuple(target.shape)}) must be float, got {target.dtype}")
+      tgt = target.cast(logp.dtype)
+      if label_smoothing: tgt = tgt * (1 - label_smoothing) + label_smoothing / nc
+      return _reduce(-(logp * tgt).sum(cdim), reduction)
+    self._check_class_target(target, "cross_entropy")
+    valid = target != ignore_index
+    onehot = target.unsqueeze(cdim)._one_hot_along_dim(nc, cdim) & valid.unsqueeze(cdim)
+    nll = -onehot.where(logp, 0).sum(cdim)
+    if label_smoothing: nll = nll * (1 - label_smoothing) - valid.where(logp.sum(cdim), 0) * (label_smoothing / nc)
+    if reduction == "none": return nll
+    if reduction == "sum": return nll.sum()
+    return nll.sum() / valid.sum().cast(nll.dtype)
+
+  def nll_loss(self: Tensor, target: Tensor, weight: Tensor | None = None, ignore_index: int = -100, reduction: str = "mean") -> Tensor:
+    """PyTorch's F.nll_loss; self holds log-probabilities with classes on dim 1 (or 0 when 1-d)."""
+    _check_reduction(reduction)
+    cdim = self._check_class_target(target, "nll_loss")
+    nc = self.shape[cdim]
+    valid = target != ignore_index
+    onehot = target.unsqueeze(cdim)._one_hot_along_dim(nc, cdim) & valid.unsqueeze(cdim)
+    if weight is not None:
+      if tuple(weight.shape) != (nc,): raise ValueError(f"nll_loss: weight shape {tuple(weight.shape)} must be ({nc},)")
+      wshape = [1] * self.ndim
+      wshape[cdim] = nc
+      w = onehot.where(weight.reshape(*wshape).cast(self.dtype), 0).sum(cdim)
+    else:
+      w = onehot.where(1.0, 0.0).sum(cdim).cast(self.dtype)
+    loss = -onehot.where(self, 0).sum(cdim) * (w if weight is not None else 1)
+    if reduction == "none": return loss
+    if reduction == "sum": return loss.sum()
+    return loss.sum() / w.sum()
+
+  def sparse_categorical_crossentropy(self: Tensor, Y: Tensor, ignore_index: int = -1, label_smoothing: float = 0.0,
+                                      reduction: str = "mean") -> Tensor:
+    """tinygrad's loss: logits with classes last, integer labels Y; entries equal to ignore_index are left out."""
+    _check_reduction(reduction)
+    if not 0.0 <= label_smoothing <= 1.0: raise ValueError(f"label_smoothing must be in [0, 1], got {label_smoothing}")
+    if tuple(Y.shape) != tuple(self.shape[:-1]):
+      raise ValueError(f"sparse_categorical_crossentropy: labels shape {tuple(Y.shape)} does not match logits {tuple(self.shape)}")
+    if not dtypes.is_int(Y.dtype): raise TypeError(f"sparse_categorical_crossentropy: labels must be integers, got {Y.dtype}")
+    log_probs = self.log_softmax(-1)
+    loss_mask = Y != ignore_index
+    y = Y.unsqueeze(-1)._one_hot_along_dim(self.shape[-1]) & loss_mask.unsqueeze(-1)
+    smoothing = label_smoothing * loss_mask.where(log_probs.mean(-1), 0)
+    unreduced = -((1 - label_smoothing) * y.where(log_probs, 0).sum(-1) + smoothing)
+    if reduction == "none": return unreduced
+    if reduction == "sum": return unreduced.sum()
+    return unreduced.sum() / loss_mask.sum().cast(unreduced.dtype)
+
+  def binary_crossentropy(self: Tensor, y: Tensor, reduction: str = "mean") -> Tensor:
+    """PyTorch's F.binary_cross_entropy on probabilities (logs clamped at -100 like torch)."""
+    if tuple(y.shape) != tuple(self.shape): raise ValueError(f"binary_crossentropy: target {tuple(y.shape)} != input {tuple(self.shape)}")
+    y = y.cast(self.dtype)
+    return _reduce(-(y * self.log().maximum(-100) + (1 - y) * (1 - self).log().maximum(-100)), reduction)
+
+  def binary_crossentropy_logits(self: Tensor, y: Tensor, reduction: str = "mean", pos_weight: Tensor | None = None) -> Tensor:
+    """PyTorch's F.binary_cross_entropy_with_logits, computed stably as max(x,0) - x*y + log(1 + exp(-|x|))."""
+    if tuple(y.shape) != tuple(self.shape):
+      raise ValueError(f"binary_crossentropy_logits: target {tuple(y.shape)} != input {tuple(self.shape)}")
+    y = y.cast(self.dtype)
+    softplus_neg = self.maximum(0) - self + (1 + (-self.abs()).exp()).log()  # log(1 + exp(-x)) = -log(sigmoid(x))
+    if pos_weight is None: return _reduce(softplus_neg + (1 - y) * self, reduction)
+    return _reduce((1 - y) * self + (1 + (pos_weight - 1) * y) * softplus_neg, reduction)
+
+  # ***** attention *****
+
+  def scaled_dot_product_attention(self: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor | None = None,
+                                   dropout_p: float = 0.0, is_causal: bool = False, scale: float | None = None) -> Tensor:
+    """PyTorch's F.scaled_dot_product_attention; self is the query (..., L, E), key (..., S, E), value (..., S, Ev)."""
+    from teeny.tensor import Tensor
+    if self.shape[-1] != key.shape[-1] or key.shape[-2] != value.shape[-2]:
+      raise ValueError(f"attention shapes don't fit: query {tuple(self.shape)}, key {tuple(key.shape)}, value {tuple(value.shape)}")
+    acc = least_upper_dtype(self.dtype, key.dtype, dtypes.float32)
+    qk = self.cast(acc).matmul(key.cast(acc).transpose(-2, -1)) * (scale if scale is not None else 1 / math.sqrt(self.shape[-1]))
+    if is_causal:
+      if attn_mask is not None: raise ValueError("attn_mask and is_causal=True can't be used together")
+      L, S = qk.shape[-2], qk.shape[-1]
+      attn_mask = Tensor.arange(L, device=self.device).reshape(L, 1) >= Tensor.arange(S, device=self.device).reshape(1, S)
+    if attn_mask is not None:
+      qk = attn_mask.where(qk, -math.inf) if attn_mask.dtype == dtypes.bool else qk + attn_mask.cast(acc)
+    return qk.softmax(-1).cast(self.dtype).dropout(dropout_p).matmul(value)

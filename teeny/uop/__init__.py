@@ -1,0 +1,2 @@
+from teeny.uop.ops import Ops, UOp, AxisType, KernelInfo, MemSem, MemScope, GroupOp  # noqa: F401
+from teeny.uop.rewrite import UPat, PatternMatcher, graph_rewrite  # noqa: F401

@@ -1,0 +1,352 @@
+"""The one IR: UOp(op, dtype, src, arg), immutable and hash-consed, used from the tensor graph to the rendered kernel."""
+from __future__ import annotations
+from dataclasses import dataclass
+from enum import Enum, auto
+import functools, math, weakref
+from typing import Any, Callable
+from teeny.dtype import DType, PtrDType, dtypes, truncate_value
+from teeny.helpers import prod
+
+class Ops(Enum):
+  # tensor graph
+  BUFFER = auto(); CONST = auto(); COPY = auto(); CONTIGUOUS = auto(); ASSIGN = auto(); DETACH = auto()  # noqa: E702
+  CUSTOM_KERNEL = auto(); KERNEL_OUT = auto(); GATHER = auto(); ARANGE = auto()  # noqa: E702
+  RESHAPE = auto(); PERMUTE = auto(); EXPAND = auto(); PAD = auto(); SHRINK = auto(); FLIP = auto()  # noqa: E702
+  REDUCE_AXIS = auto()
+  # kernel
+  SINK = auto(); DEFINE_GLOBAL = auto(); DEFINE_VAR = auto(); RANGE = auto(); END = auto(); INDEX = auto()  # noqa: E702
+  LOAD = auto(); STORE = auto(); REDUCE = auto(); SPECIAL = auto(); BARRIER = auto(); CUSTOM = auto()  # noqa: E702
+  ATOMIC = auto(); ATOMIC_CAS = auto(); NOOP = auto()  # noqa: E702
+  # alu
+  CAST = auto(); BITCAST = auto()  # noqa: E702
+  NEG = auto(); RECIP = auto(); SQRT = auto(); EXP = auto(); LOG = auto(); EXP2 = auto(); LOG2 = auto()  # noqa: E702
+  SIN = auto(); COS = auto(); TAN = auto(); TANH = auto(); ERF = auto()  # noqa: E702
+  TRUNC = auto(); FLOOR = auto(); CEIL = auto(); RINT = auto()  # noqa: E702
+  ADD = auto(); SUB = auto(); MUL = auto(); FDIV = auto(); IDIV = auto(); MOD = auto(); MAX = auto(); MIN = auto()  # noqa: E702
+  POW = auto(); CMPLT = auto(); CMPNE = auto(); CMPEQ = auto(); AND = auto(); OR = auto(); XOR = auto()  # noqa: E702
+  SHL = auto(); SHR = auto()  # noqa: E702
+  WHERE = auto()
+  def __repr__(self): return f"Ops.{self.name}"
+
+class GroupOp:
+  Unary = {Ops.NEG, Ops.RECIP, Ops.SQRT, Ops.EXP, Ops.LOG, Ops.EXP2, Ops.LOG2, Ops.SIN, Ops.COS, Ops.TAN, Ops.TANH, Ops.ERF,
+           Ops.TRUNC, Ops.FLOOR, Ops.CEIL, Ops.RINT}
+  Binary = {Ops.ADD, Ops.SUB, Ops.MUL, Ops.FDIV, Ops.IDIV, Ops.MOD, Ops.MAX, Ops.MIN, Ops.POW, Ops.CMPLT, Ops.CMPNE, Ops.CMPEQ,
+            Ops.AND, Ops.OR, Ops.XOR, Ops.SHL, Ops.SHR}
+  Ternary = {Ops.WHERE}
+  ALU = Unary | Binary | Ternary
+  Elementwise = ALU | {Ops.CAST, Ops.BITCAST}
+  Movement = {Ops.RESHAPE, Ops.PERMUTE, Ops.EXPAND, Ops.PAD, Ops.SHRINK, Ops.FLIP}
+  Comparison = {Ops.CMPLT, Ops.CMPNE, Ops.CMPEQ}
+  Commutative = {Ops.ADD, Ops.MUL, Ops.MAX, Ops.MIN, Ops.CMPNE, Ops.CMPEQ, Ops.AND, Ops.OR, Ops.XOR}
+  Float = {Ops.RECIP, Ops.SQRT, Ops.EXP, Ops.LOG, Ops.EXP2, Ops.LOG2, Ops.SIN, Ops.COS, Ops.TAN, Ops.TANH, Ops.ERF, Ops.FDIV, Ops.POW}
+
+class AxisType(Enum):
+  GLOBAL = auto(); LOCAL = auto(); LOOP = auto(); REDUCE = auto(); UPCAST = auto(); UNROLL = auto(); GROUP = auto()  # noqa: E702
+  def __repr__(self): return f"AxisType.{self.name}"
+
+class MemSem(Enum):
+  Relaxed = auto(); Acquire = auto(); Release = auto(); AcqRel = auto()  # noqa: E702
+
+class MemScope(Enum):
+  Cta = auto(); Gpu = auto(); Sys = auto()  # noqa: E702
+
+@dataclass(frozen=True)
+class KernelInfo:
+  name: str = "kernel"
+  opts_to_apply: tuple | None = None
+
+def _exec_alu(op: Ops, dtype: DType, vals: tuple) -> Any:
+  """Evaluate an ALU op on Python values (constant folding), with C semantics for ints."""
+  a = vals[0]
+  b = vals[1] if len(vals) > 1 else None
+  fl = dtypes.is_float(dtype)
+  def safe(f):
+    try: return f()
+    except (ValueError, OverflowError, ZeroDivisionError): return math.nan
+  table: dict[Ops, Callable[[], Any]] = {
+    Ops.NEG: lambda: -a if dtype != dtypes.bool else not a, Ops.RECIP: lambda: (1 / a if a != 0 else math.copysign(math.inf, a)),
+    Ops.SQRT: lambda: safe(lambda: math.sqrt(a)), Ops.EXP: lambda: safe(lambda: math.exp(a)) if a < 709 else math.inf,
+    Ops.LOG: lambda: (safe(lambda: math.log(a)) if a > 0 else (-math.inf if a == 0 else math.nan)),
+    Ops.EXP2: lambda: safe(lambda: 2.0 ** a) if a < 1024 else math.inf,
+    Ops.LOG2: lambda: (safe(lambda: math.log2(a)) if a > 0 else (-math.inf if a == 0 else math.nan)),
+    Ops.SIN: lambda: safe(lambda: math.sin(a)), Ops.COS: lambda: safe(lambda: math.cos(a)), Ops.TAN: lambda: safe(lambda: math.tan(a)),
+    Ops.TANH: lambda: math.tanh(a), Ops.ERF: lambda: math.erf(a),
+    Ops.TRUNC: lambda: safe(lambda: float(math.trunc(a))), Ops.FLOOR: lambda: safe(lambda: float(math.floor(a))),
+    Ops.CEIL: lambda: safe(lambda: float(math.ceil(a))), Ops.RINT: lambda: safe(lambda: float(round(a))),
+    Ops.ADD: lambda: a + b, Ops.SUB: lambda: a - b, Ops.MUL: lambda: a * b,
+    Ops.FDIV: lambda: (a / b if b != 0 else (math.nan if a == 0 or a != a else math.copysign(math.inf, a) * math.copysign(1, b))),
+    Ops.IDIV: lambda: (int(a / b) if abs(a) < 2**52 else (abs(a) // abs(b)) * (1 if (a < 0) == (b < 0) else -1)) if b != 0 else 0,
+    Ops.MOD: lambda: (a - b * (int(a / b) if abs(a) < 2**52 else (abs(a) // abs(b)) * (1 if (a < 0) == (b < 0) else -1))) if b != 0 else 0,
+    Ops.MAX: lambda: max(a, b), Ops.MIN: lambda: min(a, b), Ops.POW: lambda: safe(lambda: float(a) ** b),
+    Ops.CMPLT: lambda: a < b, Ops.CMPNE: lambda: a != b, Ops.CMPEQ: lambda: a == b,
+    Ops.AND: lambda: a & b if not fl else math.nan, Ops.OR: lambda: a | b, Ops.XOR: lambda: a ^ b,
+    Ops.SHL: lambda: a << b, Ops.SHR: lambda: a >> b, Ops.WHERE: lambda: vals[1] if a else vals[2],
+  }
+  ret = table[op]()
+  if isinstance(ret, complex): ret = math.nan
+  return truncate_value(ret, dtype)
+
+class UOpMetaClass(type):
+  cache: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+  def __call__(cls, op: Ops, dtype: DType = dtypes.void, src: tuple = (), arg: Any = None):
+    key = (op, dtype, src, arg)
+    try:
+      if (ret := UOpMetaClass.cache.get(key)) is not None: return ret
+    except TypeError: raise TypeError(f"UOp arg must be hashable, got {arg!r}") from None
+    ret = super().__call__(op, dtype, src, arg)
+    UOpMetaClass.cache[key] = ret
+    return ret
+
+class UOp(metaclass=UOpMetaClass):
+  """An immutable node. Building an equal node twice returns the same object, so `is` is equality."""
+  def __init__(self, op: Ops, dtype: DType = dtypes.void, src: tuple[UOp, ...] = (), arg: Any = None):
+    self.op, self.dtype, self.src, self.arg = op, dtype, src, arg
+  def __reduce__(self): return UOp, (self.op, self.dtype, self.src, self.arg)
+  def replace(self, **kw) -> UOp:
+    return UOp(kw.get("op", self.op), kw.get("dtype", self.dtype), kw.get("src", self.src), kw.get("arg", self.arg))
+  def __repr__(self) -> str: return pretty(self)
+  def __bool__(self): raise TypeError("a UOp has no truth value; compare with `is` or use .arg")
+
+  # ---- graph walking
+  @functools.cached_property
+  def toposort(self) -> dict[UOp, None]:
+    """All nodes this one depends on (itself last), each after its sources."""
+    out: dict[UOp, None] = {}
+    stack: list[tuple[UOp, bool]] = [(self, False)]
+    while stack:
+      node, visited = stack.pop()
+      if node in out: continue
+      if visited: out[node] = None
+      else:
+        stack.append((node, True))
+        for s in reversed(node.src):
+          if s not in out: stack.append((s, False))
+    return out
+  def substitute(self, mapping: dict[UOp, UOp]) -> UOp:
+    memo: dict[UOp, UOp] = {}
+    for n in self.toposort:
+      if n in mapping: memo[n] = mapping[n]
+      else:
+        new_src = tuple(memo[s] for s in n.src)
+        memo[n] = n if all(a is b for a, b in zip(new_src, n.src)) else n.replace(src=new_src)
+    return memo[self]
+
+  # ---- tensor-level shape
+  @functools.cached_property
+  def shape(self) -> tuple[int, ...] | None:
+    op, a = self.op, self.arg
+    if op is Ops.CONST: return ()
+    if op is Ops.BUFFER: return (a[2],)
+    if op is Ops.ARANGE: return (a[0],)
+    if op in (Ops.RESHAPE, Ops.EXPAND): return a
+    if op is Ops.PERMUTE: return tuple(self.src[0].shape[i] for i in a)
+    if op is Ops.PAD: return tuple(s + b + e for s, (b, e) in zip(self.src[0].shape, a))
+    if op is Ops.SHRINK: return tuple(e - b for b, e in a)
+    if op is Ops.REDUCE_AXIS: return tuple(1 if i in a[1] else s for i, s in enumerate(self.src[0].shape))
+    if op is Ops.GATHER: return self.src[1].shape
+    if op is Ops.KERNEL_OUT: return self.src[0].src[a].shape
+    if op in GroupOp.Elementwise or op in (Ops.FLIP, Ops.CONTIGUOUS, Ops.COPY, Ops.DETACH, Ops.ASSIGN):
+      return self.src[-1].shape if op is not Ops.WHERE else self.src[0].shape
+    if op is Ops.CUSTOM_KERNEL: return None
+    return None
+  @property
+  def numel(self) -> int: return prod(self.shape)
+  @property
+  def base(self) -> UOp:
+    """The node under any movement ops."""
+    return self.src[0].base if self.op in GroupOp.Movement or self.op is Ops.DETACH else self
+  @functools.cached_property
+  def device(self) -> str:
+    """The device a tensor-level node lives on ('?' for kernel-level nodes)."""
+    if self.op in (Ops.BUFFER, Ops.ARANGE): return self.arg[1]
+    if self.op is Ops.COPY: return self.arg
+    if self.op is Ops.CONST: return self.src[0].arg if self.src else "?"
+    # walk sources without deep recursion: resolve the subgraph bottom-up once
+    for n in self.toposort:
+      if n is not self and "device" not in n.__dict__:
+        n.__dict__["device"] = n._device_from_srcs()
+    return self._device_from_srcs()
+  def _device_from_srcs(self) -> str:
+    if self.op in (Ops.BUFFER, Ops.ARANGE): return self.arg[1]
+    if self.op is Ops.COPY: return self.arg
+    if self.op is Ops.CONST: return self.src[0].arg if self.src else "?"
+    for s in self.src:
+      if (d := s.__dict__.get("device", "?")) != "?": return d
+    return "?"
+
+  # ---- constructors
+  @staticmethod
+  def const(dtype: DType, value: Any, device: str | None = None) -> UOp:
+    """A constant; at tensor level it carries its device as a DEFINE_VAR-free source-less arg."""
+    v = truncate_value(value, dtype)
+    return UOp(Ops.CONST, dtype, (UOp(Ops.NOOP, arg=device),) if device else (), v)
+  def const_like(self, value: Any) -> UOp: return UOp.const(self.dtype, value)
+  def alu(self, op: Ops, *src: UOp, dtype: DType | None = None) -> UOp:
+    out = dtype or (dtypes.bool if op in GroupOp.Comparison else (self.dtype if op is not Ops.WHERE else src[0].dtype))
+    return UOp(op, out, (self,) + src)
+  def cast(self, dtype: DType) -> UOp: return self if self.dtype == dtype else UOp(Ops.CAST, dtype, (self,))
+  def bitcast(self, dtype: DType) -> UOp: return UOp(Ops.BITCAST, dtype, (self,))
+  def _up(self, x: Any) -> UOp: return x if isinstance(x, UOp) else UOp.const(self.dtype, x)
+  # index-math operators (kernel level); tensors have their own
+  def __add__(self, x): return self.alu(Ops.ADD, self._up(x))
+  def __radd__(self, x): return self._up(x).alu(Ops.ADD, self)
+  def __sub__(self, x): return self.alu(Ops.SUB, self._up(x))
+  def __rsub__(self, x): return self._up(x).alu(Ops.SUB, self)
+  def __mul__(self, x): return self.alu(Ops.MUL, self._up(x))
+  def __rmul__(self, x): return self._up(x).alu(Ops.MUL, self)
+  def __floordiv__(self, x): return self.alu(Ops.IDIV, self._up(x))
+  def __truediv__(self, x): return self.alu(Ops.FDIV, self._up(x))
+  def __mod__(self, x): return self.alu(Ops.MOD, self._up(x))
+  def __neg__(self): return self.alu(Ops.NEG)
+  def __and__(self, x): return self.alu(Ops.AND, self._up(x))
+  def __or__(self, x): return self.alu(Ops.OR, self._up(x))
+  def __xor__(self, x): return self.alu(Ops.XOR, self._up(x))
+  def __lt__(self, x): return self.alu(Ops.CMPLT, self._up(x))
+  def __gt__(self, x): return self._up(x).alu(Ops.CMPLT, self)
+  def __ge__(self, x): return self.alu(Ops.CMPLT, self._up(x)).alu(Ops.XOR, UOp.const(dtypes.bool, True))
+  def __le__(self, x): return self._up(x).alu(Ops.CMPLT, self).alu(Ops.XOR, UOp.const(dtypes.bool, True))
+  __hash__ = object.__hash__
+  def ne(self, x): return self.alu(Ops.CMPNE, self._up(x))
+  def eq(self, x): return self.alu(Ops.CMPEQ, self._up(x))
+  def maximum(self, x): return self.alu(Ops.MAX, self._up(x))
+  def minimum(self, x): return self.alu(Ops.MIN, self._up(x))
+  def where(self, a, b):
+    a = a if isinstance(a, UOp) else (b.const_like(a) if isinstance(b, UOp) else UOp.const(dtypes.float32, a))
+    return UOp(Ops.WHERE, a.dtype, (self, a, a._up(b)))
+  def clip(self, lo, hi): return self.maximum(lo).minimum(hi)
+
+  # ---- tensor-level movement and reduce constructors (no-ops return self)
+  def reshape(self, shape: tuple[int, ...]) -> UOp:
+    shape = tuple(shape)
+    if shape == self.shape: return self
+    if self.op is Ops.RESHAPE: return self.src[0].reshape(shape)
+    return UOp(Ops.RESHAPE, self.dtype, (self,), shape)
+  def expand(self, shape: tuple[int, ...]) -> UOp:
+    return self if tuple(shape) == self.shape else UOp(Ops.EXPAND, self.dtype, (self,), tuple(shape))
+  def permute(self, order: tuple[int, ...]) -> UOp:
+    return self if tuple(order) == tuple(range(len(order))) else UOp(Ops.PERMUTE, self.dtype, (self,), tuple(order))
+  def pad(self, arg: tuple[tuple[int, int], ...]) -> UOp:
+    return self if all(b == 0 and e == 0 for b, e in arg) else UOp(Ops.PAD, self.dtype, (self,), tuple(arg))
+  def shrink(self, arg: tuple[tuple[int, int], ...]) -> UOp:
+    return self if all(b == 0 and e == s for (b, e), s in zip(arg, self.shape)) else UOp(Ops.SHRINK, self.dtype, (self,), tuple(arg))
+  def flip(self, axes: tuple[int, ...]) -> UOp:
+    axes = tuple(a for a in axes if self.shape[a] > 1)
+    return self if not axes else UOp(Ops.FLIP, self.dtype, (self,), tuple(sorted(axes)))
+  def r(self, op: Ops, axes: tuple[int, ...]) -> UOp:
+    """Reduce over `axes`, keeping them as size 1."""
+    axes = tuple(sorted(a for a in axes if self.shape[a] != 1))
+    if not axes: return self
+    return UOp(Ops.REDUCE_AXIS, self.dtype, (self,), (op, axes))
+  def const_shaped(self, value: Any, dtype: DType | None = None) -> UOp:
+    """A constant with this node's shape and device (a broadcast view, no memory)."""
+    dt = dtype or self.dtype
+    c = UOp.const(dt, value, self.device)
+    return c.reshape((1,) * len(self.shape)).expand(self.shape) if self.shape else c
+
+  # ---- kernel construction API (also what custom kernels use)
+  @staticmethod
+  def range(size: int | UOp, axis_id: int, axis_type: AxisType = AxisType.LOOP) -> UOp:
+    s = size if isinstance(size, UOp) else UOp.const(dtypes.index, size)
+    return UOp(Ops.RANGE, dtypes.index, (s,), (axis_id, axis_type))
+  @staticmethod
+  def placeholder(slot: int, dtype: DType, shape: tuple[int, ...]) -> UOp:
+    return UOp(Ops.DEFINE_GLOBAL, dtype.ptr(), (), (slot, tuple(shape)))
+  def index(self, *idx: UOp | int, valid: UOp | None = None, ptr: bool = True) -> UOp:
+    """buf.index(i, j): address of element (i, j) of a placeholder (row-major); one index is taken as linear."""
+    assert self.op is Ops.DEFINE_GLOBAL, f"index() needs a buffer placeholder, not {self.op}"
+    shape = self.arg[1]
+    ids = [i if isinstance(i, UOp) else UOp.const(dtypes.index, i) for i in idx]
+    if len(ids) == 1: lin = ids[0]
+    else:
+      if len(ids) != len(shape): raise IndexError(f"buffer of shape {shape} indexed with {len(ids)} indices")
+      lin, stride = ids[-1], 1
+      for i, s in zip(reversed(ids[:-1]), reversed(shape[1:])):
+        stride *= s
+        lin = lin + i * stride
+    lin = lin.cast(dtypes.index) if lin.dtype != dtypes.index else lin
+    return UOp(Ops.INDEX, self.dtype, (self, lin) + ((valid,) if valid is not None else ()))
+  def __getitem__(self, idx) -> UOp:
+    return self.index(*(idx if isinstance(idx, tuple) else (idx,)))
+  def load(self, dtype: DType | None = None) -> UOp:
+    return UOp(Ops.LOAD, dtype or self.dtype.base, (self,))
+  def store(self, value: UOp | Any) -> UOp:
+    v = value if isinstance(value, UOp) else UOp.const(self.dtype.base, value)
+    return UOp(Ops.STORE, dtypes.void, (self, v))
+  def end(self, *ranges: UOp) -> UOp: return UOp(Ops.END, dtypes.void, (self,) + ranges)
+  def sink(self, *more: UOp, arg: Any = None) -> UOp: return UOp(Ops.SINK, dtypes.void, (self,) + more, arg)
+  @staticmethod
+  def custom(fmt: str | dict, *src: UOp, dtype: DType = dtypes.void) -> UOp:
+    """Inline code: `fmt` uses {0}, {1}.. for its sources; a dict gives one spelling per language ('C', 'CUDA', ...)."""
+    return UOp(Ops.CUSTOM, dtype, tuple(src), tuple(sorted(fmt.items())) if isinstance(fmt, dict) else fmt)
+  def atomic(self, kind: str, value: UOp | Any, mask: UOp | None = None, sem: MemSem = MemSem.AcqRel,
+             scope: MemScope = MemScope.Gpu) -> UOp:
+    """Atomic read-modify-write at this INDEX; returns the previous value. kind: add max min and or xor xchg."""
+    if kind not in ATOMIC_KINDS: raise ValueError(f"unknown atomic {kind!r}; supported: {ATOMIC_KINDS}")
+    v = value if isinstance(value, UOp) else UOp.const(self.dtype.base, value)
+    if v.dtype != self.dtype.base: v = v.cast(self.dtype.base)
+    return UOp(Ops.ATOMIC, self.dtype.base, (self, v) + ((mask,) if mask is not None else ()), (kind, sem, scope))
+  def atomic_cas(self, compare: UOp | Any, value: UOp | Any, sem: MemSem = MemSem.AcqRel, scope: MemScope = MemScope.Gpu) -> UOp:
+    c = compare if isinstance(compare, UOp) else UOp.const(self.dtype.base, compare)
+    v = value if isinstance(value, UOp) else UOp.const(self.dtype.base, value)
+    return UOp(Ops.ATOMIC_CAS, self.dtype.base, (self, c, v), (sem, scope))
+
+  # ---- value bounds for symbolic index math
+  @functools.cached_property
+  def vmin_vmax(self) -> tuple[Any, Any]:
+    op, s = self.op, self.src
+    if self.dtype.kind not in "iub": return (-math.inf, math.inf)
+    dmin, dmax = dtypes.min(self.dtype), dtypes.max(self.dtype)
+    if op is Ops.CONST: return (self.arg, self.arg)
+    if op is Ops.RANGE: return (0, s[0].vmin_vmax[1] - 1)
+    if op is Ops.SPECIAL: return (0, self.arg[1] - 1)
+    if op is Ops.DEFINE_VAR: return self.arg[1], self.arg[2]
+    if op is Ops.CAST and s[0].dtype.kind in "iub":
+      lo, hi = s[0].vmin_vmax
+      return (lo, hi) if dmin <= lo and hi <= dmax else (dmin, dmax)
+    if op in GroupOp.ALU:
+      b = [x.vmin_vmax for x in s]
+      if op is Ops.ADD: return _clamp(b[0][0] + b[1][0], b[0][1] + b[1][1], dmin, dmax)
+      if op is Ops.SUB: return _clamp(b[0][0] - b[1][1], b[0][1] - b[1][0], dmin, dmax)
+      if op is Ops.MUL:
+        c = [x * y for x in b[0] for y in b[1]]
+        return _clamp(min(c), max(c), dmin, dmax)
+      if op is Ops.NEG: return _clamp(-b[0][1], -b[0][0], dmin, dmax)
+      if op is Ops.MAX: return (max(b[0][0], b[1][0]), max(b[0][1], b[1][1]))
+      if op is Ops.MIN: return (min(b[0][0], b[1][0]), min(b[0][1], b[1][1]))
+      if op is Ops.IDIV and s[1].op is Ops.CONST and s[1].arg > 0 and b[0][0] >= 0: return (b[0][0] // s[1].arg, b[0][1] // s[1].arg)
+      if op is Ops.MOD and s[1].op is Ops.CONST and s[1].arg > 0 and b[0][0] >= 0: return (0, min(b[0][1], s[1].arg - 1))
+      if op is Ops.WHERE: return (min(b[1][0], b[2][0]), max(b[1][1], b[2][1]))
+      if op is Ops.CMPLT:
+        if b[0][1] < b[1][0]: return (True, True)
+        if b[0][0] >= b[1][1]: return (False, False)
+        return (False, True)
+      if op is Ops.CMPNE or op is Ops.CMPEQ:
+        disjoint = b[0][1] < b[1][0] or b[1][1] < b[0][0]
+        if disjoint: return (True, True) if op is Ops.CMPNE else (False, False)
+        if b[0][0] == b[0][1] == b[1][0] == b[1][1]: return (False, False) if op is Ops.CMPNE else (True, True)
+        return (False, True)
+      if op is Ops.AND and self.dtype == dtypes.bool: return (b[0][0] and b[1][0], b[0][1] and b[1][1])
+      if op is Ops.OR and self.dtype == dtypes.bool: return (b[0][0] or b[1][0], b[0][1] or b[1][1])
+      if op is Ops.AND and b[0][0] >= 0 and b[1][0] >= 0: return (0, min(b[0][1], b[1][1]))
+    if self.dtype == dtypes.bool: return (False, True)
+    return (dmin, dmax)
+  @property
+  def vmin(self): return self.vmin_vmax[0]
+  @property
+  def vmax(self): return self.vmin_vmax[1]
+
+ATOMIC_KINDS = ("add", "max", "min", "and", "or", "xor", "xchg")
+
+def _clamp(lo, hi, dmin, dmax):
+  return (lo, hi) if dmin <= lo and hi <= dmax else (dmin, dmax)
+
+def pretty(u: UOp, depth: int = 0, seen: dict | None = None) -> str:
+  """Print a UOp graph, each shared node once, as numbered lines."""
+  seen = {} if seen is None else seen
+  lines = []
+  for i, n in enumerate(u.toposort):
+    seen[n] = i
+    srcs = ",".join(str(seen[s]) for s in n.src)
+    lines.append(f"{i:4d} {n.op.name:14s} {n.dtype!r:22s} [{srcs}] {n.arg!r}"[:200])
+  return "\n".join(lines)

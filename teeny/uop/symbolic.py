@@ -1,0 +1,165 @@
+"""Simplification of index arithmetic: constant folding, identities, and div/mod folding by value bounds."""
+from __future__ import annotations
+import math
+from teeny.dtype import dtypes
+from teeny.uop.ops import Ops, UOp, GroupOp, _exec_alu
+from teeny.uop.rewrite import UPat, PatternMatcher
+
+def _is_int(u: UOp) -> bool: return u.dtype.kind in "iu"
+
+def fold_const(a: UOp) -> UOp | None:
+  if a.op in GroupOp.ALU and all(s.op is Ops.CONST for s in a.src):
+    return UOp.const(a.dtype, _exec_alu(a.op, a.dtype, tuple(s.arg for s in a.src)))
+  if a.op is Ops.CAST and a.src[0].op is Ops.CONST: return UOp.const(a.dtype, a.src[0].arg)
+  return None
+
+def fold_by_bounds(a: UOp) -> UOp | None:
+  """An int or bool expression whose bounds meet is that constant."""
+  if a.op not in GroupOp.ALU or a.dtype.kind not in "iub": return None
+  lo, hi = a.vmin_vmax
+  return UOp.const(a.dtype, lo) if lo == hi and not isinstance(lo, float) else None
+
+def decompose(x: UOp) -> tuple[list[tuple[UOp, int]], int]:
+  """An int sum as [(term, coefficient)] and a constant."""
+  if x.op is Ops.CONST: return [], x.arg
+  if x.op is Ops.ADD:
+    t0, c0 = decompose(x.src[0])
+    t1, c1 = decompose(x.src[1])
+    return t0 + t1, c0 + c1
+  if x.op is Ops.MUL and x.src[1].op is Ops.CONST:
+    ts, c = decompose(x.src[0])
+    k = x.src[1].arg
+    return [(t, m * k) for t, m in ts], c * k
+  return [(x, 1)], 0
+
+def build_sum(terms: list[tuple[UOp, int]], const: int, dtype) -> UOp:
+  out: UOp | None = None
+  for t, k in terms:
+    if k == 0: continue
+    v = t if k == 1 else t.alu(Ops.MUL, UOp.const(dtype, k))
+    out = v if out is None else out.alu(Ops.ADD, v)
+  if out is None: return UOp.const(dtype, const)
+  return out if const == 0 else out.alu(Ops.ADD, UOp.const(dtype, const))
+
+def _merge_terms(terms: list[tuple[UOp, int]]) -> list[tuple[UOp, int]]:
+  merged: dict[UOp, int] = {}
+  for t, k in terms: merged[t] = merged.get(t, 0) + k
+  return [(t, k) for t, k in merged.items() if k != 0]
+
+def simplify_add(a: UOp) -> UOp | None:
+  """Combine like terms, fold constants, and rebuild (x//c)*c + x%c as x."""
+  if not _is_int(a): return None
+  terms, const = decompose(a)
+  merged = _merge_terms(terms)
+  changed = len(merged) != len(terms)
+  # (y//c)*(k*c) + (y%c)*k -> y*k
+  by_term = dict(merged)
+  for t, k in list(by_term.items()):
+    if t.op is Ops.IDIV and t.src[1].op is Ops.CONST and t in by_term:
+      c = t.src[1].arg
+      m = t.src[0].alu(Ops.MOD, t.src[1])
+      if m in by_term and c != 0 and by_term[t] == by_term[m] * c:
+        km = by_term.pop(m)
+        by_term.pop(t)
+        by_term[t.src[0]] = by_term.get(t.src[0], 0) + km
+        changed = True
+  if not changed:
+    nconst = sum(1 for s in _add_leaves(a) if s.op is Ops.CONST)
+    if nconst <= 1 and not (a.src[0].op is Ops.CONST): return None
+  ret = build_sum([(t, k) for t, k in by_term.items() if k != 0], const, a.dtype)
+  return None if ret is a else ret
+
+def _add_leaves(x: UOp) -> list[UOp]:
+  return _add_leaves(x.src[0]) + _add_leaves(x.src[1]) if x.op is Ops.ADD else [x]
+
+def fold_divmod(x: UOp, c: int, is_mod: bool, orig: UOp) -> UOp | None:
+  """(sum of terms) // c and % c for non-negative sums, pulling out terms whose coefficients c divides."""
+  if c <= 0 or x.vmin < 0: return None
+  if x.vmax < c: return x if is_mod else UOp.const(x.dtype, 0)
+  terms, const = decompose(x)
+  q_terms, r_terms = [], []
+  for t, k in terms:
+    (q_terms if k % c == 0 else r_terms).append((t, k))
+  qc, rc = divmod(const, c)
+  rem = build_sum(r_terms, rc, x.dtype)
+  if rem.vmin < 0: return None
+  # a common factor of the remainder's coefficients and c divides out: (2a+2)//4 -> (a+1)//2
+  g = math.gcd(c, rc, *[k for _, k in r_terms]) if r_terms else c
+  if not q_terms and qc == 0 and g == 1:
+    if rem.vmax < c: return rem if is_mod else UOp.const(x.dtype, 0)
+    return None
+  if is_mod:
+    if g > 1 and r_terms:
+      inner = build_sum([(t, k // g) for t, k in r_terms], rc // g, x.dtype)
+      ret = inner.alu(Ops.MOD, UOp.const(x.dtype, c // g)).alu(Ops.MUL, UOp.const(x.dtype, g))
+    else: ret = rem if rem.vmax < c else rem.alu(Ops.MOD, UOp.const(x.dtype, c))
+  else:
+    if rem.vmax < c: rdiv = UOp.const(x.dtype, 0)
+    elif g > 1 and r_terms: rdiv = build_sum([(t, k // g) for t, k in r_terms], rc // g, x.dtype).alu(Ops.IDIV, UOp.const(x.dtype, c // g))
+    else: rdiv = rem.alu(Ops.IDIV, UOp.const(x.dtype, c))
+    ret = build_sum([(t, k // c) for t, k in q_terms] + ([(rdiv, 1)] if not (rdiv.op is Ops.CONST) else []),
+                    qc + (rdiv.arg if rdiv.op is Ops.CONST else 0), x.dtype)
+  return None if ret is orig else ret
+
+def _div(x: UOp, c: UOp, d: UOp) -> UOp | None:
+  if not _is_int(d): return None
+  k = c.arg
+  if k == 1: return x
+  if k == -1: return x.alu(Ops.NEG)
+  if x.op is Ops.IDIV and x.src[1].op is Ops.CONST and x.src[1].arg > 0 and k > 0 and x.src[0].vmin >= 0:
+    return x.src[0].alu(Ops.IDIV, UOp.const(d.dtype, x.src[1].arg * k))
+  if x.op is Ops.MUL and x.src[1].op is Ops.CONST and k != 0 and x.src[1].arg % k == 0:
+    return x.src[0].alu(Ops.MUL, UOp.const(d.dtype, x.src[1].arg // k))
+  if x.op is Ops.MOD and x.src[1].op is Ops.CONST and k > 0 and x.src[1].arg % k == 0 and x.src[0].vmin >= 0:
+    return x.src[0].alu(Ops.IDIV, c).alu(Ops.MOD, UOp.const(d.dtype, x.src[1].arg // k))
+  return fold_divmod(x, k, False, d)
+
+def _mod(x: UOp, c: UOp, d: UOp) -> UOp | None:
+  if not _is_int(d): return None
+  k = c.arg
+  if k == 1 or k == -1: return UOp.const(d.dtype, 0)
+  if x.op is Ops.MOD and x.src[1].op is Ops.CONST and k > 0 and x.src[1].arg % k == 0 and x.src[0].vmin >= 0:
+    return x.src[0].alu(Ops.MOD, c)
+  if x.op is Ops.MUL and x.src[1].op is Ops.CONST and k != 0 and x.src[1].arg % k == 0: return UOp.const(d.dtype, 0)
+  return fold_divmod(x, k, True, d)
+
+def _where_same(c: UOp, x: UOp, y: UOp) -> UOp | None: return x if x is y else None
+
+x, y, c1, c2 = UPat.var("x"), UPat.var("y"), UPat.cvar("c1"), UPat.cvar("c2")
+symbolic = PatternMatcher([
+  # constants
+  (UPat(GroupOp.ALU | {Ops.CAST}, name="a"), fold_const),
+  (UPat(GroupOp.ALU, name="a"), fold_by_bounds),
+  # commutative ops keep constants on the right
+  (UPat(GroupOp.Commutative, src=(UPat.cvar("c"), UPat.var("v")), name="a"), lambda a, c, v: a.replace(src=(v, c))),
+  # identities
+  (UPat(Ops.ADD, src=(x, UPat.cvar("c"))), lambda x, c: x if c.arg == 0 else None),
+  (UPat(Ops.SUB, src=(x, UPat.cvar("c"))), lambda x, c: x if c.arg == 0 else None),
+  (UPat(Ops.MUL, src=(x, UPat.cvar("c"))), lambda x, c: x if c.arg == 1 else (c if c.arg == 0 and _is_int(x) else None)),
+  (UPat(Ops.FDIV, src=(x, UPat.cvar("c"))), lambda x, c: x if c.arg == 1 else None),
+  (UPat(Ops.SUB, src=(x, x)), lambda x: UOp.const(x.dtype, 0) if _is_int(x) else None),
+  # int sub becomes add of a negated term so sums share one form
+  (UPat(Ops.SUB, src=(x, y), name="d"), lambda x, y, d: x.alu(Ops.ADD, y.alu(Ops.MUL, UOp.const(d.dtype, -1))) if _is_int(d) else None),
+  (UPat(Ops.NEG, src=(x,), name="d"), lambda x, d: x.alu(Ops.MUL, UOp.const(d.dtype, -1)) if _is_int(d) else None),
+  (UPat(Ops.MUL, src=(UPat(Ops.MUL, src=(x, c1)), c2), name="d"),
+   lambda x, c1, c2, d: x.alu(Ops.MUL, UOp.const(d.dtype, c1.arg * c2.arg)) if _is_int(d) else None),
+  (UPat(Ops.MUL, src=(UPat(Ops.ADD, src=(x, y)), c1), name="d"),
+   lambda x, y, c1, d: x.alu(Ops.MUL, c1).alu(Ops.ADD, y.alu(Ops.MUL, c1)) if _is_int(d) else None),
+  (UPat(Ops.ADD, name="a"), simplify_add),
+  # division and modulo
+  (UPat(Ops.IDIV, src=(x, UPat.cvar("c")), name="d"), _div),
+  (UPat(Ops.MOD, src=(x, UPat.cvar("c")), name="d"), _mod),
+  # max/min by bounds
+  (UPat(Ops.MAX, src=(x, y)), lambda x, y: x if _is_int(x) and x.vmin >= y.vmax else (y if _is_int(x) and y.vmin >= x.vmax else None)),
+  (UPat(Ops.MIN, src=(x, y)), lambda x, y: x if _is_int(x) and x.vmax <= y.vmin else (y if _is_int(x) and y.vmax <= x.vmin else None)),
+  # booleans
+  (UPat(Ops.AND, dtype=dtypes.bool, src=(x, UPat.cvar("c"))), lambda x, c: x if c.arg else c),
+  (UPat(Ops.OR, dtype=dtypes.bool, src=(x, UPat.cvar("c"))), lambda x, c: c if c.arg else x),
+  (UPat(Ops.AND, src=(x, x)), lambda x: x),
+  (UPat(Ops.OR, src=(x, x)), lambda x: x),
+  # where
+  (UPat(Ops.WHERE, src=(UPat.cvar("c"), x, y)), lambda c, x, y: x if c.arg else y),
+  (UPat(Ops.WHERE, src=(UPat.var("c"), x, y)), _where_same),
+  # casts
+  (UPat(Ops.CAST, src=(x,), name="d"), lambda x, d: x if x.dtype == d.dtype else None),
+])
