@@ -9,7 +9,8 @@ from teeny.device import Device
 from teeny.uop.ops import Ops, UOp
 from teeny.tensor_nn import NNMixin
 
-_grad_tensors: weakref.WeakSet = weakref.WeakSet()
+# every live tensor, so a write in place can first realize lazy tensors that still read the old contents
+_all_tensors: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
 
 def _axis(axis: int, ndim: int) -> int:
   if not -max(ndim, 1) <= axis < max(ndim, 1):
@@ -66,6 +67,8 @@ class Tensor(NNMixin):
     else:
       self.uop = _from_host(data, dev, dt)
     self.requires_grad = requires_grad
+    self._graph: UOp | None = None   # the graph this tensor had before it was realized, for backward()
+    _all_tensors[id(self)] = self
 
   # ---- basic properties
   @property
@@ -95,7 +98,7 @@ class Tensor(NNMixin):
     self._requires_grad = v
     if v:
       if not (self.dtype.kind == "f"): raise RuntimeError(f"only floating point tensors can require gradients, not {self.dtype}")
-      _grad_tensors.add(self)
+
   def requires_grad_(self, v: bool = True) -> Tensor:
     self.requires_grad = v
     return self
@@ -122,11 +125,14 @@ class Tensor(NNMixin):
     from teeny.engine.realize import run_schedule
     todo = [t for t in tensors if t.uop.base.op not in (Ops.BUFFER, Ops.CONST)]
     if not todo: return
+    todo += _readers_of_overwritten(todo)
     if DEBUG >= 5:
       for t in todo: print(t.uop)
-    items, becomes = create_schedule([t.uop for t in todo])
+    items, becomes = create_schedule(list(dict.fromkeys(t.uop for t in todo)))
     run_schedule(items)
-    for t in todo: t.uop = becomes[t.uop]
+    for t in todo:
+      if t.requires_grad and t._graph is None: t._graph = t.uop
+      t.uop = becomes[t.uop]
   def realize(self, *more: Tensor) -> Tensor:
     """Run the kernels that compute this tensor (and `more`), in one schedule."""
     Tensor.realize_all(self, *more)
@@ -911,11 +917,12 @@ class Tensor(NNMixin):
         raise RuntimeError(f"backward() on a non-scalar tensor of shape {self.shape} needs gradient= (a tensor of the same shape)")
       gradient = Tensor.ones(*self.shape, device=self.device, dtype=self.dtype)
     if gradient.shape != self.shape: raise ValueError(f"backward: gradient shape {gradient.shape} must match {self.shape}")
-    topo = self.uop.toposort
-    targets = [t for t in list(_grad_tensors) if t.requires_grad and t.uop in topo and t.uop.base.op in (Ops.BUFFER, Ops.CONST)]
+    root = self._graph if self._graph is not None else self.uop
+    topo = root.toposort
+    targets = [t for t in list(_all_tensors.values()) if t.requires_grad and t.uop in topo and t.uop.base.op in (Ops.BUFFER, Ops.CONST)]
     if not targets:
       raise RuntimeError("backward(): nothing in this graph requires grad (create leaves with requires_grad=True)")
-    grads = compute_gradient(self.uop, gradient.cast(self.dtype).uop, {t.uop for t in targets})
+    grads = compute_gradient(root, gradient.cast(self.dtype).uop, {t.uop for t in targets})
     for t in targets:
       g = grads.get(t.uop)
       if g is None: continue
@@ -928,8 +935,22 @@ class Tensor(NNMixin):
     if gradient is None:
       if self.numel() != 1: raise RuntimeError(f"gradient() on a non-scalar of shape {self.shape} needs gradient=")
       gradient = Tensor.ones(*self.shape, device=self.device, dtype=self.dtype)
-    grads = compute_gradient(self.uop, gradient.cast(self.dtype).uop, {t.uop for t in targets})
+    root = self._graph if self._graph is not None else self.uop
+    grads = compute_gradient(root, gradient.cast(self.dtype).uop, {t.uop for t in targets})
     return [Tensor(grads[t.uop]) if t.uop in grads else t.zeros_like() for t in targets]
+
+def _readers_of_overwritten(todo: list[Tensor]) -> list[Tensor]:
+  """Lazy tensors that read a buffer this realize overwrites in place: realized in the same schedule, before the write,
+  so they keep the values they were built from (as in PyTorch's eager order)."""
+  written = {n.src[0].base for t in todo for n in t.uop.toposort if n.op is Ops.ASSIGN}
+  if not written: return []
+  mine = {id(t) for t in todo}
+  out = []
+  for t in list(_all_tensors.values()):
+    if id(t) in mine or t.uop.base.op in (Ops.BUFFER, Ops.CONST): continue
+    topo = t.uop.toposort
+    if any(w in topo for w in written) and not any(n.op is Ops.ASSIGN for n in topo): out.append(t)
+  return out
 
 def _shape_arg(shape: tuple, allow_neg: bool = False) -> tuple[int, ...]:
   if len(shape) == 1 and isinstance(shape[0], (tuple, list)): shape = tuple(shape[0])

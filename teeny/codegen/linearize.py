@@ -56,22 +56,32 @@ class Linearizer:
     self.scopes[-1].add(u)
   def emit_reduce(self, red: UOp):
     value, rngs = red.src[0], red.src[1:]
-    inner = frozenset(rngs)
-    # hoist what does not depend on this reduce's loops
+    # UPCAST ranges the value depends on become dimensions of the accumulator: loops over them run inside the reduce
+    # loop (where the compiler unrolls and vectorises them), not around it
+    upcast = sorted([r for r in deps(red) if r.arg[1] is AxisType.UPCAST and r not in self.open], key=range_key)
+    self.ensure_open(deps(red) - frozenset(self.open) - frozenset(upcast))
+    # hoist what the loops do not change
     for n in value.toposort:
-      if n.op in (Ops.RANGE, Ops.REDUCE) or n.op in EFFECTS: continue
-      if not (deps(n) & inner) and not any(x.op is Ops.REDUCE and (deps(x.src[0]) & inner) for x in n.toposort): self.emit(n)
-    self.ensure_open(deps(red) - frozenset(self.open))
+      if n.op in (Ops.RANGE, Ops.REDUCE) or n.op in EFFECTS or self.visible(n): continue
+      if deps(n) <= frozenset(self.open): self.emit(n)
     self.out.append(red)
     self.scopes[-1].add(red)
     depth = len(self.open)
     for r in rngs: self.open_range(r)
+    for r in upcast: self.open_range(r)
     self.emit(value)
     self.out.append(UOp(Ops.ASSIGN, red.dtype, (red, value)))
     while len(self.open) > depth: self.close_range()
   def emit_effect(self, e: UOp):
     body, closes = (e.src[0], e.src[1:]) if e.op is Ops.END else (e, ())
-    self.ensure_open(deps(body) | frozenset(closes))
+    need = deps(body) | frozenset(closes)
+    upcast = frozenset(r for r in need if r.arg[1] is AxisType.UPCAST)
+    # reduces first, outside the UPCAST loops (their accumulators span those loops)
+    self.ensure_open(need - upcast)
+    if upcast:
+      for n in body.toposort:
+        if n.op is Ops.REDUCE and not self.visible(n) and deps(n) - upcast <= frozenset(self.open): self.emit_reduce(n)
+    self.ensure_open(need)
     if body.op is Ops.END: self.emit_effect(body)
     else:
       for s in body.src: self.emit(s)

@@ -2,7 +2,7 @@
 from __future__ import annotations
 from teeny.uop.ops import AxisType, Ops, UOp
 from teeny.uop.rewrite import graph_rewrite
-from teeny.uop.symbolic import symbolic
+from teeny.uop.symbolic import symbolic, decompose
 
 def global_ranges(ast: UOp) -> list[UOp]:
   return sorted([u for u in ast.toposort if u.op is Ops.RANGE and u.arg[1] is AxisType.GLOBAL], key=lambda r: r.arg[0])
@@ -26,5 +26,43 @@ def merge_globals(ast: UOp) -> UOp:
         break
   return ast
 
+def coefficient(idx: UOp, r: UOp) -> int | None:
+  """The stride of range r in an index expression (None if r appears non-linearly)."""
+  terms, _ = decompose(idx)
+  coef = 0
+  for t, k in terms:
+    if t is r: coef += k
+    elif r in t.toposort: return None
+  return coef
+
+def split_upcast(ast: UOp, r: UOp, amount: int) -> UOp:
+  """r -> r_outer*amount + u, with u an UPCAST range (unrolled / vectorised by the compiler inside the reduce loop)."""
+  size = r.src[0].arg
+  outer = UOp.range(size // amount, r.arg[0], r.arg[1])
+  up = UOp.range(amount, 100 + r.arg[0], AxisType.UPCAST)
+  return graph_rewrite(ast.substitute({r: outer * amount + up}), symbolic)
+
+def upcast_reduce(ast: UOp) -> UOp:
+  """Register tiling for reduces (matmul-like): give each program a block of outputs along an axis that some input reads
+  contiguously (vector loads), and along a second axis that input does not depend on (each load reused)."""
+  reduces = [u for u in ast.toposort if u.op is Ops.REDUCE]
+  if len(reduces) != 1: return ast
+  loads = [u.src[0] for u in reduces[0].src[0].toposort if u.op is Ops.LOAD]
+  glob = global_ranges(ast)
+  for amount in (16, 8):
+    cands = [g for g in reversed(glob) if g.src[0].arg % amount == 0 and g.src[0].arg >= amount * 2 and
+             any(coefficient(ld.src[1], g) == 1 for ld in loads)]
+    if cands: break
+  else: return ast
+  g1 = cands[0]
+  reused = [ld for ld in loads if coefficient(ld.src[1], g1) == 1]
+  ast = split_upcast(ast, g1, amount)
+  others = [g for g in global_ranges(ast) if g.arg[0] != g1.arg[0] and g.src[0].arg % 4 == 0 and g.src[0].arg >= 8]
+  others = [g for g in others if any(g not in ld.toposort for ld in reused)]
+  if others: ast = split_upcast(ast, others[0], 4)
+  return ast
+
 def optimize(ast: UOp, renderer) -> UOp:
-  return merge_globals(ast)
+  ast = merge_globals(ast)
+  if getattr(renderer, "lang", "") == "C": ast = upcast_reduce(ast)
+  return ast

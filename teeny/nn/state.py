@@ -4,7 +4,7 @@ import json, os, struct, tempfile, types
 from collections import OrderedDict
 import numpy as np
 from teeny.tensor import Tensor
-from teeny.dtype import DType, dtypes
+from teeny.dtype import DType, dtypes, bf16_bits_to_float32, float32_to_bf16_bits
 
 def get_state_dict(obj, prefix: str = "", tensor_type=Tensor) -> dict[str, Tensor]:
   """Every Tensor reachable through attributes, lists, tuples and dicts, keyed by its dotted path ("layers.0.weight")."""
@@ -43,15 +43,15 @@ def load_state_dict(model, state_dict: dict[str, Tensor], strict: bool = True, v
   bad = [f"{k}: model {tuple(model_sd[k].shape)} vs state dict {tuple(state_dict[k].shape)}" for k in keys
          if tuple(model_sd[k].shape) != tuple(state_dict[k].shape)]
   if bad: raise ValueError("shape mismatch in state dict: " + "; ".join(bad))
-  targets = []
+  targets: dict[int, Tensor] = {}
   for k in keys:
     dst, src = model_sd[k], state_dict[k]
-    if src is dst: continue
+    if src is dst or id(dst) in targets: continue  # a tensor reachable under two names (tied weights) is written once
     if src.device != dst.device: src = src.to(dst.device)
     dst.assign(src.cast(dst.dtype) if src.dtype != dst.dtype else src.contiguous())
-    targets.append(dst)
+    targets[id(dst)] = dst
     if verbose: print(f"loaded {k} {tuple(dst.shape)}")
-  if targets: Tensor.realize(*targets)
+  if targets: Tensor.realize(*targets.values())
   return keys
 
 # ***** safetensors *****
@@ -65,21 +65,16 @@ _MAX_HEADER = 100_000_000  # the safetensors package's limit
 
 def _to_bytes(t: Tensor) -> bytes:
   """The raw little-endian bytes of a tensor (bfloat16 as its 16-bit patterns)."""
-  if t.dtype == dtypes.bfloat16:
-    arr = t.bitcast(dtypes.uint16).numpy() if hasattr(t, "bitcast") else t.numpy()
-    if arr.dtype != np.uint16:
-      from teeny.dtype import float32_to_bf16_bits
-      arr = float32_to_bf16_bits(arr.astype(np.float32))
-  else:
-    arr = t.numpy()
+  arr = t.numpy()
+  if t.dtype == dtypes.bfloat16:  # numpy() gives bfloat16 as float32, which holds every bfloat16 value exactly
+    arr = float32_to_bf16_bits(arr.astype(np.float32))
   return np.ascontiguousarray(arr).astype(arr.dtype.newbyteorder("<"), copy=False).tobytes()
 
 def _from_bytes(buf, dtype: DType, shape: tuple[int, ...]) -> Tensor:
-  if dtype == dtypes.bfloat16:
-    bits = np.frombuffer(buf, dtype="<u2").reshape(shape)
-    return Tensor(bits.copy(), dtype=dtypes.uint16).bitcast(dtypes.bfloat16).contiguous()
+  if dtype == dtypes.bfloat16:  # widening to float32 is exact, and the Tensor rounds it back to the same bits
+    return Tensor(bf16_bits_to_float32(np.frombuffer(buf, dtype="<u2").reshape(shape)), dtype=dtypes.bfloat16)
   arr = np.frombuffer(buf, dtype=dtype.np.newbyteorder("<")).reshape(shape).astype(dtype.np)
-  return Tensor(arr.copy() if not arr.flags.writeable else arr, dtype=dtype)
+  return Tensor(arr, dtype=dtype)
 
 def safe_save(tensors: dict[str, Tensor], path: str | os.PathLike, metadata: dict[str, str] | None = None) -> None:
   """Write `tensors` as a .safetensors file, atomically: a temp file in the same folder is renamed over `path` when done."""

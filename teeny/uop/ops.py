@@ -220,7 +220,6 @@ class UOp(metaclass=UOpMetaClass):
   def reshape(self, shape: tuple[int, ...]) -> UOp:
     shape = tuple(shape)
     if shape == self.shape: return self
-    if self.op is Ops.RESHAPE: return self.src[0].reshape(shape)
     return UOp(Ops.RESHAPE, self.dtype, (self,), shape)
   def expand(self, shape: tuple[int, ...]) -> UOp:
     return self if tuple(shape) == self.shape else UOp(Ops.EXPAND, self.dtype, (self,), tuple(shape))

@@ -2,6 +2,7 @@
 so any C compiler handles them."""
 from __future__ import annotations
 from teeny.codegen.render.cstyle import CStyleLanguage
+from teeny.uop.ops import Ops
 
 C_PRELUDE = r"""#include <math.h>
 #include <stdint.h>
@@ -53,6 +54,7 @@ def _helpers(prelude: str) -> dict[str, str]:
 class CRenderer(CStyleLanguage):
   lang = "C"
   prelude = C_PRELUDE
+  simd_reduce = {Ops.ADD: "+", Ops.MUL: "*", Ops.MAX: "max", Ops.MIN: "min"}
   helpers = _helpers(C_PRELUDE)
   def render_prelude(self, body: str) -> str:
     used = [h for n, h in self.helpers.items() if n in body]

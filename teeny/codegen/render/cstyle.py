@@ -4,6 +4,7 @@ import math
 from typing import Callable
 from teeny.dtype import DType, dtypes
 from teeny.uop.ops import AxisType, GroupOp, Ops, UOp
+from teeny.codegen.linearize import deps
 
 def _f(fn32: str, fn64: str | None = None) -> Callable:
   return lambda x, dt: f"{fn64 if dt == dtypes.float64 and fn64 else fn32}({x})"
@@ -29,6 +30,7 @@ class CStyleLanguage:
   infix = {Ops.ADD: "+", Ops.SUB: "-", Ops.MUL: "*", Ops.FDIV: "/", Ops.IDIV: "/", Ops.MOD: "%", Ops.CMPLT: "<", Ops.CMPNE: "!=",
            Ops.CMPEQ: "==", Ops.AND: "&", Ops.OR: "|", Ops.XOR: "^", Ops.SHL: "<<", Ops.SHR: ">>"}
   prelude = ""
+  simd_reduce: dict[Ops, str] = {}   # C: '#pragma omp simd reduction(op:acc)' on innermost reduce loops
 
   # ---- small tables a language overrides
   def render_dtype(self, dt: DType) -> str: return self.type_map[dt]
@@ -105,6 +107,9 @@ class CStyleLanguage:
     written = {u.src[0].src[0] for u in uops if u.op in (Ops.STORE, Ops.ATOMIC, Ops.ATOMIC_CAS) and u.src[0].op is Ops.INDEX}
     written |= {s.src[0] for u in uops if u.op is Ops.CUSTOM for s in u.src if s.op is Ops.INDEX}
     first_global = next((u for u in uops if u.op is Ops.RANGE and u.arg[1] is AxisType.GLOBAL), None)
+    # accumulators indexed by the UPCAST ranges their value depends on; the reduce whose innermost loop each range is
+    acc_dims = {u: sorted([x for x in deps(u) if x.arg[1] is AxisType.UPCAST], key=lambda x: x.arg[0]) for u in uops if u.op is Ops.REDUCE}
+    innermost_reduce = {u.src[-1]: u for u in uops if u.op is Ops.REDUCE and not acc_dims[u]}
     counter = [0]
     def fresh(prefix: str) -> str:
       counter[0] += 1
@@ -129,8 +134,10 @@ class CStyleLanguage:
         params.append(f"{self.arg_int_prefix} {u.arg[0]}")
         r[u] = u.arg[0]
       elif op is Ops.RANGE:
-        nm = f"{'g' if u.arg[1] is AxisType.GLOBAL else ('r' if u.arg[1] is AxisType.REDUCE else 'i')}{u.arg[0]}"
+        nm = f"{ {AxisType.GLOBAL: 'g', AxisType.REDUCE: 'r', AxisType.UPCAST: 'u'}.get(u.arg[1], 'i')}{u.arg[0]}"
         r[u] = nm
+        if (red := innermost_reduce.get(u)) is not None and red.arg in self.simd_reduce and red.dtype.kind in "fiu":
+          emit(f"#pragma omp simd reduction({self.simd_reduce[red.arg]}:{r[red]})")
         emit(self.render_range_open(u, nm, val(u.src[0]), u is first_global))
         depth += 1
       elif op is Ops.END:
@@ -149,9 +156,21 @@ class CStyleLanguage:
         emit(f"if ({val(idx.src[2])}) {st}" if len(idx.src) > 2 else st)
       elif op is Ops.REDUCE:
         nm = fresh("acc")
-        init = {Ops.ADD: 0, Ops.MUL: 1, Ops.MAX: dtypes.min(u.dtype), Ops.MIN: dtypes.max(u.dtype)}[u.arg]
-        emit(f"{self.render_dtype(u.dtype)} {nm} = {self.render_const(init, u.dtype)};")
-        r[u] = nm
+        init = self.render_const({Ops.ADD: 0, Ops.MUL: 1, Ops.MAX: dtypes.min(u.dtype), Ops.MIN: dtypes.max(u.dtype)}[u.arg], u.dtype)
+        ups = acc_dims.get(u, [])
+        if ups:
+          n = 1
+          for x in ups: n *= x.src[0].arg
+          emit(f"{self.render_dtype(u.dtype)} {nm}[{n}];")
+          emit(f"for (int {nm}_i = 0; {nm}_i < {n}; {nm}_i++) {nm}[{nm}_i] = {init};")
+          lin, stride = [], 1
+          for x in reversed(ups):
+            lin.append(f"{r.get(x, 'u' + str(x.arg[0]))}*{stride}" if stride != 1 else r.get(x, "u" + str(x.arg[0])))
+            stride *= x.src[0].arg
+          r[u] = f"{nm}[{'+'.join(reversed(lin))}]"
+        else:
+          emit(f"{self.render_dtype(u.dtype)} {nm} = {init};")
+          r[u] = nm
       elif op is Ops.ASSIGN:
         red, v = u.src
         if red.arg in (Ops.MAX, Ops.MIN): emit(f"{r[red]} = {self.render_max(r[red], val(v), red.dtype, red.arg is Ops.MAX)};")
