@@ -84,8 +84,28 @@ RULES: dict[Ops, Callable[[UOp, UOp], tuple[UOp | None, ...]]] = {
   Ops.CONTIGUOUS: lambda g, r: (g,),
   Ops.COPY: lambda g, r: (UOp(Ops.COPY, g.dtype, (UOp(Ops.CONTIGUOUS, g.dtype, (g,)),), r.src[0].device),),
 }
-NO_GRAD = {Ops.CMPLT, Ops.CMPNE, Ops.CMPEQ, Ops.AND, Ops.OR, Ops.XOR, Ops.SHL, Ops.SHR, Ops.IDIV, Ops.MOD, Ops.TRUNC, Ops.FLOOR,
+NO_GRAD = {Ops.CMPLT, Ops.CMPLE, Ops.CMPNE, Ops.CMPEQ, Ops.AND, Ops.OR, Ops.XOR, Ops.SHL, Ops.SHR, Ops.IDIV, Ops.MOD, Ops.TRUNC, Ops.FLOOR,
            Ops.CEIL, Ops.RINT, Ops.DETACH, Ops.BUFFER, Ops.CONST, Ops.ARANGE, Ops.BITCAST, Ops.NOOP, Ops.ASSIGN}
+
+def _custom_kernel_grad(g: UOp, ck: UOp) -> tuple[UOp | None, ...]:
+  """A custom kernel is differentiable through its grad_fxn(grad_out, *inputs) -> one gradient (or None) per input."""
+  from teeny.tensor import Tensor
+  sink, grad_fxn = ck.arg
+  if grad_fxn is None:
+    raise RuntimeError(f"custom kernel {sink.arg.name!r} has no grad_fxn, so it cannot be differentiated; pass grad_fxn= to "
+                       "custom_kernel or detach() its inputs")
+  grads = grad_fxn(Tensor(g), *[Tensor(s) for s in ck.src[1:]])
+  if not isinstance(grads, (tuple, list)) or len(grads) != len(ck.src) - 1:
+    raise RuntimeError(f"grad_fxn of custom kernel {sink.arg.name!r} must return one gradient (or None) per input "
+                       f"({len(ck.src) - 1}), got {grads!r}")
+  out: list[UOp | None] = [None]
+  for s, gr in zip(ck.src[1:], grads):
+    if gr is None: out.append(None)
+    else:
+      u = gr.uop if hasattr(gr, "uop") else gr
+      if u.shape != s.shape: raise RuntimeError(f"grad_fxn returned a gradient of shape {u.shape} for an input of shape {s.shape}")
+      out.append(u.cast(s.dtype) if u.dtype != s.dtype else u)
+  return tuple(out)
 
 def compute_gradient(root: UOp, root_grad: UOp, targets: set[UOp]) -> dict[UOp, UOp]:
   """d(root)/d(t) for each target t reachable from root, given the incoming gradient of root."""
@@ -98,9 +118,8 @@ def compute_gradient(root: UOp, root_grad: UOp, targets: set[UOp]) -> dict[UOp, 
     g = grads.get(n)
     if g is None or n not in on_path or n in targets and not n.src: continue
     if n.op in NO_GRAD: continue
-    if n.op is Ops.CUSTOM_KERNEL or n.op is Ops.KERNEL_OUT:
-      from teeny.kernels import custom_kernel_grad
-      src_grads = custom_kernel_grad(g, n)
+    if n.op is Ops.KERNEL_OUT: src_grads = (g,) if n.arg == 0 else (None,)
+    elif n.op is Ops.CUSTOM_KERNEL: src_grads = _custom_kernel_grad(g, n)
     elif n.op not in RULES: raise RuntimeError(f"no derivative rule for {n.op}; it cannot be differentiated")
     else: src_grads = RULES[n.op](g, n)
     for s, sg in zip(n.src, src_grads):

@@ -25,7 +25,6 @@ def _normalize(t, indices) -> list:
   return out
 
 def getitem(t, indices):
-  from teeny.tensor import Tensor
   idx = _normalize(t, indices)
   x = t
   # basic indexing: one pass over dims, keeping track of which output dim each tensor index lands on
@@ -71,7 +70,7 @@ def getitem(t, indices):
 def _advanced(x, tdims: list):
   """numpy advanced indexing of x at dims `tdims` [(dim, index tensor)]: broadcast the index tensors together;
   results go where the indexed dims were if they are adjacent, else to the front."""
-  from teeny.tensor import Tensor, _broadcast_shape
+  from teeny.tensor import _broadcast_shape
   dims = [d for d, _ in tdims]
   bshape = _broadcast_shape(*[i.shape for _, i in tdims])
   adjacent = dims == list(range(dims[0], dims[0] + len(dims)))

@@ -1,10 +1,10 @@
 """Tensor: a thin, lazy handle on a UOp. Every op adds nodes to the graph; nothing runs until a value is needed."""
 from __future__ import annotations
 import math, weakref
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable
 import numpy as np
 from teeny.dtype import DType, dtypes, least_upper_dtype, sum_acc_dtype, to_dtype, float32_to_bf16_bits
-from teeny.helpers import argsort, prod, DEBUG
+from teeny.helpers import prod, DEBUG
 from teeny.device import Device
 from teeny.uop.ops import Ops, UOp
 from teeny.tensor_nn import NNMixin
@@ -144,12 +144,12 @@ class Tensor(NNMixin):
     if self.uop.op is Ops.BUFFER or (self.uop.op is Ops.RESHAPE and self.uop.src[0].op is Ops.BUFFER): return self
     return self._wrap(UOp(Ops.CONTIGUOUS, self.dtype, (self.uop,)))
   def _buffer(self):
+    """The realized, contiguous buffer holding this tensor's values (realizing, or copying a view, when needed)."""
     from teeny.engine.realize import buffer_for
-    t = self.contiguous() if self.uop.base.op is not Ops.BUFFER or self.uop.op not in (Ops.BUFFER, Ops.RESHAPE) else self
-    if t.uop.base.op is Ops.BUFFER and t.uop.op not in (Ops.BUFFER, Ops.RESHAPE): t = Tensor(UOp(Ops.CONTIGUOUS, t.dtype, (t.uop,)))
-    t.realize()
-    if t is not self and self.uop.base.op is not Ops.BUFFER: self.uop = t.uop
-    return buffer_for(t.uop.base)
+    def plain(u: UOp) -> bool: return u.op is Ops.BUFFER or (u.op is Ops.RESHAPE and u.src[0].op is Ops.BUFFER)
+    if not plain(self.uop) and self.uop.base is self.uop: self.realize()
+    if plain(self.uop): return buffer_for(self.uop.base)
+    return buffer_for(Tensor(UOp(Ops.CONTIGUOUS, self.dtype, (self.uop,))).realize().uop.base)
   def numpy(self) -> np.ndarray:
     """The values as a numpy array (bfloat16 comes back as float32)."""
     if self.numel() == 0:
@@ -244,7 +244,11 @@ class Tensor(NNMixin):
     base = Tensor._rng_counter
     Tensor._rng_counter += numel
     key = _hash32_py((Tensor._seed * 0x9E3779B1 + 0x7F4A7C15) & 0xFFFFFFFF)
-    i = Tensor.arange(numel, device=device, dtype=dtypes.uint32) + ((base + key) & 0xFFFFFFFF)
+    # the counter is data (a one-element buffer), not a constant in the source, so every call reuses one kernel
+    dev = Device.canonicalize(device)
+    ctr = Tensor(np.array([(base + key) & 0xFFFFFFFF], dtype=np.uint32), device=dev) if not Device[dev].runs_nothing else \
+      Tensor.empty(1, dtype=dtypes.uint32, device=dev)
+    i = Tensor.arange(numel, device=device, dtype=dtypes.uint32) + ctr.reshape((1,)).expand(numel)
     h = _hash32(_hash32(i) ^ key)
     return h
   @staticmethod
@@ -427,10 +431,10 @@ class Tensor(NNMixin):
   def __gt__(self, x) -> Tensor: return self.cmplt(x, reverse=True)
   def __le__(self, x) -> Tensor:
     a, b = self._binop(x)
-    return a._alu(Ops.CMPLT, b) | a._alu(Ops.CMPEQ, b)
+    return a._alu(Ops.CMPLE, b)
   def __ge__(self, x) -> Tensor:
     a, b = self._binop(x)
-    return b._alu(Ops.CMPLT, a) | a._alu(Ops.CMPEQ, b)
+    return b._alu(Ops.CMPLE, a)
   def __eq__(self, x) -> Tensor:  # type: ignore[override]
     a, b = self._binop(x)
     return a._alu(Ops.CMPEQ, b)
@@ -907,6 +911,31 @@ class Tensor(NNMixin):
     out = out.expand(*[sizes[c] for c in letters])  # type: ignore[union-attr]
     red = tuple(range(len(rhs), len(letters)))
     return out.sum(red) if red else out
+
+  # ---- custom kernels
+  def custom_kernel(self, *inputs: Tensor, fxn: Callable[..., UOp], grad_fxn: Callable | None = None) -> list[Tensor]:
+    """Run a hand-written kernel. `fxn` gets one placeholder UOp per tensor (self, the output buffer, first) and returns a
+    SINK; the result is one Tensor per placeholder: that buffer's value after the kernel ran."""
+    from teeny.uop.ops import KernelInfo
+    tensors = [self, *inputs]
+    for i, t in enumerate(tensors):
+      if not isinstance(t, Tensor): raise TypeError(f"custom_kernel: argument {i} is {type(t).__name__}, not a Tensor")
+      if t.device != self.device: raise RuntimeError(f"custom_kernel: argument {i} is on {t.device}, the output on {self.device}")
+    if self.uop.op not in (Ops.BUFFER, Ops.RESHAPE) or self.uop.base.op is not Ops.BUFFER:
+      raise ValueError("custom_kernel must be called on a realized, contiguous output tensor, e.g. Tensor.zeros(...).contiguous().realize()")
+    srcs = [self.uop] + [t.contiguous().uop for t in inputs]
+    holders = [UOp.placeholder(i, t.dtype, t.shape) for i, t in enumerate(tensors)]
+    sink = fxn(*holders)
+    if not isinstance(sink, UOp) or sink.op is not Ops.SINK: raise TypeError("custom_kernel: fxn must return a SINK UOp (x.sink(arg=KernelInfo(...)))")
+    if not isinstance(sink.arg, KernelInfo): sink = sink.replace(arg=KernelInfo(name="custom", opts_to_apply=()))
+    ck = UOp(Ops.CUSTOM_KERNEL, dtypes.void, tuple(srcs), (sink, grad_fxn))
+    rg = any(t.requires_grad for t in inputs)
+    outs = []
+    for i, t in enumerate(tensors):
+      o = Tensor(UOp(Ops.KERNEL_OUT, t.dtype, (ck,), i))
+      if rg and i == 0 and not Tensor._no_grad: o._requires_grad = True
+      outs.append(o)
+    return outs
 
   # ---- autograd
   def backward(self, gradient: Tensor | None = None) -> Tensor:

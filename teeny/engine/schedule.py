@@ -157,10 +157,12 @@ def create_schedule(roots: list[UOp]) -> tuple[list[ScheduleItem], dict[UOp, UOp
       items.append(ScheduleItem("copy", None, [out, sbuf]))
       continue
     if n.op is Ops.KERNEL_OUT:
-      buffer_of[n] = n.src[0].src[n.arg].base
+      s = n.src[0].src[n.arg]
+      buffer_of[n] = s.base if s.base.op is Ops.BUFFER else buffer_of[s.base]
       continue
     if n.op is Ops.CUSTOM_KERNEL:
-      items.append(ScheduleItem("custom", n.arg[0], [s.base for s in n.src], meta=n.arg))
+      bufs = [s.base if s.base.op is Ops.BUFFER else buffer_of[s.base] for s in n.src]
+      items.append(ScheduleItem("custom", n.arg[0], bufs, meta=n.arg))
       continue
     if n.op is Ops.ASSIGN:
       target, value = n.src
@@ -210,18 +212,18 @@ def _order_writes_after_reads(items: list[ScheduleItem]) -> list[ScheduleItem]:
   item that reads the old contents of that buffer."""
   producer: dict[UOp, int] = {}
   for i, it in enumerate(items):
-    if it.kind != "custom": producer[it.bufs[0]] = i
+    for b in (it.bufs if it.kind == "custom" else it.bufs[:1]): producer[b] = i
   deps: list[set[int]] = [set() for _ in items]
   for j, it in enumerate(items):
     for b in it.bufs[1:] if it.kind != "custom" else it.bufs:
       if b in it.old_reads: continue
       i = producer.get(b)
-      if i is not None and i < j: deps[j].add(i)
+      if i is not None and i != j: deps[j].add(i)
   for i, it in enumerate(items):
-    if it.meta != "assign": continue
-    target = it.bufs[0]
-    for j, other in enumerate(items):
-      if j != i and target in other.old_reads and i not in _ancestors(deps, j): deps[i].add(j)
+    if it.meta != "assign" and it.kind != "custom": continue
+    for target in (it.bufs if it.kind == "custom" else it.bufs[:1]):
+      for j, other in enumerate(items):
+        if j != i and target in other.old_reads and i not in _ancestors(deps, j): deps[i].add(j)
   out, done = [], set()
   def visit(k: int, stack: set):
     if k in done: return

@@ -4,7 +4,7 @@ from dataclasses import dataclass
 from enum import Enum, auto
 import functools, math, weakref
 from typing import Any, Callable
-from teeny.dtype import DType, PtrDType, dtypes, truncate_value
+from teeny.dtype import DType, dtypes, truncate_value
 from teeny.helpers import prod
 
 class Ops(Enum):
@@ -23,7 +23,7 @@ class Ops(Enum):
   SIN = auto(); COS = auto(); TAN = auto(); TANH = auto(); ERF = auto()  # noqa: E702
   TRUNC = auto(); FLOOR = auto(); CEIL = auto(); RINT = auto()  # noqa: E702
   ADD = auto(); SUB = auto(); MUL = auto(); FDIV = auto(); IDIV = auto(); MOD = auto(); MAX = auto(); MIN = auto()  # noqa: E702
-  POW = auto(); CMPLT = auto(); CMPNE = auto(); CMPEQ = auto(); AND = auto(); OR = auto(); XOR = auto()  # noqa: E702
+  POW = auto(); CMPLT = auto(); CMPLE = auto(); CMPNE = auto(); CMPEQ = auto(); AND = auto(); OR = auto(); XOR = auto()  # noqa: E702
   SHL = auto(); SHR = auto()  # noqa: E702
   WHERE = auto()
   def __repr__(self): return f"Ops.{self.name}"
@@ -31,13 +31,13 @@ class Ops(Enum):
 class GroupOp:
   Unary = {Ops.NEG, Ops.RECIP, Ops.SQRT, Ops.EXP, Ops.LOG, Ops.EXP2, Ops.LOG2, Ops.SIN, Ops.COS, Ops.TAN, Ops.TANH, Ops.ERF,
            Ops.TRUNC, Ops.FLOOR, Ops.CEIL, Ops.RINT}
-  Binary = {Ops.ADD, Ops.SUB, Ops.MUL, Ops.FDIV, Ops.IDIV, Ops.MOD, Ops.MAX, Ops.MIN, Ops.POW, Ops.CMPLT, Ops.CMPNE, Ops.CMPEQ,
+  Binary = {Ops.ADD, Ops.SUB, Ops.MUL, Ops.FDIV, Ops.IDIV, Ops.MOD, Ops.MAX, Ops.MIN, Ops.POW, Ops.CMPLT, Ops.CMPLE, Ops.CMPNE, Ops.CMPEQ,
             Ops.AND, Ops.OR, Ops.XOR, Ops.SHL, Ops.SHR}
   Ternary = {Ops.WHERE}
   ALU = Unary | Binary | Ternary
   Elementwise = ALU | {Ops.CAST, Ops.BITCAST}
   Movement = {Ops.RESHAPE, Ops.PERMUTE, Ops.EXPAND, Ops.PAD, Ops.SHRINK, Ops.FLIP}
-  Comparison = {Ops.CMPLT, Ops.CMPNE, Ops.CMPEQ}
+  Comparison = {Ops.CMPLT, Ops.CMPLE, Ops.CMPNE, Ops.CMPEQ}
   Commutative = {Ops.ADD, Ops.MUL, Ops.MAX, Ops.MIN, Ops.CMPNE, Ops.CMPEQ, Ops.AND, Ops.OR, Ops.XOR}
   Float = {Ops.RECIP, Ops.SQRT, Ops.EXP, Ops.LOG, Ops.EXP2, Ops.LOG2, Ops.SIN, Ops.COS, Ops.TAN, Ops.TANH, Ops.ERF, Ops.FDIV, Ops.POW}
 
@@ -79,7 +79,7 @@ def _exec_alu(op: Ops, dtype: DType, vals: tuple) -> Any:
     Ops.IDIV: lambda: (int(a / b) if abs(a) < 2**52 else (abs(a) // abs(b)) * (1 if (a < 0) == (b < 0) else -1)) if b != 0 else 0,
     Ops.MOD: lambda: (a - b * (int(a / b) if abs(a) < 2**52 else (abs(a) // abs(b)) * (1 if (a < 0) == (b < 0) else -1))) if b != 0 else 0,
     Ops.MAX: lambda: max(a, b), Ops.MIN: lambda: min(a, b), Ops.POW: lambda: safe(lambda: float(a) ** b),
-    Ops.CMPLT: lambda: a < b, Ops.CMPNE: lambda: a != b, Ops.CMPEQ: lambda: a == b,
+    Ops.CMPLT: lambda: a < b, Ops.CMPLE: lambda: a <= b, Ops.CMPNE: lambda: a != b, Ops.CMPEQ: lambda: a == b,
     Ops.AND: lambda: a & b if not fl else math.nan, Ops.OR: lambda: a | b, Ops.XOR: lambda: a ^ b,
     Ops.SHL: lambda: a << b, Ops.SHR: lambda: a >> b, Ops.WHERE: lambda: vals[1] if a else vals[2],
   }
@@ -319,6 +319,10 @@ class UOp(metaclass=UOpMetaClass):
       if op is Ops.CMPLT:
         if b[0][1] < b[1][0]: return (True, True)
         if b[0][0] >= b[1][1]: return (False, False)
+        return (False, True)
+      if op is Ops.CMPLE:
+        if b[0][1] <= b[1][0]: return (True, True)
+        if b[0][0] > b[1][1]: return (False, False)
         return (False, True)
       if op is Ops.CMPNE or op is Ops.CMPEQ:
         disjoint = b[0][1] < b[1][0] or b[1][1] < b[0][0]

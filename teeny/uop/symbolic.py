@@ -65,7 +65,7 @@ def simplify_add(a: UOp) -> UOp | None:
         changed = True
   if not changed:
     nconst = sum(1 for s in _add_leaves(a) if s.op is Ops.CONST)
-    if nconst <= 1 and not (a.src[0].op is Ops.CONST): return None
+    if nconst <= 1 and a.src[0].op is not Ops.CONST: return None
   ret = build_sum([(t, k) for t, k in by_term.items() if k != 0], const, a.dtype)
   return None if ret is a else ret
 
@@ -97,7 +97,7 @@ def fold_divmod(x: UOp, c: int, is_mod: bool, orig: UOp) -> UOp | None:
     if rem.vmax < c: rdiv = UOp.const(x.dtype, 0)
     elif g > 1 and r_terms: rdiv = build_sum([(t, k // g) for t, k in r_terms], rc // g, x.dtype).alu(Ops.IDIV, UOp.const(x.dtype, c // g))
     else: rdiv = rem.alu(Ops.IDIV, UOp.const(x.dtype, c))
-    ret = build_sum([(t, k // c) for t, k in q_terms] + ([(rdiv, 1)] if not (rdiv.op is Ops.CONST) else []),
+    ret = build_sum([(t, k // c) for t, k in q_terms] + ([(rdiv, 1)] if rdiv.op is not Ops.CONST else []),
                     qc + (rdiv.arg if rdiv.op is Ops.CONST else 0), x.dtype)
   return None if ret is orig else ret
 

@@ -27,7 +27,7 @@ class CStyleLanguage:
     Ops.LOG2: _f("log2f", "log2"), Ops.SIN: _f("sinf", "sin"), Ops.COS: _f("cosf", "cos"), Ops.TAN: _f("tanf", "tan"),
     Ops.TANH: _f("tanhf", "tanh"), Ops.ERF: _f("erff", "erf"), Ops.TRUNC: _f("truncf", "trunc"), Ops.FLOOR: _f("floorf", "floor"),
     Ops.CEIL: _f("ceilf", "ceil"), Ops.RINT: _f("rintf", "rint")}
-  infix = {Ops.ADD: "+", Ops.SUB: "-", Ops.MUL: "*", Ops.FDIV: "/", Ops.IDIV: "/", Ops.MOD: "%", Ops.CMPLT: "<", Ops.CMPNE: "!=",
+  infix = {Ops.ADD: "+", Ops.SUB: "-", Ops.MUL: "*", Ops.FDIV: "/", Ops.IDIV: "/", Ops.MOD: "%", Ops.CMPLT: "<", Ops.CMPLE: "<=", Ops.CMPNE: "!=",
            Ops.CMPEQ: "==", Ops.AND: "&", Ops.OR: "|", Ops.XOR: "^", Ops.SHL: "<<", Ops.SHR: ">>"}
   prelude = ""
   simd_reduce: dict[Ops, str] = {}   # C: '#pragma omp simd reduction(op:acc)' on innermost reduce loops
