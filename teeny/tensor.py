@@ -123,9 +123,13 @@ class Tensor(NNMixin):
   def realize_all(*tensors: Tensor) -> None:
     from teeny.engine.schedule import create_schedule
     from teeny.engine.realize import run_schedule
+    from teeny.engine.schedule import resolve_ran_custom
     todo = [t for t in tensors if t.uop.base.op not in (Ops.BUFFER, Ops.CONST)]
     if not todo: return
     todo += _readers_of_overwritten(todo)
+    for t in todo: t.uop = resolve_ran_custom(t.uop)
+    todo = [t for t in todo if t.uop.base.op not in (Ops.BUFFER, Ops.CONST)]
+    if not todo: return
     if DEBUG >= 5:
       for t in todo: print(t.uop)
     items, becomes = create_schedule(list(dict.fromkeys(t.uop for t in todo)))

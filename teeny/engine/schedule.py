@@ -1,7 +1,7 @@
 """Tensor graph -> ordered ScheduleItems. Decides where to cut (realize) and builds each kernel's AST, turning
 movement ops into index expressions so elementwise chains, reduce prologues and epilogues fuse."""
 from __future__ import annotations
-import itertools
+import itertools, weakref
 from dataclasses import dataclass, field
 from typing import Any
 from teeny.dtype import dtypes
@@ -136,6 +136,16 @@ class KernelBuilder:
     if reds: name += "_" + "_".join(str(s) for s in reds)
     return graph_rewrite(store.sink(arg=KernelInfo(name=name)), symbolic)
 
+# custom kernels that already ran: their outputs are plain buffers now (running one twice would apply it twice)
+_ran_custom: weakref.WeakKeyDictionary[UOp, tuple[UOp, ...]] = weakref.WeakKeyDictionary()
+
+def resolve_ran_custom(u: UOp) -> UOp:
+  """Replace outputs of custom kernels that already ran with views of their buffers."""
+  if not _ran_custom: return u
+  mapping = {n: _as_shaped(_ran_custom[n.src[0]][n.arg], n.shape) for n in u.toposort
+             if n.op is Ops.KERNEL_OUT and n.src[0] in _ran_custom}
+  return u.substitute(mapping) if mapping else u
+
 def _reads_at_other_index(ast: UOp) -> bool:
   """Does the kernel read its output buffer (slot 0) at an address other than the one it writes?"""
   store = ast.src[0]
@@ -163,6 +173,7 @@ def create_schedule(roots: list[UOp]) -> tuple[list[ScheduleItem], dict[UOp, UOp
     if n.op is Ops.CUSTOM_KERNEL:
       bufs = [s.base if s.base.op is Ops.BUFFER else buffer_of[s.base] for s in n.src]
       items.append(ScheduleItem("custom", n.arg[0], bufs, meta=n.arg))
+      _ran_custom[n] = tuple(bufs)
       continue
     if n.op is Ops.ASSIGN:
       target, value = n.src
