@@ -152,8 +152,60 @@ def _reads_at_other_index(ast: UOp) -> bool:
   waddr = store.src[0].src[1]
   return any(u.op is Ops.INDEX and u.src[0].arg[0] == 0 and u.src[1] is not waddr for u in ast.toposort if u is not store.src[0])
 
+# schedules by graph structure: a training step builds the same graph every time, only its buffers differ
+_schedule_cache: dict[tuple, tuple] = {}
+
+def _structure(roots: list[UOp]) -> tuple[tuple, list[UOp], list[UOp]]:
+  """A key equal for graphs that differ only in which buffers they read, the distinct buffers in first-seen order, and
+  the nodes in walk order."""
+  index: dict[UOp, int] = {}
+  parts: list[tuple] = []
+  bufs: list[UOp] = []
+  nodes = _toposort_many(roots)
+  for n in nodes:
+    if n.op is Ops.BUFFER:
+      parts.append((Ops.BUFFER, n.dtype, n.arg[1], n.arg[2], len(bufs)))
+      bufs.append(n)
+    else: parts.append((n.op, n.dtype, n.arg, tuple(index[s] for s in n.src)))
+    index[n] = len(parts) - 1
+  return (tuple(parts), tuple(index[r] for r in roots)), bufs, nodes
+
 def create_schedule(roots: list[UOp]) -> tuple[list[ScheduleItem], dict[UOp, UOp]]:
-  """The kernels that realize `roots`, in a valid order, and for each root the UOp (a view of a BUFFER) it becomes."""
+  """The kernels that realize `roots`, in a valid order, and for each root the UOp (a view of a BUFFER) it becomes.
+  Graphs seen before (up to which buffers they read) reuse their schedule: only new output buffers are made."""
+  key, bufs, nodes = _structure(roots)
+  if (tpl := _schedule_cache.get(key)) is not None: return _instantiate(tpl, roots, bufs, nodes)
+  items, becomes = _create_schedule(roots)
+  _schedule_cache[key] = _template(items, becomes, roots, bufs, nodes)
+  return items, becomes
+
+def _template(items: list[ScheduleItem], becomes: dict[UOp, UOp], roots: list[UOp], bufs: list[UOp], nodes: list[UOp]) -> tuple:
+  pos = {b: ("in", i) for i, b in enumerate(bufs)}
+  def ref(b: UOp):
+    if b not in pos: pos[b] = ("new", b.arg[1], b.arg[2], b.dtype, len(pos))
+    return pos[b]
+  titems = [(it.kind, it.ast, tuple(ref(b) for b in it.bufs), it.meta, tuple(ref(b) for b in it.old_reads)) for it in items]
+  troots = tuple(ref(becomes[r].base) if becomes[r].base.op is Ops.BUFFER else None for r in roots)
+  node_pos = {n: i for i, n in enumerate(nodes)}
+  customs = tuple((node_pos[n], tuple(ref(b) for b in v)) for n, v in _ran_custom.items() if n in node_pos)
+  return titems, troots, customs
+
+def _instantiate(tpl: tuple, roots: list[UOp], bufs: list[UOp], nodes: list[UOp]) -> tuple[list[ScheduleItem], dict[UOp, UOp]]:
+  titems, troots, customs = tpl
+  made: dict[tuple, UOp] = {}
+  def get(r: tuple) -> UOp:
+    if r[0] == "in": return bufs[r[1]]
+    if r not in made: made[r] = new_buffer_uop(r[1], r[2], r[3])
+    return made[r]
+  items = [ScheduleItem(kind, ast, [get(b) for b in tb], meta=meta, old_reads={get(b) for b in tr}) for kind, ast, tb, meta, tr in titems]
+  becomes: dict[UOp, UOp] = {}
+  for r, tr in zip(roots, troots):
+    becomes[r] = r if tr is None else _reapply_views(r, r.base, _as_shaped(get(tr), r.base.shape))
+  for p, tb in customs: _ran_custom[nodes[p]] = tuple(get(b) for b in tb)
+  if DEBUG >= 1: print(f"teeny: scheduled {sum(1 for i in items if i.kind != 'copy')} kernels, {len(items)} items (cached)")
+  return items, becomes
+
+def _create_schedule(roots: list[UOp]) -> tuple[list[ScheduleItem], dict[UOp, UOp]]:
   realize = find_realizes(roots)
   order = [n for n in _toposort_many(roots) if n in realize]
   buffer_of: dict[UOp, UOp] = {}
