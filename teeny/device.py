@@ -55,11 +55,12 @@ class Compiler:
   """Turns source into a binary; results cached on disk keyed by source, flags and compiler version."""
   cache_key: str = "compiler"
   def compile(self, src: str) -> bytes: raise NotImplementedError
-  def compile_cached(self, src: str) -> bytes:
+  def compile_cached(self, src: str, force: bool = False) -> bytes:
+    """Compile through the disk cache; `force` recompiles and rewrites the entry (used when a cached binary fails to load)."""
     if not CACHELEVEL: return self.compile(src)
     h = hashlib.sha256(f"{self.cache_key}\n{src}".encode()).hexdigest()[:32]
     path = os.path.join(cache_dir(), f"{type(self).__name__}_{h}")
-    if os.path.exists(path):
+    if os.path.exists(path) and not force:
       with open(path, "rb") as f: data = f.read()
       if self.valid_binary(data): return data
       if DEBUG >= 1: print(f"teeny: cache entry {path} is corrupt, recompiling")

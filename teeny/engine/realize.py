@@ -31,7 +31,12 @@ def get_runner(device: str, ast: UOp) -> tuple[Any, Any]:
   if DEBUG >= 4: print(spec.src)
   lib = dev.compiler.compile_cached(spec.src) if dev.compiler is not None else b""
   if DEBUG >= 6 and hasattr(dev.compiler, "disassemble"): dev.compiler.disassemble(lib)
-  prg = dev.program(spec.name, lib, spec)
+  try: prg = dev.program(spec.name, lib, spec)
+  except RuntimeError:
+    if dev.compiler is None: raise
+    # a cache entry that does not load is never trusted: compile again and replace it
+    lib = dev.compiler.compile_cached(spec.src, force=True)
+    prg = dev.program(spec.name, lib, spec)
   _program_cache[key] = (prg, spec)
   return prg, spec
 

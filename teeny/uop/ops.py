@@ -101,7 +101,12 @@ class UOpMetaClass(type):
 class UOp(metaclass=UOpMetaClass):
   """An immutable node. Building an equal node twice returns the same object, so `is` is equality."""
   def __init__(self, op: Ops, dtype: DType = dtypes.void, src: tuple[UOp, ...] = (), arg: Any = None):
-    self.op, self.dtype, self.src, self.arg = op, dtype, src, arg
+    object.__setattr__(self, "op", op)
+    object.__setattr__(self, "dtype", dtype)
+    object.__setattr__(self, "src", src)
+    object.__setattr__(self, "arg", arg)
+  def __setattr__(self, name: str, value: Any):
+    raise AttributeError(f"UOp is immutable (shared by hash-consing); build a new node with .replace({name}=...)")
   def __reduce__(self): return UOp, (self.op, self.dtype, self.src, self.arg)
   def replace(self, **kw) -> UOp:
     return UOp(kw.get("op", self.op), kw.get("dtype", self.dtype), kw.get("src", self.src), kw.get("arg", self.arg))

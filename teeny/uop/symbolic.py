@@ -79,7 +79,12 @@ def fold_divmod(x: UOp, c: int, is_mod: bool, orig: UOp) -> UOp | None:
   terms, const = decompose(x)
   q_terms, r_terms = [], []
   for t, k in terms:
-    (q_terms if k % c == 0 else r_terms).append((t, k))
+    # k*t = (k//c)*c*t + (k%c)*t: the first part divides evenly when t >= 0 and k > 0
+    if k % c == 0: q_terms.append((t, k))
+    elif k > c and t.vmin >= 0:
+      q_terms.append((t, (k // c) * c))
+      r_terms.append((t, k % c))
+    else: r_terms.append((t, k))
   qc, rc = divmod(const, c)
   rem = build_sum(r_terms, rc, x.dtype)
   if rem.vmin < 0: return None
@@ -123,6 +128,10 @@ def _mod(x: UOp, c: UOp, d: UOp) -> UOp | None:
   if x.op is Ops.MUL and x.src[1].op is Ops.CONST and k != 0 and x.src[1].arg % k == 0: return UOp.const(d.dtype, 0)
   return fold_divmod(x, k, True, d)
 
+def _and_has(v: UOp, g: UOp) -> bool:
+  """Is g one of the terms of the AND-chain v?"""
+  return v is g or (v.op is Ops.AND and (_and_has(v.src[0], g) or _and_has(v.src[1], g)))
+
 def _where_same(c: UOp, x: UOp, y: UOp) -> UOp | None: return x if x is y else None
 
 x, y, c1, c2 = UPat.var("x"), UPat.var("y"), UPat.cvar("c1"), UPat.cvar("c2")
@@ -160,6 +169,9 @@ symbolic = PatternMatcher([
   # where
   (UPat(Ops.WHERE, src=(UPat.cvar("c"), x, y)), lambda c, x, y: x if c.arg else y),
   (UPat(Ops.WHERE, src=(UPat.var("c"), x, y)), _where_same),
+  # a pad check around a load already gated by the same condition
+  (UPat(Ops.WHERE, src=(UPat.var("g"), UPat(Ops.LOAD, src=(UPat(Ops.INDEX, name="i"),), name="ld"), UPat.cvar("z"))),
+   lambda g, i, ld, z: ld if z.arg == 0 and len(i.src) > 2 and (i.src[2] is g or _and_has(i.src[2], g)) else None),
   # casts
   (UPat(Ops.CAST, src=(x,), name="d"), lambda x, d: x if x.dtype == d.dtype else None),
 ])

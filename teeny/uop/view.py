@@ -61,7 +61,7 @@ def movement_index(node: UOp, idx: list[UOp]) -> tuple[list[UOp], UOp | None]:
         continue
       j = i - b if b else i
       cond = None
-      if b > 0: cond = (i < b).alu(Ops.XOR, UOp.const(dtypes.bool, True))
+      if b > 0: cond = _c(b).alu(Ops.CMPLE, i)
       if e > 0: cond = and_valid(cond, j < s)
       valid = and_valid(valid, cond)
       out.append(j)

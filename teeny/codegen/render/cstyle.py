@@ -75,6 +75,8 @@ class CStyleLanguage:
     if op is Ops.POW: return f"pow{'f' if dt != dtypes.float64 else ''}({srcs[0]},{srcs[1]})"
     if op is Ops.WHERE: return f"({srcs[0]}?{srcs[1]}:{srcs[2]})"
     if op in self.infix:
+      # x+-3 reads better as x-3
+      if op is Ops.ADD and dt.kind == "i" and srcs[1].startswith("-") and srcs[1][1:].isdigit(): return f"({srcs[0]}{srcs[1]})"
       out = f"({srcs[0]}{self.infix[op]}{srcs[1]})"
       # C promotes small ints to int: wrap back to the narrow type so overflow behaves like the dtype
       if dt.kind in "iu" and dt.itemsize < 4 and op not in GroupOp.Comparison: out = f"(({self.render_dtype(dt)}){out})"

@@ -1,0 +1,136 @@
+"""Rendered C: snapshots of fixed programs, kernel names, compiler flags, and float special values on the CPU.
+
+Snapshots live in test/snapshots/. After an intended change to the generated code, refresh them with
+  UPDATE_SNAPSHOTS=1 python -m pytest test/unit/test_render.py
+and review the diff."""
+import difflib, os, pathlib, re
+import numpy as np
+import pytest
+from helpers import needs_values
+from teeny import Context, Tensor, dtypes
+from teeny.codegen.kernel import get_program
+from teeny.codegen.render.c import CRenderer
+
+SNAPSHOTS = pathlib.Path(__file__).resolve().parent.parent / "snapshots"
+
+def ones(*shape: int, dtype=np.float32) -> Tensor: return Tensor(np.ones(shape, dtype=dtype))
+
+def render(t: Tensor):
+  """The ProgramSpec of the single kernel that realizes t, rendered as C."""
+  with Context(DEBUG=0):
+    items = [si for si in t.schedule() if si.kind == "kernel"]
+    assert len(items) == 1, f"expected one kernel, the schedule has {len(items)}"
+    return get_program(items[0].ast, CRenderer())
+
+def check_snapshot(name: str, src: str):
+  path = SNAPSHOTS / f"{name}.c"
+  if os.environ.get("UPDATE_SNAPSHOTS") == "1":
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(src)
+    return
+  if not path.exists():
+    pytest.fail(f"snapshot {path} is missing; create it with: UPDATE_SNAPSHOTS=1 python -m pytest {__file__}")
+  want = path.read_text()
+  if src != want:
+    diff = "".join(difflib.unified_diff(want.splitlines(True), src.splitlines(True), str(path), "rendered"))
+    pytest.fail(f"rendered source differs from {path} (UPDATE_SNAPSHOTS=1 to accept):\n{diff}")
+
+def prog_elementwise():
+  a, b, c = ones(16), ones(16), ones(16)
+  return render((a * b + c).relu())
+
+def prog_reduce():
+  x, y = ones(4, 8), ones(4, 8)
+  return render((x * y).sum(1).relu())
+
+def prog_half():
+  return render(ones(16, dtype=np.float16) + ones(16, dtype=np.float16))
+
+def prog_pad_flip():
+  return render(ones(4, 8).pad(((1, 1), (2, 0))).flip(1) * 2)
+
+PROGRAMS = {"elementwise_relu_E_16": (prog_elementwise, "E_16"), "reduce_relu_r_4_8": (prog_reduce, "r_4_8"),
+            "half_add_E_16": (prog_half, "E_16"), "pad_flip_E_6_10": (prog_pad_flip, "E_6_10")}
+
+@pytest.mark.parametrize("name", list(PROGRAMS))
+def test_snapshot(name):
+  fn, kernel_name = PROGRAMS[name]
+  p = fn()
+  assert p.name == kernel_name
+  check_snapshot(name, p.src)
+
+def test_render_is_deterministic():
+  assert prog_reduce().src == prog_reduce().src
+  assert prog_pad_flip().src == prog_pad_flip().src
+
+def test_elementwise_source_shape():
+  src = prog_elementwise().src
+  assert re.search(r"^void E_16\(", src, re.M)
+  assert src.count("for (") == 1, "a 1-D elementwise kernel has one loop"
+  assert "restrict" in src and "int core, int ncores" in src
+
+def test_reduce_accumulates_in_a_register():
+  src = prog_reduce().src
+  assert src.count("for (") == 2
+  assert re.search(r"float acc\d+ = 0\.0f;", src)
+  assert src.count("data0[") == 1, "the reduce result is stored once"
+
+def test_half_uses_conversions():
+  src = prog_half().src
+  assert "teeny_h2f" in src and "teeny_f2h" in src
+  assert "unsigned short* restrict data0" in src
+
+def test_float_kernel_has_no_half_helpers():
+  src = prog_elementwise().src
+  assert "teeny_h2f" not in src and "teeny_f2h" not in src and "teeny_bf2f" not in src
+
+@pytest.mark.parametrize("make, prefix", [
+  (lambda: ones(16) * 2, "E_16"), (lambda: ones(4, 8) + 1, "E_"), (lambda: ones(4, 8).sum(1), "r_4_8"),
+  (lambda: ones(4, 8).sum(), "r_"), (lambda: ones(3, 5).max(0), "r_5_3"), (lambda: ones(6, 7).permute(1, 0) * 2, "E_"),
+], ids=["e16", "e4x8", "sum1", "sumall", "max0", "permute"])
+def test_kernel_names(make, prefix):
+  t = make()
+  p = render(t)
+  assert p.name.startswith(prefix), p.name
+  assert re.fullmatch(r"[Er](_\d+)+", p.name), f"kernel name {p.name!r} is not E_/r_ followed by sizes"
+  assert all(int(s) >= 1 for s in p.name.split("_")[1:])
+  assert f"void {p.name}(" in p.src
+
+def test_kernel_name_contains_reduce_size():
+  p = render(ones(4, 8).sum(1))
+  assert p.name == "r_4_8"
+  assert render(ones(3, 5).max(0)).name == "r_5_3"
+  assert render(ones(4, 8).sum()).name == "r_1_4_8"  # a scalar output, then the reduce sizes
+
+def test_cpu_compiler_has_no_fast_math():
+  from teeny.runtime.ops_cpu import CCompiler
+  flags = CCompiler().flags
+  assert not any("fast-math" in f for f in flags), flags
+  assert "-ffinite-math-only" not in flags and "-Ofast" not in flags
+
+def test_program_spec_params():
+  p = prog_elementwise()
+  assert [slot for slot, _, _ in p.params] == [0, 1, 2, 3]
+  assert all(dt == dtypes.float32 for _, dt, _ in p.params)
+  assert p.global_size == [16]
+
+@needs_values
+def test_isnan_isinf_on_cpu():
+  vals = np.array([0.0, np.nan, np.inf, -np.inf, 1.0, -0.0], dtype=np.float32)
+  t = Tensor(vals)
+  np.testing.assert_equal(t.isnan().numpy(), np.isnan(vals))
+  np.testing.assert_equal(t.isinf().numpy(), np.isinf(vals))
+
+@needs_values
+def test_nan_survives_max_and_compare():
+  vals = np.array([np.nan, 1.0, -np.inf], dtype=np.float32)
+  t = Tensor(vals)
+  assert np.isnan(t.relu().numpy()[0])
+  np.testing.assert_equal((t == t).numpy(), vals == vals)
+
+@needs_values
+def test_half_add_values():
+  a = np.array([1.5, 65504, -2.25, 0.1], dtype=np.float16)
+  b = np.array([0.25, 65504, 2.25, 0.2], dtype=np.float16)
+  with np.errstate(over="ignore"): want = a + b
+  np.testing.assert_equal((Tensor(a) + Tensor(b)).numpy(), want)

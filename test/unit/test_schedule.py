@@ -1,0 +1,214 @@
+"""The scheduler: where the graph is cut into kernels, what fuses, and buffer lifetime."""
+import gc, weakref
+import numpy as np
+import pytest
+from helpers import needs_values
+from teeny import Context, GlobalCounters, Tensor
+from teeny.engine.realize import _buffers
+from teeny.uop.ops import Ops
+
+def rand(*shape: int, seed: int = 0) -> Tensor:
+  return Tensor(np.random.default_rng(seed).uniform(-1, 1, size=shape).astype(np.float32)).realize()
+
+def kernels(*ts: Tensor) -> int:
+  """Kernels in the schedule of ts (copies excluded)."""
+  return sum(1 for si in Tensor.schedule(*ts) if si.kind != "copy")
+
+def launched(*ts: Tensor) -> int:
+  GlobalCounters.reset()
+  Tensor.realize_all(*ts)
+  return GlobalCounters.kernel_count
+
+@pytest.fixture
+def x(): return rand(4, 8, seed=1)
+
+@pytest.fixture
+def y(): return rand(4, 8, seed=2)
+
+# ---- elementwise fusion
+
+@pytest.mark.parametrize("length", [1, 5, 20])
+def test_elementwise_chain_is_one_kernel(length):
+  a = rand(64)
+  t = a
+  for i in range(length): t = (t * 1.01 + 0.1) if i % 2 else (t - 0.5).relu()
+  assert kernels(t) == 1
+  if length == 20: assert launched(t) == 1
+
+def test_elementwise_many_inputs_one_kernel():
+  ins = [rand(16, seed=i) for i in range(6)]
+  t = ins[0]
+  for u in ins[1:]: t = t * u + u
+  assert kernels(t) == 1
+
+@needs_values
+def test_elementwise_chain_values():
+  a = rand(64)
+  t, ref = a, a.numpy()
+  for i in range(20):
+    t = (t * 1.01 + 0.1) if i % 2 else (t - 0.5).relu()
+    ref = (ref * np.float32(1.01) + np.float32(0.1)) if i % 2 else np.maximum(ref - np.float32(0.5), 0)
+  np.testing.assert_allclose(t.numpy(), ref, rtol=1e-5, atol=1e-6)
+
+def test_reduce_with_prologue_and_epilogue_is_one_kernel(x, y):
+  assert kernels((x * y).sum(1).relu()) == 1
+  assert launched((x * y).sum(1).relu()) == 1
+
+def test_matmul_bias_relu_is_one_kernel():
+  x, w, b = rand(4, 8), rand(8, 3, seed=3), rand(3, seed=4)
+  assert kernels((x @ w + b).relu()) == 1
+
+def test_full_reduce_is_one_kernel(x):
+  assert kernels(x.sum()) == 1
+  assert kernels(x.mean()) == 1
+
+def test_reduce_of_reduce_without_expand_fuses(x):
+  assert kernels(x.sum(1).max()) == 1
+
+# ---- where the graph is cut
+
+def test_variance_kernel_count(x):
+  assert kernels(((x - x.mean()) ** 2).mean()) == 2
+
+def test_reduce_feeding_different_shape_splits(x):
+  t = (x - x.sum(1, keepdim=True).expand(4, 8)).sum()
+  assert kernels(t) >= 2
+  assert kernels(t) == 2
+
+@needs_values
+def test_reduce_feeding_different_shape_values(x):
+  xn = x.numpy()
+  got = (x - x.sum(1, keepdim=True)).sum().numpy()
+  np.testing.assert_allclose(got, (xn - xn.sum(1, keepdims=True)).sum(), rtol=1e-4, atol=1e-5)
+
+def test_softmax_kernel_count(x):
+  assert kernels(x.softmax(1)) == 3
+
+def test_log_softmax_kernel_count(x):
+  assert kernels(x.log_softmax(1)) == 3
+
+@needs_values
+def test_softmax_values(x):
+  xn = x.numpy()
+  e = np.exp(xn - xn.max(1, keepdims=True))
+  np.testing.assert_allclose(x.softmax(1).numpy(), e / e.sum(1, keepdims=True), rtol=1e-5, atol=1e-6)
+
+def test_contiguous_cuts(x):
+  assert kernels((x + 1).contiguous() * 2) == 2
+
+def test_reduce_used_by_two_outputs_is_stored_once(x):
+  s = x.sum()
+  assert kernels(x + s, x * s) == 3
+
+def test_two_outputs_two_kernels(x):
+  assert kernels(x + 1, x * 2) == 2
+
+def test_schedule_order_producers_first(x):
+  items = Tensor.schedule(x.softmax(1))
+  outputs = [si.bufs[0] for si in items]
+  for i, si in enumerate(items):
+    for b in si.bufs[1:]:
+      if b in outputs: assert outputs.index(b) < i, f"item {i} reads a buffer that item {outputs.index(b)} writes later"
+
+# ---- movement ops
+
+@pytest.mark.parametrize("move", [
+  lambda t: t.reshape(8, 4), lambda t: t.permute(1, 0), lambda t: t.pad(((1, 1), (0, 2))),
+  lambda t: t.shrink(((1, 3), (2, 6))), lambda t: t.flip(0), lambda t: t.reshape(4, 1, 8).expand(4, 3, 8),
+  lambda t: t.reshape(8, 4).permute(1, 0).pad(((1, 1), (0, 0))).shrink(((0, 5), (1, 3))).flip(0),
+], ids=["reshape", "permute", "pad", "shrink", "flip", "expand", "chain"])
+def test_movement_alone_makes_no_kernel(x, move):
+  assert kernels(move(x)) == 0
+
+@pytest.mark.parametrize("move", [
+  lambda t: t.permute(1, 0), lambda t: t.pad(((1, 1), (0, 2))), lambda t: t.flip(1), lambda t: t.shrink(((1, 3), (2, 6))),
+  lambda t: t.reshape(4, 1, 8).expand(4, 3, 8), lambda t: t.reshape(2, 16).permute(1, 0).flip(0),
+], ids=["permute", "pad", "flip", "shrink", "expand", "chain"])
+def test_moved_input_to_elementwise_is_one_kernel(x, move):
+  assert kernels(move(x) * 2 + 1) == 1
+
+@needs_values
+def test_moved_input_values(x):
+  xn = x.numpy()
+  got = (x.permute(1, 0).pad(((1, 0), (0, 2))).flip(1) * 2 + 1).numpy()
+  np.testing.assert_allclose(got, np.flip(np.pad(xn.T, ((1, 0), (0, 2))), 1) * 2 + 1, rtol=1e-6)
+
+def test_permuted_and_plain_inputs_fuse(x, y):
+  assert kernels(x.permute(1, 0) + y.permute(1, 0).flip(0)) == 1
+
+# ---- realized tensors
+
+def test_realized_tensor_schedules_nothing(x):
+  t = (x * 2).realize()
+  assert t.schedule() == []
+  assert launched(t) == 0
+
+def test_realize_twice_runs_once(x):
+  t = x * 3
+  assert launched(t) == 1
+  assert launched(t) == 0
+
+def test_input_tensor_schedules_nothing():
+  t = Tensor(np.arange(12, dtype=np.float32).reshape(3, 4))
+  assert t.schedule() == []
+  assert launched(t) == 0
+
+def test_const_schedules_nothing():
+  assert Tensor(3.0).schedule() == []
+
+def test_debug_1_prints_schedule_count(x, capsys):
+  t = (x * 5 - 2).relu()
+  capsys.readouterr()
+  with Context(DEBUG=1): t.realize()
+  out = capsys.readouterr().out
+  assert "scheduled 1 kernels" in out, out
+
+def test_debug_1_prints_count_for_softmax(x, capsys):
+  t = x.softmax(1)
+  capsys.readouterr()
+  with Context(DEBUG=1): t.realize()
+  assert "scheduled 3 kernels" in capsys.readouterr().out
+
+def test_debug_0_prints_nothing(x, capsys):
+  t = x * 7
+  capsys.readouterr()
+  with Context(DEBUG=0): t.realize()
+  assert capsys.readouterr().out == ""
+
+# ---- buffer lifetime
+
+def test_buffer_freed_when_tensor_dropped(x):
+  t = (x + 1).realize()
+  buf_uop = t.uop.base
+  assert buf_uop.op is Ops.BUFFER and buf_uop in _buffers
+  ref = weakref.ref(_buffers[buf_uop])
+  del t, buf_uop
+  gc.collect()
+  assert ref() is None, "the Buffer outlived every tensor that used it"
+
+def test_input_buffer_freed_when_tensor_dropped():
+  t = Tensor(np.ones(32, dtype=np.float32))
+  ref = weakref.ref(_buffers[t.uop.base])
+  del t
+  gc.collect()
+  assert ref() is None
+
+def test_intermediate_buffers_freed(x):
+  gc.collect()
+  before = list(_buffers.values())  # held, so their ids stay unique
+  out = x.softmax(1).realize()
+  gc.collect()
+  new = [b for b in _buffers.values() if all(b is not o for o in before)]
+  assert len(new) == 1, f"softmax's intermediate buffers are still alive: {new}"
+  assert new[0] is _buffers[out.uop.base]
+
+def test_buffer_kept_while_view_alive(x):
+  t = (x + 1).realize()
+  v = t.permute(1, 0)
+  ref = weakref.ref(_buffers[t.uop.base])
+  del t
+  gc.collect()
+  assert ref() is not None
+  del v
+  gc.collect()
+  assert ref() is None
