@@ -1,7 +1,7 @@
 """Derivative rules per UOp op. backward() walks the graph once, in reverse topological order; the gradient graph is
 lazy and fuses like any other."""
 from __future__ import annotations
-import math
+import itertools, math
 from typing import Callable
 from teeny.dtype import dtypes
 from teeny.helpers import argsort
@@ -50,6 +50,33 @@ def _gather_grad(g: UOp, ret: UOp) -> tuple[UOp | None, ...]:
   summed = contrib.r(Ops.ADD, (ax,)).reshape(out_shape[:ax] + (n,) + out_shape[ax + 1:])
   return (summed, None)
 
+def _window_grad(g: UOp, r: UOp) -> tuple[UOp | None, ...]:
+  """Windows overlap, so each input gets the sum over the kernel positions that read it: one strided, shifted
+  placement of g per kernel position, all summed (one fused kernel)."""
+  k_, s_, d_ = r.arg
+  src_shape = r.src[0].shape
+  n, lead = len(k_), len(src_shape) - len(k_)
+  outs = r.shape[lead:lead + n]
+  total: UOp | None = None
+  for pos in itertools.product(*[range(k) for k in k_]):
+    # g at this kernel position: (..., *out)
+    gp = g.shrink(tuple((0, s) for s in r.shape[:lead + n]) + tuple((p, p + 1) for p in pos)).reshape(r.shape[:lead + n])
+    for j in range(n):
+      ax, o, st, dil, size = lead + j, outs[j], s_[j], d_[j], src_shape[lead + j]
+      if st > 1:  # spread the outputs s apart: (o,) -> (o, s) padded -> (o*s,)
+        sh = gp.shape
+        gp = gp.reshape(sh[:ax] + (o, 1) + sh[ax + 1:]).pad(tuple((0, 0) for _ in sh[:ax]) + ((0, 0), (0, st - 1)) +
+                                                            tuple((0, 0) for _ in sh[ax + 1:]))
+        gp = gp.reshape(sh[:ax] + (o * st,) + sh[ax + 1:])
+      before = pos[j] * dil
+      length = gp.shape[ax]
+      keep = min(length, size - before)
+      sh = gp.shape
+      if keep < length: gp = gp.shrink(tuple((0, v) if i != ax else (0, keep) for i, v in enumerate(sh)))
+      gp = gp.pad(tuple((0, 0) if i != ax else (before, size - before - min(length, keep)) for i in range(len(sh))))
+    total = gp if total is None else total + gp
+  return (total,)
+
 RULES: dict[Ops, Callable[[UOp, UOp], tuple[UOp | None, ...]]] = {
   Ops.ADD: lambda g, r: (g, g),
   Ops.SUB: lambda g, r: (g, g.alu(Ops.NEG)),
@@ -80,6 +107,7 @@ RULES: dict[Ops, Callable[[UOp, UOp], tuple[UOp | None, ...]]] = {
   Ops.SHRINK: lambda g, r: (g.pad(tuple((b, s - e) for (b, e), s in zip(r.arg, r.src[0].shape))),),
   Ops.FLIP: lambda g, r: (g.flip(r.arg),),
   Ops.REDUCE_AXIS: _reduce_grad,
+  Ops.WINDOW: _window_grad,
   Ops.GATHER: _gather_grad,
   Ops.CONTIGUOUS: lambda g, r: (g,),
   Ops.COPY: lambda g, r: (UOp(Ops.COPY, g.dtype, (UOp(Ops.CONTIGUOUS, g.dtype, (g,)),), r.src[0].device),),

@@ -797,6 +797,12 @@ class Tensor(NNMixin):
     axis = dims if dims is not None else axis
     axes = tuple(range(self.ndim)) if axis is None else tuple(_axis(a, self.ndim) for a in ((axis,) if isinstance(axis, int) else axis))
     return self._wrap(self.uop.flip(axes))
+  def _window(self, k_: Sequence[int], s_: Sequence[int], d_: Sequence[int]) -> Tensor:
+    """Sliding windows over the last len(k_) dims, (..., *in) -> (..., *out, *k_): a view, no copy."""
+    n = len(k_)
+    if any(d * (k - 1) + 1 > i for k, d, i in zip(k_, d_, self.shape[-n:])):
+      raise ValueError(f"window {tuple(k_)} (dilation {tuple(d_)}) is larger than the input's last dims {self.shape[-n:]}")
+    return self._wrap(self.uop.window(tuple(k_), tuple(s_), tuple(d_)))
   def repeat(self, *repeats) -> Tensor:
     reps = _shape_arg(repeats)
     if len(reps) < self.ndim: raise ValueError(f"repeat needs at least {self.ndim} repeat counts, got {reps}")

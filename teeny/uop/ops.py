@@ -11,7 +11,7 @@ class Ops(Enum):
   # tensor graph
   BUFFER = auto(); CONST = auto(); COPY = auto(); CONTIGUOUS = auto(); ASSIGN = auto(); DETACH = auto()  # noqa: E702
   CUSTOM_KERNEL = auto(); KERNEL_OUT = auto(); GATHER = auto(); ARANGE = auto()  # noqa: E702
-  RESHAPE = auto(); PERMUTE = auto(); EXPAND = auto(); PAD = auto(); SHRINK = auto(); FLIP = auto()  # noqa: E702
+  RESHAPE = auto(); PERMUTE = auto(); EXPAND = auto(); PAD = auto(); SHRINK = auto(); FLIP = auto(); WINDOW = auto()  # noqa: E702
   REDUCE_AXIS = auto()
   # kernel
   SINK = auto(); DEFINE_GLOBAL = auto(); DEFINE_VAR = auto(); RANGE = auto(); END = auto(); INDEX = auto()  # noqa: E702
@@ -36,7 +36,7 @@ class GroupOp:
   Ternary = {Ops.WHERE}
   ALU = Unary | Binary | Ternary
   Elementwise = ALU | {Ops.CAST, Ops.BITCAST}
-  Movement = {Ops.RESHAPE, Ops.PERMUTE, Ops.EXPAND, Ops.PAD, Ops.SHRINK, Ops.FLIP}
+  Movement = {Ops.RESHAPE, Ops.PERMUTE, Ops.EXPAND, Ops.PAD, Ops.SHRINK, Ops.FLIP, Ops.WINDOW}
   Comparison = {Ops.CMPLT, Ops.CMPLE, Ops.CMPNE, Ops.CMPEQ}
   Commutative = {Ops.ADD, Ops.MUL, Ops.MAX, Ops.MIN, Ops.CMPNE, Ops.CMPEQ, Ops.AND, Ops.OR, Ops.XOR}
   Float = {Ops.RECIP, Ops.SQRT, Ops.EXP, Ops.LOG, Ops.EXP2, Ops.LOG2, Ops.SIN, Ops.COS, Ops.TAN, Ops.TANH, Ops.ERF, Ops.FDIV, Ops.POW}
@@ -149,6 +149,11 @@ class UOp(metaclass=UOpMetaClass):
     if op is Ops.PAD: return tuple(s + b + e for s, (b, e) in zip(self.src[0].shape, a))
     if op is Ops.SHRINK: return tuple(e - b for b, e in a)
     if op is Ops.REDUCE_AXIS: return tuple(1 if i in a[1] else s for i, s in enumerate(self.src[0].shape))
+    if op is Ops.WINDOW:
+      k_, s_, d_ = a
+      ins = self.src[0].shape
+      n = len(k_)
+      return ins[:-n] + tuple((i - d * (k - 1) - 1) // st + 1 for i, k, st, d in zip(ins[-n:], k_, s_, d_)) + tuple(k_)
     if op is Ops.GATHER: return self.src[1].shape
     if op is Ops.KERNEL_OUT: return self.src[0].src[a].shape
     if op in GroupOp.Elementwise or op in (Ops.FLIP, Ops.CONTIGUOUS, Ops.COPY, Ops.DETACH, Ops.ASSIGN):
@@ -237,6 +242,9 @@ class UOp(metaclass=UOpMetaClass):
   def flip(self, axes: tuple[int, ...]) -> UOp:
     axes = tuple(a for a in axes if self.shape[a] > 1)
     return self if not axes else UOp(Ops.FLIP, self.dtype, (self,), tuple(sorted(axes)))
+  def window(self, k: tuple[int, ...], s: tuple[int, ...], d: tuple[int, ...]) -> UOp:
+    """Sliding windows over the last len(k) dims: (..., *in) -> (..., *out, *k), out[o] + k[j] reading in[o*s + j*d]."""
+    return UOp(Ops.WINDOW, self.dtype, (self,), (tuple(k), tuple(s), tuple(d)))
   def r(self, op: Ops, axes: tuple[int, ...]) -> UOp:
     """Reduce over `axes`, keeping them as size 1."""
     axes = tuple(sorted(a for a in axes if self.shape[a] != 1))

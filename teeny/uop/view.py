@@ -53,6 +53,14 @@ def movement_index(node: UOp, idx: list[UOp]) -> tuple[list[UOp], UOp | None]:
   if op is Ops.EXPAND: return [_c(0) if s == 1 and o != 1 else i for i, s, o in zip(idx, in_shape, arg)], None
   if op is Ops.SHRINK: return [i + b if b else i for i, (b, _) in zip(idx, arg)], None
   if op is Ops.FLIP: return [(_c(s - 1) - i) if ax in arg else i for ax, (i, s) in enumerate(zip(idx, in_shape))], None
+  if op is Ops.WINDOW:
+    k_, s_, d_ = arg
+    n, lead = len(k_), len(in_shape) - len(k_)
+    out = list(idx[:lead])
+    for j in range(n):
+      o, kk = idx[lead + j], idx[lead + n + j]
+      out.append((o * s_[j] if s_[j] != 1 else o) + (kk * d_[j] if d_[j] != 1 else kk))
+    return out, None
   if op is Ops.PAD:
     out, valid = [], None
     for i, s, (b, e) in zip(idx, in_shape, arg):
