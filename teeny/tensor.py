@@ -383,7 +383,7 @@ class Tensor(NNMixin):
     if self.dtype.kind == "u": return q
     # C truncates toward zero; Python floors: step down when the signs differ and there is a remainder
     r = self - q * b
-    fix = (r != 0) & ((r < 0) != (b < 0))
+    fix = (r != 0) & ((r < 0) != (b < 0)) & (b != 0)
     return fix.where(q - 1, q)
   def floordiv(self, x, reverse=False) -> Tensor:
     a, b = self._binop(x, reverse)
@@ -391,7 +391,7 @@ class Tensor(NNMixin):
   def mod(self, x, reverse=False) -> Tensor:
     a, b = self._binop(x, reverse)
     if a.dtype.kind == "f": return a - (a._alu(Ops.FDIV, b)).floor() * b
-    return a - a._floordiv(b) * b
+    return (b == 0).where(a._const(0), a - a._floordiv(b) * b)
   def pow(self, x, reverse=False) -> Tensor:
     if not reverse and isinstance(x, (int, float)) and not isinstance(x, bool):
       if x == 2: return self * self
@@ -590,7 +590,7 @@ class Tensor(NNMixin):
     out_shape = tuple(s for i, s in enumerate(self.shape) if i not in axes or keepdim) if not keepdim else \
       tuple(1 if i in axes else s for i, s in enumerate(self.shape))
     if self.numel() == 0 or any(self.shape[a] == 0 for a in axes):
-      if op in (Ops.MAX, Ops.MIN) and any(self.shape[a] == 0 for a in axes):
+      if op in (Ops.MAX, Ops.MIN) and any(self.shape[a] == 0 for a in axes) and self.dtype != dtypes.bool:
         raise ValueError(f"max/min over an empty axis of a tensor with shape {self.shape} has no identity")
       ident = {Ops.ADD: 0, Ops.MUL: 1, Ops.MAX: dtypes.min(self.dtype), Ops.MIN: dtypes.max(self.dtype)}[op]
       return Tensor.full(out_shape, ident, dtype=self.dtype, device=self.device)
@@ -737,8 +737,8 @@ class Tensor(NNMixin):
   def broadcast_to(self, *shape): return self.expand(*shape)
   def expand_as(self, other: Tensor): return self.expand(other.shape)
   def permute(self, *order) -> Tensor:
-    order = _shape_arg(order, allow_neg=True)
-    order = tuple(_axis(o, self.ndim) for o in order)
+    if len(order) == 1 and isinstance(order[0], (tuple, list)): order = tuple(order[0])
+    order = tuple(_axis(int(o), self.ndim) for o in order)
     if sorted(order) != list(range(self.ndim)): raise ValueError(f"permute: {order} is not a permutation of {self.ndim} dims")
     return self._wrap(self.uop.permute(order))
   def transpose(self, dim0: int = 1, dim1: int = 0) -> Tensor:
@@ -787,14 +787,14 @@ class Tensor(NNMixin):
     if value == 0: return out
     mask = Tensor(UOp.const(dtypes.bool, True, self.device)).reshape((1,) * x.ndim).expand(x.shape)
     mask = Tensor(mask.uop.pad(tuple(pairs)))
-    return mask.where(out, value)
+    return mask.where(out, out._const(value)._broadcast_to(out.shape))
   def shrink(self, arg) -> Tensor:
     arg = tuple((0, s) if a is None else (int(a[0]), int(a[1])) for a, s in zip(arg, self.shape))
     for (b, e), s in zip(arg, self.shape):
       if not 0 <= b <= e <= s: raise ValueError(f"shrink {arg} is out of bounds for shape {self.shape}")
     return self._wrap(self.uop.shrink(arg))
-  def flip(self, axis=None, dims=None) -> Tensor:
-    axis = dims if dims is not None else axis
+  def flip(self, *axis, dims=None) -> Tensor:
+    axis = dims if dims is not None else (axis[0] if len(axis) == 1 else (axis if axis else None))
     axes = tuple(range(self.ndim)) if axis is None else tuple(_axis(a, self.ndim) for a in ((axis,) if isinstance(axis, int) else axis))
     return self._wrap(self.uop.flip(axes))
   def _window(self, k_: Sequence[int], s_: Sequence[int], d_: Sequence[int]) -> Tensor:
@@ -831,8 +831,9 @@ class Tensor(NNMixin):
       out = p if out is None else out + p
       off += t.shape[d]
     return out  # type: ignore[return-value]
-  @staticmethod
-  def stack(*tensors, dim: int = 0) -> Tensor:
+  def stack(self, *others, dim: int = 0) -> Tensor:
+    """Tensor.stack(a, b, dim=) or a.stack(b, dim=); a list of tensors works too."""
+    tensors = (self, *others) if isinstance(self, Tensor) else tuple(self) + others
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)): tensors = tuple(tensors[0])
     if not tensors: raise ValueError("stack needs at least one tensor")
     d = _axis(dim, tensors[0].ndim + 1)
@@ -888,7 +889,7 @@ class Tensor(NNMixin):
     n, k, m = xs.shape[-2], xs.shape[-1], ws.shape[-1]
     a = xs.reshape(*xs.shape[:-1], 1, k)._broadcast_to((*batch, n, m, k))
     b = ws.transpose(-1, -2).reshape(*ws.shape[:-2], 1, m, k)._broadcast_to((*batch, n, m, k))
-    out = (a * b).sum(-1, dtype=dt if dt.kind == "f" else None)
+    out = (a * b).sum(-1, dtype=dt)
     if x.ndim == 1: out = out.squeeze(-2)
     if w.ndim == 1: out = out.squeeze(-1)
     return out

@@ -40,5 +40,8 @@ def get_program(ast: UOp, renderer) -> ProgramSpec:
   src = renderer.render(name, uops)
   params = [(u.arg[0], u.dtype.base, u.arg[1]) for u in uops if u.op is Ops.DEFINE_GLOBAL]
   gl = [r.src[0].arg for r in uops if r.op is Ops.RANGE and r.arg[1] is AxisType.GLOBAL and r.src[0].op is Ops.CONST]
+  # GPU renderers place ranges on the grid themselves (teeny/codegen/gpu.py): blocks per grid dim, threads per block
+  ll = None
+  if hasattr(renderer, "launch_dims"): gl, ll = renderer.launch_dims(uops)
   flops, mem = estimate(uops)
-  return ProgramSpec(name, src, uops, params, gl or [1], None, flops, mem, [u for u in uops if u.op is Ops.DEFINE_VAR])
+  return ProgramSpec(name, src, uops, params, gl or [1], ll, flops, mem, [u for u in uops if u.op is Ops.DEFINE_VAR])

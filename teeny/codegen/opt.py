@@ -63,6 +63,9 @@ def upcast_reduce(ast: UOp) -> UOp:
   return ast
 
 def optimize(ast: UOp, renderer) -> UOp:
+  if getattr(renderer, "is_gpu", False):  # GPU renderers: grid mapping, grouped reduce, register tiling (codegen/gpu.py)
+    from teeny.codegen.gpu import optimize_gpu
+    return optimize_gpu(ast)
   ast = merge_globals(ast)
   if getattr(renderer, "lang", "") == "C": ast = upcast_reduce(ast)
   return ast

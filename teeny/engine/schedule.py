@@ -134,7 +134,11 @@ class KernelBuilder:
       ("r_1" if self.has_reduce else "E_1")
     reds = [u.src[0].arg for u in store.toposort if u.op is Ops.RANGE and u.arg[1] is AxisType.REDUCE]
     if reds: name += "_" + "_".join(str(s) for s in reds)
-    return graph_rewrite(store.sink(arg=KernelInfo(name=name)), symbolic)
+    ast = graph_rewrite(store.sink(arg=KernelInfo(name=name)), symbolic)
+    # simplification can drop every read of an input (x % 1): launch only the buffers the kernel still declares
+    used = {u.arg[0] for u in ast.toposort if u.op is Ops.DEFINE_GLOBAL}
+    self.bufs = [b for i, b in enumerate(self.bufs) if i in used]
+    return ast
 
 # custom kernels that already ran: their outputs are plain buffers now (running one twice would apply it twice)
 _ran_custom: weakref.WeakKeyDictionary[UOp, tuple[UOp, ...]] = weakref.WeakKeyDictionary()

@@ -4,7 +4,7 @@ void E_6_10(float* restrict data0, const float* restrict data1, int core, int nc
   for (int g0 = g0_lo; g0 < g0_hi; g0++) {
     for (int g1 = 0; g1 < 10; g1++) {
       int val1 = (g1*-1);
-      data0[((g0*10)+g1)] = ((((((g0<1)^1)&((g0+-1)<4))&(((val1+9)<2)^1))?data1[(((g0*8)+val1)+-1)]:0.0f)*2.0f);
+      data0[((g0*10)+g1)] = (((((1<=g0)&((g0-1)<4))&(2<=(val1+9)))?data1[(((g0*8)+val1)-1)]:0.0f)*2.0f);
     }
   }
 }

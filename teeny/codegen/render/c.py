@@ -1,6 +1,7 @@
 """C for the CPU runtime. float16/bfloat16 are stored as 16 bits and computed in float through conversion functions,
 so any C compiler handles them."""
 from __future__ import annotations
+from teeny.codegen.render.atomics import C_ATOMIC_HELPERS
 from teeny.codegen.render.cstyle import CStyleLanguage
 from teeny.uop.ops import Ops
 
@@ -55,7 +56,7 @@ class CRenderer(CStyleLanguage):
   lang = "C"
   prelude = C_PRELUDE
   simd_reduce = {Ops.ADD: "+", Ops.MUL: "*", Ops.MAX: "max", Ops.MIN: "min"}
-  helpers = _helpers(C_PRELUDE)
+  helpers = {**_helpers(C_PRELUDE), **C_ATOMIC_HELPERS}   # atomics: CAS loops for float (gcc has no float fetch_add)
   def render_prelude(self, body: str) -> str:
     used = [h for n, h in self.helpers.items() if n in body]
     return "#include <math.h>\n" + "".join(used)

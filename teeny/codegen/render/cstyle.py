@@ -5,6 +5,7 @@ from typing import Callable
 from teeny.dtype import DType, dtypes
 from teeny.uop.ops import AxisType, GroupOp, Ops, UOp
 from teeny.codegen.linearize import deps
+from teeny.codegen.render.atomics import render_atomic
 
 def _f(fn32: str, fn64: str | None = None) -> Callable:
   return lambda x, dt: f"{fn64 if dt == dtypes.float64 and fn64 else fn32}({x})"
@@ -95,7 +96,7 @@ class CStyleLanguage:
               f"for (int {name} = {name}_lo; {name} < {name}_hi; {name}++) {{")
     return f"for (int {name} = 0; {name} < {size}; {name}++) {{"
   def render_atomic(self, u: UOp, ptr: str, srcs: list[str]) -> str:
-    raise NotImplementedError(f"atomics are not supported by the {self.lang} renderer yet")
+    return render_atomic(self.lang, u, ptr, srcs, self)
 
   def render(self, name: str, uops: list[UOp]) -> str:
     """Source for one kernel from its linearized UOps."""
@@ -192,7 +193,11 @@ class CStyleLanguage:
         else: define(u, code)
       elif op in (Ops.ATOMIC, Ops.ATOMIC_CAS):
         idx = u.src[0]
-        code = self.render_atomic(u, f"({val(idx.src[0])}+{val(idx)})", [val(s) for s in u.src[1:]])
+        srcs = [val(s) for s in u.src[1:]]
+        if len(idx.src) > 2:  # a gated INDEX masks the atomic: the address may be out of bounds where the gate is false
+          has_mask = op is Ops.ATOMIC and len(u.src) > 2
+          srcs = srcs[:-1] + [f"({val(idx.src[2])}&&{srcs[-1]})"] if has_mask else srcs + [val(idx.src[2])]
+        code = self.render_atomic(u, f"({val(idx.src[0])}+{val(idx)})", srcs)
         if uses.get(u, 0) == 0: emit(code + ";")
         else: define(u, code)
       elif op is Ops.BARRIER: emit(self.barrier + ";")

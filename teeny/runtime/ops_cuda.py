@@ -1,0 +1,178 @@
+"""CUDA through cuda-python: NVRTC compiles straight to a cubin for the device's compute capability (a cubin, not PTX, so
+an NVRTC newer than the driver still works); the driver API allocates, copies and launches. NVRTC needs no GPU, so CUDA
+kernels compile on any machine with cuda-python and the NVRTC wheel (nvidia-cuda-nvrtc)."""
+from __future__ import annotations
+import functools, os, shutil, subprocess, tempfile
+from typing import Any
+import numpy as np
+from teeny.device import Allocator, Compiled, Compiler
+from teeny.helpers import DEBUG
+
+NO_DRIVER_FIX = ("install the NVIDIA driver (libcuda.so.1) on a machine with an NVIDIA GPU, or pick another device with DEV=CPU "
+                 "or DEV=CL; CUDA source can still be rendered with DEV=NULL:CUDA and compiled without a GPU")
+
+def _nvrtc():
+  try:
+    from cuda.bindings import nvrtc
+    nvrtc.nvrtcVersion()
+    return nvrtc
+  except ImportError as e:
+    raise RuntimeError(f"CUDA needs cuda-python: pip install cuda-python nvidia-cuda-nvrtc ({e})") from None
+  except Exception as e:
+    raise RuntimeError(f"NVRTC could not be loaded: pip install nvidia-cuda-nvrtc (or the -cu12 wheel) ({e})") from None
+
+def _check_nvrtc(ret: tuple, what: str) -> Any:
+  nvrtc = _nvrtc()
+  err, *vals = ret
+  if err != nvrtc.nvrtcResult.NVRTC_SUCCESS:
+    raise RuntimeError(f"NVRTC {what} failed: {nvrtc.nvrtcGetErrorString(err)[1].decode()}")
+  return vals[0] if len(vals) == 1 else vals
+
+def _check(ret: Any, what: str) -> Any:
+  """A driver call's result, or a RuntimeError carrying the driver's own error name and message."""
+  from cuda.bindings import driver
+  err, *vals = ret if isinstance(ret, tuple) else (ret,)
+  if err != driver.CUresult.CUDA_SUCCESS:
+    name, msg = driver.cuGetErrorName(err)[1], driver.cuGetErrorString(err)[1]
+    raise RuntimeError(f"CUDA {what} failed: {name.decode() if name else err}: {msg.decode() if msg else ''}")
+  return vals[0] if len(vals) == 1 else (vals or None)
+
+def numbered(src: str) -> str: return "\n".join(f"{i+1:4d} {line}" for i, line in enumerate(src.splitlines()))
+
+class NVRTCCompiler(Compiler):
+  """CUDA C -> cubin for one architecture (sm_90 ...)."""
+  def __init__(self, arch: str):
+    self.arch = arch
+    self.opts = [f"--gpu-architecture={arch}", "--std=c++17", "-default-device"]
+    major, minor = _check_nvrtc(_nvrtc().nvrtcVersion(), "version")
+    self.version = f"{major}.{minor}"
+    self.cache_key = f"nvrtc {self.version} {' '.join(self.opts)}"
+  def _compile(self, src: str, opts: list[str], get: str) -> bytes:
+    nvrtc = _nvrtc()
+    prog = _check_nvrtc(nvrtc.nvrtcCreateProgram(src.encode(), b"kernel.cu", 0, [], []), "create program")
+    try:
+      err, = nvrtc.nvrtcCompileProgram(prog, len(opts), [o.encode() for o in opts])
+      if err != nvrtc.nvrtcResult.NVRTC_SUCCESS:
+        size = _check_nvrtc(nvrtc.nvrtcGetProgramLogSize(prog), "log size")
+        log = b" " * size
+        nvrtc.nvrtcGetProgramLog(prog, log)
+        raise RuntimeError(f"NVRTC {self.version} compile for {self.arch} failed:\n{log.decode(errors='replace').rstrip(chr(0))}\n"
+                           f"{numbered(src)}")
+      size = _check_nvrtc(getattr(nvrtc, f"nvrtcGet{get}Size")(prog), f"{get} size")
+      out = b" " * size
+      _check_nvrtc(getattr(nvrtc, f"nvrtcGet{get}")(prog, out), get)
+      return out
+    finally: nvrtc.nvrtcDestroyProgram(prog)
+  def compile(self, src: str) -> bytes: return self._compile(src, self.opts, "CUBIN")
+  def to_ptx(self, src: str) -> str:
+    opts = [o.replace("=sm_", "=compute_") for o in self.opts]
+    return self._compile(src, opts, "PTX").decode(errors="replace").rstrip("\0")
+  def compile_cached(self, src: str) -> bytes:
+    if DEBUG >= 6: print(self.to_ptx(src))
+    return super().compile_cached(src)
+  def valid_binary(self, data: bytes) -> bool: return data[:4] == b"\x7fELF"
+  def disassemble(self, lib: bytes):
+    """SASS through nvdisasm when the CUDA toolkit is installed (the PTX is printed at compile time)."""
+    if not (tool := shutil.which("nvdisasm")): return
+    with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
+      f.write(lib)
+      f.flush()
+      print(subprocess.run([tool, f.name], capture_output=True, text=True).stdout)
+
+class CUDAAllocator(Allocator):
+  def __init__(self, dev: CUDADevice):
+    super().__init__()
+    self.dev = dev
+  def _alloc(self, nbytes: int) -> Any:
+    from cuda.bindings import driver
+    self.dev.activate()
+    err, ptr = driver.cuMemAlloc(nbytes)
+    if err == driver.CUresult.CUDA_ERROR_OUT_OF_MEMORY and any(self.cache.values()):
+      self.free_cache()
+      err, ptr = driver.cuMemAlloc(nbytes)
+    _check((err, ptr), f"cuMemAlloc of {nbytes} bytes on {self.dev.name}")
+    return ptr
+  def free(self, opaque: Any, nbytes: int):
+    lst = self.cache.setdefault(nbytes, [])
+    if len(lst) < 8: lst.append(opaque)
+    else: self._free(opaque)
+  def _free(self, opaque: Any):
+    from cuda.bindings import driver
+    try: driver.cuMemFree(opaque)
+    except Exception: pass   # at interpreter exit the driver may already be gone
+  def free_cache(self):
+    for lst in self.cache.values():
+      while lst: self._free(lst.pop())
+  def copyin(self, dest: Any, src: memoryview):
+    from cuda.bindings import driver
+    self.dev.activate()
+    host = np.frombuffer(src, dtype=np.uint8)
+    _check(driver.cuMemcpyHtoD(dest, host.ctypes.data, host.nbytes), "cuMemcpyHtoD")
+  def copyout(self, dest: memoryview, src: Any):
+    from cuda.bindings import driver
+    self.dev.activate()
+    host = np.frombuffer(dest, dtype=np.uint8)
+    _check(driver.cuMemcpyDtoH(host.ctypes.data, src, host.nbytes), "cuMemcpyDtoH")
+
+class CUDAProgram:
+  """One kernel of a loaded cubin. Launches are asynchronous; wait=True times the kernel with events."""
+  def __init__(self, dev: CUDADevice, name: str, lib: bytes, spec: Any = None):
+    from cuda.bindings import driver
+    self.dev, self.name, self.spec = dev, name, spec
+    dev.activate()
+    self.module = _check(driver.cuModuleLoadData(lib), f"loading the cubin of {name} (built for {dev.arch})")
+    self.fxn = _check(driver.cuModuleGetFunction(self.module, name.encode()), f"finding kernel {name}")
+  def __call__(self, *bufs: Any, global_size: Any = None, local_size: Any = None, vals: tuple = (), wait: bool = False,
+               work: int = 0) -> float:
+    from cuda.bindings import driver
+    self.dev.activate()
+    grid = list(global_size or [1]) + [1] * (3 - len(global_size or [1]))
+    block = list(local_size or [1]) + [1] * (3 - len(local_size or [1]))
+    holders = [np.array([int(b)], dtype=np.uint64) for b in bufs] + [np.array([int(v)], dtype=np.int32) for v in vals]
+    params = np.array([h.ctypes.data for h in holders], dtype=np.uint64)
+    if wait:
+      st, en = self.dev.events
+      _check(driver.cuEventRecord(st, 0), "cuEventRecord")
+    _check(driver.cuLaunchKernel(self.fxn, *grid, *block, 0, 0, params.ctypes.data, 0), f"launching {self.name} grid {grid} block {block}")
+    if not wait: return 0.0
+    _check(driver.cuEventRecord(en, 0), "cuEventRecord")
+    _check(driver.cuEventSynchronize(en), f"running {self.name}")
+    return _check(driver.cuEventElapsedTime(st, en), "cuEventElapsedTime") * 1e-3
+
+class CUDADevice(Compiled):
+  def __init__(self, name: str):
+    idx = int(name.split(":")[1]) if ":" in name else 0
+    try:
+      from cuda.bindings import driver
+      _check(driver.cuInit(0), "cuInit")
+    except ImportError as e: raise RuntimeError(f"{name}: CUDA needs cuda-python (pip install cuda-python) ({e})") from None
+    except Exception as e: raise RuntimeError(f"no CUDA driver found for {name} ({e}): {NO_DRIVER_FIX}") from None
+    count = _check(driver.cuDeviceGetCount(), "cuDeviceGetCount")
+    if idx >= count:
+      have = f"CUDA:0..CUDA:{count-1}" if count else "none"
+      raise RuntimeError(f"{name} does not exist: this machine has {count} CUDA device(s) ({have}); pick one with device='CUDA:0' "
+                         "or DEV=CUDA:0, or another device with DEV=CPU / DEV=CL")
+    self.cu_device = _check(driver.cuDeviceGet(idx), "cuDeviceGet")
+    self.ctx = _check(driver.cuDevicePrimaryCtxRetain(self.cu_device), "cuDevicePrimaryCtxRetain")
+    self.activate()
+    attr = driver.CUdevice_attribute
+    major = _check(driver.cuDeviceGetAttribute(attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, self.cu_device), "attribute")
+    minor = _check(driver.cuDeviceGetAttribute(attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, self.cu_device), "attribute")
+    self.arch = os.environ.get("CUDA_ARCH") or f"sm_{major}{minor}"
+    self.events = (_check(driver.cuEventCreate(0), "cuEventCreate"), _check(driver.cuEventCreate(0), "cuEventCreate"))
+    from teeny.codegen.render.cuda import CUDARenderer
+    super().__init__(name, CUDAAllocator(self), CUDARenderer(), NVRTCCompiler(self.arch), functools.partial(CUDAProgram, self))
+    if DEBUG >= 1:
+      dn = _check(driver.cuDeviceGetName(256, self.cu_device), "cuDeviceGetName").split(bytes(1))[0].decode()
+      print(f"teeny: opened {name}: {dn} ({self.arch}), NVRTC {self.compiler.version}")
+  def activate(self):
+    from cuda.bindings import driver
+    _check(driver.cuCtxSetCurrent(self.ctx), "cuCtxSetCurrent")
+  def synchronize(self):
+    from cuda.bindings import driver
+    self.activate()
+    _check(driver.cuCtxSynchronize(), "cuCtxSynchronize")
+
+def default_arch() -> str: return os.environ.get("CUDA_ARCH", "sm_90")
+
+def open_device(name: str) -> Compiled: return CUDADevice(name)
