@@ -1,0 +1,166 @@
+#!/usr/bin/env python3
+"""Core CPU benchmark: teeny vs numpy (and torch, tinygrad when importable), measured in one run. Not a test.
+
+  python extra/bench/core.py            # RUNS=n timed runs per figure (at least 7), N=elements, MM=matmul size
+
+Figures are throughputs (GB/s or GFLOP/s), each the median of the timed runs after one warm-up; ratios are
+teeny / other, so > 1 means teeny is faster. "teeny" is end to end (graph building, scheduling, launch, wait);
+"kernel" is the kernel time alone, from GlobalCounters.time_sum_s.
+"""
+from __future__ import annotations
+import os, platform, statistics, sys, time, traceback
+from pathlib import Path
+from typing import Callable
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # run from a checkout without installing
+import numpy as np
+
+N = max(int(os.environ.get("N", 16 * 1024 * 1024)), 1)
+MM = max(int(os.environ.get("MM", 1024)), 1)
+RUNS = max(int(os.environ.get("RUNS", 7)), 7)
+# (key, label, unit, target from the issue, work per run: bytes or flops)
+CASES = [
+  ("fused", f"(a*b+c).relu()  N={N}", "GB/s", 20.0, 4 * N * 4),
+  ("sum", f"a.sum()         N={N}", "GB/s", 18.0, N * 4 + 4),
+  ("matmul", f"a@b             {MM}x{MM}", "GFLOP/s", 20.0, 2 * MM ** 3),
+]
+
+def median_time(fn: Callable[[], object], runs: int = RUNS) -> float:
+  """Median wall time of `fn` over `runs` calls, after one untimed warm-up call."""
+  fn()
+  times = []
+  for _ in range(runs):
+    st = time.perf_counter()
+    fn()
+    times.append(time.perf_counter() - st)
+  return statistics.median(times)
+
+def machine() -> str:
+  model = platform.processor() or "unknown cpu"
+  try:
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+      if line.startswith("model name"):
+        model = line.split(":", 1)[1].strip()
+        break
+  except OSError: pass
+  usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+  load = f" · load average {os.getloadavg()[0]:.2f} (busy cores make every column noisy)" if hasattr(os, "getloadavg") else ""
+  return f"{model} · nproc {usable} (os.cpu_count {os.cpu_count()}) · {platform.system()} {platform.machine()}{load}"
+
+def inputs() -> dict[str, list[np.ndarray]]:
+  rng = np.random.default_rng(0)
+  return {"fused": [rng.random(N, dtype=np.float32) for _ in range(3)], "sum": [rng.random(N, dtype=np.float32)],
+          "matmul": [rng.random((MM, MM), dtype=np.float32) for _ in range(2)]}
+
+def reference(key: str, xs: list[np.ndarray]) -> np.ndarray:
+  if key == "fused": return np.maximum(xs[0] * xs[1] + xs[2], 0)
+  if key == "sum": return np.asarray(xs[0].sum(dtype=np.float64), dtype=np.float32)
+  return xs[0] @ xs[1]
+
+def close(key: str, got: np.ndarray, want: np.ndarray) -> bool:
+  # a float32 sum of 16M terms drifts with summation order; the relative error still stays tiny
+  rtol, atol = {"fused": (1e-5, 1e-6), "sum": (1e-3, 0.0), "matmul": (1e-4, 1e-3)}[key]
+  return got.shape == want.shape and bool(np.allclose(got, want, rtol=rtol, atol=atol))
+
+# ***** one runner per framework: each returns {case: seconds}, plus notes *****
+
+def bench_numpy(data) -> dict[str, float]:
+  ops = {"fused": lambda a, b, c: np.maximum(a * b + c, 0), "sum": lambda a: a.sum(), "matmul": lambda a, b: a @ b}
+  return {k: median_time(lambda k=k: ops[k](*data[k])) for k, *_ in CASES}
+
+def bench_teeny(data, notes: list[str]) -> tuple[dict[str, float], dict[str, float | None], str]:
+  from teeny import Tensor, Device, GlobalCounters
+  dev = Device.DEFAULT
+  notes.append(f"teeny: device {dev}, CPU_THREADS={os.environ.get('CPU_THREADS', 'default')}")
+  if dev == "NULL": notes.append("teeny: DEV=NULL runs no kernels; its figures measure overhead only")
+  sync = getattr(Device[dev], "synchronize", lambda: None)  # CPU runs synchronously; a GPU device would not
+  Tensor.manual_seed(0)
+  ops = {"fused": lambda a, b, c: (a * b + c).relu(), "sum": lambda a: a.sum(), "matmul": lambda a, b: a @ b}
+  e2e: dict[str, float] = {}
+  kern: dict[str, float | None] = {}
+  for key, *_ in CASES:
+    # the timed inputs come from Tensor.rand, realized before timing; the check runs on copies of the numpy inputs
+    shape = data[key][0].shape
+    xs = [Tensor.rand(*shape).realize() for _ in data[key]]
+    if dev != "NULL":
+      got = ops[key](*[Tensor(x).realize() for x in data[key]]).numpy()
+      if not close(key, got, reference(key, data[key])): notes.append(f"teeny: WRONG RESULT for {key}")
+    # one loop times both: wall time end to end, and the kernel seconds the runtime reported for the same realize
+    ops[key](*xs).realize()
+    sync()
+    walls, ktimes = [], []
+    for _ in range(RUNS):
+      GlobalCounters.reset()
+      st = time.perf_counter()
+      ops[key](*xs).realize()
+      sync()
+      walls.append(time.perf_counter() - st)
+      ktimes.append(GlobalCounters.time_sum_s)
+    e2e[key] = statistics.median(walls)
+    kern[key] = statistics.median(ktimes) if any(ktimes) else None
+    notes.append(f"teeny: {key} ran {GlobalCounters.kernel_count} kernel(s) per realize")
+  if all(v is None for v in kern.values()): notes.append("teeny: GlobalCounters.time_sum_s stayed 0, no kernel column")
+  return e2e, kern, dev
+
+def bench_torch(data, notes: list[str]) -> dict[str, float]:
+  import torch
+  notes.append(f"torch {torch.__version__}: {torch.get_num_threads()} threads (torch's default)")
+  ops = {"fused": lambda a, b, c: torch.relu(a * b + c), "sum": lambda a: a.sum(), "matmul": lambda a, b: a @ b}
+  with torch.inference_mode():
+    return {k: median_time(lambda k=k, xs=[torch.from_numpy(x) for x in data[k]]: ops[k](*xs)) for k, *_ in CASES}
+
+def bench_tinygrad(data, notes: list[str]) -> dict[str, float]:
+  from tinygrad import Tensor as TgTensor, Device as TgDevice
+  import tinygrad
+  notes.append(f"tinygrad {getattr(tinygrad, '__version__', '?')}: device {TgDevice.DEFAULT}")
+  ops = {"fused": lambda a, b, c: (a * b + c).relu(), "sum": lambda a: a.sum(), "matmul": lambda a, b: a @ b}
+  out = {}
+  for key, *_ in CASES:
+    xs = [TgTensor(x).realize() for x in data[key]]
+    out[key] = median_time(lambda: ops[key](*xs).realize())
+  return out
+
+def optional(name: str, fn, *args) -> dict[str, float] | None:
+  try: return fn(*args)
+  except ImportError as e:
+    args[-1].append(f"{name}: not importable ({e.name or e}), column left out")
+  except Exception as e:  # a benchmark of other frameworks must never stop the run
+    args[-1].append(f"{name}: failed ({type(e).__name__}: {e}), column left out")
+  return None
+
+# ***** report *****
+
+def fmt(x: float | None, width: int = 8, prec: int = 1) -> str: return f"{x:{width}.{prec}f}" if x is not None else " " * (width - 3) + "n/a"
+
+def main() -> int:
+  print(f"machine: {machine()}")
+  print(f"python {platform.python_version()} · numpy {np.__version__} · {RUNS} timed runs per figure, median, after 1 warm-up")
+  data, notes = inputs(), []
+  rate = lambda work, t: (work / t / 1e9) if t else None
+  tn = bench_numpy(data)
+  try:
+    te, tk, dev = bench_teeny(data, notes)
+  except Exception as e:  # keep the other columns: a core under construction may not run every case yet
+    notes.append(f"teeny: failed ({type(e).__name__}: {e}), traceback on stderr")
+    traceback.print_exc()
+    te, tk, dev = {}, {}, "?"
+  tt, tg = optional("torch", bench_torch, data, notes), optional("tinygrad", bench_tinygrad, data, notes)
+
+  others = [("numpy", tn)] + [(n, r) for n, r in (("torch", tt), ("tinygrad", tg)) if r is not None]
+  head = f"{'case':<34}{'unit':>8} {'teeny':>8} {'kernel':>8} " + " ".join(f"{n:>8}" for n, _ in others)
+  head += " " + " ".join(f"{'t/' + n[:5]:>8}" for n, _ in others) + f" {'target':>8}  status"
+  print("\n" + head + "\n" + "-" * len(head))
+  for key, label, unit, target, work in CASES:
+    ours, kern = rate(work, te.get(key)), rate(work, tk.get(key))
+    theirs = [rate(work, r[key]) for _, r in others]
+    ratios = [ours / t if ours and t else None for t in theirs]
+    status = "n/a" if ours is None or dev == "NULL" else "PASS" if ours >= target else "MISS"
+    if status == "MISS" and kern is not None and kern >= target: status += " (kernel PASS)"
+    print(f"{label:<34}{unit:>8} {fmt(ours)} {fmt(kern)} " + " ".join(fmt(t) for t in theirs) + " " +
+          " ".join(fmt(r, prec=2) for r in ratios) + f" {'>=' + format(target, 'g'):>8}  {status}")
+  print("\nratios t/x = teeny end-to-end throughput / x's throughput (> 1: teeny faster); targets are end to end")
+  for n in notes: print(f"  · {n}")
+  return 0  # a benchmark reports; it does not fail the caller on a MISS
+
+if __name__ == "__main__":
+  sys.exit(main())
