@@ -1,7 +1,7 @@
 """Tensor: a thin, lazy handle on a UOp. Every op adds nodes to the graph; nothing runs until a value is needed."""
 from __future__ import annotations
 import math, weakref
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 import numpy as np
 from teeny.dtype import DType, dtypes, least_upper_dtype, sum_acc_dtype, to_dtype, float32_to_bf16_bits
 from teeny.helpers import prod, DEBUG
