@@ -152,6 +152,8 @@ def compute_gradient(root: UOp, root_grad: UOp, targets: set[UOp]) -> dict[UOp, 
     else: src_grads = RULES[n.op](g, n)
     for s, sg in zip(n.src, src_grads):
       if sg is None or s not in on_path: continue
-      if sg.shape != s.shape: raise RuntimeError(f"internal: gradient shape {sg.shape} for {s.op} of shape {s.shape}")
+      # a CUSTOM_KERNEL node has no shape: the gradient it gets is that of its output (KERNEL_OUT 0)
+      if sg.shape != s.shape and s.op is not Ops.CUSTOM_KERNEL:
+        raise RuntimeError(f"internal: gradient shape {sg.shape} for {s.op} of shape {s.shape}")
       grads[s] = sg if s not in grads else grads[s] + sg
   return {t: grads[t] for t in targets if t in grads}

@@ -66,8 +66,9 @@ class Tensor(NNMixin):
       self.uop = UOp.const(dt, data, dev)
     else:
       self.uop = _from_host(data, dev, dt)
-    self.requires_grad = requires_grad
     self._graph: UOp | None = None   # the graph this tensor had before it was realized, for backward()
+    self._leaf_uops: tuple[UOp, ...] = ()  # every UOp a leaf has stood for (a lazy leaf keeps its graph's node)
+    self.requires_grad = requires_grad
     _all_tensors[id(self)] = self
 
   # ---- basic properties
@@ -98,6 +99,8 @@ class Tensor(NNMixin):
     self._requires_grad = v
     if v:
       if not (self.dtype.kind == "f"): raise RuntimeError(f"only floating point tensors can require gradients, not {self.dtype}")
+      # set by the user: this tensor is a leaf, whatever graph (rand, arange...) made its value
+      self._leaf_uops = (self.uop,)
 
   def requires_grad_(self, v: bool = True) -> Tensor:
     self.requires_grad = v
@@ -135,8 +138,12 @@ class Tensor(NNMixin):
     items, becomes = create_schedule(list(dict.fromkeys(t.uop for t in todo)))
     run_schedule(items)
     for t in todo:
-      if t.requires_grad and t._graph is None: t._graph = t.uop
-      t.uop = becomes[t.uop]
+      new = becomes[t.uop]
+      if t._leaf_uops:
+        if t.uop.op is not Ops.ASSIGN: t._leaf_uops = tuple(dict.fromkeys(t._leaf_uops + (new,)))
+        else: t._leaf_uops = (new,)
+      elif t.requires_grad and t._graph is None: t._graph = t.uop
+      t.uop = new
   def realize(self, *more: Tensor) -> Tensor:
     """Run the kernels that compute this tensor (and `more`), in one schedule."""
     Tensor.realize_all(self, *more)
@@ -231,13 +238,17 @@ class Tensor(NNMixin):
     dt = to_dtype(dtype) if dtype else dtypes.default_float
     if steps == 1: return Tensor.full((1,), start, dtype=dt, device=device)
     step = (stop - start) / max(steps - 1, 1)
-    return (Tensor.arange(steps, device=device, dtype=dtypes.float64 if dt == dtypes.float64 else dtypes.float32) * step + start).cast(dt)
+    out = (Tensor.arange(steps, device=device, dtype=dtypes.float64 if dt == dtypes.float64 else dtypes.float32) * step + start).cast(dt)
+    out.requires_grad = kw.get("requires_grad")
+    return out
   @staticmethod
   def eye(n: int, m: int | None = None, dtype: DType | str | None = None, device: str | None = None, **kw) -> Tensor:
     m = n if m is None else m
     r = Tensor.arange(n, device=device).reshape(n, 1)
     c = Tensor.arange(m, device=device).reshape(1, m)
-    return (r == c).cast(to_dtype(dtype) if dtype else dtypes.default_float)
+    out = (r == c).cast(to_dtype(dtype) if dtype else dtypes.default_float)
+    out.requires_grad = kw.get("requires_grad")
+    return out
 
   # ---- random numbers: a counter-based hash computed in kernels, so the same seed gives the same numbers everywhere
   @staticmethod
@@ -592,8 +603,6 @@ class Tensor(NNMixin):
     if self.numel() == 0 or any(self.shape[a] == 0 for a in axes):
       if op in (Ops.MAX, Ops.MIN) and any(self.shape[a] == 0 for a in axes) and self.dtype != dtypes.bool:
         raise ValueError(f"max/min over an empty axis of a tensor with shape {self.shape} has no identity")
-      ident = {Ops.ADD: 0, Ops.MUL: 1, Ops.MAX: dtypes.min(self.dtype), Ops.MIN: dtypes.max(self.dtype)}[op]
-      return Tensor.full(out_shape, ident, dtype=self.dtype, device=self.device)
     x = self._split_big_reduce(op, axes)
     if x is not None: return x if keepdim else x.reshape(out_shape)
     ret = self._wrap(self.uop.r(op, axes))
@@ -604,7 +613,10 @@ class Tensor(NNMixin):
     rsize = prod(self.shape[a] for a in axes)
     osize = self.numel() // max(rsize, 1)
     if rsize < 1 << 15 or osize > 16: return None
-    split = next((s for s in (256, 128, 64, 32, 16) if rsize % s == 0 and rsize // s >= 1024), None)
+    # GPUs need many more partial results than CPU cores to fill their SMs (issue 4)
+    gpu = getattr(Device[self.device].renderer, "is_gpu", False)
+    split = next((s for s in ((4096, 2048, 1024, 512, 256) if gpu else (256, 128, 64, 32, 16))
+                  if rsize % s == 0 and rsize // s >= 1024), None)
     if split is None: return None
     keep = [i for i in range(self.ndim) if i not in axes]
     x = self.permute(*keep, *axes).reshape(*[self.shape[i] for i in keep], split, rsize // split)
@@ -957,16 +969,18 @@ class Tensor(NNMixin):
         raise RuntimeError(f"backward() on a non-scalar tensor of shape {self.shape} needs gradient= (a tensor of the same shape)")
       gradient = Tensor.ones(*self.shape, device=self.device, dtype=self.dtype)
     if gradient.shape != self.shape: raise ValueError(f"backward: gradient shape {gradient.shape} must match {self.shape}")
-    root = self._graph if self._graph is not None else self.uop
+    root = _differentiable_graph(self)
     topo = root.toposort
-    targets = [t for t in list(_all_tensors.values()) if t.requires_grad and t.uop in topo and t.uop.base.op in (Ops.BUFFER, Ops.CONST)]
+    targets = [t for t in list(_all_tensors.values()) if t.requires_grad and any(u in topo for u in t._leaf_uops)]
     if not targets:
       raise RuntimeError("backward(): nothing in this graph requires grad (create leaves with requires_grad=True)")
-    grads = compute_gradient(root, gradient.cast(self.dtype).uop, {t.uop for t in targets})
+    grads = compute_gradient(root, gradient.cast(self.dtype).uop, {u for t in targets for u in t._leaf_uops if u in topo})
     for t in targets:
-      g = grads.get(t.uop)
-      if g is None: continue
-      gt = Tensor(g)
+      parts = [grads[u] for u in t._leaf_uops if u in grads]
+      if not parts: continue
+      g = parts[0]
+      for p in parts[1:]: g = g + p
+      gt = Tensor(g.reshape(t.shape) if g.shape != t.shape else g)
       t.grad = gt if t.grad is None else t.grad + gt
     return self
   def gradient(self, *targets: Tensor, gradient: Tensor | None = None) -> list[Tensor]:
@@ -975,9 +989,31 @@ class Tensor(NNMixin):
     if gradient is None:
       if self.numel() != 1: raise RuntimeError(f"gradient() on a non-scalar of shape {self.shape} needs gradient=")
       gradient = Tensor.ones(*self.shape, device=self.device, dtype=self.dtype)
-    root = self._graph if self._graph is not None else self.uop
-    grads = compute_gradient(root, gradient.cast(self.dtype).uop, {t.uop for t in targets})
-    return [Tensor(grads[t.uop]) if t.uop in grads else t.zeros_like() for t in targets]
+    root = _differentiable_graph(self)
+    topo = root.toposort
+    want = {u for t in targets for u in (t._leaf_uops or (t.uop,)) if u in topo}
+    grads = compute_gradient(root, gradient.cast(self.dtype).uop, want)
+    out = []
+    for t in targets:
+      parts = [grads[u] for u in (t._leaf_uops or (t.uop,)) if u in grads]
+      if not parts: out.append(t.zeros_like())
+      else:
+        g = parts[0]
+        for p in parts[1:]: g = g + p
+        out.append(Tensor(g))
+    return out
+
+def _differentiable_graph(t: Tensor) -> UOp:
+  """t's graph, with every realized intermediate that requires grad swapped back for the graph that computed it, so
+  gradients flow through tensors that were realized on the way (their values are recomputed in the backward pass)."""
+  root = t._graph if t._graph is not None else t.uop
+  back = {x.uop: x._graph for x in list(_all_tensors.values()) if x._graph is not None and x is not t}
+  for _ in range(8):
+    topo = root.toposort
+    hit = {k: v for k, v in back.items() if k in topo}
+    if not hit: break
+    root = root.substitute(hit)
+  return root
 
 def _readers_of_overwritten(todo: list[Tensor]) -> list[Tensor]:
   """Lazy tensors that read a buffer this realize overwrites in place: realized in the same schedule, before the write,

@@ -73,6 +73,7 @@ class NNMixin:
     noop, i_ = list(self.shape[:-n]), self.shape[-n:]
     if any(d * (k - 1) + 1 > i for k, d, i in zip(k_, d_, i_)):
       raise ValueError(f"kernel {tuple(k_)} (dilation {d_}) is larger than the padded input {tuple(i_)}")
+    if hasattr(self, "_window"): return self._window(tuple(k_), s_, d_)  # the core's WINDOW view: plain index math
     o_ = [_ceildiv(i - d * (k - 1), s) for i, d, k, s in zip(i_, d_, k_, s_)]
     nn = len(noop)
     if any(k > s for k, s in zip(k_, s_)) or any(d != 1 for d in d_):

@@ -119,21 +119,25 @@ def group_reduces(ast: UOp) -> UOp:
     stores.append(st.replace(src=(idx.replace(src=idx.src[:2] + (gate,)),) + st.src[1:]))
   return graph_rewrite(ast.replace(src=tuple(stores)), symbolic)
 
+UPCAST = tuple(int(x) for x in getenv("GPU_UPCAST", "4,8").split(","))   # outputs per thread: contiguous axis, other axis
+
 def upcast_gpu(ast: UOp) -> UOp:
-  """Register tiling for matmul-like reduces: each thread computes a 4x4 block of outputs."""
+  """Register tiling for matmul-like reduces: each thread computes a block of outputs (UPCAST[0] along an axis some input
+  reads contiguously, UPCAST[1] along an axis that input does not depend on, so each load is reused)."""
   from teeny.codegen.opt import coefficient, split_upcast
   reds = [u for u in ast.toposort if u.op is Ops.REDUCE]
   if len(reds) != 1: return ast
   loads = _loads(reds[0].src[0])
   glob = _ranges(ast, AxisType.GLOBAL)
-  cands = [g for g in reversed(glob) if g.src[0].arg % 4 == 0 and g.src[0].arg >= 64 and _contiguous_in(loads, g)]
+  ux, uy = UPCAST
+  cands = [g for g in reversed(glob) if g.src[0].arg % ux == 0 and g.src[0].arg >= 16 * ux and _contiguous_in(loads, g)]
   if not cands: return ast
   g1 = cands[0]
   reused = [ld for ld in loads if coefficient(ld.src[1], g1) == 1]
-  ast = split_upcast(ast, g1, 4)
-  others = [g for g in _ranges(ast, AxisType.GLOBAL) if g.arg[0] != g1.arg[0] and g.src[0].arg % 4 == 0 and g.src[0].arg >= 64]
+  ast = split_upcast(ast, g1, ux)
+  others = [g for g in _ranges(ast, AxisType.GLOBAL) if g.arg[0] != g1.arg[0] and g.src[0].arg % uy == 0 and g.src[0].arg >= 16 * uy]
   others = [g for g in others if any(g not in ld.toposort for ld in reused)]
-  if others: ast = split_upcast(ast, others[0], 4)
+  if others: ast = split_upcast(ast, others[0], uy)
   return ast
 
 def optimize_gpu(ast: UOp) -> UOp:
@@ -144,7 +148,7 @@ def optimize_gpu(ast: UOp) -> UOp:
   if any(_const_size(r) is None for r in _ranges(ast, AxisType.GLOBAL)): return ast
   ast = merge_globals(ast)
   if _groupable(ast): ast = group_reduces(ast)
-  elif getenv("GPU_UPCAST", 1): ast = upcast_gpu(ast)
+  else: ast = upcast_gpu(ast)
   ast, _ = flatten_ranges(ast, _ranges(ast, AxisType.GLOBAL), AxisType.GLOBAL)
   return ast
 
@@ -175,8 +179,11 @@ class GPULanguage(CStyleLanguage):
   def render(self, name: str, uops: list[UOp]) -> str:
     self._map, (_, local) = grid_map(uops), launch_dims(uops)
     self._threads = prod(local)
-    uops = list(uops)
     self._shared: list[str] = []
+    # a CUSTOM op that declares shared memory (custom kernels) belongs at kernel scope: OpenCL allows __local nowhere else
+    decls = [u for u in uops if u.op is Ops.CUSTOM and not u.src and self._custom_fmt(u).lstrip().startswith(self.shared_prefix)]
+    for u in decls: self._shared.append(self._custom_fmt(u).strip().rstrip(";") + ";")
+    uops = [u for u in uops if u not in decls]
     grouped = [u for u in uops if u.op is Ops.REDUCE and any(r.arg[1] is AxisType.GROUP for r in u.src[1:])]
     for k, red in enumerate(grouped):
       sm = f"smem{k}"
@@ -185,6 +192,9 @@ class GPULanguage(CStyleLanguage):
       uops.insert(end + 1, UOp(Ops.CUSTOM, dtypes.void, (red,), self.render_tree_reduce(red, sm)))
     self._lane = bool(grouped) or LANE in uops
     return super().render(name, uops)
+
+  def _custom_fmt(self, u: UOp) -> str:
+    return (dict(u.arg).get(self.lang, dict(u.arg).get("C")) if isinstance(u.arg, tuple) else u.arg) or ""
 
   def render_tree_reduce(self, red: UOp, sm: str) -> str:
     """Lanes' partial results combined in shared memory; afterwards every lane holds the total (CUSTOM format, {0} = acc)."""

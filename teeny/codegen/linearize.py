@@ -100,6 +100,8 @@ def linearize(sink: UOp) -> list[UOp]:
   # parallel (GLOBAL) ranges are outermost and shared by every effect
   glob = sorted([u for u in sink.toposort if u.op is Ops.RANGE and u.arg[1] in (AxisType.GLOBAL, AxisType.LOCAL)], key=range_key)
   for r in glob: lin.open_range(r)
-  for e in sink.src: lin.emit_effect(e)
+  # a SINK may list placeholders it never touches (a custom kernel's parameters then still match its call)
+  for e in sink.src:
+    if e.op is not Ops.DEFINE_GLOBAL: lin.emit_effect(e)
   while lin.open: lin.close_range()
   return lin.out

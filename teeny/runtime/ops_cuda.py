@@ -176,3 +176,7 @@ class CUDADevice(Compiled):
 def default_arch() -> str: return os.environ.get("CUDA_ARCH", "sm_90")
 
 def open_device(name: str) -> Compiled: return CUDADevice(name)
+
+def null_compiler() -> NVRTCCompiler:
+  """The compiler NULL:CUDA uses under NULL_COMPILE=1 (no GPU needed): sm_90 unless CUDA_ARCH says otherwise."""
+  return NVRTCCompiler(default_arch())

@@ -3,6 +3,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 from teeny.device import Allocator, Compiled
+from teeny.helpers import getenv
 
 class NullAllocator(Allocator):
   def _alloc(self, nbytes: int) -> Any: return None
@@ -19,12 +20,17 @@ class NullProgram:
 RENDERERS = {"C": ("teeny.codegen.render.c", "CRenderer"), "CUDA": ("teeny.codegen.render.cuda", "CUDARenderer"),
              "HIP": ("teeny.codegen.render.hip", "HIPRenderer"), "CL": ("teeny.codegen.render.opencl", "OpenCLRenderer")}
 
+# NULL_COMPILE=1 (GPU backends, issue 4): NULL:<lang> also compiles every kernel with that language's real compiler, so CI
+# checks that CUDA/HIP kernels compile on a machine without the GPU
+COMPILERS = {"CUDA": "teeny.runtime.ops_cuda", "HIP": "teeny.runtime.ops_amd", "CL": "teeny.runtime.ops_cl"}
+
 def open_device(name: str) -> Compiled:
   lang = name.split(":")[1] if ":" in name else "C"
   if lang not in RENDERERS: raise RuntimeError(f"NULL:{lang} is not a language teeny renders; pick one of {', '.join(RENDERERS)}")
   mod, cls = RENDERERS[lang]
   try: renderer = getattr(importlib.import_module(mod), cls)()
   except ImportError as e: raise RuntimeError(f"the {lang} renderer is not available yet: {e}") from None
-  dev = Compiled(name, NullAllocator(), renderer, None, NullProgram)
+  compiler = importlib.import_module(COMPILERS[lang]).null_compiler() if getenv("NULL_COMPILE", 0) and lang in COMPILERS else None
+  dev = Compiled(name, NullAllocator(), renderer, compiler, NullProgram)
   dev.runs_nothing = True
   return dev

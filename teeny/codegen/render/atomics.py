@@ -3,7 +3,7 @@
 Each returns the value the memory held before the op. What every language supports:
   add max min xchg cas   on int32 uint32 int64 uint64 float32 float64
   and or xor             on int32 uint32 int64 uint64
-  (CUDA also: add on float16 and bfloat16, GPU or CTA scope)
+  (CUDA also: add on float16 (sm_70+) and bfloat16 (sm_90+), through PTX atom)
 Anything else raises TypeError (a dtype the op has no spelling for) or NotImplementedError (a language or scope).
 
 Semantics (MemSem) and scope (MemScope), per language:
@@ -15,7 +15,7 @@ Semantics (MemSem) and scope (MemScope), per language:
   CUDA   the atomicAdd/atomicMax/... builtins (relaxed), with _block/_system suffixes for the Cta/Sys scopes;
          acquire/release are __threadfence_block()/__threadfence()/__threadfence_system() after/before the op (in an
          immediately called lambda where the value must be kept across the fence). float/double max/min are atomicCAS
-         loops on the bit pattern. No extra header is needed beyond cuda_fp16.h/cuda_bf16.h for the 16-bit floats.
+         loops on the bit pattern. Nothing needs a header (NVRTC declares these builtins).
   HIP    __hip_atomic_* builtins, which take the order and a scope macro that clang predefines
          (__HIP_MEMORY_SCOPE_WORKGROUP / _AGENT / _SYSTEM; their values are never written here).
   CL     OpenCL 1.2 atomic_* on 32-bit ints, atom_* on 64-bit ints (cl_khr_int64_base/extended_atomics), atomic_cmpxchg
@@ -37,7 +37,7 @@ ARITH_KINDS = ("add", "max", "min", "xchg", "cas")
 BIT_KINDS = ("and", "or", "xor")
 LANGS = ("C", "CUDA", "HIP", "CL")
 SUPPORTED = ("add/max/min/xchg/cas on int32, uint32, int64, uint64, float32, float64; and/or/xor on int32, uint32, int64, "
-             "uint64; CUDA also add on float16/bfloat16")
+             "uint64; CUDA also add on float16 (sm_70+) and bfloat16 (sm_90+)")
 
 def supports(lang: str, kind: str, dt: DType, scope: MemScope = MemScope.Gpu) -> bool:
   """Whether `lang` has a spelling for this atomic."""
@@ -45,7 +45,7 @@ def supports(lang: str, kind: str, dt: DType, scope: MemScope = MemScope.Gpu) ->
   if lang == "CL" and scope is MemScope.Sys: return False
   if dt in INT_DTYPES: return kind in ARITH_KINDS + BIT_KINDS
   if dt in FLOAT_DTYPES: return kind in ARITH_KINDS
-  return lang == "CUDA" and kind == "add" and dt in (dtypes.float16, dtypes.bfloat16) and scope is not MemScope.Sys
+  return lang == "CUDA" and kind == "add" and dt in (dtypes.float16, dtypes.bfloat16)
 
 def _check(lang: str, kind: str, dt: DType, scope: MemScope):
   if lang not in LANGS: raise NotImplementedError(f"no atomics for the {lang} renderer; teeny has them for {', '.join(LANGS)}")
@@ -75,9 +75,7 @@ def render_atomic(lang: str, u: UOp, ptr: str, srcs: list[str], renderer: Any = 
   return f"({mask}?{expr}:{_zero(lang, dt)})" if mask is not None else expr
 
 def _zero(lang: str, dt: DType) -> str:
-  if dt == dtypes.float16: return "__float2half(0.0f)"
-  if dt == dtypes.bfloat16: return "__float2bfloat16(0.0f)"
-  return {dtypes.float32: "0.0f", dtypes.float64: "0.0"}.get(dt, "0")
+  return {dtypes.float32: "0.0f", dtypes.float64: "0.0", dtypes.float16: "0.0f", dtypes.bfloat16: "0.0f"}.get(dt, "0")
 
 _SFX = {dtypes.int32: "i32", dtypes.uint32: "u32", dtypes.int64: "i64", dtypes.uint64: "u64", dtypes.float32: "f32", dtypes.float64: "f64"}
 
@@ -133,16 +131,16 @@ C_ATOMIC_HELPERS: dict[str, str] = {
   if not (dt in INT_DTYPES and k in _C_BUILTIN)}
 
 # ------------------------------------------------------------------------------------------------------------- CUDA
-_CU_TYPE = {**_C_TYPE, dtypes.float16: "__half", dtypes.bfloat16: "__nv_bfloat16"}
+_CU_TYPE = _C_TYPE
 _CU_FN = {"add": "atomicAdd", "max": "atomicMax", "min": "atomicMin", "and": "atomicAnd", "or": "atomicOr", "xor": "atomicXor",
           "xchg": "atomicExch", "cas": "atomicCAS"}
 _CU_SCOPE = {MemScope.Cta: "_block", MemScope.Gpu: "", MemScope.Sys: "_system"}
 _CU_FENCE = {MemScope.Cta: "__threadfence_block()", MemScope.Gpu: "__threadfence()", MemScope.Sys: "__threadfence_system()"}
 
 def _cuda(kind: str, dt: DType, sem: MemSem, scope: MemScope, ptr: str, ops: list[str]) -> str:
+  if dt in (dtypes.float16, dtypes.bfloat16): return _cuda_16bit_add(dt, sem, scope, ptr, ops[0])
   fn, t = _CU_FN[kind] + _CU_SCOPE[scope], _CU_TYPE[dt]
-  if dt in (dtypes.float16, dtypes.bfloat16): op = f"atomicAdd(({t}*){ptr}, ({t})({ops[0]}))"
-  elif dt in (dtypes.float32, dtypes.float64) and kind in ("max", "min"):
+  if dt in (dtypes.float32, dtypes.float64) and kind in ("max", "min"):
     bits, to_b, from_b = ("unsigned int", "__float_as_uint", "__uint_as_float") if dt == dtypes.float32 else \
       ("unsigned long long", "(unsigned long long)__double_as_longlong", "__longlong_as_double")
     cmp = ">" if kind == "max" else "<"
@@ -155,11 +153,22 @@ def _cuda(kind: str, dt: DType, sem: MemSem, scope: MemScope, ptr: str, ops: lis
     op = f"__longlong_as_double((long long){fn}((unsigned long long*){ptr}, {args}))"
   elif dt == dtypes.float32 and kind == "cas":
     op = f"__uint_as_float({fn}((unsigned int*){ptr}, {', '.join(f'__float_as_uint({o})' for o in ops)}))"
-  elif dt == dtypes.int64 and not (kind in ("max", "min")):
+  elif dt == dtypes.int64 and kind not in ("max", "min"):
     # the 64-bit builtins are on unsigned long long (two's complement makes add/and/or/xor/xchg/cas the same)
     op = f"(long long){fn}((unsigned long long*){ptr}, {', '.join(f'(unsigned long long)({o})' for o in ops)})"
   else: op = f"{fn}(({t}*){ptr}, {', '.join(f'({t})({o})' for o in ops)})"
   return _fenced(op, t, sem, _CU_FENCE[scope])
+
+_PTX_SEM = {MemSem.Relaxed: "relaxed", MemSem.Acquire: "acquire", MemSem.Release: "release", MemSem.AcqRel: "acq_rel"}
+_PTX_SCOPE = {MemScope.Cta: "cta", MemScope.Gpu: "gpu", MemScope.Sys: "sys"}
+
+def _cuda_16bit_add(dt: DType, sem: MemSem, scope: MemScope, ptr: str, v: str) -> str:
+  """float16 (sm_70+) / bfloat16 (sm_90+) add through PTX atom, header-free: the renderer stores these types as 16-bit
+  unsigned shorts and computes in float, converting with its teeny_f2h/teeny_h2f (teeny_f2bf/teeny_bf2f) helpers."""
+  ty, to_b, from_b = ("f16", "teeny_f2h", "teeny_h2f") if dt == dtypes.float16 else ("bf16", "teeny_f2bf", "teeny_bf2f")
+  asm = f"atom.{_PTX_SEM[sem]}.{_PTX_SCOPE[scope]}.add.noftz.{ty} %0, [%1], %2;"
+  return (f'{from_b}(([&]() -> unsigned short {{ unsigned short _to; asm volatile("{asm}" : "=h"(_to) : "l"({ptr}), '
+          f'"h"({to_b}({v})) : "memory"); return _to; }})())')
 
 def _fenced(op: str, t: str, sem: MemSem, fence: str) -> str:
   """Relaxed `op` with fences: before it for release, after it for acquire (keeping its value in a lambda)."""

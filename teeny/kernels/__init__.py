@@ -1,0 +1,60 @@
+"""teeny's hand-written kernels: custom kernels built from UOps for the gradients that scatter to addresses taken from
+data (a token id, a label) or gather many contributions into one input.
+
+- embedding.py  embedding (gather) whose backward is embedding_bwd: an atomic scatter-add into grad_weight
+- conv.py       conv2d whose backward is conv2d_bwd: the weight gradient as a reduction, the input gradient as a gather
+                or an atomic scatter, picked by shape
+- nll.py        cross_entropy / nll_loss whose backward is a masked row store plus one atomic at the target column
+
+Each op falls back to the plain autograd graph when TEENY_CUSTOM_KERNELS=0 (or when the kernel does not cover a case),
+so the two can be compared. The kernels need atomicity only, so their atomics are Relaxed.
+"""
+from __future__ import annotations
+from typing import Callable
+from teeny.device import Device
+from teeny.dtype import dtypes
+from teeny.helpers import CUSTOM_KERNELS
+from teeny.tensor import Tensor
+from teeny.uop.ops import AxisType, KernelInfo, Ops, UOp
+
+def use_custom_kernels() -> bool:
+  """Whether the ops here run their hand-written kernels (TEENY_CUSTOM_KERNELS, on by default)."""
+  return bool(CUSTOM_KERNELS)
+
+def is_gpu(device: str) -> bool:
+  """GPU renderers get LOCAL (work-group) ranges; the C renderer turns them into plain loops."""
+  r = Device[device].renderer
+  return bool(getattr(r, "is_gpu", False)) or getattr(r, "lang", "C") != "C"
+
+def acc_dtype(dt):
+  """Accumulate 16-bit floats in float32 (and atomics on them are not on every renderer)."""
+  return dtypes.float32 if dt in (dtypes.float16, dtypes.bfloat16) else dt
+
+def in_range(v: UOp, n: int) -> UOp:
+  """0 <= v < n, as a kernel-level bool."""
+  return (v < 0).alu(Ops.XOR, UOp.const(dtypes.bool, True)).alu(Ops.AND, v < n)
+
+def reduce_sum(value: UOp, *ranges: UOp) -> UOp:
+  """The sum of `value` over REDUCE `ranges`."""
+  return UOp(Ops.REDUCE, value.dtype, (value, *ranges), Ops.ADD)
+
+def with_grad(value: Tensor, inputs: tuple[Tensor, ...], grad_fxn: Callable[..., tuple], name: str) -> Tensor:
+  """`value` (computed by the ordinary graph, lazily) made differentiable through `grad_fxn(grad, *inputs)`.
+
+  A custom kernel copies `value` into its output and declares `inputs` as unused parameters, so autograd reaches them
+  through this kernel and its grad_fxn rather than through value's own graph."""
+  n = max(value.numel(), 1)
+  def copy(out: UOp, v: UOp, *ins: UOp) -> UOp:
+    i = UOp.range(n, 0, AxisType.GLOBAL)
+    return out.index(i).store(v.index(i).load()).end(i).sink(*ins, arg=KernelInfo(name=name, opts_to_apply=()))
+  def grad(g: Tensor, _v: Tensor, *ins: Tensor) -> tuple:
+    return (None, *grad_fxn(g.reshape(value.shape), *ins))
+  out = Tensor.empty(n, dtype=value.dtype, device=value.device)
+  return out.custom_kernel(value.detach().reshape(n), *inputs, fxn=copy, grad_fxn=grad)[0].reshape(value.shape)
+
+from teeny.kernels.embedding import embedding, embedding_bwd  # noqa: E402
+from teeny.kernels.nll import cross_entropy, nll_loss, cross_entropy_bwd, nll_bwd  # noqa: E402
+from teeny.kernels.conv import conv2d, conv2d_bwd, conv2d_bwd_weight, conv2d_bwd_input  # noqa: E402
+
+__all__ = ["embedding", "embedding_bwd", "cross_entropy", "nll_loss", "cross_entropy_bwd", "nll_bwd", "conv2d", "conv2d_bwd",
+           "conv2d_bwd_weight", "conv2d_bwd_input", "use_custom_kernels", "with_grad"]

@@ -1,0 +1,185 @@
+"""conv2d whose backward is hand-written: the weight gradient as a reduction (one program per weight element, no atomics)
+and the input gradient as either a gather (one program per input row, no atomics) or an atomic scatter (one program
+per output element), picked by shape. Stride, padding, dilation and groups are all handled.
+
+x (B, C, H, W), weight (O, C/G, KH, KW), grad_out (B, O, OH, OW); ih = oh*sh - pt + kh*dh, iw = ow*sw - pl + kw*dw.
+
+  weight grad   gw[o, c, kh, kw] = sum over b, oh, ow of grad_out[b, o, oh, ow] * x[b, g*C/G + c, ih, iw]
+                the innermost loop runs along ow, reading both inputs contiguously (vectorised as a SIMD reduction)
+  input grad    gather:  gx[b, c, ih, iw] = sum over o in c's group, kh, kw of grad_out[b, o, oh, ow] * w[o, c', kh, kw]
+                         where oh = (ih + pt - kh*dh) / sh is whole and in range (likewise ow); each program keeps a whole
+                         row of iw in registers/L1 (an UPCAST range), so the innermost loop is a contiguous row update
+                scatter: for each output element, gx[b, c, ih, iw] += grad_out[b, o, oh, ow] * w[o, c', kh, kw] by
+                         Relaxed atomic add, over c', kh, kw: every output element touches exactly KH*KW*C/G inputs, so no
+                         work is spent on taps that miss (the gather tests every tap, and with stride s only 1/s^2 hit)
+
+Choosing the input-gradient variant (thresholds measured by extra/bench/kernels.py, see SCATTER_RULE below).
+"""
+from __future__ import annotations
+from dataclasses import dataclass
+from teeny.tensor import Tensor
+from teeny.tensor_nn import _resolve_pads, _tuple
+from teeny.uop.ops import AxisType, KernelInfo, MemSem, Ops, UOp
+from teeny.kernels import acc_dtype, in_range, is_gpu, reduce_sum, use_custom_kernels, with_grad
+
+@dataclass(frozen=True)
+class ConvShape:
+  bs: int; cin: int; h: int; w: int              # noqa: E702
+  cout: int; kh: int; kw: int; groups: int       # noqa: E702
+  oh: int; ow: int                               # noqa: E702
+  sh: int; sw: int; pt: int; pl: int; dh: int; dw: int  # noqa: E702
+  @property
+  def cin_g(self) -> int: return self.cin // self.groups
+  @property
+  def cout_g(self) -> int: return self.cout // self.groups
+  @property
+  def name(self) -> str:
+    return f"{self.bs}_{self.cin}_{self.h}_{self.w}_{self.cout}_{self.kh}_{self.kw}_s{self.sh}{self.sw}_p{self.pt}{self.pl}_" \
+           f"d{self.dh}{self.dw}_g{self.groups}"
+
+def conv_shape(x_shape, w_shape, stride=1, padding=0, dilation=1, groups: int = 1) -> ConvShape:
+  bs, cin, h, w = x_shape
+  cout, _, kh, kw = w_shape
+  (sh, sw), (dh, dw) = _tuple(stride, 2, "stride"), _tuple(dilation, 2, "dilation")
+  (pt, pb), (pl, pr) = _resolve_pads(padding, (kh, kw), (dh, dw), (sh, sw))
+  oh, ow = (h + pt + pb - dh * (kh - 1) - 1) // sh + 1, (w + pl + pr - dw * (kw - 1) - 1) // sw + 1
+  return ConvShape(bs, cin, h, w, cout, kh, kw, groups, oh, ow, sh, sw, pt, pl, dh, dw)
+
+GPU_BLOCK = 256
+
+def _gpu_elements(total: int) -> tuple[UOp, UOp, tuple[UOp, ...]]:
+  """GPU layout: one thread per element of a flattened domain, GPU_BLOCK threads a block: (element, in range, ranges)."""
+  blk, lane = UOp.range((total + GPU_BLOCK - 1) // GPU_BLOCK, 0, AxisType.GLOBAL), UOp.range(GPU_BLOCK, 1, AxisType.LOCAL)
+  e = blk * GPU_BLOCK + lane
+  return e, e < total, (blk, lane)
+
+def _unflatten(e: UOp, shape: tuple[int, ...]) -> list[UOp]:
+  out = []
+  for i, n in enumerate(shape):
+    rest = 1
+    for m in shape[i + 1:]: rest *= m
+    v = e // rest if rest > 1 else e
+    out.append(v % n if i > 0 else v)
+  return out
+
+def _and(*bs: UOp | None) -> UOp | None:
+  out = None
+  for b in bs:
+    if b is not None: out = b if out is None else out.alu(Ops.AND, b)
+  return out
+
+# ---- weight gradient: a reduction over batch and output positions, no atomics
+
+def _wgrad_kernel(gw: UOp, x: UOp, gout: UOp, s: ConvShape, gpu: bool) -> UOp:
+  """CPU: partial sums gw[o, c, kh, kw, ow] over (b, oh), one program per (o, c); the caller sums the last axis. Each
+  program keeps KH*KW*OW accumulators (UPCAST ranges, in registers and L1), so its innermost loop is a contiguous,
+  vectorised row update that reuses each grad_out row KH*KW times. GPU: one thread per weight element."""
+  red = [UOp.range(s.bs, 4, AxisType.REDUCE), UOp.range(s.oh, 5, AxisType.REDUCE)]
+  if gpu:
+    e, live, rngs = _gpu_elements(s.cout * s.cin_g * s.kh * s.kw)
+    co, ci, kh, kw = _unflatten(e, (s.cout, s.cin_g, s.kh, s.kw))
+    ow = UOp.range(s.ow, 6, AxisType.REDUCE)
+    red.append(ow)
+  else:
+    co, ci = UOp.range(s.cout, 0, AxisType.GLOBAL), UOp.range(s.cin_g, 1, AxisType.GLOBAL)
+    kh, kw = UOp.range(s.kh, 2, AxisType.UPCAST), UOp.range(s.kw, 3, AxisType.UPCAST)
+    ow, live = UOp.range(s.ow, 6, AxisType.UPCAST), None
+  b, oh = red[:2]
+  ih, iw = oh * s.sh + (kh * s.dh - s.pt), ow * s.sw + (kw * s.dw - s.pl)
+  c = (co // s.cout_g) * s.cin_g + ci if s.groups > 1 else ci
+  dt = gw.dtype.base
+  xv = x.index(((b * s.cin + c) * s.h + ih) * s.w + iw, valid=_and(live, in_range(ih, s.h), in_range(iw, s.w))).load().cast(dt)
+  gv = gout.index(((b * s.cout + co) * s.oh + oh) * s.ow + ow, valid=live).load().cast(dt)
+  acc = reduce_sum(xv * gv, *red)
+  out = ((co * s.cin_g + ci) * s.kh + kh) * s.kw + kw
+  st = gw.index(out if gpu else out * s.ow + ow, valid=live).store(acc)
+  return st.sink(arg=KernelInfo(name=f"conv_bwd_w_{s.name}", opts_to_apply=()))
+
+def conv2d_bwd_weight(x: Tensor, grad_out: Tensor, s: ConvShape) -> Tensor:
+  """d(loss)/d(weight), (O, C/G, KH, KW), in float32 for 16-bit inputs."""
+  dt, gpu = acc_dtype(grad_out.dtype), is_gpu(x.device)
+  part = Tensor.empty(s.cout, s.cin_g, s.kh, s.kw, *(() if gpu else (s.ow,)), dtype=dt, device=x.device)
+  gw = part.custom_kernel(x, grad_out, fxn=lambda o, a, g: _wgrad_kernel(o, a, g, s, gpu))[0]
+  return gw if gpu else gw.sum(-1)
+
+# ---- input gradient, gather: one program per input row (CPU) or input element (GPU), no atomics
+
+def _igrad_gather_kernel(gx: UOp, gout: UOp, w: UOp, s: ConvShape, gpu: bool) -> UOp:
+  if gpu:
+    e, live, _ = _gpu_elements(s.bs * s.cin * s.h * s.w)
+    b, c, ih, iw = _unflatten(e, (s.bs, s.cin, s.h, s.w))
+  else:
+    b, c, ih = UOp.range(s.bs, 0, AxisType.GLOBAL), UOp.range(s.cin, 1, AxisType.GLOBAL), UOp.range(s.h, 2, AxisType.GLOBAL)
+    iw, live = UOp.range(s.w, 3, AxisType.UPCAST), None
+  col, kh, kw = UOp.range(s.cout_g, 4, AxisType.REDUCE), UOp.range(s.kh, 5, AxisType.REDUCE), UOp.range(s.kw, 6, AxisType.REDUCE)
+  g, ci = (c // s.cin_g, c % s.cin_g) if s.groups > 1 else (None, c)
+  co = g * s.cout_g + col if g is not None else col
+  th, tw = ih + (s.pt - kh * s.dh), iw + (s.pl - kw * s.dw)
+  # (th, tw) = (oh*sh, ow*sw): a tap hits an output position when both are in range and divisible by the stride
+  oh, ow = th // s.sh if s.sh > 1 else th, tw // s.sw if s.sw > 1 else tw
+  ok = _and(live, in_range(th, s.oh * s.sh), in_range(tw, s.ow * s.sw), (th % s.sh).eq(0) if s.sh > 1 else None,
+            (tw % s.sw).eq(0) if s.sw > 1 else None)
+  dt = gx.dtype.base
+  gv = gout.index(((b * s.cout + co) * s.oh + oh) * s.ow + ow, valid=ok).load().cast(dt)
+  wv = w.index(((co * s.cin_g + ci) * s.kh + kh) * s.kw + kw, valid=live).load().cast(dt)
+  acc = reduce_sum(gv * wv, col, kh, kw)
+  st = gx.index(((b * s.cin + c) * s.h + ih) * s.w + iw, valid=live).store(acc)
+  return st.sink(arg=KernelInfo(name=f"conv_bwd_x_gather_{s.name}", opts_to_apply=()))
+
+# ---- input gradient, scatter: one program per output element, atomic adds into the input gradient
+
+def _igrad_scatter_kernel(gx: UOp, gout: UOp, w: UOp, s: ConvShape, gpu: bool) -> UOp:
+  if gpu:
+    e, live, rngs = _gpu_elements(s.bs * s.cout * s.oh * s.ow)
+    b, co, oh, ow = _unflatten(e, (s.bs, s.cout, s.oh, s.ow))
+  else:
+    b, co = UOp.range(s.bs, 0, AxisType.GLOBAL), UOp.range(s.cout, 1, AxisType.GLOBAL)
+    oh, ow = UOp.range(s.oh, 2, AxisType.GLOBAL), UOp.range(s.ow, 3, AxisType.GLOBAL)
+    live = None
+  ci, kh, kw = UOp.range(s.cin_g, 4, AxisType.LOOP), UOp.range(s.kh, 5, AxisType.LOOP), UOp.range(s.kw, 6, AxisType.LOOP)
+  c = (co // s.cout_g) * s.cin_g + ci if s.groups > 1 else ci
+  ih, iw = oh * s.sh + (kh * s.dh - s.pt), ow * s.sw + (kw * s.dw - s.pl)
+  dt = gx.dtype.base
+  gv = gout.index(((b * s.cout + co) * s.oh + oh) * s.ow + ow, valid=live).load().cast(dt)
+  wv = w.index(((co * s.cin_g + ci) * s.kh + kh) * s.kw + kw, valid=live).load().cast(dt)
+  ok = _and(live, in_range(ih, s.h), in_range(iw, s.w))
+  add = gx.index(((b * s.cin + c) * s.h + ih) * s.w + iw).atomic("add", gv * wv, mask=ok, sem=MemSem.Relaxed)
+  return add.end(ci, kh, kw).sink(arg=KernelInfo(name=f"conv_bwd_x_scatter_{s.name}", opts_to_apply=()))
+
+def use_scatter(s: ConvShape, device: str) -> bool:
+  """Which input-gradient variant a shape gets on a device (see the module docstring for the measurements)."""
+  if not is_gpu(device): return False
+  return s.sh * s.sw >= 4
+
+def conv2d_bwd_input(grad_out: Tensor, weight: Tensor, s: ConvShape, variant: str | None = None) -> Tensor:
+  """d(loss)/d(x), (B, C, H, W), in float32 for 16-bit inputs; variant 'gather' or 'scatter' (default: by shape)."""
+  dt, dev = acc_dtype(grad_out.dtype), grad_out.device
+  gpu = is_gpu(dev)
+  if variant is None: variant = "scatter" if use_scatter(s, dev) else "gather"
+  if variant == "gather":
+    gx = Tensor.empty(s.bs, s.cin, s.h, s.w, dtype=dt, device=dev)
+    return gx.custom_kernel(grad_out, weight, fxn=lambda o, g, w: _igrad_gather_kernel(o, g, w, s, gpu))[0]
+  if variant != "scatter": raise ValueError(f"conv2d_bwd_input: variant must be 'gather' or 'scatter', got {variant!r}")
+  gx = Tensor.zeros(s.bs, s.cin, s.h, s.w, dtype=dt, device=dev).contiguous().realize()
+  return gx.custom_kernel(grad_out, weight, fxn=lambda o, g, w: _igrad_scatter_kernel(o, g, w, s, gpu))[0]
+
+def conv2d_bwd(x: Tensor, weight: Tensor, grad_out: Tensor, stride=1, padding=0, dilation=1, groups: int = 1,
+               variant: str | None = None) -> tuple[Tensor, Tensor]:
+  """(grad_x, grad_weight) of conv2d(x, weight, stride, padding, dilation, groups) for the upstream grad_out."""
+  s = conv_shape(x.shape, weight.shape, stride, padding, dilation, groups)
+  if tuple(grad_out.shape) != (s.bs, s.cout, s.oh, s.ow):
+    raise ValueError(f"conv2d_bwd: grad_out shape {tuple(grad_out.shape)} should be {(s.bs, s.cout, s.oh, s.ow)}")
+  return conv2d_bwd_input(grad_out, weight, s, variant), conv2d_bwd_weight(x, grad_out, s)
+
+def conv2d(x: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0, dilation=1, groups: int = 1) -> Tensor:
+  """F.conv2d with the hand-written backward. The forward is Tensor.conv2d's graph; other ranks, and
+  TEENY_CUSTOM_KERNELS=0, are Tensor.conv2d itself."""
+  if not use_custom_kernels() or x.ndim != 4 or weight.ndim != 4:
+    return x.conv2d(weight, bias, stride, padding, dilation, groups)
+  s = conv_shape(x.shape, weight.shape, stride, padding, dilation, groups)
+  y = x.detach().conv2d(weight.detach(), None, stride, padding, dilation, groups)
+  def grad(g: Tensor, xx: Tensor, ww: Tensor) -> tuple:
+    gx, gw = conv2d_bwd(xx, ww, g, stride, padding, dilation, groups)
+    return gx.cast(xx.dtype), gw.cast(ww.dtype)
+  out = with_grad(y, (x, weight), grad, f"conv_fwd_{s.name}")
+  return out if bias is None else out + bias.reshape(1, -1, 1, 1)
