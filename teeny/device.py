@@ -10,7 +10,9 @@ KNOWN_DEVICES = ("CPU", "NULL", "CUDA", "AMD", "CL")
 
 class _Device:
   """`Device["CPU"]` is the CPU runtime; `Device.DEFAULT` is the device new tensors land on."""
-  def __init__(self): self._opened: dict[str, Any] = {}
+  def __init__(self):
+    self._opened: dict[str, Any] = {}
+    self._default: tuple[tuple, str] | None = None
   @staticmethod
   def canonicalize(name: str | None) -> str:
     if name is None: return Device.DEFAULT
@@ -31,10 +33,13 @@ class _Device:
     return self._opened[name]
   @property
   def DEFAULT(self) -> str:
-    if (d := os.environ.get("DEV")): return self.canonicalize(d)
-    for k in KNOWN_DEVICES:
-      if getenv(k, 0): return k
-    return "CPU"
+    """From DEV=..., else the first of CPU=1, NULL=1, ... that is set, else CPU (re-read only when DEV changes)."""
+    env = os.environ
+    key = (env.get("DEV"),) + tuple(env.get(k) for k in KNOWN_DEVICES)
+    if self._default is None or self._default[0] != key:
+      dev = self.canonicalize(key[0]) if key[0] else next((k for k in KNOWN_DEVICES if getenv(k, 0)), "CPU")
+      self._default = (key, dev)
+    return self._default[1]
 
 Device = _Device()
 

@@ -54,7 +54,6 @@ class Tensor(NNMixin):
 
   def __init__(self, data: Any, device: str | None = None, dtype: DType | str | None = None, requires_grad: bool | None = None):
     dt = to_dtype(dtype) if dtype is not None else None
-    dev = Device.canonicalize(device)
     self.grad: Tensor | None = None
     self._requires_grad: bool | None = None
     if isinstance(data, UOp):
@@ -62,10 +61,11 @@ class Tensor(NNMixin):
     elif isinstance(data, Tensor):
       self.uop = data.uop if dt is None else data.uop.cast(dt)
     elif isinstance(data, (bool, int, float, np.bool_, np.integer, np.floating)) and not isinstance(data, np.ndarray):
+      dev = Device.canonicalize(device)
       dt = dt or (dtypes.from_np(np.asarray(data).dtype) if isinstance(data, (np.integer, np.floating)) else dtypes.from_py(data))
       self.uop = UOp.const(dt, data, dev)
     else:
-      self.uop = _from_host(data, dev, dt)
+      self.uop = _from_host(data, Device.canonicalize(device), dt)
     self._graph: UOp | None = None   # the graph this tensor had before it was realized, for backward()
     self._leaf_uops: tuple[UOp, ...] = ()  # every UOp a leaf has stood for (a lazy leaf keeps its graph's node)
     self.requires_grad = requires_grad

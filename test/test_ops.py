@@ -73,6 +73,7 @@ class TestCreation:
       assert t.shape == shape and t.dtype == dtypes.float32
       if is_null(): t.realize()
       else: np.testing.assert_equal(t.numpy(), getattr(np, fn)(shape, np.float32))
+    if shape != (2, 3): return
     ti = getattr(Tensor, fn)(*shape, dtype=dtypes.int8)
     assert ti.dtype == dtypes.int8
     if is_null(): ti.realize()
@@ -268,19 +269,39 @@ class TestAccessors:
 
 # ---------------------------------------------------------------- elementwise
 
+BINARY = {"add": (np.add, lambda a, b: a + b), "sub": (np.subtract, lambda a, b: a - b),
+          "mul": (np.multiply, lambda a, b: a * b), "div": (np.divide, lambda a, b: a / b),
+          "maximum": (np.maximum, lambda a, b: a.maximum(b)), "minimum": (np.minimum, lambda a, b: a.minimum(b))}
+
+def _operands(sa, sb) -> list:
+  """float32 operands; the second stays away from zero so it can divide."""
+  rng = np.random.default_rng(0)
+  a = rng.uniform(-2, 2, sa).astype(np.float32)
+  b = (rng.choice([-1, 1], sb) * rng.uniform(0.5, 2, sb)).astype(np.float32)
+  return [np.asarray(a), np.asarray(b)]
+
+def _rounded(*shapes) -> list:
+  """small whole-number float32 operands, so equality comparisons are exercised."""
+  rng = np.random.default_rng(0)
+  return [np.asarray(np.round(rng.uniform(-2, 2, sh))).astype(np.float32) for sh in shapes]
+
 BCAST = [((3, 4), (3, 4)), ((3, 4), (4,)), ((3, 1), (1, 4)), ((2, 1, 4), (3, 1)), ((1,), (3, 4)), ((), (3, 4)), ((3, 4), ()),
          ((0, 3), (1, 3)), ((0, 3), (3,)), ((2, 0, 1), (1, 5))]
 
+COMPARE = {"lt": (np.less, lambda a, b: a < b), "le": (np.less_equal, lambda a, b: a <= b),
+           "gt": (np.greater, lambda a, b: a > b), "ge": (np.greater_equal, lambda a, b: a >= b),
+           "eq": (np.equal, lambda a, b: a == b), "ne": (np.not_equal, lambda a, b: a != b)}
+
 class TestBinary:
-  @pytest.mark.parametrize("shapes", BCAST)
-  @pytest.mark.parametrize("op", ["add", "sub", "mul", "div", "maximum", "minimum"])
-  def test_float_broadcast(self, op, shapes):
-    npf = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide, "maximum": np.maximum,
-           "minimum": np.minimum}[op]
-    tf = {"add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b, "div": lambda a, b: a / b,
-          "maximum": lambda a, b: a.maximum(b), "minimum": lambda a, b: a.minimum(b)}[op]
-    if op == "div": helper_test_op(list(shapes), npf, tf, atol=1e-5, low=0.5, high=3)
-    else: helper_test_op(list(shapes), npf, tf, atol=1e-6)
+  @pytest.mark.parametrize("op", list(BINARY))
+  def test_float(self, op):
+    helper_test_op(None, BINARY[op][0], BINARY[op][1], vals=_operands((3, 4), (4,)), atol=1e-5)
+
+  @pytest.mark.parametrize("shapes", BCAST, ids=str)
+  def test_float_broadcast(self, shapes):
+    # all ops stacked so one kernel covers a broadcast pattern; a mismatch at [k] points at list(BINARY)[k]
+    helper_test_op(None, lambda a, b: np.stack([f[0](a, b) for f in BINARY.values()]),
+                   lambda a, b: Tensor.stack(*[f[1](a, b) for f in BINARY.values()]), vals=_operands(*shapes), atol=1e-5)
 
   @pytest.mark.parametrize("op", ["add", "sub", "mul", "div", "pow"])
   def test_method_forms(self, op):
@@ -297,15 +318,18 @@ class TestBinary:
   def test_float_scalar(self, fn):
     helper_test_op([(3, 5)], fn[0], fn[1], atol=1e-5, low=0.5, high=2)
 
-  @pytest.mark.parametrize("op,dtype", [(op, d) for op in ("add", "sub", "mul") for d in (
-    np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64, np.float16, np.float32, np.float64)] +
-    [(op, d) for op in ("maximum", "minimum") for d in (np.int8, np.int64, np.uint8, np.uint64, np.float16, np.float64)])
-  def test_dtypes(self, op, dtype):
-    npf = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "maximum": np.maximum, "minimum": np.minimum}[op]
-    tf = {"add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
-          "maximum": lambda a, b: a.maximum(b), "minimum": lambda a, b: a.minimum(b)}[op]
+  @pytest.mark.parametrize("dtype", [np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64,
+                                     np.float16, np.float32, np.float64])
+  def test_dtypes(self, dtype):
+    # [add, sub, mul] stacked into one kernel; unsigned subtraction wraps like numpy
     tol = 1e-2 if dtype == np.float16 else 1e-6
-    helper_test_op([(4, 5), (5,)], npf, tf, dtype=dtype, low=-10, high=10, atol=tol, rtol=tol)
+    helper_test_op([(4, 5), (5,)], lambda a, b: np.stack([a + b, a - b, a * b]), lambda a, b: Tensor.stack(a + b, a - b, a * b),
+                   dtype=dtype, low=-10, high=10, atol=tol, rtol=tol)
+
+  @pytest.mark.parametrize("dtype", [np.int8, np.int64, np.uint8, np.uint64, np.float16, np.float64])
+  def test_dtypes_maximum_minimum(self, dtype):
+    helper_test_op([(4, 5), (5,)], lambda a, b: np.stack([np.maximum(a, b), np.minimum(a, b)]),
+                   lambda a, b: Tensor.stack(a.maximum(b), a.minimum(b)), dtype=dtype, low=-10, high=10)
 
   @pytest.mark.parametrize("dtype", [np.int8, np.int32, np.int64, np.uint8, np.uint32, np.float16, np.float32])
   def test_dtypes_scalar(self, dtype):
@@ -330,8 +354,8 @@ class TestBinary:
     signed = np.issubdtype(dtype, np.signedinteger)
     a = np.array([7, -7, 7, -7, 0, 5, -5, 6, -6, 1, 9, -9, 3, 0] if signed else [7, 0, 5, 6, 1, 9, 3, 100, 127, 4], dtype=dtype)
     b = np.array([2, 2, -2, -2, 3, 0, 0, 3, -3, -1, 4, 4, -4, 0] if signed else [2, 3, 0, 4, 1, 2, 5, 7, 3, 0], dtype=dtype)
-    helper_test_op(None, np.floor_divide, lambda x, y: x // y, vals=[a, b])
-    helper_test_op(None, np.mod, lambda x, y: x % y, vals=[a, b])
+    with np.errstate(all="ignore"): ref = np.stack([a // b, a % b])  # numpy gives 0 for integer x//0 and x%0
+    helper_test_op(None, lambda x, y: ref, lambda x, y: Tensor.stack(x // y, x % y), vals=[a, b])
 
   @pytest.mark.parametrize("k", [3, -3, 1, 0])
   def test_int_floordiv_mod_scalar(self, k):
@@ -374,22 +398,26 @@ class TestBinary:
     helper_test_op([(3, 4), (3, 4)], np.power, lambda x, y: x ** y, dtype=dtype, low=0, high=4)
     helper_test_op([(5,)], lambda x: 2 ** x, lambda x: 2 ** x, dtype=dtype, low=0, high=6)
 
-  @pytest.mark.parametrize("op", ["lt", "le", "gt", "ge", "eq", "ne"])
-  @pytest.mark.parametrize("shapes", [((3, 4), (3, 4)), ((3, 1), (1, 4)), ((4,), ()), ((0, 2), (2,))])
-  def test_compare(self, op, shapes):
-    npf = getattr(np, {"lt": "less", "le": "less_equal", "gt": "greater", "ge": "greater_equal", "eq": "equal",
-                       "ne": "not_equal"}[op])
-    tf = {"lt": lambda a, b: a < b, "le": lambda a, b: a <= b, "gt": lambda a, b: a > b, "ge": lambda a, b: a >= b,
-          "eq": lambda a, b: a == b, "ne": lambda a, b: a != b}[op]
-    # small ints as floats so equality actually happens
-    helper_test_op(list(shapes), lambda a, b: npf(np.round(a), np.round(b)), lambda a, b: tf(a.round(), b.round()),
+  @pytest.mark.parametrize("op", list(COMPARE))
+  def test_compare(self, op):
+    # rounded floats so equality actually happens
+    npf, tf = COMPARE[op]
+    helper_test_op([(3, 4), (3, 4)], lambda a, b: npf(np.round(a), np.round(b)), lambda a, b: tf(a.round(), b.round()),
                    out_dtype=dtypes.bool)
-    helper_test_op(list(shapes), npf, tf, dtype=np.int32, low=-3, high=3, out_dtype=dtypes.bool)
+
+  @pytest.mark.parametrize("shapes", [((3, 4), (3, 4)), ((3, 1), (1, 4)), ((4,), ()), ((0, 2), (2,))], ids=str)
+  @pytest.mark.parametrize("dtype", [np.float32, np.int32])
+  def test_compare_broadcast(self, shapes, dtype):
+    # all six comparisons stacked into one kernel, in the order of COMPARE
+    helper_test_op(list(shapes), lambda a, b: np.stack([f[0](a, b) for f in COMPARE.values()]),
+                   lambda a, b: Tensor.stack(*[f[1](a, b) for f in COMPARE.values()]), dtype=dtype, low=-3, high=3,
+                   vals=None if dtype == np.int32 else _rounded(*shapes), out_dtype=dtypes.bool)
 
   @pytest.mark.parametrize("dtype", [np.bool_, np.int8, np.uint8, np.int64, np.float16])
   def test_compare_dtypes(self, dtype):
-    for npf, tf in ((np.less, lambda a, b: a < b), (np.equal, lambda a, b: a == b), (np.not_equal, lambda a, b: a != b)):
-      helper_test_op([(3, 4), (4,)], npf, tf, dtype=dtype, low=0, high=3, out_dtype=dtypes.bool)
+    helper_test_op([(3, 4), (4,)], lambda a, b: np.stack([f[0](a, b) for f in COMPARE.values()]),
+                   lambda a, b: Tensor.stack(*[f[1](a, b) for f in COMPARE.values()]), dtype=dtype, low=0, high=3,
+                   out_dtype=dtypes.bool)
 
   def test_compare_scalar(self):
     x = [[-1.0, 0.0, 1.0, 2.0]]
@@ -427,11 +455,10 @@ class TestBinary:
   @pytest.mark.parametrize("dtype", [np.int8, np.int16, np.int32, np.int64, np.float16, np.float32, np.float64])
   def test_neg_abs(self, dtype):
     tol = 1e-3 if dtype == np.float16 else 1e-6
-    helper_test_op([(3, 4)], np.negative, lambda x: -x, dtype=dtype, low=-9, high=9, atol=tol)
-    helper_test_op([(3, 4)], np.negative, lambda x: x.neg(), dtype=dtype, low=-9, high=9, atol=tol)
-    helper_test_op([(3, 4)], np.abs, lambda x: x.abs(), dtype=dtype, low=-9, high=9, atol=tol)
+    helper_test_op([(3, 4)], lambda x: np.stack([-x, np.negative(x), np.abs(x)]), lambda x: Tensor.stack(-x, x.neg(), x.abs()),
+                   dtype=dtype, low=-9, high=9, atol=tol)
 
-  def test_abs_uint_bool(self):
+  def test_abs_uint(self):
     helper_test_op([(3, 4)], np.abs, lambda x: x.abs(), dtype=np.uint8, low=0, high=255)
 
 # ---------------------------------------------------------------- unary math
@@ -476,8 +503,9 @@ class TestUnary:
     npf, tf, lo, hi, atol = UNARY[name]
     helper_test_op([()], lambda x: npf(x).astype(np.float32), tf, low=lo, high=hi, atol=atol, out_dtype=dtypes.float32)
 
-  @pytest.mark.parametrize("name", ["exp", "log", "sqrt", "sin", "sigmoid", "tanh", "relu", "gelu", "floor", "round", "erf"])
-  @pytest.mark.parametrize("dtype", [np.float16, np.float64])
+  @pytest.mark.parametrize("name,dtype", [(n, np.float16) for n in ("exp", "log", "sqrt", "sin", "sigmoid", "tanh", "relu", "gelu",
+                                                                     "floor", "round", "erf")] +
+                                         [(n, np.float64) for n in ("exp", "log", "sin", "erf", "gelu")])
   def test_unary_dtypes(self, name, dtype):
     npf, tf, lo, hi, atol = UNARY[name]
     tol = 2e-3 if dtype == np.float16 else max(atol, 1e-7)
@@ -533,18 +561,17 @@ BIT_DTYPES = [np.bool_, np.int8, np.uint8, np.int16, np.int32, np.int64, np.uint
 
 class TestBitwise:
   @pytest.mark.parametrize("dtype", BIT_DTYPES)
-  @pytest.mark.parametrize("op", ["and", "or", "xor"])
-  def test_binary(self, op, dtype):
-    npf = {"and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor}[op]
-    tf = {"and": lambda a, b: a & b, "or": lambda a, b: a | b, "xor": lambda a, b: a ^ b}[op]
+  def test_binary(self, dtype):
+    # [&, |, ^] stacked into one kernel
+    npf = lambda a, b: np.stack([a & b, a | b, a ^ b])
+    tf = lambda a, b: Tensor.stack(a & b, a | b, a ^ b)
     helper_test_op([(3, 4), (4,)], npf, tf, dtype=dtype, low=-50, high=100)
     if dtype in (np.bool_, np.int32): helper_test_op([(3, 1), (1, 4)], npf, tf, dtype=dtype, low=0, high=100)
 
   @pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int32, np.int64])
   def test_scalar(self, dtype):
-    helper_test_op([(8,)], lambda a: a & 6, lambda a: a & 6, dtype=dtype, low=0, high=100)
-    helper_test_op([(8,)], lambda a: 6 | a, lambda a: 6 | a, dtype=dtype, low=0, high=100)
-    helper_test_op([(8,)], lambda a: a ^ 5, lambda a: a ^ 5, dtype=dtype, low=0, high=100)
+    helper_test_op([(8,)], lambda a: np.stack([a & 6, 6 | a, a ^ 5, 3 & a]), lambda a: Tensor.stack(a & 6, 6 | a, a ^ 5, 3 & a),
+                   dtype=dtype, low=0, high=100)
 
   def test_bool_scalar(self):
     helper_test_op([(8,)], lambda a: a & True, lambda a: a & True, dtype=np.bool_)
@@ -558,7 +585,8 @@ class TestBitwise:
   @pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int32, np.int64, np.uint64])
   @pytest.mark.parametrize("n", [1, 3])
   def test_shifts(self, dtype, n):
-    helper_test_op([(3, 4)], lambda a: a << n, lambda a: a << n, dtype=dtype, low=0, high=15)
+    helper_test_op([(3, 4)], lambda a: np.stack([a << n, a >> n]), lambda a: Tensor.stack(a << n, a >> n), dtype=dtype, low=0,
+                   high=15)
     helper_test_op([(3, 4)], lambda a: a >> n, lambda a: a >> n, dtype=dtype, low=0, high=120)
 
   @pytest.mark.parametrize("dtype", [np.int8, np.int32, np.int64])
@@ -607,17 +635,18 @@ class TestReduce:
   @pytest.mark.parametrize("name", list(REDUCE))
   def test_reduce_positional_and_default(self, name):
     npf, lo, hi, atol = REDUCE[name]
-    helper_test_op([(4, 6)], lambda x: npf(x, axis=1, keepdims=False), lambda x: getattr(x, name)(1), low=lo, high=hi, atol=atol)
-    helper_test_op([(4, 6)], lambda x: npf(x, axis=None, keepdims=False), lambda x: getattr(x, name)(), low=lo, high=hi,
-                   atol=atol)
+    helper_test_op([(3, 4, 5)], lambda x: npf(x, axis=1, keepdims=False), lambda x: getattr(x, name)(1), low=lo, high=hi,
+                   atol=atol, rtol=1e-4)
+    helper_test_op([(3, 4, 5)], lambda x: npf(x, axis=None, keepdims=False), lambda x: getattr(x, name)(), low=lo, high=hi,
+                   atol=atol, rtol=1e-4)
 
   @pytest.mark.parametrize("name", ["sum", "mean", "max", "min", "std", "var", "logsumexp", "prod"])
   def test_reduce_dim_alias(self, name):
     npf, lo, hi, atol = REDUCE[name]
-    helper_test_op([(3, 4)], lambda x: npf(x, axis=1, keepdims=True), lambda x: getattr(x, name)(dim=1, keepdim=True),
-                   low=lo, high=hi, atol=atol)
-    helper_test_op([(3, 4)], lambda x: npf(x, axis=0, keepdims=False), lambda x: getattr(x, name)(dim=0), low=lo, high=hi,
-                   atol=atol)
+    helper_test_op([(3, 4, 5)], lambda x: npf(x, axis=1, keepdims=True), lambda x: getattr(x, name)(dim=1, keepdim=True),
+                   low=lo, high=hi, atol=atol, rtol=1e-4)
+    helper_test_op([(3, 4, 5)], lambda x: npf(x, axis=-1, keepdims=False), lambda x: getattr(x, name)(dim=-1), low=lo, high=hi,
+                   atol=atol, rtol=1e-4)
 
   def test_max_returns_values_only(self):
     t = Tensor([[1.0, 5.0], [3.0, 2.0]])
@@ -687,10 +716,11 @@ class TestReduce:
     npf = getattr(np, name)
     helper_test_op(None, lambda x: npf(x, axis=axis, keepdims=keepdim), lambda x: getattr(x, name)(axis=axis, keepdim=keepdim),
                    vals=[v], out_dtype=dtypes.bool)
-    helper_test_op(None, lambda x: npf(x, axis=axis, keepdims=keepdim), lambda x: getattr(x, name)(axis=axis, keepdim=keepdim),
-                   vals=[v.astype(np.int32) * 3], out_dtype=dtypes.bool)
-    helper_test_op(None, lambda x: npf(x, axis=axis, keepdims=keepdim), lambda x: getattr(x, name)(axis=axis, keepdim=keepdim),
-                   vals=[v.astype(np.float32) * -0.5], out_dtype=dtypes.bool)
+    if axis in (None, 1):
+      helper_test_op(None, lambda x: npf(x, axis=axis, keepdims=keepdim), lambda x: getattr(x, name)(axis=axis, keepdim=keepdim),
+                     vals=[v.astype(np.int32) * 3], out_dtype=dtypes.bool)
+      helper_test_op(None, lambda x: npf(x, axis=axis, keepdims=keepdim), lambda x: getattr(x, name)(axis=axis, keepdim=keepdim),
+                     vals=[v.astype(np.float32) * -0.5], out_dtype=dtypes.bool)
 
   @pytest.mark.parametrize("name", ["softmax", "log_softmax"])
   @pytest.mark.parametrize("axis", [0, 1, -1, 2, -3])
@@ -986,7 +1016,8 @@ class TestViews:
     nv, tv = VIEWS[view]
     helper_test_op([(3, 4, 5)], lambda x: np.exp(nv(x)), lambda x: tv(x).exp(), atol=1e-5)
     helper_test_op([(3, 4, 5)], lambda x: nv(x) * 2 + nv(x), lambda x: tv(x) * 2 + tv(x), atol=1e-6)
-    helper_test_op([(3, 4, 5)], lambda x: nv(x) + nv(x)[:1], lambda x: tv(x) + tv(x)[:1], atol=1e-6)
+    if view in ("permute", "flip", "pad"):
+      helper_test_op([(3, 4, 5)], lambda x: nv(x) + nv(x)[:1], lambda x: tv(x) + tv(x)[:1], atol=1e-6)
 
   @pytest.mark.parametrize("view", list(VIEWS))
   def test_reduce(self, view):
@@ -1001,9 +1032,10 @@ class TestViews:
   def test_movement_after_view(self, view):
     nv, tv = VIEWS[view]
     helper_test_op([(3, 4, 5)], lambda x: nv(x).reshape(-1), lambda x: tv(x).reshape(-1))
-    helper_test_op([(3, 4, 5)], lambda x: nv(x)[1, ::-1], lambda x: tv(x)[1, ::-1])
     helper_test_op([(3, 4, 5)], lambda x: nv(x)[np.array([1, 0])], lambda x: tv(x)[Tensor([1, 0])])
-    helper_test_op([(3, 4, 5)], lambda x: np.concatenate([nv(x), nv(x)], -1), lambda x: tv(x).cat(tv(x), dim=-1))
+    if view in ("permute", "flip", "pad", "step"):
+      helper_test_op([(3, 4, 5)], lambda x: nv(x)[1, ::-1], lambda x: tv(x)[1, ::-1])
+      helper_test_op([(3, 4, 5)], lambda x: np.concatenate([nv(x), nv(x)], -1), lambda x: tv(x).cat(tv(x), dim=-1))
 
   @pytest.mark.parametrize("view", list(VIEWS))
   def test_matmul(self, view):
