@@ -17,7 +17,7 @@ setup(
     # torch is pinned exactly: a CPU build of 2.13.0 sits in the local pip cache; any other version pulls a CUDA build
     "testing": ["pytest", "pytest-xdist", "hypothesis", "torch==2.13.0", "safetensors", "ruff"],
     "examples": ["scikit-learn", "tqdm"],
-    "cuda": ["cuda-python"],
+    "cuda": ["cuda-python", "nvidia-cuda-nvrtc"],
     "cl": ["pyopencl", "pocl-binary-distribution"],
   },
   classifiers=["Programming Language :: Python :: 3"],

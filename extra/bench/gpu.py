@@ -1,0 +1,119 @@
+#!/usr/bin/env python3
+"""GPU benchmark: teeny (DEV=CUDA by default) vs PyTorch on the same GPU, measured in one run. Not a test.
+
+  DEV=CUDA python extra/bench/gpu.py     # N=elements (256M), MM=matmul size (4096), SM=softmax side (8192), RUNS=n
+
+Each figure is the median of RUNS timed runs after warm-up. "teeny" is end to end (graph, schedule, launch, wait for the
+GPU); "kernel" is teeny's kernel time alone (events around each launch); ratios are teeny / torch (> 1: teeny faster).
+BENCH=mm32,sum picks cases.
+"""
+from __future__ import annotations
+import contextlib, io, os, statistics, sys, time, traceback
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # run from a checkout without installing
+os.environ.setdefault("DEV", "CUDA")
+import numpy as np
+
+N = int(os.environ.get("N", 256 * 1024 * 1024))
+MM = int(os.environ.get("MM", 4096))
+SM = int(os.environ.get("SM", 8192))
+RUNS = max(int(os.environ.get("RUNS", 10)), 3)
+
+# (key, label, unit, work per run in bytes or flops, target ratio from issue 4)
+CASES = [
+  ("fused", f"(a*b+c).relu()   N={N}", "GB/s", 16 * N, 0.70),
+  ("sum", f"a.sum()          N={N}", "GB/s", 4 * N, 0.70),
+  ("mm32", f"a@b float32      {MM}^3", "TFLOP/s", 2 * MM ** 3, 0.25),
+  ("mm16", f"a@b float16      {MM}^3", "TFLOP/s", 2 * MM ** 3, None),
+  ("softmax", f"softmax(-1)      ({SM},{SM})", "GB/s", 8 * SM * SM, None),
+]
+
+def median(fn, sync, runs: int = RUNS, warmup: int = 2) -> float:
+  for _ in range(warmup): fn()
+  sync()
+  ts = []
+  for _ in range(runs):
+    st = time.perf_counter()
+    fn()
+    sync()
+    ts.append(time.perf_counter() - st)
+  return statistics.median(ts)
+
+def make_inputs(rng, key: str) -> list[np.ndarray]:
+  f = lambda *s: rng.random(s, dtype=np.float32)  # noqa: E731
+  if key == "fused": return [f(N), f(N), f(N)]
+  if key == "sum": return [f(N)]
+  if key == "mm32": return [f(MM, MM) - 0.5, f(MM, MM) - 0.5]
+  if key == "mm16": return [(f(MM, MM) - 0.5).astype(np.float16), (f(MM, MM) - 0.5).astype(np.float16)]
+  return [f(SM, SM) * 4]
+
+def fns_teeny(Tensor):
+  return {"fused": lambda a, b, c: (a * b + c).relu(), "sum": lambda a: a.sum(), "mm32": lambda a, b: a @ b,
+          "mm16": lambda a, b: a @ b, "softmax": lambda a: a.softmax(-1)}
+
+def fns_torch(torch):
+  return {"fused": lambda a, b, c: torch.relu(a * b + c), "sum": lambda a: a.sum(), "mm32": lambda a, b: a @ b,
+          "mm16": lambda a, b: a @ b, "softmax": lambda a: torch.softmax(a, -1)}
+
+def bench_teeny(key, xs):
+  from teeny import Context, Device, GlobalCounters, Tensor
+  dev = Device.DEFAULT
+  ts = [Tensor(x, device=dev).realize() for x in xs]
+  fn = fns_teeny(Tensor)[key]
+  sync = Device[dev].synchronize
+  out = fn(*ts).realize()
+  got = out.numpy()
+  t = median(lambda: fn(*ts).realize(), sync)
+  # kernel time alone: realize waits on events at DEBUG>=2 (its per-kernel lines go to a buffer)
+  ks = []
+  for _ in range(RUNS):
+    GlobalCounters.reset()
+    with Context(DEBUG=2), contextlib.redirect_stdout(io.StringIO()): fn(*ts).realize()
+    ks.append(GlobalCounters.time_sum_s)
+  return got, t, statistics.median(ks), GlobalCounters.kernel_count
+
+def bench_torch(key, xs):
+  import torch
+  ts = [torch.from_numpy(x).cuda() for x in xs]
+  fn = fns_torch(torch)[key]
+  got = fn(*ts).float().cpu().numpy()
+  return got, median(lambda: fn(*ts), torch.cuda.synchronize)
+
+def main():
+  rng = np.random.default_rng(0)
+  try:
+    import torch
+    have_torch = torch.cuda.is_available()
+  except ImportError: have_torch = False
+  from teeny import Device
+  print(f"teeny on {Device.DEFAULT} · torch {'available' if have_torch else 'missing: no ratios'} · median of {RUNS} runs after warm-up")
+  if have_torch:
+    import torch
+    print(f"GPU: {torch.cuda.get_device_name()} · torch {torch.__version__} · TF32 matmul {torch.backends.cuda.matmul.allow_tf32}")
+  print(f"{'case':34s} {'unit':8s} {'teeny':>10s} {'kernel':>10s} {'torch':>10s} {'ratio':>7s} {'k.ratio':>7s} {'target':>7s}  "
+        f"kernels  check")
+  only = [k for k in os.environ.get("BENCH", "").split(",") if k]
+  for key, label, unit, work, target in CASES:
+    if only and key not in only: continue
+    scale = 1e-12 if unit == "TFLOP/s" else 1e-9
+    try:
+      xs = make_inputs(rng, key)
+      got, t, k, nk = bench_teeny(key, xs)
+      tt, ref, ok = None, None, "-"
+      if have_torch:
+        ref, tt = bench_torch(key, xs)
+        tol = 2e-2 if key == "mm16" else 1e-3
+        ok = "ok" if np.allclose(got.astype(np.float64), ref.astype(np.float64), rtol=tol, atol=tol * max(1.0, float(np.abs(ref).max()))) \
+          else "MISMATCH"
+      fig = lambda s: work / s * scale if s else float("nan")  # noqa: E731
+      ratio = f"{fig(t) / fig(tt):7.2f}" if tt else "      -"
+      kratio = f"{fig(k) / fig(tt):7.2f}" if tt and k else "      -"
+      print(f"{label:34s} {unit:8s} {fig(t):10.1f} {fig(k):10.1f} {fig(tt) if tt else float('nan'):10.1f} {ratio} {kratio} "
+            f"{'≥' + str(target) if target else '':>7s}  {nk:7d}  {ok}", flush=True)
+    except Exception as e:
+      print(f"{label:34s} FAILED: {type(e).__name__}: {str(e)[:2000]}")
+      traceback.print_exc()
+
+if __name__ == "__main__":
+  main()

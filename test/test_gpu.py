@@ -1,0 +1,207 @@
+"""GPU backends without a GPU: CUDA, HIP and OpenCL source rendered through NULL:<lang>, compiled by NVRTC (sm_90) and
+clang (gfx1100, gfx90a); OpenCL values through PoCL when pyopencl is installed.
+
+A test whose toolchain is missing skips and says why, except under TEENY_REQUIRE_TOOLCHAINS=1 (CI), where it fails.
+Toolchains: pip install cuda-python nvidia-cuda-nvrtc · apt-get install clang-19 lld-19 · pip install pyopencl pocl-binary-distribution
+"""
+from __future__ import annotations
+import functools, os, re
+import numpy as np
+import pytest
+from teeny import Device, Tensor, dtypes
+from teeny.codegen.kernel import get_program
+from teeny.uop.ops import AxisType, KernelInfo, Ops, UOp
+
+REQUIRE = os.environ.get("TEENY_REQUIRE_TOOLCHAINS", "") == "1"
+LANGS = ("CUDA", "HIP", "CL")
+
+def missing(what: str, why: str):
+  """Skip (developer machine) or fail (CI with TEENY_REQUIRE_TOOLCHAINS=1) for a missing toolchain."""
+  msg = f"{what} unavailable: {why}"
+  if REQUIRE: pytest.fail(msg + " (TEENY_REQUIRE_TOOLCHAINS=1)")
+  pytest.skip(msg)
+
+@functools.lru_cache(maxsize=None)
+def _compiler(kind: str):
+  try:
+    if kind == "sm_90":
+      from teeny.runtime.ops_cuda import NVRTCCompiler
+      return NVRTCCompiler("sm_90"), None
+    if kind.startswith("gfx"):
+      from teeny.runtime.ops_amd import HIPCompiler
+      c = HIPCompiler(kind)
+      c.compile('extern "C" __attribute__((global)) void probe(float* a) { a[0] = 1.0f; }\n')  # clang + lld + AMDGPU target
+      return c, None
+    if kind == "CL":
+      return Device["CL"].compiler, None
+  except Exception as e:  # any failure to set up a toolchain is "missing", reported with the reason
+    return None, f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+  raise ValueError(kind)
+
+def compiler(kind: str):
+  c, why = _compiler(kind)
+  if c is None: missing({"sm_90": "NVRTC (cuda-python)", "CL": "OpenCL (pyopencl + PoCL)"}.get(kind, f"clang for {kind}"), why)
+  return c
+
+TARGETS = {"CUDA": ["sm_90"], "HIP": ["gfx1100", "gfx90a"], "CL": ["CL"]}
+
+# ---- representative programs: each builds tensors on `dev` and returns the tensor to realize
+def p_elementwise(dev): return (Tensor(np.ones(1000, np.float32), device=dev) * 3 + 1).relu()
+def p_reduce_small(dev): return Tensor(np.ones((4, 8), np.float32), device=dev).sum(1)
+def p_reduce_grouped(dev): return Tensor(np.ones((64, 1000), np.float32), device=dev).max(1)
+def p_sum_all(dev): return Tensor(np.ones((300, 700), np.float32), device=dev).sum()
+def p_sum_axis0(dev): return Tensor(np.ones((2000, 16), np.float32), device=dev).sum(0)
+def p_matmul(dev):
+  return Tensor(np.ones((128, 96), np.float32), device=dev) @ Tensor(np.ones((96, 128), np.float32), device=dev)
+def p_softmax(dev): return Tensor(np.ones((32, 300), np.float32), device=dev).softmax(-1)
+def p_half(dev):
+  a = Tensor(np.ones((16, 32), np.float16), device=dev)
+  return (a * a + 1).exp() + a.sum(1, keepdim=True)
+def p_half_matmul(dev): return Tensor(np.ones((32, 64), np.float16), device=dev) @ Tensor(np.ones((64, 32), np.float16), device=dev)
+def p_bf16(dev): return Tensor(np.ones((8, 8), np.float32), device=dev).cast(dtypes.bfloat16) * 2
+def p_pad_flip(dev): return Tensor(np.ones((4, 8), np.float32), device=dev).pad(((1, 1), (2, 0))).flip(1) * 2
+def p_math(dev):
+  x = Tensor(np.ones(256, np.float32), device=dev)
+  return x.exp() + x.log() + x.sin() + x.cos() + x.tanh() + x.sqrt() + x.pow(x) + x.erf() + x.tan() + x.floor() + x.ceil()
+def p_double(dev):
+  x = Tensor(np.ones(64, np.float64), device=dev)
+  return (x.exp() + x.sqrt()).maximum(x) / 3
+def p_int(dev):
+  a, b = Tensor(np.arange(1, 65, dtype=np.int32), device=dev), Tensor(np.full(64, 7, np.int32), device=dev)
+  return (a // b) + (a % b) + (a.cast(dtypes.int64) * 3).cast(dtypes.int32) + (a < b).cast(dtypes.int32)
+def p_bool(dev): return (Tensor(np.ones((8, 8), np.float32), device=dev) > 0).any(1)
+def p_custom_local(dev):
+  """A hand-written kernel: blocks of 64 reversed through shared memory (LOCAL range + barrier)."""
+  x = Tensor(np.arange(256, dtype=np.float32), device=dev)
+  out = Tensor.zeros(256, device=dev).contiguous().realize()
+  def fxn(o: UOp, a: UOp) -> UOp:
+    g, lane = UOp.range(4, 0, AxisType.GLOBAL), UOp.range(64, 1, AxisType.LOCAL)
+    decl = UOp.custom({"CUDA": "__shared__ float sm[64];", "HIP": "__attribute__((shared)) float sm[64];", "CL": "__local float sm[64];",
+                       "C": "float sm[64];"})
+    put = UOp.custom("sm[{0}] = {1};", lane, a.index(g * 64 + lane).load())
+    got = UOp.custom("sm[63-{0}]", lane, dtype=dtypes.float32)
+    return decl.sink(put, UOp(Ops.BARRIER), o.index(g * 64 + lane).store(got), arg=KernelInfo(name="block_reverse"))
+  return out.custom_kernel(x, fxn=fxn)[0]
+
+PROGRAMS = {k[2:]: v for k, v in globals().items() if k.startswith("p_")}
+
+def kernels(prog, lang: str):
+  """ProgramSpecs of every kernel the program schedules, rendered for lang through NULL:<lang>."""
+  dev = f"NULL:{lang}"
+  t = prog(dev)
+  items = [si for si in t.schedule() if si.kind in ("kernel", "custom")]
+  assert items, "the program scheduled no kernel"
+  return [get_program(si.ast, Device[dev].renderer) for si in items]
+
+@pytest.mark.parametrize("lang", LANGS)
+@pytest.mark.parametrize("name", list(PROGRAMS))
+def test_render(name, lang):
+  """Rendering needs no toolchain: GPU structure, no CPU thread split."""
+  for p in kernels(PROGRAMS[name], lang):
+    assert "ncores" not in p.src, "GPU kernels are not split across CPU threads"
+    assert p.local_size is not None and len(p.global_size) == 3 and len(p.local_size) == 3
+    assert np.prod(p.local_size) <= 1024
+    if lang == "CL": assert "__kernel void" in p.src and "__global" in p.src
+    else: assert 'extern "C"' in p.src
+
+@pytest.mark.parametrize("target", [(lang, t) for lang in LANGS for t in TARGETS[lang]], ids=lambda x: f"{x[0]}-{x[1]}")
+@pytest.mark.parametrize("name", list(PROGRAMS))
+def test_compile(name, target):
+  lang, kind = target
+  c = compiler(kind)
+  for p in kernels(PROGRAMS[name], lang):
+    lib = c.compile(p.src)
+    assert c.valid_binary(lib) if kind != "CL" else len(lib) > 0, f"{kind}: bad binary for {p.name}"
+
+# ---- shape of the generated code
+
+def src_of(prog, lang="CUDA") -> list:
+  return kernels(prog, lang)
+
+def test_elementwise_uses_thread_index():
+  p, = src_of(p_elementwise)
+  assert "blockIdx.x*256+threadIdx.x" in p.src and "if (g0 < 1000)" in p.src
+  assert p.global_size == [4, 1, 1] and p.local_size == [256, 1, 1]
+  assert "__launch_bounds__(256)" in p.src
+  p, = src_of(p_elementwise, "CL")
+  assert "get_global_id(0)" in p.src
+
+def test_grouped_reduce_shape():
+  for lang, sync, shared in (("CUDA", "__syncthreads()", "__shared__"), ("CL", "barrier(CLK_LOCAL_MEM_FENCE)", "__local"),
+                             ("HIP", "__builtin_amdgcn_s_barrier()", "__attribute__((shared))")):
+    p, = src_of(p_reduce_grouped, lang)
+    assert p.global_size == [64, 1, 1] and p.local_size == [256, 1, 1], (p.global_size, p.local_size)
+    assert sync in p.src and shared in p.src
+    assert re.search(r"for \(int \w+ = lidx0; \w+ < 1000; \w+ \+= 256\)", p.src), p.src
+    assert "if ((lidx0==0))" in p.src, "only lane 0 stores"
+
+def test_big_sum_is_not_one_thread():
+  for p in src_of(lambda d: Tensor(np.ones(1 << 20, np.float32), device=d).sum()):
+    assert np.prod(p.global_size) * np.prod(p.local_size) >= 256, (p.name, p.global_size, p.local_size)
+
+def test_matmul_register_tiles():
+  p, = src_of(p_matmul)
+  assert "#pragma unroll" in p.src and re.search(r"float acc\d+\[32\]", p.src)
+
+def test_half_storage_and_conversion():
+  p = src_of(p_half)[-1]
+  assert "unsigned short* __restrict__ data0" in p.src and "teeny_f2h" in p.src and "cvt.rn.f16.f32" in p.src
+  p = src_of(p_half, "CL")[-1]
+  assert "__global ushort* restrict data0" in p.src and "teeny_f2h" in p.src
+
+def test_custom_kernel_local_barrier():
+  for lang in LANGS:
+    p, = src_of(p_custom_local, lang)
+    assert p.global_size == [4, 1, 1] and p.local_size == [64, 1, 1]
+    head = p.src.split("{")[0:2]
+    assert "sm[64]" in "{".join(head), "shared memory is declared at kernel scope"
+
+def test_bool_buffers_are_uchar_on_cl():
+  p, = src_of(p_bool, "CL")
+  assert "__global uchar* restrict data0" in p.src
+
+# ---- values: OpenCL runs the GPU code path for real (PoCL on a CPU-only machine)
+
+VALUE_CASES = {
+  "elementwise": lambda d, x: (Tensor(x, device=d) * 3 + 1).relu(),
+  "sum1": lambda d, x: Tensor(x, device=d).sum(1), "max1": lambda d, x: Tensor(x, device=d).max(1),
+  "sum0": lambda d, x: Tensor(x, device=d).sum(0), "sum_all": lambda d, x: Tensor(x, device=d).sum(),
+  "softmax": lambda d, x: Tensor(x, device=d).softmax(-1), "matmul": lambda d, x: Tensor(x, device=d) @ Tensor(x.T.copy(), device=d),
+  "pad_flip": lambda d, x: Tensor(x, device=d).pad(((1, 1), (2, 0))).flip(1) * 2,
+  "half": lambda d, x: (Tensor(x.astype(np.float16), device=d) * 2).exp(),
+}
+
+@pytest.fixture(scope="module")
+def cl_device():
+  compiler("CL")
+  return "CL"
+
+@pytest.mark.parametrize("case", list(VALUE_CASES))
+@pytest.mark.parametrize("shape", [(7, 300), (64, 1024), (3, 5)], ids=str)
+def test_cl_values(cl_device, case, shape):
+  x = np.random.default_rng(0).uniform(-1, 1, shape).astype(np.float32)
+  want = VALUE_CASES[case]("CPU", x).numpy()
+  got = VALUE_CASES[case](cl_device, x).numpy()
+  np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64), rtol=2e-3, atol=1e-4)
+
+def test_cl_big_sum(cl_device):
+  x = np.random.default_rng(1).uniform(0, 1, 1 << 20).astype(np.float32)
+  np.testing.assert_allclose(Tensor(x, device=cl_device).sum().numpy(), x.astype(np.float64).sum(), rtol=1e-4)
+
+def test_cl_custom_local_barrier(cl_device):
+  got = p_custom_local(cl_device).numpy()
+  np.testing.assert_equal(got, np.arange(256, dtype=np.float32).reshape(4, 64)[:, ::-1].reshape(-1))
+
+def test_missing_gpu_names_device():
+  with pytest.raises(RuntimeError, match=r"CL:7 does not exist.*DEV="):
+    if _compiler("CL")[0] is None: raise RuntimeError("CL:7 does not exist (no OpenCL): pick another with DEV=CPU")
+    Device["CL:7"]
+
+def test_no_cuda_driver_message():
+  try:
+    import ctypes.util
+    if ctypes.util.find_library("cuda"): pytest.skip("a CUDA driver is installed here")
+  except Exception: pass
+  from teeny.runtime.ops_cuda import CUDADevice
+  with pytest.raises(RuntimeError, match="(no CUDA driver found|cuda-python).*DEV="):
+    CUDADevice("CUDA")
