@@ -57,6 +57,8 @@ def _window_grad(g: UOp, r: UOp) -> tuple[UOp | None, ...]:
   src_shape = r.src[0].shape
   n, lead = len(k_), len(src_shape) - len(k_)
   outs = r.shape[lead:lead + n]
+  # every kernel position reads g: compute it once rather than once per position
+  if len(k_) and any(k > 1 for k in k_) and g.base.op not in (Ops.BUFFER, Ops.CONST): g = UOp(Ops.CONTIGUOUS, g.dtype, (g,))
   total: UOp | None = None
   for pos in itertools.product(*[range(k) for k in k_]):
     # g at this kernel position: (..., *out)

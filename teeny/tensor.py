@@ -127,6 +127,7 @@ class Tensor(NNMixin):
     from teeny.engine.schedule import create_schedule
     from teeny.engine.realize import run_schedule
     from teeny.engine.schedule import resolve_ran_custom
+    tensors = tuple({id(t): t for t in tensors}.values())
     todo = [t for t in tensors if t.uop.base.op not in (Ops.BUFFER, Ops.CONST)]
     if not todo: return
     todo += _readers_of_overwritten(todo)
@@ -137,8 +138,13 @@ class Tensor(NNMixin):
       for t in todo: print(t.uop)
     items, becomes = create_schedule(list(dict.fromkeys(t.uop for t in todo)))
     run_schedule(items)
+    seen: set[UOp] = set()
     for t in todo:
       new = becomes[t.uop]
+      if t.uop in seen and new.base.op is Ops.BUFFER:
+        # two tensors built from the same graph still own separate memory (one may be written in place later)
+        new = Tensor(UOp(Ops.CONTIGUOUS, new.dtype, (new,))).realize().uop
+      seen.add(t.uop)
       if t._leaf_uops:
         if t.uop.op is not Ops.ASSIGN: t._leaf_uops = tuple(dict.fromkeys(t._leaf_uops + (new,)))
         else: t._leaf_uops = (new,)

@@ -38,18 +38,20 @@ def _pad_or_shrink(x: Tensor, pads: Sequence[tuple[int, int]], value: float = 0.
   if not any(b or a for b, a in pads): return x
   return x.pad(tuple(lead) + tuple(pads), value=value) if value != 0 else x.pad(tuple(lead) + tuple(pads))
 
-def _resolve_pads(padding, k: Sequence[int], dilation: Sequence[int], stride: Sequence[int] | int = 1) -> list[tuple[int, int]]:
-  """padding as int, per-dim ints, per-dim (before, after) pairs, 'valid' or 'same' -> [(before, after)] per spatial dim."""
+def _resolve_pads(padding, k: Sequence[int], dilation: Sequence[int],
+                  stride: Sequence[int] | int = 1) -> list[tuple[int, int]]:
+  """padding as an int, ints per dim, (before, after) pairs per dim, 'valid' or 'same' -> a pair per spatial dim."""
   n = len(k)
   if isinstance(padding, str):
     if padding == "valid": return [(0, 0)] * n
     if padding != "same": raise ValueError(f"padding must be an int, a tuple, 'same' or 'valid', got {padding!r}")
-    if any(s != 1 for s in _tuple(stride, n)): raise ValueError("padding='same' is not supported for strided convolutions")
+    if any(s != 1 for s in _tuple(stride, n)): raise ValueError("padding='same' does not support strided convolutions")
     return [(d * (kk - 1) // 2, d * (kk - 1) - d * (kk - 1) // 2) for kk, d in zip(k, dilation)]
   if isinstance(padding, int): return [(padding, padding)] * n
   padding = tuple(padding)
   if len(padding) == n and all(isinstance(p, int) for p in padding): return [(p, p) for p in padding]
-  if len(padding) == n and all(isinstance(p, (tuple, list)) and len(p) == 2 for p in padding): return [(int(b), int(a)) for b, a in padding]
+  if len(padding) == n and all(isinstance(p, (tuple, list)) and len(p) == 2 for p in padding):
+    return [(int(b), int(a)) for b, a in padding]
   raise ValueError(f"padding {padding!r} does not fit {n} spatial dims")
 
 def _ceil_mode_pads(shape: Sequence[int], pads: list[tuple[int, int]], k, s, d) -> list[tuple[int, int]]:
@@ -66,62 +68,52 @@ class NNMixin:
 
   # ***** windows *****
 
-  def _pool(self: Tensor, k_: Sequence[int], stride: int | Sequence[int] = 1, dilation: int | Sequence[int] = 1) -> Tensor:
-    """Sliding windows over the last len(k_) dims: (..., *in) -> (..., *out, *k_), with movement ops only."""
+  def _pool(self: Tensor, k_: Sequence[int], stride: int | Sequence[int] = 1,
+            dilation: int | Sequence[int] = 1) -> Tensor:
+    """Sliding windows over the last len(k_) dims: (..., *in) -> (..., *out, *k_), a view (the core's WINDOW op)."""
     n = len(k_)
     s_, d_ = _tuple(stride, n, "stride"), _tuple(dilation, n, "dilation")
-    noop, i_ = list(self.shape[:-n]), self.shape[-n:]
+    i_ = tuple(self.shape[-n:])
     if any(d * (k - 1) + 1 > i for k, d, i in zip(k_, d_, i_)):
-      raise ValueError(f"kernel {tuple(k_)} (dilation {d_}) is larger than the padded input {tuple(i_)}")
-    if hasattr(self, "_window"): return self._window(tuple(k_), s_, d_)  # the core's WINDOW view: plain index math
-    o_ = [_ceildiv(i - d * (k - 1), s) for i, d, k, s in zip(i_, d_, k_, s_)]
-    nn = len(noop)
-    if any(k > s for k, s in zip(k_, s_)) or any(d != 1 for d in d_):
-      # repeat the input k times so that a reshape with one extra element per row shifts each copy by one (or d) step
-      f_ = [1 + int(o * s > i - d * (k - 1)) for o, s, i, d, k in zip(o_, s_, i_, d_, k_)]
-      reps = [_ceildiv(k * (i * f + d), i) for k, i, d, f in zip(k_, i_, d_, f_)]
-      x = self.reshape(*noop, *[v for i in i_ for v in (1, i)]).expand(*noop, *[v for r, i in zip(reps, i_) for v in (r, i)])
-      x = x.reshape(*noop, *[r * i for r, i in zip(reps, i_)])
-      x = x.shrink(tuple((0, v) for v in noop) + tuple((0, k * (i * f + d)) for k, i, d, f in zip(k_, i_, d_, f_)))
-      x = x.reshape(*noop, *[v for k, i, d, f in zip(k_, i_, d_, f_) for v in (k, i * f + d)])
-      x = x.shrink(tuple((0, v) for v in noop) + tuple(p for k, o, s in zip(k_, o_, s_) for p in ((0, k), (0, o * s))))
-      x = x.reshape(*noop, *[v for k, o, s in zip(k_, o_, s_) for v in (k, o, s)])
-      x = x.shrink(tuple((0, v) for v in noop) + tuple(p for k, o in zip(k_, o_) for p in ((0, k), (0, o), (0, 1))))
-      x = x.reshape(*noop, *[v for k, o in zip(k_, o_) for v in (k, o)])
-      return x.permute(*range(nn), *[nn + i * 2 + 1 for i in range(n)], *[nn + i * 2 for i in range(n)])
-    # stride >= kernel: windows don't overlap, a reshape is enough
-    x = _pad_or_shrink(self, [(0, max(0, o * s - i)) for i, o, s in zip(i_, o_, s_)])
-    x = x.shrink(tuple((0, v) for v in noop) + tuple((0, o * s) for o, s in zip(o_, s_)))
-    x = x.reshape(*noop, *[v for o, s in zip(o_, s_) for v in (o, s)])
-    x = x.shrink(tuple((0, v) for v in noop) + tuple(p for o, k in zip(o_, k_) for p in ((0, o), (0, k))))
-    return x.permute(*range(nn), *[nn + i * 2 for i in range(n)], *[nn + i * 2 + 1 for i in range(n)])
+      raise ValueError(f"kernel {tuple(k_)} (dilation {d_}) is larger than the padded input {i_}")
+    if tuple(k_) == s_ and all(d == 1 for d in d_) and all(i % k == 0 for i, k in zip(i_, k_)):
+      # windows that tile the input exactly: a reshape, whose gradient is a reshape too
+      lead = tuple(self.shape[:-n])
+      x = self.reshape(*lead, *[v for i, k in zip(i_, k_) for v in (i // k, k)])
+      nl = len(lead)
+      return x.permute(*range(nl), *[nl + 2 * j for j in range(n)], *[nl + 2 * j + 1 for j in range(n)])
+    return self._window(tuple(k_), s_, d_)
 
   # ***** convolutions *****
 
-  def conv2d(self: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0, dilation=1, groups: int = 1) -> Tensor:
+  def conv2d(self: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0, dilation=1,
+             groups: int = 1) -> Tensor:
     """PyTorch's F.conv2d (also 1d/3d: the number of spatial dims comes from the weight)."""
     hw = tuple(weight.shape[2:])
     if self.ndim != weight.ndim or self.ndim < 3:
-      raise ValueError(f"conv input {tuple(self.shape)} and weight {tuple(weight.shape)} must have the same number of dims (>= 3)")
+      raise ValueError(f"conv input {tuple(self.shape)} and weight {tuple(weight.shape)} need the same ndim (>= 3)")
     (bs, cin_), (cout, cin) = self.shape[:2], weight.shape[:2]
     if groups * cin != cin_ or cout % groups != 0:
-      raise ValueError(f"conv input {tuple(self.shape)} has {cin_} channels but weight {tuple(weight.shape)} with groups={groups} "
-                       f"expects {groups * cin}")
+      raise ValueError(f"conv input {tuple(self.shape)} has {cin_} channels but weight {tuple(weight.shape)} with "
+                       f"groups={groups} expects {groups * cin}")
     if bias is not None and tuple(bias.shape) != (cout,):
       raise ValueError(f"conv bias shape {tuple(bias.shape)} must be ({cout},) for weight {tuple(weight.shape)}")
     n = len(hw)
     s_, d_ = _tuple(stride, n, "stride"), _tuple(dilation, n, "dilation")
     # windows over a materialised padded input: today's kernels run several times faster reading a plain buffer than
     # recomputing the input's producer and the padding masks for every one of the k*k taps
-    x = _pad_or_shrink(self, _resolve_pads(padding, hw, d_, s_)).contiguous()._pool(hw, s_, d_)  # (bs, groups*cin, *oyx, *hw)
+    x = _pad_or_shrink(self, _resolve_pads(padding, hw, d_, s_)).contiguous()
+    x = x._pool(hw, s_, d_)  # (bs, groups*cin, *oyx, *hw)
     rcout, oyx = cout // groups, tuple(x.shape[2:2 + n])
     x = x.reshape(bs, groups, cin, 1, *oyx, *hw).expand(bs, groups, cin, rcout, *oyx, *hw)
-    x = x.permute(0, 1, 3, *[4 + i for i in range(n)], 2, *[4 + n + i for i in range(n)])  # (bs, groups, rcout, *oyx, cin, *hw)
+    # to (bs, groups, rcout, *oyx, cin, *hw)
+    x = x.permute(0, 1, 3, *[4 + i for i in range(n)], 2, *[4 + n + i for i in range(n)])
     w = weight.reshape(1, groups, rcout, *[1] * n, cin, *hw)
     ret = (x * w).sum(tuple(range(-1 - n, 0))).reshape(bs, cout, *oyx)
     return ret if bias is None else ret + bias.reshape(1, -1, *[1] * n)
 
-  def conv1d(self: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0, dilation=1, groups: int = 1) -> Tensor:
+  def conv1d(self: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0, dilation=1,
+             groups: int = 1) -> Tensor:
     """PyTorch's F.conv1d: input (N, C, L), weight (O, C/groups, K)."""
     if self.ndim != 3 or weight.ndim != 3:
       raise ValueError(f"conv1d wants a 3-d input and weight, got {tuple(self.shape)} and {tuple(weight.shape)}")
@@ -133,12 +125,14 @@ class NNMixin:
     hw = tuple(weight.shape[2:])
     n = len(hw)
     if self.ndim != weight.ndim or self.shape[1] != weight.shape[0] or weight.shape[0] % groups != 0:
-      raise ValueError(f"conv_transpose input {tuple(self.shape)} does not match weight {tuple(weight.shape)} (groups={groups})")
-    s_, d_, op_ = _tuple(stride, n, "stride"), _tuple(dilation, n, "dilation"), _tuple(output_padding, n, "output_padding")
+      raise ValueError(f"conv_transpose input {tuple(self.shape)} does not match weight {tuple(weight.shape)} "
+                       f"(groups={groups})")
+    s_, d_ = _tuple(stride, n, "stride"), _tuple(dilation, n, "dilation")
+    op_ = _tuple(output_padding, n, "output_padding")
     pads = _resolve_pads(padding, hw, d_)
     cin, rcout = weight.shape[0], weight.shape[1]
-    w = weight.reshape(groups, cin // groups, rcout, *hw).permute(0, 2, 1, *range(3, 3 + n)).flip(tuple(range(3, 3 + n)))
-    w = w.reshape(groups * rcout, cin // groups, *hw)
+    w = weight.reshape(groups, cin // groups, rcout, *hw).permute(0, 2, 1, *range(3, 3 + n))
+    w = w.flip(tuple(range(3, 3 + n))).reshape(groups * rcout, cin // groups, *hw)
     x = self
     if any(s > 1 for s in s_):
       # insert s-1 zeros between input elements: (k) -> (k,1) -> pad -> (k,s) -> (k*s) -> cut the trailing zeros
@@ -156,11 +150,13 @@ class NNMixin:
     k_ = _tuple(kernel_size, 2, "kernel_size")
     s_, d_ = _tuple(stride if stride is not None else k_, 2, "stride"), _tuple(dilation, 2, "dilation")
     pads = _resolve_pads(padding, k_, d_)
-    if any(2 * max(p) > k for p, k in zip(pads, k_)): raise ValueError(f"padding {padding} must be at most half of kernel {k_}")
+    if any(2 * max(p) > k for p, k in zip(pads, k_)):
+      raise ValueError(f"padding {padding} must be at most half of kernel {k_}")
     if ceil_mode: pads = _ceil_mode_pads(self.shape[-2:], pads, k_, s_, d_)
     return _pad_or_shrink(self, pads, value=-math.inf)._pool(k_, s_, d_).max((-2, -1))
 
-  def avg_pool2d(self: Tensor, kernel_size=2, stride=None, padding=0, ceil_mode: bool = False, count_include_pad: bool = True) -> Tensor:
+  def avg_pool2d(self: Tensor, kernel_size=2, stride=None, padding=0, ceil_mode: bool = False,
+                 count_include_pad: bool = True) -> Tensor:
     """PyTorch's F.avg_pool2d over the last two dims."""
     k_ = _tuple(kernel_size, 2, "kernel_size")
     s_ = _tuple(stride if stride is not None else k_, 2, "stride")
@@ -177,13 +173,14 @@ class NNMixin:
 
   # ***** resampling *****
 
-  def interpolate(self: Tensor, size=None, scale_factor=None, mode: str = "nearest", align_corners: bool | None = None) -> Tensor:
+  def interpolate(self: Tensor, size=None, scale_factor=None, mode: str = "nearest",
+                  align_corners: bool | None = None) -> Tensor:
     """PyTorch's F.interpolate over the spatial dims (all but the first two): nearest, linear, bilinear, trilinear."""
     from teeny.tensor import Tensor
     import numpy as np
     n = self.ndim - 2
     if n < 1: raise ValueError(f"interpolate wants (N, C, *spatial), got shape {tuple(self.shape)}")
-    if mode not in ("nearest", "linear", "bilinear", "trilinear"): raise ValueError(f"unsupported interpolation mode {mode!r}")
+    if mode not in ("nearest", "linear", "bilinear", "trilinear"): raise ValueError(f"unsupported mode {mode!r}")
     if mode == "nearest" and align_corners: raise ValueError("align_corners only works with the linear modes")
     if (size is None) == (scale_factor is None): raise ValueError("give exactly one of size and scale_factor")
     ins = self.shape[2:]
@@ -202,7 +199,8 @@ class NNMixin:
       if mode == "nearest":
         w[np.minimum(np.floor(dst * ratio).astype(np.int64), i - 1), np.arange(o)] = 1.0
       else:
-        src = dst * ((i - 1) / (o - 1) if o > 1 else 0.0) if align_corners else np.maximum((dst + 0.5) * ratio - 0.5, 0.0)
+        if align_corners: src = dst * ((i - 1) / (o - 1) if o > 1 else 0.0)
+        else: src = np.maximum((dst + 0.5) * ratio - 0.5, 0.0)
         lo = np.minimum(np.floor(src).astype(np.int64), i - 1)
         hi, frac = np.minimum(lo + 1, i - 1), (src - lo).astype(np.float32)
         np.add.at(w, (lo, np.arange(o)), 1.0 - frac)
@@ -229,7 +227,8 @@ class NNMixin:
     y = self - self.mean(axis, keepdim=True)
     return y * (y * y).mean(axis, keepdim=True).add(eps).rsqrt()
 
-  def batchnorm(self: Tensor, weight: Tensor | None, bias: Tensor | None, mean: Tensor, invstd: Tensor, axis=1) -> Tensor:
+  def batchnorm(self: Tensor, weight: Tensor | None, bias: Tensor | None, mean: Tensor, invstd: Tensor,
+                axis=1) -> Tensor:
     """(x - mean) * invstd * weight + bias, with the per-channel tensors broadcast along `axis`."""
     axes = (axis,) if isinstance(axis, int) else tuple(axis)
     axes = tuple(a % self.ndim for a in axes)
@@ -254,7 +253,8 @@ class NNMixin:
 
   def gather(self: Tensor, dim: int, index: Tensor) -> Tensor:
     """torch.gather: out[i][j] = self[index[i][j]][j] for dim=0 (index no larger than self off `dim`)."""
-    if index.ndim != self.ndim: raise ValueError(f"gather index {tuple(index.shape)} must have as many dims as self {tuple(self.shape)}")
+    if index.ndim != self.ndim:
+      raise ValueError(f"gather index {tuple(index.shape)} must have as many dims as self {tuple(self.shape)}")
     if not dtypes.is_int(index.dtype): raise TypeError(f"gather index must be an integer tensor, got {index.dtype}")
     dim = dim % self.ndim
     if any(i > s for d, (s, i) in enumerate(zip(self.shape, index.shape)) if d != dim):
@@ -265,15 +265,17 @@ class NNMixin:
     return index.unsqueeze(-1)._one_hot_along_dim(self.shape[dim]).where(x, 0).sum(-1).cast(self.dtype)
 
   def scatter(self: Tensor, dim: int, index: Tensor, src, reduce: str | None = None) -> Tensor:
-    """torch.scatter (reduce=None; the last write wins on duplicates) and scatter_add (reduce='add'); returns a new tensor."""
+    """torch.scatter (reduce=None: on duplicates the last write wins) and scatter_add (reduce='add'), out of place."""
     from teeny.tensor import Tensor
     if reduce not in (None, "add"): raise ValueError(f"scatter reduce must be None or 'add', got {reduce!r}")
     if not isinstance(src, Tensor): src = Tensor.full(tuple(index.shape), src, dtype=self.dtype, device=self.device)
     if not index.ndim == self.ndim == src.ndim:
-      raise ValueError(f"scatter self {tuple(self.shape)}, index {tuple(index.shape)} and src {tuple(src.shape)} need the same ndim")
+      raise ValueError(f"scatter self {tuple(self.shape)}, index {tuple(index.shape)} and src {tuple(src.shape)} "
+                       "need the same ndim")
     dim = dim % self.ndim
     if not all((d == dim or s >= i) and c >= i for d, (s, i, c) in enumerate(zip(self.shape, index.shape, src.shape))):
-      raise ValueError(f"scatter index {tuple(index.shape)} must fit in src {tuple(src.shape)} and, off dim {dim}, self {tuple(self.shape)}")
+      raise ValueError(f"scatter index {tuple(index.shape)} must fit in src {tuple(src.shape)} and, off dim {dim}, "
+                       f"self {tuple(self.shape)}")
     src = src.cast(self.dtype).shrink(tuple((0, s) for s in index.shape))
     # put index's `dim` on a new trailing axis r and a one-hot over self.shape[dim] in its place
     src = src.unsqueeze(-1).expand(*src.shape, self.shape[dim]).transpose(-1, dim)
@@ -302,7 +304,7 @@ class NNMixin:
 
   def cross_entropy(self: Tensor, target: Tensor, reduction: str = "mean", label_smoothing: float = 0.0,
                     ignore_index: int = -100) -> Tensor:
-    """PyTorch's F.cross_entropy on logits; target is class indices (int) or class probabilities (float, input's shape)."""
+    """PyTorch's F.cross_entropy on logits; target holds class indices (int) or probabilities (float, input's shape)."""
     _check_reduction(reduction)
     if not 0.0 <= label_smoothing <= 1.0: raise ValueError(f"label_smoothing must be in [0, 1], got {label_smoothing}")
     cdim = 1 if self.ndim >= 2 else 0
@@ -310,7 +312,8 @@ class NNMixin:
     logp = self.log_softmax(cdim)
     if tuple(target.shape) == tuple(self.shape):
       if not dtypes.is_float(target.dtype):
-        raise TypeError(f"cross_entropy: probability targets (shape {tuple(target.shape)}) must be float, got {target.dtype}")
+        raise TypeError(f"cross_entropy: probability targets (shape {tuple(target.shape)}) must be float, "
+                        f"got {target.dtype}")
       tgt = target.cast(logp.dtype)
       if label_smoothing: tgt = tgt * (1 - label_smoothing) + label_smoothing / nc
       return _reduce(-(logp * tgt).sum(cdim), reduction)
@@ -323,7 +326,8 @@ class NNMixin:
     if reduction == "sum": return nll.sum()
     return nll.sum() / valid.sum().cast(nll.dtype)
 
-  def nll_loss(self: Tensor, target: Tensor, weight: Tensor | None = None, ignore_index: int = -100, reduction: str = "mean") -> Tensor:
+  def nll_loss(self: Tensor, target: Tensor, weight: Tensor | None = None, ignore_index: int = -100,
+               reduction: str = "mean") -> Tensor:
     """PyTorch's F.nll_loss; self holds log-probabilities with classes on dim 1 (or 0 when 1-d)."""
     _check_reduction(reduction)
     cdim = self._check_class_target(target, "nll_loss")
@@ -348,8 +352,10 @@ class NNMixin:
     _check_reduction(reduction)
     if not 0.0 <= label_smoothing <= 1.0: raise ValueError(f"label_smoothing must be in [0, 1], got {label_smoothing}")
     if tuple(Y.shape) != tuple(self.shape[:-1]):
-      raise ValueError(f"sparse_categorical_crossentropy: labels shape {tuple(Y.shape)} does not match logits {tuple(self.shape)}")
-    if not dtypes.is_int(Y.dtype): raise TypeError(f"sparse_categorical_crossentropy: labels must be integers, got {Y.dtype}")
+      raise ValueError(f"sparse_categorical_crossentropy: labels shape {tuple(Y.shape)} does not match logits "
+                       f"{tuple(self.shape)}")
+    if not dtypes.is_int(Y.dtype):
+      raise TypeError(f"sparse_categorical_crossentropy: labels must be integers, got {Y.dtype}")
     log_probs = self.log_softmax(-1)
     loss_mask = Y != ignore_index
     y = Y.unsqueeze(-1)._one_hot_along_dim(self.shape[-1]) & loss_mask.unsqueeze(-1)
@@ -361,11 +367,13 @@ class NNMixin:
 
   def binary_crossentropy(self: Tensor, y: Tensor, reduction: str = "mean") -> Tensor:
     """PyTorch's F.binary_cross_entropy on probabilities (logs clamped at -100 like torch)."""
-    if tuple(y.shape) != tuple(self.shape): raise ValueError(f"binary_crossentropy: target {tuple(y.shape)} != input {tuple(self.shape)}")
+    if tuple(y.shape) != tuple(self.shape):
+      raise ValueError(f"binary_crossentropy: target {tuple(y.shape)} != input {tuple(self.shape)}")
     y = y.cast(self.dtype)
     return _reduce(-(y * self.log().maximum(-100) + (1 - y) * (1 - self).log().maximum(-100)), reduction)
 
-  def binary_crossentropy_logits(self: Tensor, y: Tensor, reduction: str = "mean", pos_weight: Tensor | None = None) -> Tensor:
+  def binary_crossentropy_logits(self: Tensor, y: Tensor, reduction: str = "mean",
+                                 pos_weight: Tensor | None = None) -> Tensor:
     """PyTorch's F.binary_cross_entropy_with_logits, computed stably as max(x,0) - x*y + log(1 + exp(-|x|))."""
     if tuple(y.shape) != tuple(self.shape):
       raise ValueError(f"binary_crossentropy_logits: target {tuple(y.shape)} != input {tuple(self.shape)}")
@@ -377,17 +385,20 @@ class NNMixin:
   # ***** attention *****
 
   def scaled_dot_product_attention(self: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor | None = None,
-                                   dropout_p: float = 0.0, is_causal: bool = False, scale: float | None = None) -> Tensor:
+                                   dropout_p: float = 0.0, is_causal: bool = False,
+                                   scale: float | None = None) -> Tensor:
     """PyTorch's F.scaled_dot_product_attention; self is the query (..., L, E), key (..., S, E), value (..., S, Ev)."""
     from teeny.tensor import Tensor
     if self.shape[-1] != key.shape[-1] or key.shape[-2] != value.shape[-2]:
-      raise ValueError(f"attention shapes don't fit: query {tuple(self.shape)}, key {tuple(key.shape)}, value {tuple(value.shape)}")
+      raise ValueError(f"attention shapes don't fit: query {tuple(self.shape)}, key {tuple(key.shape)}, "
+                       f"value {tuple(value.shape)}")
     acc = least_upper_dtype(self.dtype, key.dtype, dtypes.float32)
-    qk = self.cast(acc).matmul(key.cast(acc).transpose(-2, -1)) * (scale if scale is not None else 1 / math.sqrt(self.shape[-1]))
+    scale = scale if scale is not None else 1 / math.sqrt(self.shape[-1])
+    qk = self.cast(acc).matmul(key.cast(acc).transpose(-2, -1)) * scale
     if is_causal:
       if attn_mask is not None: raise ValueError("attn_mask and is_causal=True can't be used together")
       L, S = qk.shape[-2], qk.shape[-1]
-      attn_mask = Tensor.arange(L, device=self.device).reshape(L, 1) >= Tensor.arange(S, device=self.device).reshape(1, S)
+      attn_mask = Tensor.arange(L, device=self.device).reshape(L, 1) >= Tensor.arange(S, device=self.device)
     if attn_mask is not None:
       qk = attn_mask.where(qk, -math.inf) if attn_mask.dtype == dtypes.bool else qk + attn_mask.cast(acc)
     return qk.softmax(-1).cast(self.dtype).dropout(dropout_p).matmul(value)

@@ -228,7 +228,9 @@ def _create_schedule(roots: list[UOp]) -> tuple[list[ScheduleItem], dict[UOp, UO
       continue
     if n.op is Ops.CUSTOM_KERNEL:
       bufs = [s.base if s.base.op is Ops.BUFFER else buffer_of[s.base] for s in n.src]
-      items.append(ScheduleItem("custom", n.arg[0], bufs, meta=n.arg))
+      # buffers it only reads, that were realized before this schedule: an assign to one of them must wait for it
+      ro = {b for slot, (s, b) in enumerate(zip(n.src, bufs)) if slot not in custom_written(n.arg[0]) and s.base.op is Ops.BUFFER}
+      items.append(ScheduleItem("custom", n.arg[0], bufs, meta=n.arg, old_reads=ro))
       _ran_custom[n] = tuple(bufs)
       continue
     if n.op is Ops.ASSIGN:
@@ -261,6 +263,14 @@ def _create_schedule(roots: list[UOp]) -> tuple[list[ScheduleItem], dict[UOp, UO
   if DEBUG >= 1: print(f"teeny: scheduled {sum(1 for i in items if i.kind != 'copy')} kernels, {len(items)} items")
   return items, becomes
 
+def custom_written(sink: UOp) -> set[int]:
+  """The parameter slots a custom kernel writes (stores, atomics, or buffers handed to inline CUSTOM code)."""
+  out = set()
+  for u in sink.toposort:
+    if u.op in (Ops.STORE, Ops.ATOMIC, Ops.ATOMIC_CAS) and u.src[0].op is Ops.INDEX: out.add(u.src[0].src[0].arg[0])
+    if u.op is Ops.CUSTOM: out |= {s.src[0].arg[0] for s in u.src if s.op is Ops.INDEX}
+  return out
+
 def _as_shaped(buf: UOp, shape: tuple[int, ...]) -> UOp:
   return buf if shape == buf.shape else UOp(Ops.RESHAPE, buf.dtype, (buf,), tuple(shape))
 
@@ -277,9 +287,11 @@ def _toposort_many(roots: list[UOp]) -> list[UOp]:
 def _order_writes_after_reads(items: list[ScheduleItem]) -> list[ScheduleItem]:
   """Order items so each runs after the items whose outputs it reads, and an in-place write (assign) runs after every
   item that reads the old contents of that buffer."""
+  def writes(it: ScheduleItem) -> list[UOp]:
+    return [it.bufs[k] for k in sorted(custom_written(it.ast))] if it.kind == "custom" else it.bufs[:1]
   producer: dict[UOp, int] = {}
   for i, it in enumerate(items):
-    for b in (it.bufs if it.kind == "custom" else it.bufs[:1]): producer[b] = i
+    for b in writes(it): producer[b] = i
   deps: list[set[int]] = [set() for _ in items]
   for j, it in enumerate(items):
     for b in it.bufs[1:] if it.kind != "custom" else it.bufs:
@@ -288,7 +300,7 @@ def _order_writes_after_reads(items: list[ScheduleItem]) -> list[ScheduleItem]:
       if i is not None and i != j: deps[j].add(i)
   for i, it in enumerate(items):
     if it.meta != "assign" and it.kind != "custom": continue
-    for target in (it.bufs if it.kind == "custom" else it.bufs[:1]):
+    for target in writes(it):
       for j, other in enumerate(items):
         if j != i and target in other.old_reads and i not in _ancestors(deps, j): deps[i].add(j)
   out, done = [], set()

@@ -10,6 +10,7 @@ Each op falls back to the plain autograd graph when TEENY_CUSTOM_KERNELS=0 (or w
 so the two can be compared. The kernels need atomicity only, so their atomics are Relaxed.
 """
 from __future__ import annotations
+from dataclasses import dataclass
 from typing import Callable
 from teeny.device import Device
 from teeny.dtype import dtypes
@@ -38,19 +39,28 @@ def reduce_sum(value: UOp, *ranges: UOp) -> UOp:
   """The sum of `value` over REDUCE `ranges`."""
   return UOp(Ops.REDUCE, value.dtype, (value, *ranges), Ops.ADD)
 
+@dataclass(frozen=True)
+class _CopyGrad:
+  """grad_fxn of with_grad's copy kernel: no gradient for the copied value, `inner` for the declared inputs. Frozen
+  dataclasses (equal when their settings are) keep a training step's graph the same every step, so its schedule is
+  reused (a fresh closure per call would make every step's graph new)."""
+  inner: Callable
+  shape: tuple
+  def __call__(self, g: Tensor, _v: Tensor, *ins: Tensor) -> tuple: return (None, *self.inner(g.reshape(self.shape), *ins))
+
 def with_grad(value: Tensor, inputs: tuple[Tensor, ...], grad_fxn: Callable[..., tuple], name: str) -> Tensor:
   """`value` (computed by the ordinary graph, lazily) made differentiable through `grad_fxn(grad, *inputs)`.
 
   A custom kernel copies `value` into its output and declares `inputs` as unused parameters, so autograd reaches them
-  through this kernel and its grad_fxn rather than through value's own graph."""
+  through this kernel and its grad_fxn rather than through value's own graph. grad_fxn should compare equal across
+  calls with the same settings (a frozen dataclass, not a closure), so repeated steps reuse their schedule."""
   n = max(value.numel(), 1)
   def copy(out: UOp, v: UOp, *ins: UOp) -> UOp:
     i = UOp.range(n, 0, AxisType.GLOBAL)
     return out.index(i).store(v.index(i).load()).end(i).sink(*ins, arg=KernelInfo(name=name, opts_to_apply=()))
-  def grad(g: Tensor, _v: Tensor, *ins: Tensor) -> tuple:
-    return (None, *grad_fxn(g.reshape(value.shape), *ins))
   out = Tensor.empty(n, dtype=value.dtype, device=value.device)
-  return out.custom_kernel(value.detach().reshape(n), *inputs, fxn=copy, grad_fxn=grad)[0].reshape(value.shape)
+  return out.custom_kernel(value.detach().reshape(n), *inputs, fxn=copy, grad_fxn=_CopyGrad(grad_fxn, tuple(value.shape)))[0] \
+    .reshape(value.shape)
 
 from teeny.kernels.embedding import embedding, embedding_bwd  # noqa: E402
 from teeny.kernels.nll import cross_entropy, nll_loss, cross_entropy_bwd, nll_bwd  # noqa: E402

@@ -18,7 +18,7 @@ Choosing the input-gradient variant (thresholds measured by extra/bench/kernels.
 from __future__ import annotations
 from dataclasses import dataclass
 from teeny.tensor import Tensor
-from teeny.tensor_nn import _resolve_pads, _tuple
+from teeny.tensor_nn import _pad_or_shrink, _resolve_pads, _tuple
 from teeny.uop.ops import AxisType, KernelInfo, MemSem, Ops, UOp
 from teeny.kernels import acc_dtype, in_range, is_gpu, reduce_sum, use_custom_kernels, with_grad
 
@@ -28,6 +28,7 @@ class ConvShape:
   cout: int; kh: int; kw: int; groups: int       # noqa: E702
   oh: int; ow: int                               # noqa: E702
   sh: int; sw: int; pt: int; pl: int; dh: int; dw: int  # noqa: E702
+  pb: int = 0; pr: int = 0                       # noqa: E702
   @property
   def cin_g(self) -> int: return self.cin // self.groups
   @property
@@ -43,7 +44,7 @@ def conv_shape(x_shape, w_shape, stride=1, padding=0, dilation=1, groups: int = 
   (sh, sw), (dh, dw) = _tuple(stride, 2, "stride"), _tuple(dilation, 2, "dilation")
   (pt, pb), (pl, pr) = _resolve_pads(padding, (kh, kw), (dh, dw), (sh, sw))
   oh, ow = (h + pt + pb - dh * (kh - 1) - 1) // sh + 1, (w + pl + pr - dw * (kw - 1) - 1) // sw + 1
-  return ConvShape(bs, cin, h, w, cout, kh, kw, groups, oh, ow, sh, sw, pt, pl, dh, dw)
+  return ConvShape(bs, cin, h, w, cout, kh, kw, groups, oh, ow, sh, sw, pt, pl, dh, dw, pb, pr)
 
 GPU_BLOCK = 256
 
@@ -95,9 +96,33 @@ def _wgrad_kernel(gw: UOp, x: UOp, gout: UOp, s: ConvShape, gpu: bool) -> UOp:
   st = gw.index(out if gpu else out * s.ow + ow, valid=live).store(acc)
   return st.sink(arg=KernelInfo(name=f"conv_bwd_w_{s.name}", opts_to_apply=()))
 
+def _wgrad_flat_kernel(part: UOp, xp: UOp, gw: UOp, s: ConvShape) -> UOp:
+  """Stride 1 on the CPU: part[o, c, b, kh, kw] = one dot product of two contiguous runs. With x padded to (Hp, Wp) and
+  grad_out padded on the right to width Wp, flat index j = oh*Wp + ow reads grad_out at j and x at kh*dh*Wp + kw*dw + j
+  (the pad columns of grad_out are zero, so the row wrap-around adds nothing): a SIMD-reduced loop over one plane pair
+  that stays in L1 while the program's KH*KW neighbours reuse it. The caller sums over b."""
+  hp, wp = s.h + s.pt + s.pb, s.w + s.pl + s.pr
+  co, ci, b = UOp.range(s.cout, 0, AxisType.GLOBAL), UOp.range(s.cin_g, 1, AxisType.GLOBAL), UOp.range(s.bs, 2, AxisType.GLOBAL)
+  kh, kw = UOp.range(s.kh, 3, AxisType.GLOBAL), UOp.range(s.kw, 4, AxisType.GLOBAL)
+  j = UOp.range((s.oh - 1) * wp + s.ow, 5, AxisType.REDUCE)
+  c = (co // s.cout_g) * s.cin_g + ci if s.groups > 1 else ci
+  dt = part.dtype.base
+  xv = xp.index((b * s.cin + c) * (hp * wp) + kh * (s.dh * wp) + kw * s.dw + j).load().cast(dt)
+  gv = gw.index((b * s.cout + co) * (s.oh * wp) + j).load().cast(dt)
+  st = part.index((((co * s.cin_g + ci) * s.bs + b) * s.kh + kh) * s.kw + kw).store(reduce_sum(xv * gv, j))
+  return st.sink(arg=KernelInfo(name=f"conv_bwd_w_{s.name}", opts_to_apply=()))
+
+def _flat_ok(s: ConvShape) -> bool: return s.sh == s.sw == 1 and min(s.pt, s.pb, s.pl, s.pr) >= 0 and s.oh > 0 and s.ow > 0
+
 def conv2d_bwd_weight(x: Tensor, grad_out: Tensor, s: ConvShape) -> Tensor:
   """d(loss)/d(weight), (O, C/G, KH, KW), in float32 for 16-bit inputs."""
   dt, gpu = acc_dtype(grad_out.dtype), is_gpu(x.device)
+  if not gpu and _flat_ok(s):
+    wp = s.w + s.pl + s.pr
+    xp = _pad_or_shrink(x, [(s.pt, s.pb), (s.pl, s.pr)])
+    gw = _pad_or_shrink(grad_out, [(0, 0), (0, wp - s.ow)])
+    part = Tensor.empty(s.cout, s.cin_g, s.bs, s.kh, s.kw, dtype=dt, device=x.device)
+    return part.custom_kernel(xp, gw, fxn=lambda o, a, g: _wgrad_flat_kernel(o, a, g, s))[0].sum(2)
   part = Tensor.empty(s.cout, s.cin_g, s.kh, s.kw, *(() if gpu else (s.ow,)), dtype=dt, device=x.device)
   gw = part.custom_kernel(x, grad_out, fxn=lambda o, a, g: _wgrad_kernel(o, a, g, s, gpu))[0]
   return gw if gpu else gw.sum(-1)
@@ -125,6 +150,24 @@ def _igrad_gather_kernel(gx: UOp, gout: UOp, w: UOp, s: ConvShape, gpu: bool) ->
   acc = reduce_sum(gv * wv, col, kh, kw)
   st = gx.index(((b * s.cin + c) * s.h + ih) * s.w + iw, valid=live).store(acc)
   return st.sink(arg=KernelInfo(name=f"conv_bwd_x_gather_{s.name}", opts_to_apply=()))
+
+def _igrad_padded_kernel(gx: UOp, gp: UOp, w: UOp, s: ConvShape) -> UOp:
+  """Stride 1 on the CPU: the gather of _igrad_gather_kernel over a grad_out padded by (K-1)*d - p on each side, so no
+  tap needs a mask: gx[b, c, ih, iw] = sum over o, kh, kw of gp[b, o, ih + kh*dh, iw + kw*dw] * w[o, c', KH-1-kh, KW-1-kw].
+  Each program owns one input row, kept in an UPCAST accumulator: the innermost loop is a contiguous row update."""
+  hq, wq = s.h + (s.kh - 1) * s.dh, s.w + (s.kw - 1) * s.dw
+  b, c, ih = UOp.range(s.bs, 0, AxisType.GLOBAL), UOp.range(s.cin, 1, AxisType.GLOBAL), UOp.range(s.h, 2, AxisType.GLOBAL)
+  iw = UOp.range(s.w, 3, AxisType.UPCAST)
+  col, kh, kw = UOp.range(s.cout_g, 4, AxisType.REDUCE), UOp.range(s.kh, 5, AxisType.REDUCE), UOp.range(s.kw, 6, AxisType.REDUCE)
+  g, ci = (c // s.cin_g, c % s.cin_g) if s.groups > 1 else (None, c)
+  co = g * s.cout_g + col if g is not None else col
+  dt = gx.dtype.base
+  gv = gp.index(((b * s.cout + co) * hq + ih + kh * s.dh) * wq + iw + kw * s.dw).load().cast(dt)
+  wv = w.index(((co * s.cin_g + ci) * s.kh + (s.kh - 1 - kh)) * s.kw + (s.kw - 1 - kw)).load().cast(dt)
+  st = gx.index(((b * s.cin + c) * s.h + ih) * s.w + iw).store(reduce_sum(gv * wv, col, kh, kw))
+  return st.sink(arg=KernelInfo(name=f"conv_bwd_x_gather_{s.name}", opts_to_apply=()))
+
+def _padded_ok(s: ConvShape) -> bool: return _flat_ok(s) and (s.kh - 1) * s.dh >= max(s.pt, s.pb) and (s.kw - 1) * s.dw >= max(s.pl, s.pr)
 
 # ---- input gradient, scatter: one program per output element, atomic adds into the input gradient
 
@@ -158,6 +201,9 @@ def conv2d_bwd_input(grad_out: Tensor, weight: Tensor, s: ConvShape, variant: st
   if variant is None: variant = "scatter" if use_scatter(s, dev) else "gather"
   if variant == "gather":
     gx = Tensor.empty(s.bs, s.cin, s.h, s.w, dtype=dt, device=dev)
+    if not gpu and _padded_ok(s):
+      gp = _pad_or_shrink(grad_out, [((s.kh - 1) * s.dh - s.pt, (s.kh - 1) * s.dh - s.pb), ((s.kw - 1) * s.dw - s.pl, (s.kw - 1) * s.dw - s.pr)])
+      return gx.custom_kernel(gp, weight, fxn=lambda o, g, w: _igrad_padded_kernel(o, g, w, s))[0]
     return gx.custom_kernel(grad_out, weight, fxn=lambda o, g, w: _igrad_gather_kernel(o, g, w, s, gpu))[0]
   if variant != "scatter": raise ValueError(f"conv2d_bwd_input: variant must be 'gather' or 'scatter', got {variant!r}")
   gx = Tensor.zeros(s.bs, s.cin, s.h, s.w, dtype=dt, device=dev).contiguous().realize()
@@ -171,6 +217,13 @@ def conv2d_bwd(x: Tensor, weight: Tensor, grad_out: Tensor, stride=1, padding=0,
     raise ValueError(f"conv2d_bwd: grad_out shape {tuple(grad_out.shape)} should be {(s.bs, s.cout, s.oh, s.ow)}")
   return conv2d_bwd_input(grad_out, weight, s, variant), conv2d_bwd_weight(x, grad_out, s)
 
+@dataclass(frozen=True)
+class Conv2dGrad:
+  """grad_fxn of conv2d (a frozen dataclass: equal across steps, so a step's schedule is reused)."""
+  s: ConvShape
+  def __call__(self, g: Tensor, x: Tensor, w: Tensor) -> tuple:
+    return conv2d_bwd_input(g, w, self.s).cast(x.dtype), conv2d_bwd_weight(x, g, self.s).cast(w.dtype)
+
 def conv2d(x: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0, dilation=1, groups: int = 1) -> Tensor:
   """F.conv2d with the hand-written backward. The forward is Tensor.conv2d's graph; other ranks, and
   TEENY_CUSTOM_KERNELS=0, are Tensor.conv2d itself."""
@@ -178,8 +231,5 @@ def conv2d(x: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padd
     return x.conv2d(weight, bias, stride, padding, dilation, groups)
   s = conv_shape(x.shape, weight.shape, stride, padding, dilation, groups)
   y = x.detach().conv2d(weight.detach(), None, stride, padding, dilation, groups)
-  def grad(g: Tensor, xx: Tensor, ww: Tensor) -> tuple:
-    gx, gw = conv2d_bwd(xx, ww, g, stride, padding, dilation, groups)
-    return gx.cast(xx.dtype), gw.cast(ww.dtype)
-  out = with_grad(y, (x, weight), grad, f"conv_fwd_{s.name}")
+  out = with_grad(y, (x, weight), Conv2dGrad(s), f"conv_fwd_{s.name}")
   return out if bias is None else out + bias.reshape(1, -1, 1, 1)

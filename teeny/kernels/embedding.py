@@ -7,6 +7,7 @@ two tokens with the same id hit the same row, and only the data says which. Ids 
 read zeros in the forward and write nothing in the backward.
 """
 from __future__ import annotations
+from dataclasses import dataclass
 import numpy as np
 from teeny.dtype import dtypes
 from teeny.tensor import Tensor
@@ -69,6 +70,12 @@ def check_ids(idx: Tensor, vocab_size: int):
     bad = host[(host < 0) | (host >= vocab_size)]
     raise IndexError(f"embedding ids out of range [0, {vocab_size}): {np.unique(bad)[:8].tolist()}")
 
+@dataclass(frozen=True)
+class EmbeddingGrad:
+  """grad_fxn of the embedding kernel (a frozen dataclass: equal across steps, so a step's schedule is reused)."""
+  vocab: int
+  def __call__(self, g: Tensor, w: Tensor, ids: Tensor) -> tuple: return (embedding_bwd(g, ids, self.vocab).cast(w.dtype), None)
+
 def embedding(weight: Tensor, idx: Tensor) -> Tensor:
   """weight[idx] for a (vocab, dim) table: shape (*idx.shape, dim). Its backward is the atomic kernel embedding_bwd."""
   if weight.ndim != 2: raise ValueError(f"embedding weight must be 2-d (vocab, dim), got shape {tuple(weight.shape)}")
@@ -80,7 +87,6 @@ def embedding(weight: Tensor, idx: Tensor) -> Tensor:
   n = idx.numel()
   gpu = is_gpu(weight.device)
   out = Tensor.empty(n, dim, dtype=weight.dtype, device=weight.device)
-  def grad(g: Tensor, w: Tensor, ids: Tensor) -> tuple:
-    return (embedding_bwd(g, ids, vocab).cast(w.dtype), None)
-  res = out.custom_kernel(weight, idx.reshape(n), fxn=lambda o, w, ids: _embedding_fwd_kernel(o, w, ids, gpu), grad_fxn=grad)[0]
+  res = out.custom_kernel(weight, idx.reshape(n), fxn=lambda o, w, ids: _embedding_fwd_kernel(o, w, ids, gpu),
+                          grad_fxn=EmbeddingGrad(vocab))[0]
   return res.reshape(*idx.shape, dim)

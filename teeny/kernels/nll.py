@@ -10,6 +10,7 @@ on the CPU (the columns a serial loop, the atomic after it); on GPUs one thread 
 the target column does the atomic after its own store.
 """
 from __future__ import annotations
+from dataclasses import dataclass
 from teeny.dtype import dtypes
 from teeny.tensor import Tensor
 from teeny.uop.ops import AxisType, KernelInfo, MemSem, Ops, UOp
@@ -67,6 +68,30 @@ def _covered(x: Tensor, target: Tensor) -> bool:
   """Whether the kernel covers this call: (N, C) input, (N,) integer class targets."""
   return x.ndim == 2 and target.ndim == 1 and target.shape[0] == x.shape[0] and dtypes.is_int(target.dtype)
 
+@dataclass(frozen=True)
+class CrossEntropyGrad:
+  """grad_fxn of cross_entropy: (grad of the loss, logits, target, lse) -> gradients (frozen: equal across steps)."""
+  reduction: str
+  ignore_index: int
+  def __call__(self, g: Tensor, logits: Tensor, target: Tensor, lse: Tensor) -> tuple:
+    valid = _valid(target, logits.shape[1], self.ignore_index)
+    d = cross_entropy_bwd(logits, target, lse, _row_grads(g, valid, self.reduction, None), self.ignore_index)
+    return (d.cast(logits.dtype), None, None)
+
+@dataclass(frozen=True)
+class NLLGrad:
+  """grad_fxn of nll_loss: (grad of the loss, logp, target[, class weights]) -> gradients (frozen: equal across steps)."""
+  reduction: str
+  ignore_index: int
+  def __call__(self, g: Tensor, logp: Tensor, target: Tensor, *weight: Tensor) -> tuple:
+    nc = logp.shape[1]
+    valid = _valid(target, nc, self.ignore_index)
+    wr = weight[0].gather(0, valid.where(target, 0).cast(dtypes.int32)) if weight else None
+    d = nll_bwd(_row_grads(g, valid, self.reduction, wr), target, nc, self.ignore_index, acc_dtype(logp.dtype))
+    return (d.cast(logp.dtype), None, *((None,) if weight else ()))
+
+def _valid(target: Tensor, nc: int, ignore_index: int) -> Tensor: return (target != ignore_index) & (target >= 0) & (target < nc)
+
 def cross_entropy(logits: Tensor, target: Tensor, reduction: str = "mean", ignore_index: int = -100,
                   label_smoothing: float = 0.0) -> Tensor:
   """F.cross_entropy on (N, C) logits and (N,) class ids, its backward the one-pass kernel cross_entropy_bwd.
@@ -77,23 +102,20 @@ def cross_entropy(logits: Tensor, target: Tensor, reduction: str = "mean", ignor
   n, nc = logits.shape
   x = logits.detach()
   lse = x.cast(acc_dtype(x.dtype)).logsumexp(1)
-  valid = (target != ignore_index) & (target >= 0) & (target < nc)
+  valid = _valid(target, nc, ignore_index)
   picked = x.cast(lse.dtype).gather(1, valid.where(target, 0).cast(dtypes.int32).unsqueeze(1)).reshape(n)
   rows = valid.where(lse - picked, 0.0)
   loss = rows if reduction == "none" else rows.sum() if reduction == "sum" else rows.sum() / valid.sum().cast(rows.dtype)
-  lse = lse.contiguous()
-  def grad(g: Tensor, lg: Tensor, t: Tensor, ls: Tensor) -> tuple:
-    return (cross_entropy_bwd(lg, t, ls, _row_grads(g, valid, reduction, None), ignore_index).cast(lg.dtype), None, None)
-  return with_grad(loss.cast(logits.dtype), (logits, target, lse), grad, f"ce_fwd_{n}_{nc}")
+  # lse is an input of the kernel, so the backward reuses the forward's instead of reducing the logits again
+  return with_grad(loss.cast(logits.dtype), (logits, target, lse.contiguous()), CrossEntropyGrad(reduction, ignore_index),
+                   f"ce_fwd_{n}_{nc}")
 
 def nll_loss(logp: Tensor, target: Tensor, weight: Tensor | None = None, ignore_index: int = -100, reduction: str = "mean") -> Tensor:
   """F.nll_loss on (N, C) log-probabilities and (N,) class ids, its backward the kernel nll_bwd."""
   if not use_custom_kernels() or not _covered(logp, target) or reduction not in ("mean", "sum", "none"):
     return logp.nll_loss(target, weight=weight, ignore_index=ignore_index, reduction=reduction)
   n, nc = logp.shape
-  loss = logp.detach().nll_loss(target, weight=weight, ignore_index=ignore_index, reduction=reduction)
-  valid = (target != ignore_index) & (target >= 0) & (target < nc)
-  wr = weight.detach().gather(0, valid.where(target, 0).cast(dtypes.int32)) if weight is not None else None
-  def grad(g: Tensor, lp: Tensor, t: Tensor) -> tuple:
-    return (nll_bwd(_row_grads(g, valid, reduction, wr), t, nc, ignore_index, acc_dtype(lp.dtype)).cast(lp.dtype), None)
-  return with_grad(loss, (logp, target), grad, f"nll_fwd_{n}_{nc}")
+  loss = logp.detach().nll_loss(target, weight=weight.detach() if weight is not None else None, ignore_index=ignore_index,
+                                reduction=reduction)
+  ins = (logp, target) + ((weight.detach(),) if weight is not None else ())
+  return with_grad(loss, ins, NLLGrad(reduction, ignore_index), f"nll_fwd_{n}_{nc}")

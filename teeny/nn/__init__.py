@@ -2,6 +2,7 @@
 from __future__ import annotations
 import math
 from typing import Sequence
+import numpy as np
 from teeny.tensor import Tensor
 from teeny.dtype import dtypes
 from teeny.helpers import prod
@@ -32,7 +33,7 @@ class _ConvNd:
   def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0, dilation=1, groups: int = 1,
                bias: bool = True):
     if in_channels % groups or out_channels % groups:
-      raise ValueError(f"in_channels {in_channels} and out_channels {out_channels} must be divisible by groups {groups}")
+      raise ValueError(f"in_channels {in_channels} and out_channels {out_channels} must divide by groups {groups}")
     self.kernel_size = _tuple(kernel_size, self.n, "kernel_size")
     self.stride, self.padding, self.dilation, self.groups = stride, padding, dilation, groups
     bound = 1 / math.sqrt(in_channels // groups * prod(self.kernel_size))
@@ -51,15 +52,17 @@ class Conv2d(_ConvNd):
 
 class ConvTranspose2d:
   """Transposed 2-d convolution; weight (in_channels, out_channels/groups, kh, kw) like torch."""
-  def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0, output_padding=0, groups: int = 1,
-               bias: bool = True, dilation=1):
+  def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0, output_padding=0,
+               groups: int = 1, bias: bool = True, dilation=1):
     self.kernel_size = _tuple(kernel_size, 2, "kernel_size")
-    self.stride, self.padding, self.output_padding, self.groups, self.dilation = stride, padding, output_padding, groups, dilation
-    bound = 1 / math.sqrt(out_channels // groups * prod(self.kernel_size))  # torch's fan_in is weight.shape[1] * prod(k)
+    self.stride, self.padding, self.output_padding = stride, padding, output_padding
+    self.groups, self.dilation = groups, dilation
+    bound = 1 / math.sqrt(out_channels // groups * prod(self.kernel_size))  # torch's fan_in: weight.shape[1] * prod(k)
     self.weight = _uniform((in_channels, out_channels // groups, *self.kernel_size), bound)
     self.bias = _uniform((out_channels,), bound) if bias else None
   def __call__(self, x: Tensor) -> Tensor:
-    return x.conv_transpose2d(self.weight, self.bias, self.stride, self.padding, self.output_padding, self.groups, self.dilation)
+    return x.conv_transpose2d(self.weight, self.bias, self.stride, self.padding, self.output_padding, self.groups,
+                              self.dilation)
 
 class BatchNorm:
   """Batch norm over dim 1 of (N, C, ...) inputs; running statistics are updated (lazily, via assign) while training."""
@@ -69,9 +72,11 @@ class BatchNorm:
     self.weight = _param(Tensor.ones(num_features)) if affine else None
     self.bias = _param(Tensor.zeros(num_features)) if affine else None
     if track_running_stats:
-      self.running_mean = Tensor.zeros(num_features).contiguous()
-      self.running_var = Tensor.ones(num_features).contiguous()
-      self.num_batches_tracked = Tensor.zeros(1, dtype=dtypes.int64).contiguous()
+      # buffers of their own, from host memory (identical lazy constants realized together would share one)
+      self.running_mean = Tensor(np.zeros(num_features, np.float32))
+      self.running_var = Tensor(np.ones(num_features, np.float32))
+      self.num_batches_tracked = Tensor(np.zeros(1, np.int64))
+      self.running_mean.requires_grad = self.running_var.requires_grad = False  # statistics, not parameters
   def __call__(self, x: Tensor) -> Tensor:
     if x.ndim < 2: raise ValueError(f"BatchNorm wants (N, C, ...) inputs, got shape {tuple(x.shape)}")
     shape = (1, -1) + (1,) * (x.ndim - 2)
@@ -120,7 +125,7 @@ class RMSNorm:
 class GroupNorm:
   """Normalise (N, C, ...) over groups of C/num_groups channels, then a per-channel affine."""
   def __init__(self, num_groups: int, num_channels: int, eps: float = 1e-5, affine: bool = True):
-    if num_channels % num_groups: raise ValueError(f"num_channels {num_channels} must be divisible by num_groups {num_groups}")
+    if num_channels % num_groups: raise ValueError(f"num_channels {num_channels} must divide by groups {num_groups}")
     self.num_groups, self.num_channels, self.eps = num_groups, num_channels, eps
     self.weight = _param(Tensor.ones(num_channels)) if affine else None
     self.bias = _param(Tensor.zeros(num_channels)) if affine else None
@@ -147,7 +152,8 @@ class Embedding:
     return self.weight[idx]
 
 def _host_values(t: Tensor):
-  """The values of `t` if reading them is free (already realized on the CPU), else None: the range check must not force a sync."""
+  """The values of `t` if reading them is free (realized, on the CPU), else None: a check must not force a sync."""
   from teeny.uop.ops import Ops
-  if t.uop.op not in (Ops.BUFFER, Ops.RESHAPE) or t.uop.base.op is not Ops.BUFFER or not str(t.device).startswith("CPU"): return None
+  if t.uop.op not in (Ops.BUFFER, Ops.RESHAPE) or t.uop.base.op is not Ops.BUFFER: return None
+  if not str(t.device).startswith("CPU"): return None
   return t.numpy()

@@ -5,13 +5,16 @@ update lazily and realizes them (params and optimizer state) in one `Tensor.real
 """
 from __future__ import annotations
 import math
+import numpy as np
 from teeny.tensor import Tensor
 from teeny.dtype import dtypes
 
 def _dedup(ts: list[Tensor]) -> list[Tensor]: return list({id(t): t for t in ts}.values())
 
 class Optimizer:
-  """Holds the parameters that require grad, the learning rate (a Tensor) and a step counter."""
+  """Holds the parameters that require grad, the learning rate (a Tensor) and a step counter. Tensors handed over that
+  don't require grad (BatchNorm's running statistics) are not updated, but realized with every step, as in tinygrad:
+  their pending lazy updates then run in the same schedule as the step, reading the weights the step overwrites."""
   def __init__(self, params: list[Tensor], lr: float):
     params = list(params)
     for p in params:
@@ -19,14 +22,15 @@ class Optimizer:
       if p.requires_grad is None and dtypes.is_float(p.dtype): p.requires_grad = True
     self.params: list[Tensor] = _dedup([p for p in params if p.requires_grad])
     if not self.params: raise ValueError("optimizer got no parameters that require grad")
+    self.buffers: list[Tensor] = _dedup([p for p in params if not p.requires_grad])
     self.device = self.params[0].device
     self.lr = Tensor([float(lr)], dtype=dtypes.float32, device=self.device).contiguous().realize()
     self.steps = Tensor([0], dtype=dtypes.int32, device=self.device).contiguous().realize()
     self.lr.requires_grad = self.steps.requires_grad = False
 
   def _zeros_like_params(self) -> list[Tensor]:
-    out = [Tensor.zeros(*p.shape, dtype=p.dtype, device=p.device).contiguous() for p in self.params]
-    Tensor.realize(*out)
+    # from host memory: identical lazy zeros realized together would share one buffer
+    out = [Tensor(np.zeros(p.shape, np.float32), dtype=p.dtype, device=p.device) for p in self.params]
     for t in out: t.requires_grad = False
     return out
 
@@ -48,13 +52,14 @@ class Optimizer:
     self.steps.assign(self.steps + 1)
     with Tensor.no_grad():
       self._update(live)
-    return [p for _, p in live] + self.state_tensors()
+    return [p for _, p in live] + self.state_tensors() + self.buffers
 
   def _update(self, live: list[tuple[int, Tensor]]): raise NotImplementedError
 
 class SGD(Optimizer):
   """SGD with optional momentum (torch's: buf = m*buf + g, the first buf being g), Nesterov and L2 weight decay."""
-  def __init__(self, params: list[Tensor], lr: float = 0.001, momentum: float = 0.0, weight_decay: float = 0.0, nesterov: bool = False):
+  def __init__(self, params: list[Tensor], lr: float = 0.001, momentum: float = 0.0, weight_decay: float = 0.0,
+               nesterov: bool = False):
     super().__init__(params, lr)
     if nesterov and momentum <= 0: raise ValueError("nesterov momentum requires momentum > 0")
     self.momentum, self.wd, self.nesterov = momentum, weight_decay, nesterov
@@ -69,12 +74,12 @@ class SGD(Optimizer):
       if self.momentum:
         self.b[i].assign(self.momentum * self.b[i] + g)  # zero on the first step, so buf = g as in torch
         g = g + self.momentum * self.b[i] if self.nesterov else self.b[i]
-      t.assign((t.detach() - g * self.lr.cast(t.dtype)).cast(t.dtype))
+      t.assign((t.detach() - g * self.lr.reshape(()).cast(t.dtype)).cast(t.dtype))
 
 class LAMB(Optimizer):
   """LAMB (You et al. 2019): Adam's update scaled per tensor by the trust ratio ||w|| / ||update||.
 
-  adam=True drops the trust ratio (that is AdamW); decoupled=False adds weight decay to the gradient instead (Adam's L2).
+  adam=True drops the trust ratio (that is AdamW); decoupled=False adds weight decay to the gradient (Adam's L2).
   """
   def __init__(self, params: list[Tensor], lr: float = 0.001, b1: float = 0.9, b2: float = 0.999, eps: float = 1e-6,
                weight_decay: float = 0.0, adam: bool = False, decoupled: bool = True):
@@ -89,7 +94,7 @@ class LAMB(Optimizer):
   def _update(self, live):
     self.b1_t.assign(self.b1_t * self.b1)
     self.b2_t.assign(self.b2_t * self.b2)
-    c1, c2 = 1.0 - self.b1_t, 1.0 - self.b2_t
+    c1, c2 = (1.0 - self.b1_t).reshape(()), (1.0 - self.b2_t).reshape(())
     for i, t in live:
       g = t.grad.cast(t.dtype)
       if self.wd and not self.decoupled: g = g + self.wd * t.detach()
@@ -100,7 +105,7 @@ class LAMB(Optimizer):
       if not self.adam:
         r1, r2 = (t.detach() * t.detach()).sum().sqrt(), (up * up).sum().sqrt()
         up = up * ((r1 > 0) & (r2 > 0)).where(r1 / r2, 1.0)
-      t.assign((t.detach() - self.lr.cast(t.dtype) * up).cast(t.dtype))
+      t.assign((t.detach() - self.lr.reshape(()).cast(t.dtype) * up).cast(t.dtype))
 
 class Adam(LAMB):
   """Adam; weight_decay is torch's coupled L2 (added to the gradient)."""
@@ -115,7 +120,7 @@ class AdamW(LAMB):
     super().__init__(params, lr, b1, b2, eps, weight_decay, adam=True, decoupled=True)
 
 def clip_grad_norm_(params: list[Tensor], max_norm: float, eps: float = 1e-6) -> Tensor:
-  """Scale all grads so their global L2 norm is at most max_norm (torch's formula); returns the norm before clipping (lazy)."""
+  """Scale all grads so their global L2 norm is at most max_norm (torch's formula); returns the norm before clipping."""
   grads = [p for p in _dedup(list(params)) if p.grad is not None]
   if not grads: return Tensor([0.0]).sum()
   total = Tensor.stack(*[(p.grad.float() * p.grad.float()).sum() for p in grads]).sum().sqrt()
@@ -161,8 +166,10 @@ class CosineAnnealingLR(LRScheduler):
     return self.eta_min + (self.base_lr - self.eta_min) * (1 + math.cos(math.pi * epoch / self.T_max)) / 2
 
 class LinearWarmup(LRScheduler):
-  """Ramp linearly from start_factor*base_lr to base_lr over warmup_steps (torch's LinearLR), then hand over to `after`."""
-  def __init__(self, optimizer: Optimizer, warmup_steps: int, after: LRScheduler | None = None, start_factor: float | None = None):
+  """Ramp linearly from start_factor*base_lr to base_lr over warmup_steps (torch's LinearLR), then hand over to `after`
+  (another schedule on the same optimizer, started at its step 0)."""
+  def __init__(self, optimizer: Optimizer, warmup_steps: int, after: LRScheduler | None = None,
+               start_factor: float | None = None):
     if warmup_steps < 1: raise ValueError(f"warmup_steps must be >= 1, got {warmup_steps}")
     self.warmup_steps, self.after = warmup_steps, after
     self.start_factor = 1.0 / warmup_steps if start_factor is None else start_factor
@@ -171,4 +178,5 @@ class LinearWarmup(LRScheduler):
     self._set(self.lr_at(0))
   def lr_at(self, epoch: int) -> float:
     if epoch >= self.warmup_steps and self.after is not None: return self.after.lr_at(epoch - self.warmup_steps)
-    return self.base_lr * (self.start_factor + (1 - self.start_factor) * min(epoch, self.warmup_steps) / self.warmup_steps)
+    frac = min(epoch, self.warmup_steps) / self.warmup_steps
+    return self.base_lr * (self.start_factor + (1 - self.start_factor) * frac)

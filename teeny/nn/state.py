@@ -7,13 +7,14 @@ from teeny.tensor import Tensor
 from teeny.dtype import DType, dtypes, bf16_bits_to_float32, float32_to_bf16_bits
 
 def get_state_dict(obj, prefix: str = "", tensor_type=Tensor) -> dict[str, Tensor]:
-  """Every Tensor reachable through attributes, lists, tuples and dicts, keyed by its dotted path ("layers.0.weight")."""
+  """Every Tensor reachable through attributes, lists, tuples and dicts, keyed by dotted path ("layers.0.weight")."""
   return _walk(obj, prefix, tensor_type, set())
+
+_LEAVES = (str, bytes, int, float, bool, type(None), type, types.ModuleType, types.FunctionType, types.MethodType)
 
 def _walk(obj, prefix: str, tensor_type, seen: set[int]) -> dict[str, Tensor]:
   if isinstance(obj, tensor_type): return {prefix.strip("."): obj}
-  if isinstance(obj, (str, bytes, int, float, bool, type(None), type, types.ModuleType, types.FunctionType, types.MethodType)):
-    return {}
+  if isinstance(obj, _LEAVES): return {}
   if id(obj) in seen: return {}  # cycles (a scheduler holding its optimizer holding ...) are walked once
   seen.add(id(obj))
   if hasattr(obj, "_asdict"): return _walk(obj._asdict(), prefix, tensor_type, seen)  # namedtuple
@@ -56,8 +57,9 @@ def load_state_dict(model, state_dict: dict[str, Tensor], strict: bool = True, v
 
 # ***** safetensors *****
 
-SAFE_DTYPES: dict[str, DType] = {"F64": dtypes.float64, "F32": dtypes.float32, "F16": dtypes.float16, "BF16": dtypes.bfloat16,
-                                 "I64": dtypes.int64, "I32": dtypes.int32, "I16": dtypes.int16, "I8": dtypes.int8,
+SAFE_DTYPES: dict[str, DType] = {"F64": dtypes.float64, "F32": dtypes.float32, "F16": dtypes.float16,
+                                 "BF16": dtypes.bfloat16, "I64": dtypes.int64, "I32": dtypes.int32, "I16": dtypes.int16,
+                                 "I8": dtypes.int8,
                                  "U64": dtypes.uint64, "U32": dtypes.uint32, "U16": dtypes.uint16, "U8": dtypes.uint8,
                                  "BOOL": dtypes.bool}
 SAFE_CODES = {v: k for k, v in SAFE_DTYPES.items()}
@@ -77,7 +79,7 @@ def _from_bytes(buf, dtype: DType, shape: tuple[int, ...]) -> Tensor:
   return Tensor(arr, dtype=dtype)
 
 def safe_save(tensors: dict[str, Tensor], path: str | os.PathLike, metadata: dict[str, str] | None = None) -> None:
-  """Write `tensors` as a .safetensors file, atomically: a temp file in the same folder is renamed over `path` when done."""
+  """Write `tensors` as a .safetensors file, atomically: a temp file in the same folder is renamed over `path`."""
   if metadata is not None and not all(isinstance(k, str) and isinstance(v, str) for k, v in metadata.items()):
     raise TypeError("safetensors metadata must map str to str")
   header: dict = {"__metadata__": dict(metadata)} if metadata else {}
@@ -86,7 +88,8 @@ def safe_save(tensors: dict[str, Tensor], path: str | os.PathLike, metadata: dic
     if not isinstance(name, str) or name == "__metadata__": raise ValueError(f"bad tensor name {name!r}")
     if t.dtype not in SAFE_CODES: raise TypeError(f"safetensors can't store dtype {t.dtype} (tensor {name!r})")
     data = _to_bytes(t)
-    header[name] = {"dtype": SAFE_CODES[t.dtype], "shape": [int(s) for s in t.shape], "data_offsets": [offset, offset + len(data)]}
+    header[name] = {"dtype": SAFE_CODES[t.dtype], "shape": [int(s) for s in t.shape],
+                    "data_offsets": [offset, offset + len(data)]}
     blobs.append(data)
     offset += len(data)
   hbytes = json.dumps(header, separators=(",", ":")).encode()
@@ -106,14 +109,15 @@ def safe_save(tensors: dict[str, Tensor], path: str | os.PathLike, metadata: dic
     raise
 
 def safe_load_metadata(path: str | os.PathLike) -> tuple[dict, int, bytes]:
-  """(header without __metadata__, data start offset, whole file); raises ValueError naming what is wrong with the file."""
+  """(header, data start offset, whole file); raises ValueError naming what is wrong with the file."""
   with open(path, "rb") as f: raw = f.read()
   if len(raw) < 8: raise ValueError(f"{path}: truncated safetensors file ({len(raw)} bytes, no header length)")
   (n,) = struct.unpack("<Q", raw[:8])
-  if n > _MAX_HEADER or 8 + n > len(raw): raise ValueError(f"{path}: truncated or corrupt safetensors file (header of {n} bytes, "
-                                                           f"file of {len(raw)} bytes)")
+  if n > _MAX_HEADER or 8 + n > len(raw):
+    raise ValueError(f"{path}: truncated or corrupt safetensors file (header of {n} bytes, file of {len(raw)} bytes)")
   try: header = json.loads(raw[8:8 + n].decode("utf-8"))
-  except (UnicodeDecodeError, json.JSONDecodeError) as e: raise ValueError(f"{path}: corrupt safetensors header: {e}") from None
+  except (UnicodeDecodeError, json.JSONDecodeError) as e:
+    raise ValueError(f"{path}: corrupt safetensors header: {e}") from None
   if not isinstance(header, dict): raise ValueError(f"{path}: corrupt safetensors header: not a JSON object")
   return header, 8 + n, raw
 
@@ -125,14 +129,16 @@ def safe_load(path: str | os.PathLike) -> dict[str, Tensor]:
   for name, info in header.items():
     if name == "__metadata__": continue
     try: code, shape, (b, e) = info["dtype"], tuple(int(s) for s in info["shape"]), info["data_offsets"]
-    except (KeyError, TypeError, ValueError): raise ValueError(f"{path}: corrupt safetensors entry for {name!r}: {info!r}") from None
+    except (KeyError, TypeError, ValueError):
+      raise ValueError(f"{path}: corrupt safetensors entry for {name!r}: {info!r}") from None
     if code not in SAFE_DTYPES: raise ValueError(f"{path}: tensor {name!r} has unsupported dtype {code!r}")
     dt = SAFE_DTYPES[code]
     n = 1
     for s in shape: n *= s
     if not (isinstance(b, int) and isinstance(e, int) and 0 <= b <= e) or e - b != n * dt.itemsize:
-      raise ValueError(f"{path}: tensor {name!r} has data_offsets {[b, e]} that don't fit shape {list(shape)} of {code}")
-    if e > data_len: raise ValueError(f"{path}: truncated safetensors file: tensor {name!r} ends at {e}, data has {data_len} bytes")
+      raise ValueError(f"{path}: tensor {name!r}: data_offsets {[b, e]} don't fit shape {list(shape)} of {code}")
+    if e > data_len:
+      raise ValueError(f"{path}: truncated safetensors file: tensor {name!r} ends at {e}, data has {data_len} bytes")
     out[name] = _from_bytes(raw[start + b:start + e], dt, shape)
   return out
 

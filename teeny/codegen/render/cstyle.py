@@ -64,6 +64,10 @@ class CStyleLanguage:
       return f"teeny_h2f(teeny_f2h({inner}))" if dst == dtypes.float16 else f"teeny_bf2f(teeny_f2bf({inner}))"
     return f"(({self.render_dtype(dst)})({x}))"
   def render_bitcast(self, x: str, src: DType, dst: DType) -> str:
+    # 16-bit floats are held as float values in C: go through their 16-bit patterns
+    half = {dtypes.float16: ("teeny_f2h", "teeny_h2f"), dtypes.bfloat16: ("teeny_f2bf", "teeny_bf2f")}
+    if not self.half_native and src in half: return f"(({self.render_dtype(dst)})({half[src][0]}({x})))"
+    if not self.half_native and dst in half: return f"{half[dst][1]}((unsigned short)({x}))"
     return f"({{ {self.render_dtype(src)} _s = {x}; {self.render_dtype(dst)} _d; __builtin_memcpy(&_d, &_s, sizeof(_d)); _d; }})"
   def render_max(self, a: str, b: str, dt: DType, is_max: bool) -> str:
     if dt.kind == "f": return f"teeny_f{'max' if is_max else 'min'}{'64' if dt == dtypes.float64 else ''}({a},{b})"
