@@ -66,6 +66,10 @@ class Tensor(NNMixin):
       self.uop = UOp.const(dt, data, dev)
     else:
       self.uop = _from_host(data, Device.canonicalize(device), dt)
+      if self.uop.dtype.kind in "iu" and isinstance(data, (list, tuple, np.ndarray)) and self.numel():
+        # integer values known on the host (token ids, labels): range checks need no device read
+        arr = np.asarray(data)
+        self._host_range = (self.uop, int(arr.min()), int(arr.max()))
     self._graph: UOp | None = None   # the graph this tensor had before it was realized, for backward()
     self._leaf_uops: tuple[UOp, ...] = ()  # every UOp a leaf has stood for (a lazy leaf keeps its graph's node)
     self.requires_grad = requires_grad
@@ -92,6 +96,10 @@ class Tensor(NNMixin):
   def __bool__(self):
     if self.numel() != 1: raise RuntimeError(f"the truth value of a tensor with {self.numel()} elements is ambiguous; use .any() or .all()")
     return bool(self.item())
+  def host_range(self) -> tuple[int, int] | None:
+    """(min, max) of an integer tensor made from host data and not changed since, else None (free: no device read)."""
+    hr = getattr(self, "_host_range", None)
+    return (hr[1], hr[2]) if hr is not None and hr[0] is self.uop else None
   @property
   def requires_grad(self) -> bool | None: return self._requires_grad
   @requires_grad.setter

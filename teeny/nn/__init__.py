@@ -145,15 +145,9 @@ class Embedding:
   def __call__(self, idx: Tensor) -> Tensor:
     if not isinstance(idx, Tensor): idx = Tensor(idx, dtype=dtypes.int32)
     if not dtypes.is_int(idx.dtype): raise TypeError(f"Embedding ids must be an integer tensor, got {idx.dtype}")
-    host = _host_values(idx)
-    if host is not None and host.size and (host.min() < 0 or host.max() >= self.num_embeddings):
-      bad = host[(host < 0) | (host >= self.num_embeddings)]
-      raise IndexError(f"Embedding ids out of range [0, {self.num_embeddings}): {bad[:8].tolist()}")
+    if (hr := idx.host_range()) is not None and (hr[0] < 0 or hr[1] >= self.num_embeddings):
+      bad = [v for v in hr if not 0 <= v < self.num_embeddings]
+      raise IndexError(f"Embedding ids out of range [0, {self.num_embeddings}): saw {bad} (ids come from data; check the "
+                       f"tokenizer or num_embeddings)")
     return self.weight[idx]
 
-def _host_values(t: Tensor):
-  """The values of `t` if reading them is free (realized, on the CPU), else None: a check must not force a sync."""
-  from teeny.uop.ops import Ops
-  if t.uop.op not in (Ops.BUFFER, Ops.RESHAPE) or t.uop.base.op is not Ops.BUFFER: return None
-  if not str(t.device).startswith("CPU"): return None
-  return t.numpy()

@@ -41,7 +41,8 @@ class CCompiler(Compiler):
 
 _pool: ThreadPoolExecutor | None = None
 _pool_lock = threading.Lock()
-def n_threads() -> int: return int(CPU_THREADS.value) if CPU_THREADS.value else (os.cpu_count() or 1)
+_CORES = os.cpu_count() or 1
+def n_threads() -> int: return int(CPU_THREADS.value) if CPU_THREADS.value else _CORES
 def get_pool() -> ThreadPoolExecutor:
   global _pool
   with _pool_lock:
