@@ -5,7 +5,9 @@ per output element), picked by shape. Stride, padding, dilation and groups are a
 x (B, C, H, W), weight (O, C/G, KH, KW), grad_out (B, O, OH, OW); ih = oh*sh - pt + kh*dh, iw = ow*sw - pl + kw*dw.
 
   weight grad   gw[o, c, kh, kw] = sum over b, oh, ow of grad_out[b, o, oh, ow] * x[b, g*C/G + c, ih, iw]
-                the innermost loop runs along ow, reading both inputs contiguously (vectorised as a SIMD reduction)
+                GPU: one thread per weight element. CPU, stride 1: one program per (weight element, image), a SIMD dot
+                product of two contiguous padded planes, summed over images afterwards; other strides: one program per
+                (o, c) keeping KH*KW*OW accumulators, its innermost loop a contiguous row update
   input grad    gather:  gx[b, c, ih, iw] = sum over o in c's group, kh, kw of grad_out[b, o, oh, ow] * w[o, c', kh, kw]
                          where oh = (ih + pt - kh*dh) / sh is whole and in range (likewise ow); each program keeps a whole
                          row of iw in registers/L1 (an UPCAST range), so the innermost loop is a contiguous row update
@@ -13,7 +15,24 @@ x (B, C, H, W), weight (O, C/G, KH, KW), grad_out (B, O, OH, OW); ih = oh*sh - p
                          Relaxed atomic add, over c', kh, kw: every output element touches exactly KH*KW*C/G inputs, so no
                          work is spent on taps that miss (the gather tests every tap, and with stride s only 1/s^2 hit)
 
-Choosing the input-gradient variant (thresholds measured by extra/bench/kernels.py, see SCATTER_RULE below).
+Choosing the input-gradient variant: measured by `ONLY=variants python extra/bench/kernels.py` (kernel ms, median of 3
+on the 2-core CPU, of 5 on one H200), the gather won every shape:
+
+  shape (input B x C x HxW, kernel, stride, groups)     CPU gather  scatter     H200 gather  scatter
+  8x64x56x56 -> 64, 3x3, s1                                 43.8   2350.6            0.33     1.43
+  8x64x56x56 -> 64, 3x3, s2                                 90.3   1183.5            0.29     0.73
+  8x64x56x56 -> 128, 1x1, s2                                55.0    298.7            0.08     0.17
+  8x64x56x56 -> 64, 3x3, s1, depthwise                      15.9     94.3            0.02     0.05
+  8x64x56x56 -> 64, 3x3, s2, depthwise                      21.7     34.8            0.03     0.04
+  8x32x112x112 -> 32, 1x1, s4                               52.6     65.0            0.04     0.07
+  8x16x56x56 -> 16, 4x4, s4, depthwise                       2.1      2.6            0.02     0.03
+  2x3x224x224 -> 64, 7x7, s2 (a stem)                      365.8   1350.0            0.53     0.65
+
+The scatter comes closest where the gather wastes most taps (stride >= kernel, few channels per group: within 1.2-1.6x)
+and is worst where many output channels pile onto each input (54x on the CPU, where every atomic is a lock-prefixed
+compare-and-swap). So the rule (use_scatter) is: gather, always; variant="scatter" stays selectable. On the CPU, stride-1
+convolutions take faster forms of both kernels (padded inputs instead of masks, see _wgrad_flat_kernel and
+_igrad_padded_kernel).
 """
 from __future__ import annotations
 from dataclasses import dataclass
@@ -190,9 +209,9 @@ def _igrad_scatter_kernel(gx: UOp, gout: UOp, w: UOp, s: ConvShape, gpu: bool) -
   return add.end(ci, kh, kw).sink(arg=KernelInfo(name=f"conv_bwd_x_scatter_{s.name}", opts_to_apply=()))
 
 def use_scatter(s: ConvShape, device: str) -> bool:
-  """Which input-gradient variant a shape gets on a device (see the module docstring for the measurements)."""
-  if not is_gpu(device): return False
-  return s.sh * s.sw >= 4
+  """Whether a shape's input gradient is the atomic scatter: never, by the measurements in the module docstring (the
+  gather won every measured shape, on the CPU and on an H200)."""
+  return False
 
 def conv2d_bwd_input(grad_out: Tensor, weight: Tensor, s: ConvShape, variant: str | None = None) -> Tensor:
   """d(loss)/d(x), (B, C, H, W), in float32 for 16-bit inputs; variant 'gather' or 'scatter' (default: by shape)."""

@@ -1,0 +1,208 @@
+#!/usr/bin/env python3
+"""teeny's hand-written kernels (teeny.kernels) against the plain autograd graph (TEENY_CUSTOM_KERNELS=0) and PyTorch,
+measured in one run. Not a test.
+
+  python extra/bench/kernels.py                 # everything at the issue's sizes
+  QUICK=1 python extra/bench/kernels.py         # small sizes (CI-friendly smoke run)
+  ONLY=emb,conv,ce,variants                     # a subset; RUNS=n timed runs per figure (median, after one warm-up)
+  EMB_V/EMB_N/EMB_D, CONV_B/CONV_C/CONV_HW, CE_N/CE_C   override the sizes; GRAPH_FULL=1 times the embedding graph at
+                                                full size too (about 40 s a run on 2 cores: by default it is timed on
+                                                1/32 of the tokens and scaled, its cost being linear in the tokens)
+
+Each figure is wall time of the backward alone (forward realized first), end to end: graph building, scheduling, launch,
+wait. Ratios > 1 mean the hand-written kernel is faster. "kernel" is the kernels' own time (GlobalCounters).
+"""
+from __future__ import annotations
+import os, statistics, sys, time
+from pathlib import Path
+from typing import Callable
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # run from a checkout without installing
+import numpy as np
+from teeny import Tensor
+from teeny.helpers import Context, GlobalCounters
+import teeny.kernels as K
+from teeny.kernels.conv import conv_shape
+
+QUICK = bool(int(os.environ.get("QUICK", "0")))
+RUNS = max(int(os.environ.get("RUNS", 3 if QUICK else 5)), 1)
+ONLY = set(os.environ.get("ONLY", "emb,conv,ce,variants").split(","))
+def env(k: str, full: int, quick: int) -> int: return int(os.environ.get(k, quick if QUICK else full))
+
+try:
+  import torch
+  torch.set_num_threads(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
+except ImportError: torch = None
+
+def median_time(fn: Callable[[], object], runs: int = RUNS) -> tuple[float, float]:
+  """(median wall seconds, median kernel seconds) of fn over `runs` calls after one untimed warm-up."""
+  fn()
+  walls, kerns = [], []
+  for _ in range(runs):
+    GlobalCounters.reset()
+    st = time.perf_counter()
+    fn()
+    walls.append(time.perf_counter() - st)
+    kerns.append(GlobalCounters.time_sum_s)
+  return statistics.median(walls), statistics.median(kerns)
+
+def kernel_time(fn: Callable[[], object]) -> float:
+  """Median kernel seconds of fn; DEBUG=2 makes every launch wait, so GPU kernels are timed too (its lines are hidden)."""
+  import contextlib, io
+  with Context(DEBUG=2), contextlib.redirect_stdout(io.StringIO()): return median_time(fn)[1]
+
+def row(name: str, hand: tuple[float, float], graph: float | None, ref: float | None, note: str = ""):
+  ms = lambda t: f"{t * 1e3:10.1f}" if t is not None else f"{'-':>10}"
+  ratio = lambda a, b: f"{a / b:9.2f}x" if a is not None and b is not None else f"{'-':>10}"
+  print(f"{name:34s} {ms(hand[0])} {ms(hand[1])} {ms(graph)} {ms(ref)} {ratio(graph, hand[0])} {ratio(ref, hand[0])}  {note}")
+
+def header():
+  load = f"load average {os.getloadavg()[0]:.2f}" if hasattr(os, "getloadavg") else ""
+  print(f"teeny hand-written kernels vs autograd graph vs torch · {os.cpu_count()} cpus · {load} · median of {RUNS} runs")
+  print(f"{'backward of':34s} {'hand ms':>10} {'kernel ms':>10} {'graph ms':>10} {'torch ms':>10} {'graph/hand':>10} "
+        f"{'torch/hand':>10}")
+
+# ---- embedding: grad_weight[token[i], j] += grad_out[i, j]
+
+def bench_embedding():
+  V, N, D = env("EMB_V", 50000, 5000), env("EMB_N", 8192, 1024), env("EMB_D", 768, 256)
+  rng = np.random.default_rng(0)
+  ids_np = rng.integers(0, V, N).astype(np.int32)
+  g_np = rng.standard_normal((N, D)).astype(np.float32)
+  ids, g = Tensor(ids_np).realize(), Tensor(g_np).realize()
+  hand = median_time(lambda: K.embedding_bwd(g, ids, V).realize())
+  full = os.environ.get("GRAPH_FULL", "0") == "1" or QUICK
+  n_graph = N if full else max(N // 32, 1)
+  W = Tensor(rng.standard_normal((V, D)).astype(np.float32)).realize()
+  W.requires_grad = True
+  gi, gg = Tensor(ids_np[:n_graph]).realize(), Tensor(g_np[:n_graph]).realize()
+  def graph():
+    W.grad = None
+    with Context(TEENY_CUSTOM_KERNELS=0): W[gi].backward(gg)
+    W.grad.realize()
+  tg = median_time(graph, runs=1 if not QUICK else RUNS)[0] * (N / n_graph)
+  tref = None
+  if torch is not None:
+    tw = torch.zeros(V, D, requires_grad=True)
+    ti, tgo = torch.tensor(ids_np).long(), torch.tensor(g_np)
+    def ref():
+      tw.grad = None
+      torch.nn.functional.embedding(ti, tw).backward(tgo)
+    tref = median_time(ref)[0]
+  got = K.embedding_bwd(g, ids, V).numpy()
+  want = np.zeros((V, D), np.float32)
+  np.add.at(want, ids_np, g_np)
+  ok = np.allclose(got, want, rtol=1e-4, atol=1e-4)
+  zero_note = f"zeroing {V}x{D} in its own kernel is part of it"
+  row(f"embedding V={V} N={N} D={D}", hand, tg, tref, ("ok" if ok else "WRONG") + "; " + zero_note +
+      ("" if full else f"; graph timed on {n_graph} tokens, scaled x{N // n_graph}"))
+  # the two kernels alone: zeroing grad_weight, and the atomic scatter-add into a grad_weight zeroed beforehand
+  from teeny.kernels.embedding import _embedding_bwd_kernel
+  def atomic_only():
+    gw0 = Tensor.zeros(V, D).contiguous().realize()
+    GlobalCounters.reset()
+    gw0.custom_kernel(g, ids, fxn=lambda a, b, c: _embedding_bwd_kernel(a, b, c, False))[0].realize()
+    return GlobalCounters.time_sum_s
+  atomic_only()
+  t_at = statistics.median(atomic_only() for _ in range(RUNS))
+  t_zero = median_time(lambda: Tensor.zeros(V, D).contiguous().realize())
+  row("  of which: atomic scatter-add", (t_at, t_at), None, None, "kernel time; the target (<= 30 ms)")
+  row("  of which: zeroing grad_weight", t_zero, None, None, "memory this VM must first fault in costs most of it")
+
+# ---- conv2d: grad_x and grad_w of a 3x3 same convolution
+
+def bench_conv():
+  B, C, HW = env("CONV_B", 32, 4), env("CONV_C", 64, 32), env("CONV_HW", 56, 28)
+  rng = np.random.default_rng(1)
+  x_np = rng.standard_normal((B, C, HW, HW)).astype(np.float32)
+  w_np = (rng.standard_normal((C, C, 3, 3)) * 0.1).astype(np.float32)
+  g_np = rng.standard_normal((B, C, HW, HW)).astype(np.float32)
+  x, w, g = Tensor(x_np).realize(), Tensor(w_np).realize(), Tensor(g_np).realize()
+  hand = median_time(lambda: Tensor.realize_all(*K.conv2d_bwd(x, w, g, 1, 1)))
+  X, W = Tensor(x_np).realize(), Tensor(w_np).realize()
+  X.requires_grad = W.requires_grad = True
+  def graph():
+    X.grad = W.grad = None
+    with Context(TEENY_CUSTOM_KERNELS=0): y = X.conv2d(W, padding=1)
+    y.realize()
+    y.backward(g)
+    Tensor.realize_all(X.grad, W.grad)
+  tg = median_time(graph, runs=1 if not QUICK else RUNS)[0]
+  tref = None
+  if torch is not None:
+    tx, tw, tgo = torch.tensor(x_np, requires_grad=True), torch.tensor(w_np, requires_grad=True), torch.tensor(g_np)
+    ty = torch.nn.functional.conv2d(tx, tw, padding=1)
+    tref = median_time(lambda: torch.autograd.grad(ty, (tx, tw), tgo, retain_graph=True))[0]
+    rgx, rgw = torch.autograd.grad(ty, (tx, tw), tgo, retain_graph=True)
+    gx, gw = K.conv2d_bwd(x, w, g, 1, 1)
+    ok = np.allclose(gx.numpy(), rgx.numpy(), rtol=1e-3, atol=1e-3) and np.allclose(gw.numpy(), rgw.numpy(), rtol=1e-3, atol=1e-2)
+  else: ok = True
+  row(f"conv2d B={B} {C}->{C} {HW}x{HW} 3x3", hand, tg, tref, ("ok" if ok else "WRONG") + "; graph timed once")
+  s = conv_shape(x.shape, w.shape, 1, 1)
+  row("  of which: grad_w (reduction)", median_time(lambda: K.conv2d_bwd_weight(x, g, s).realize()), None, None)
+  row("  of which: grad_x (gather)", median_time(lambda: K.conv2d_bwd_input(g, w, s, "gather").realize()), None, None)
+
+def bench_conv_variants():
+  """The input gradient as a gather vs an atomic scatter, over shapes: where the rule in teeny/kernels/conv.py comes from."""
+  shapes = [  # (batch, cin, hw, cout, k, stride, padding, groups)
+    (8, 64, 56, 64, 3, 1, 1, 1), (8, 64, 56, 64, 3, 2, 1, 1), (8, 64, 56, 128, 1, 2, 0, 1), (8, 64, 56, 64, 3, 1, 1, 64),
+    (8, 64, 56, 64, 3, 2, 1, 64), (8, 32, 112, 32, 1, 4, 0, 1), (8, 16, 56, 16, 4, 4, 0, 16), (2, 3, 224, 64, 7, 2, 3, 1)]
+  if QUICK: shapes = [(b, c, hw // 2, o, k, s, p, g) for b, c, hw, o, k, s, p, g in shapes[:4]]
+  print(f"\n{'input gradient, kernel ms':46s} {'gather':>9} {'scatter':>9}  faster")
+  rng = np.random.default_rng(2)
+  for b, c, hw, o, k, st, pd, gr in shapes:
+    s = conv_shape((b, c, hw, hw), (o, c // gr, k, k), st, pd, 1, gr)
+    g = Tensor(rng.standard_normal((b, o, s.oh, s.ow)).astype(np.float32)).realize()
+    w = Tensor(rng.standard_normal((o, c // gr, k, k)).astype(np.float32)).realize()
+    tg, ts = kernel_time(lambda: K.conv2d_bwd_input(g, w, s, "gather").realize()), \
+      kernel_time(lambda: K.conv2d_bwd_input(g, w, s, "scatter").realize())
+    name = f"B={b} {c}->{o} {hw}x{hw} k{k} s{st} g{gr}"
+    print(f"{name:46s} {tg * 1e3:9.2f} {ts * 1e3:9.2f}  {'gather' if tg <= ts else 'scatter'} ({max(tg, ts) / min(tg, ts):.1f}x)")
+
+# ---- cross-entropy: dlogits = softmax * g - onehot * g
+
+def bench_ce():
+  N, C = env("CE_N", 8192, 1024), env("CE_C", 32000, 4000)
+  rng = np.random.default_rng(3)
+  lg_np = rng.standard_normal((N, C)).astype(np.float32)
+  tg_np = rng.integers(0, C, N).astype(np.int32)
+  tg = Tensor(tg_np).realize()
+  L = Tensor(lg_np).realize()
+  L.requires_grad = True
+  def teeny_bwd(custom: int):
+    def run():
+      L.grad = None
+      with Context(TEENY_CUSTOM_KERNELS=custom): loss = K.cross_entropy(L, tg)
+      loss.realize()
+      GlobalCounters.reset()
+      st = time.perf_counter()
+      loss.backward()
+      L.grad.realize()
+      return time.perf_counter() - st, GlobalCounters.time_sum_s
+    run()
+    ts = [run() for _ in range(RUNS)]
+    return statistics.median(t[0] for t in ts), statistics.median(t[1] for t in ts)
+  hand = teeny_bwd(1)
+  got = L.grad.numpy()
+  tg_time = teeny_bwd(0)[0]
+  tref, ok = None, True
+  if torch is not None:
+    tl = torch.tensor(lg_np, requires_grad=True)
+    tt = torch.tensor(tg_np).long()
+    def ref():
+      tl.grad = None
+      loss = torch.nn.functional.cross_entropy(tl, tt)
+      st = time.perf_counter()
+      loss.backward()
+      return time.perf_counter() - st
+    ref()
+    tref = statistics.median(ref() for _ in range(RUNS))
+    ok = np.allclose(got, tl.grad.numpy(), rtol=1e-4, atol=1e-7)
+  row(f"cross_entropy {N}x{C}", hand, tg_time, tref, "ok" if ok else "WRONG")
+
+if __name__ == "__main__":
+  header()
+  if "emb" in ONLY: bench_embedding()
+  if "conv" in ONLY: bench_conv()
+  if "ce" in ONLY: bench_ce()
+  if "variants" in ONLY: bench_conv_variants()

@@ -1,0 +1,345 @@
+"""Custom kernels (Tensor.custom_kernel) and teeny's hand-written kernels (teeny.kernels: embedding, cross-entropy/NLL,
+conv2d backward), checked against the plain autograd graph (TEENY_CUSTOM_KERNELS=0) and PyTorch, with tolerances (float
+atomics are not bit-reproducible). On the CPU the work is forced across two threads."""
+from __future__ import annotations
+import contextlib, io, shutil, subprocess
+import numpy as np
+import pytest
+from helpers import needs_values
+from teeny import Device, Tensor, dtypes
+from teeny.helpers import Context
+from teeny.uop.ops import AxisType, KernelInfo, MemSem, Ops, UOp
+import teeny.kernels as K
+
+torch = pytest.importorskip("torch")
+DEV = Device.DEFAULT
+THREADS = Context(CPU_THREADS=2)
+
+def _src(fn) -> str:
+  """What DEBUG=4 prints (the generated source) while fn() runs."""
+  buf = io.StringIO()
+  with Context(DEBUG=4), contextlib.redirect_stdout(buf): fn()
+  return buf.getvalue()
+
+# ---- the custom kernel API
+
+def _add_one(n: int, name: str = "add_one"):
+  def fxn(out: UOp, x: UOp) -> UOp:
+    i = UOp.range(n, 0, AxisType.GLOBAL)
+    return out.index(i).store(x.index(i).load() + 1.0).end(i).sink(arg=KernelInfo(name=name, opts_to_apply=()))
+  return fxn
+
+@needs_values
+def test_add_one_across_threads():
+  n = 1 << 20
+  x = np.random.default_rng(0).standard_normal(n).astype(np.float32)
+  with THREADS:
+    out = Tensor.zeros(n).contiguous().realize().custom_kernel(Tensor(x), fxn=_add_one(n))
+  assert len(out) == 2
+  np.testing.assert_allclose(out[0].numpy(), x + 1, rtol=1e-6)
+  np.testing.assert_allclose(out[1].numpy(), x)   # one tensor per placeholder: the input is unchanged
+
+def test_debug4_shows_custom_source():
+  src = _src(lambda: Tensor.zeros(64).contiguous().realize().custom_kernel(Tensor.ones(64), fxn=_add_one(64, "add_one_dbg"))[0].realize())
+  assert "add_one_dbg" in src and "+1.0f" in src.replace(" ", "")
+
+@needs_values
+def test_loop_and_local_ranges():
+  """GLOBAL x LOCAL x LOOP: out[i, j] = sum_k x[i, j, k], accumulated by plain stores (each (i, j) has one owner)."""
+  a, b, c = 64, 32, 50
+  x = np.random.default_rng(1).standard_normal((a, b, c)).astype(np.float32)
+  def fxn(out: UOp, xs: UOp) -> UOp:
+    i, j, k = UOp.range(a, 0, AxisType.GLOBAL), UOp.range(b, 1, AxisType.LOCAL), UOp.range(c, 2, AxisType.LOOP)
+    o = out.index(i, j)
+    return o.store(o.load() + xs.index(i, j, k).load()).end(i, j, k).sink(arg=KernelInfo(name="sum_last", opts_to_apply=()))
+  with THREADS:
+    res = Tensor.zeros(a, b).contiguous().realize().custom_kernel(Tensor(x), fxn=fxn)[0].numpy()
+  np.testing.assert_allclose(res, x.sum(-1), rtol=1e-4, atol=1e-5)
+
+def test_launch_checks_buffer_count():
+  """A SINK that declares a placeholder the call does not pass: the launch names the mismatch."""
+  def fxn(out: UOp, x: UOp) -> UOp:
+    extra = UOp.placeholder(2, dtypes.float32, (16,))
+    i = UOp.range(16, 0, AxisType.GLOBAL)
+    return out.index(i).store(x.index(i).load() + extra.index(i).load()).end(i).sink(arg=KernelInfo(name="extra", opts_to_apply=()))
+  with pytest.raises(RuntimeError, match="declares 3 buffer parameters but was launched with 2"):
+    Tensor.zeros(16).contiguous().realize().custom_kernel(Tensor.ones(16), fxn=fxn)[0].realize()
+
+def test_launch_checks_buffer_dtype():
+  def fxn(out: UOp, x: UOp) -> UOp:
+    as_int = UOp.placeholder(1, dtypes.int32, (16,))   # the call passes float32
+    i = UOp.range(16, 0, AxisType.GLOBAL)
+    return out.index(i).store(as_int.index(i).load().cast(dtypes.float32)).end(i).sink(arg=KernelInfo(name="bad_dtype", opts_to_apply=()))
+  with pytest.raises(TypeError, match=r"data1 is dtypes.int32, but the buffer passed is dtypes.float32"):
+    Tensor.zeros(16).contiguous().realize().custom_kernel(Tensor.ones(16), fxn=fxn)[0].realize()
+
+def test_no_grad_fxn_raises():
+  x = Tensor.ones(16, requires_grad=True).realize()
+  y = Tensor.zeros(16).contiguous().realize().custom_kernel(x, fxn=_add_one(16, "no_grad"))[0]
+  with pytest.raises(RuntimeError, match="has no grad_fxn"): y.sum().backward()
+
+@needs_values
+def test_grad_fxn():
+  def fxn(out: UOp, x: UOp) -> UOp:
+    i = UOp.range(16, 0, AxisType.GLOBAL)
+    return out.index(i).store(x.index(i).load() * 3.0).end(i).sink(arg=KernelInfo(name="times3", opts_to_apply=()))
+  x = Tensor(np.arange(16, dtype=np.float32), requires_grad=True).realize()
+  y = Tensor.zeros(16).contiguous().realize().custom_kernel(x, fxn=fxn, grad_fxn=lambda g, xx: (g * 3,))[0]
+  (y * y).sum().backward()
+  np.testing.assert_allclose(x.grad.numpy(), 18 * np.arange(16), rtol=1e-6)
+
+@needs_values
+@pytest.mark.parametrize("atomic", [True, False], ids=["atomic", "plain-negative-control"])
+def test_histogram_on_default_device(atomic):
+  """Many programs adding into 4 bins. The plain load+store version (the negative control) loses counts on a GPU."""
+  if not atomic and DEV.startswith(("CPU", "CL")):
+    pytest.skip("on the CPU (and PoCL) this plain increment compiles to one read-modify-write instruction per element, which "
+                "two threads were not seen to interleave; test_atomics.py's negative controls, with the load and the store "
+                "apart, show the race on the CPU")
+  n, loop, bins = 4096, 256, 4
+  def fxn(out: UOp, ids: UOp) -> UOp:
+    i, k = UOp.range(n, 0, AxisType.GLOBAL), UOp.range(loop, 1, AxisType.LOOP)
+    addr = out.index(ids.index(k).load())
+    eff = addr.atomic("add", 1, sem=MemSem.Relaxed) if atomic else addr.store(addr.load() + 1)
+    return eff.end(i, k).sink(arg=KernelInfo(name=f"hist_{'atomic' if atomic else 'plain'}", opts_to_apply=()))
+  ids = Tensor((np.arange(loop) % bins).astype(np.int32))
+  for _ in range(5):
+    with THREADS: res = Tensor.zeros(bins, dtype=dtypes.int32).contiguous().realize().custom_kernel(ids, fxn=fxn)[0].numpy()
+    if atomic:
+      assert (res == n * loop // bins).all(), res
+      return
+    if (res != n * loop // bins).any(): return
+  pytest.fail("the plain read-modify-write never lost an update: the race is not real here")
+
+# ---- embedding
+
+def _torch_embedding(w, ids, g):
+  tw = torch.tensor(w, requires_grad=True)
+  torch.nn.functional.embedding(torch.tensor(ids).long(), tw).backward(torch.tensor(g))
+  return tw.grad.numpy()
+
+@needs_values
+@pytest.mark.parametrize("vocab,dim,shape", [(100, 32, (8, 256)), (50, 7, (1000,)), (3, 64, (4, 4))])
+def test_embedding_matches_graph_and_torch(vocab, dim, shape):
+  rng = np.random.default_rng(2)
+  w = rng.standard_normal((vocab, dim)).astype(np.float32)
+  ids = rng.integers(0, vocab, shape).astype(np.int32)   # many repeats: the backward must add them all up
+  g = rng.standard_normal((*shape, dim)).astype(np.float32)
+  grads = {}
+  for custom in (1, 0):
+    with THREADS, Context(TEENY_CUSTOM_KERNELS=custom):
+      W = Tensor(w, requires_grad=True).realize()
+      y = K.embedding(W, Tensor(ids))
+      np.testing.assert_allclose(y.numpy(), w[ids])
+      y.backward(Tensor(g))
+      grads[custom] = W.grad.numpy()
+  ref = _torch_embedding(w, ids, g)
+  np.testing.assert_allclose(grads[1], ref, rtol=1e-5, atol=1e-5)
+  np.testing.assert_allclose(grads[1], grads[0], rtol=1e-5, atol=1e-5)
+
+@needs_values
+def test_embedding_bwd_masks_out_of_range_ids():
+  """Ids only known on the device (computed): out-of-range ones read zeros and add nothing, never out of bounds."""
+  vocab, dim = 10, 16
+  ids = np.array([0, 3, -1, 10, 9, 1000, 3, -7], dtype=np.int32)
+  g = np.ones((len(ids), dim), np.float32)
+  with THREADS:
+    W = Tensor(np.ones((vocab, dim), np.float32), requires_grad=True).realize()
+    dev_ids = Tensor(ids) + 0   # lazy: the host check cannot see these values
+    y = K.embedding(W, dev_ids)
+    ok = (ids >= 0) & (ids < vocab)
+    np.testing.assert_allclose(y.numpy(), np.broadcast_to(np.where(ok[:, None], 1.0, 0.0), (len(ids), dim)))
+    y.backward(Tensor(g))
+    want = np.zeros((vocab, dim), np.float32)
+    np.add.at(want, ids[ok], g[ok])
+    np.testing.assert_allclose(W.grad.numpy(), want)
+    np.testing.assert_allclose(K.embedding_bwd(Tensor(g), Tensor(ids), vocab).numpy(), want)
+
+@pytest.mark.skipif(not DEV.startswith("CPU"), reason="ids are checked on the host only where reading them is free (CPU)")
+def test_embedding_host_ids_out_of_range_raise():
+  W = Tensor.ones(10, 4, requires_grad=True).realize()
+  with pytest.raises(IndexError, match="out of range"): K.embedding(W, Tensor(np.array([1, 10], np.int32)).realize())
+
+def test_embedding_fallback_is_the_graph():
+  W = Tensor.ones(10, 4, requires_grad=True).realize()
+  with Context(TEENY_CUSTOM_KERNELS=0): y = K.embedding(W, Tensor(np.array([1, 2], np.int32)))
+  assert not any(u.op is Ops.CUSTOM_KERNEL for u in y.uop.toposort)
+  y2 = K.embedding(W, Tensor(np.array([1, 2], np.int32)))
+  assert any(u.op is Ops.CUSTOM_KERNEL for u in y2.uop.toposort)
+
+@needs_values
+def test_embedding_half():
+  rng = np.random.default_rng(3)
+  w = rng.standard_normal((20, 8)).astype(np.float16)
+  ids = rng.integers(0, 20, 300).astype(np.int32)
+  g = rng.standard_normal((300, 8)).astype(np.float16)
+  with THREADS:
+    W = Tensor(w, requires_grad=True).realize()
+    K.embedding(W, Tensor(ids)).backward(Tensor(g))
+    got = W.grad.numpy()
+  assert W.grad.dtype == dtypes.float16
+  np.testing.assert_allclose(got.astype(np.float32), _torch_embedding(w.astype(np.float32), ids, g.astype(np.float32)), rtol=2e-2, atol=2e-2)
+
+def test_embedding_bwd_source_on_c():
+  """DEBUG=4 on an embedding backward shows the atomic (a CAS loop for float on C)."""
+  def run():
+    W = Tensor.ones(10, 64, requires_grad=True, device="NULL" if DEV.startswith("NULL") else DEV).realize()
+    K.embedding(W, Tensor(np.arange(8, dtype=np.int32) % 10, device=W.device)).sum().backward()
+    W.grad.realize()
+  if not DEV.startswith(("CPU", "NULL")) or (DEV.startswith("NULL") and DEV != "NULL"): pytest.skip("C renderer only")
+  src = _src(run)
+  assert "void embedding_bwd_10_64(" in src and "teeny_atomic_add_f32_relaxed(" in src and "__atomic_compare_exchange_n" in src
+
+# ---- cross-entropy / NLL
+
+def _ce_all(lg, tg, reduction, ignore_index, custom):
+  with THREADS, Context(TEENY_CUSTOM_KERNELS=custom):
+    L = Tensor(lg, requires_grad=True).realize()
+    loss = K.cross_entropy(L, Tensor(tg), reduction=reduction, ignore_index=ignore_index)
+    g = np.linspace(0.5, 1.5, int(np.prod(loss.shape))).astype(np.float32).reshape(loss.shape)
+    loss.backward(Tensor(g))
+    return loss.numpy(), L.grad.numpy(), g
+
+@needs_values
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("ignore_index", [-100, 3])
+def test_cross_entropy(reduction, ignore_index):
+  rng = np.random.default_rng(4)
+  n, c = 300, 37
+  lg = (rng.standard_normal((n, c)) * 3).astype(np.float32)
+  tg = rng.integers(0, c, n).astype(np.int32)
+  tg[::5] = ignore_index
+  loss, grad, g = _ce_all(lg, tg, reduction, ignore_index, 1)
+  loss0, grad0, _ = _ce_all(lg, tg, reduction, ignore_index, 0)
+  tl = torch.tensor(lg, requires_grad=True)
+  tloss = torch.nn.functional.cross_entropy(tl, torch.tensor(tg).long(), reduction=reduction, ignore_index=ignore_index)
+  tloss.backward(torch.tensor(g))
+  for got in (loss, loss0): np.testing.assert_allclose(got, tloss.detach().numpy(), rtol=1e-5, atol=1e-5)
+  for got in (grad, grad0): np.testing.assert_allclose(got, tl.grad.numpy(), rtol=1e-4, atol=1e-6)
+
+@needs_values
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_nll_loss(weighted, reduction):
+  rng = np.random.default_rng(5)
+  n, c = 257, 11
+  lp = np.log(rng.dirichlet(np.ones(c), n)).astype(np.float32)
+  tg = rng.integers(0, c, n).astype(np.int32)
+  tg[::4] = -100
+  wt = rng.uniform(0.5, 2, c).astype(np.float32) if weighted else None
+  tl = torch.tensor(lp, requires_grad=True)
+  tloss = torch.nn.functional.nll_loss(tl, torch.tensor(tg).long(), weight=torch.tensor(wt) if weighted else None, reduction=reduction)
+  g = np.full(tloss.shape, 0.75, np.float32)
+  tloss.backward(torch.tensor(g))
+  for custom in (1, 0):
+    with THREADS, Context(TEENY_CUSTOM_KERNELS=custom):
+      L = Tensor(lp, requires_grad=True).realize()
+      loss = K.nll_loss(L, Tensor(tg), weight=Tensor(wt) if weighted else None, reduction=reduction)
+      loss.backward(Tensor(g))
+      np.testing.assert_allclose(loss.numpy(), tloss.detach().numpy(), rtol=1e-5, atol=1e-5)
+      np.testing.assert_allclose(L.grad.numpy(), tl.grad.numpy(), rtol=1e-5, atol=1e-6)
+
+@needs_values
+def test_nll_bwd_masked_store_and_atomic():
+  """Every element of every row is written (no stale memory), the target column gets -g, ignored rows stay zero."""
+  tg = np.array([2, -100, 0, 5, 2], np.int32)
+  with THREADS: d = K.nll_bwd(Tensor(np.arange(1, 6, dtype=np.float32)), Tensor(tg), 6, ignore_index=-100).numpy()
+  want = np.zeros((5, 6), np.float32)
+  for r, t in enumerate(tg):
+    if t >= 0: want[r, t] = -(r + 1)
+  np.testing.assert_array_equal(d, want)
+
+# ---- conv2d backward
+
+CONVS = [  # (batch, cin, h, w, cout, k, stride, padding, dilation, groups)
+  (2, 4, 9, 11, 6, 3, 1, 1, 1, 1), (2, 4, 9, 11, 6, 3, 2, 1, 1, 2), (1, 6, 8, 8, 6, 3, 2, 2, 2, 3), (2, 3, 7, 7, 4, 1, 3, 0, 1, 1),
+  (3, 8, 12, 10, 8, 5, 1, 2, 1, 1), (2, 4, 10, 10, 4, 3, 1, 1, 1, 4), (8, 16, 14, 14, 16, 3, 1, 1, 1, 1),
+  (2, 6, 11, 9, 6, 3, 1, 2, 2, 3), (2, 4, 9, 9, 4, 3, 1, ((1, 0), (2, 1)), 1, 1), (1, 4, 8, 8, 4, 3, 1, 3, 1, 1)]
+
+@needs_values
+@pytest.mark.parametrize("cfg", CONVS, ids=lambda c: "x".join(map(str, c)).replace(" ", ""))
+def test_conv2d_bwd(cfg):
+  b, ci, h, w, co, k, st, pd, dl, gr = cfg
+  rng = np.random.default_rng(6)
+  x = rng.standard_normal((b, ci, h, w)).astype(np.float32)
+  wt = rng.standard_normal((co, ci // gr, k, k)).astype(np.float32)
+  bias = rng.standard_normal(co).astype(np.float32)
+  tx, tw, tb = (torch.tensor(a, requires_grad=True) for a in (x, wt, bias))
+  if isinstance(pd, tuple):  # (top, bottom), (left, right): torch wants it as an explicit pad
+    (pt, pb), (pl, pr) = pd
+    ty = torch.nn.functional.conv2d(torch.nn.functional.pad(tx, (pl, pr, pt, pb)), tw, tb, stride=st, dilation=dl, groups=gr)
+  else: ty = torch.nn.functional.conv2d(tx, tw, tb, stride=st, padding=pd, dilation=dl, groups=gr)
+  gy = rng.standard_normal(ty.shape).astype(np.float32)
+  ty.backward(torch.tensor(gy))
+  tol = dict(rtol=1e-4, atol=1e-4)
+  with THREADS:
+    for variant in ("gather", "scatter"):
+      gx, gw = K.conv2d_bwd(Tensor(x), Tensor(wt), Tensor(gy), st, pd, dl, gr, variant=variant)
+      np.testing.assert_allclose(gx.numpy(), tx.grad.numpy(), **tol)
+      np.testing.assert_allclose(gw.numpy(), tw.grad.numpy(), **tol)
+    for custom in (1, 0):
+      with Context(TEENY_CUSTOM_KERNELS=custom):
+        X, W, B = (Tensor(a, requires_grad=True).realize() for a in (x, wt, bias))
+        y = K.conv2d(X, W, B, st, pd, dl, gr)
+        np.testing.assert_allclose(y.numpy(), ty.detach().numpy(), **tol)
+        y.backward(Tensor(gy))
+        for got, want in ((X.grad, tx.grad), (W.grad, tw.grad), (B.grad, tb.grad)): np.testing.assert_allclose(got.numpy(), want.numpy(), **tol)
+
+def test_conv2d_bwd_bad_grad_shape():
+  with pytest.raises(ValueError, match="grad_out shape"): K.conv2d_bwd(Tensor.ones(1, 2, 5, 5), Tensor.ones(3, 2, 3, 3), Tensor.ones(1, 3, 5, 5))
+
+# ---- the GPU spellings: hand-written kernels rendered for CUDA, HIP and OpenCL (and compiled where a toolchain is here)
+
+def _gpu_kernels(lang: str):
+  """ProgramSpecs of the backward kernels of embedding, conv2d (both input variants) and cross-entropy on NULL:<lang>."""
+  from teeny.codegen.kernel import get_program
+  dev = f"NULL:{lang}"
+  try: Device[dev]
+  except RuntimeError as e: pytest.skip(str(e))
+  W = Tensor.ones(100, 64, device=dev, requires_grad=True).realize()
+  K.embedding(W, Tensor(np.arange(10, dtype=np.int32) % 7, device=dev)).sum().backward()
+  x, w = Tensor.ones(2, 4, 9, 9, device=dev).realize(), Tensor.ones(6, 4, 3, 3, device=dev).realize()
+  g = Tensor.ones(2, 6, 5, 5, device=dev).realize()
+  gx_g, gw = K.conv2d_bwd(x, w, g, 2, 1, variant="gather")
+  gx_s, _ = K.conv2d_bwd(x, w, g, 2, 1, variant="scatter")
+  lg = Tensor.ones(16, 10, device=dev, requires_grad=True).realize()
+  K.cross_entropy(lg, Tensor(np.arange(16, dtype=np.int32) % 10, device=dev)).backward()
+  items = [si for t in (W.grad, gx_g, gx_s, gw, lg.grad) for si in t.schedule() if si.kind == "custom"]
+  return {p.name: p for p in (get_program(si.ast, Device[dev].renderer) for si in items)}
+
+@pytest.mark.parametrize("lang,atomic", [("CUDA", "atomicAdd"), ("HIP", "__hip_atomic_fetch_add"), ("CL", "atomic_cmpxchg")])
+def test_gpu_render(lang, atomic):
+  progs = _gpu_kernels(lang)
+  assert {"embedding_bwd_100_64", "ce_bwd_16_10"} <= set(progs)
+  assert atomic in progs["embedding_bwd_100_64"].src
+  assert any(n.startswith("conv_bwd_x_scatter") and atomic in p.src for n, p in progs.items())
+  assert all(p.local_size is not None for p in progs.values())
+
+def _compile_gpu(lang: str, src: str, tmp_path) -> None:
+  if lang == "CUDA":
+    try:
+      from teeny.runtime.ops_cuda import NVRTCCompiler
+      NVRTCCompiler("sm_90").compile(src)
+      return
+    except RuntimeError as e:
+      if "failed" in str(e): raise
+    if shutil.which("nvcc") is None: pytest.skip("neither NVRTC nor nvcc is installed")
+    (tmp_path / "k.cu").write_text(src)
+    proc = subprocess.run(["nvcc", "-arch=sm_90", "-cubin", "-o", str(tmp_path / "k.cubin"), str(tmp_path / "k.cu")],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+  elif lang == "HIP":
+    try:
+      from teeny.runtime.ops_amd import HIPCompiler
+      c = HIPCompiler("gfx1100")
+      c.compile('extern "C" __attribute__((global)) void probe(float* a) { a[0] = 1.0f; }\n')
+    except Exception as e: pytest.skip(f"no HIP compiler: {e}")
+    assert c.valid_binary(c.compile(src))
+  else:
+    try: c = Device["CL"].compiler
+    except Exception as e: pytest.skip(f"no OpenCL: {e}")
+    assert len(c.compile(src)) > 0
+
+@pytest.mark.parametrize("lang", ["CUDA", "HIP", "CL"])
+def test_gpu_compile(lang, tmp_path):
+  for p in _gpu_kernels(lang).values(): _compile_gpu(lang, p.src, tmp_path)
