@@ -307,6 +307,13 @@ class NNMixin:
     """PyTorch's F.cross_entropy on logits; target holds class indices (int) or probabilities (float, input's shape)."""
     _check_reduction(reduction)
     if not 0.0 <= label_smoothing <= 1.0: raise ValueError(f"label_smoothing must be in [0, 1], got {label_smoothing}")
+    from teeny.kernels import is_gpu
+    from teeny.kernels.nll import covers_cross_entropy, cross_entropy
+    if hasattr(target, "uop") and self.requires_grad and is_gpu(self.device) and \
+       covers_cross_entropy(self, target, reduction, label_smoothing):
+      # (N, C) logits and class ids on a GPU: the backward is one masked store per row plus an atomic
+      # (teeny/kernels/nll.py). On the CPU the fused graph measured faster (extra/bench/kernels.py), so it stays.
+      return cross_entropy(self, target, reduction, ignore_index, label_smoothing)
     cdim = 1 if self.ndim >= 2 else 0
     nc = self.shape[cdim]
     logp = self.log_softmax(cdim)

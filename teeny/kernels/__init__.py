@@ -63,8 +63,9 @@ def with_grad(value: Tensor, inputs: tuple[Tensor, ...], grad_fxn: Callable[...,
     .reshape(value.shape)
 
 from teeny.kernels.embedding import embedding, embedding_bwd  # noqa: E402
-from teeny.kernels.nll import cross_entropy, nll_loss, cross_entropy_bwd, nll_bwd  # noqa: E402
-from teeny.kernels.conv import conv2d, conv2d_bwd, conv2d_bwd_weight, conv2d_bwd_input  # noqa: E402
+from teeny.kernels.nll import cross_entropy, nll_loss, cross_entropy_bwd, nll_bwd, covers_cross_entropy, covers_nll_loss  # noqa: E402
+from teeny.kernels.conv import conv2d, conv2d_bwd, conv2d_bwd_weight, conv2d_bwd_input, covers_conv2d  # noqa: E402
 
 __all__ = ["embedding", "embedding_bwd", "cross_entropy", "nll_loss", "cross_entropy_bwd", "nll_bwd", "conv2d", "conv2d_bwd",
-           "conv2d_bwd_weight", "conv2d_bwd_input", "use_custom_kernels", "with_grad"]
+           "conv2d_bwd_weight", "conv2d_bwd_input", "use_custom_kernels", "with_grad", "covers_cross_entropy", "covers_nll_loss",
+           "covers_conv2d"]

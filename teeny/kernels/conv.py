@@ -236,6 +236,10 @@ def conv2d_bwd(x: Tensor, weight: Tensor, grad_out: Tensor, stride=1, padding=0,
     raise ValueError(f"conv2d_bwd: grad_out shape {tuple(grad_out.shape)} should be {(s.bs, s.cout, s.oh, s.ow)}")
   return conv2d_bwd_input(grad_out, weight, s, variant), conv2d_bwd_weight(x, grad_out, s)
 
+def covers_conv2d(x: Tensor, weight: Tensor) -> bool:
+  """Whether conv2d runs the hand-written backward (else it is Tensor.conv2d: route Tensor.conv2d here only when true)."""
+  return use_custom_kernels() and x.ndim == 4 and weight.ndim == 4
+
 @dataclass(frozen=True)
 class Conv2dGrad:
   """grad_fxn of conv2d (a frozen dataclass: equal across steps, so a step's schedule is reused)."""
@@ -246,8 +250,7 @@ class Conv2dGrad:
 def conv2d(x: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0, dilation=1, groups: int = 1) -> Tensor:
   """F.conv2d with the hand-written backward. The forward is Tensor.conv2d's graph; other ranks, and
   TEENY_CUSTOM_KERNELS=0, are Tensor.conv2d itself."""
-  if not use_custom_kernels() or x.ndim != 4 or weight.ndim != 4:
-    return x.conv2d(weight, bias, stride, padding, dilation, groups)
+  if not covers_conv2d(x, weight): return x.conv2d(weight, bias, stride, padding, dilation, groups)
   s = conv_shape(x.shape, weight.shape, stride, padding, dilation, groups)
   y = x.detach().conv2d(weight.detach(), None, stride, padding, dilation, groups)
   out = with_grad(y, (x, weight), Conv2dGrad(s), f"conv_fwd_{s.name}")

@@ -68,6 +68,15 @@ def _covered(x: Tensor, target: Tensor) -> bool:
   """Whether the kernel covers this call: (N, C) input, (N,) integer class targets."""
   return x.ndim == 2 and target.ndim == 1 and target.shape[0] == x.shape[0] and dtypes.is_int(target.dtype)
 
+def covers_cross_entropy(logits: Tensor, target: Tensor, reduction: str = "mean", label_smoothing: float = 0.0) -> bool:
+  """Whether cross_entropy runs the hand-written backward for this call (else it is Tensor.cross_entropy): route
+  Tensor.cross_entropy here only when this is true, since the fallback calls it."""
+  return use_custom_kernels() and not label_smoothing and _covered(logits, target) and reduction in ("mean", "sum", "none")
+
+def covers_nll_loss(logp: Tensor, target: Tensor, reduction: str = "mean") -> bool:
+  """Whether nll_loss runs the hand-written backward for this call (else it is Tensor.nll_loss)."""
+  return use_custom_kernels() and _covered(logp, target) and reduction in ("mean", "sum", "none")
+
 @dataclass(frozen=True)
 class CrossEntropyGrad:
   """grad_fxn of cross_entropy: (grad of the loss, logits, target, lse) -> gradients (frozen: equal across steps)."""
@@ -97,7 +106,7 @@ def cross_entropy(logits: Tensor, target: Tensor, reduction: str = "mean", ignor
   """F.cross_entropy on (N, C) logits and (N,) class ids, its backward the one-pass kernel cross_entropy_bwd.
 
   Other cases (probability targets, label smoothing, more dims) and TEENY_CUSTOM_KERNELS=0 use Tensor.cross_entropy."""
-  if not use_custom_kernels() or label_smoothing or not _covered(logits, target) or reduction not in ("mean", "sum", "none"):
+  if not covers_cross_entropy(logits, target, reduction, label_smoothing):
     return logits.cross_entropy(target, reduction=reduction, label_smoothing=label_smoothing, ignore_index=ignore_index)
   n, nc = logits.shape
   x = logits.detach()
@@ -112,7 +121,7 @@ def cross_entropy(logits: Tensor, target: Tensor, reduction: str = "mean", ignor
 
 def nll_loss(logp: Tensor, target: Tensor, weight: Tensor | None = None, ignore_index: int = -100, reduction: str = "mean") -> Tensor:
   """F.nll_loss on (N, C) log-probabilities and (N,) class ids, its backward the kernel nll_bwd."""
-  if not use_custom_kernels() or not _covered(logp, target) or reduction not in ("mean", "sum", "none"):
+  if not covers_nll_loss(logp, target, reduction):
     return logp.nll_loss(target, weight=weight, ignore_index=ignore_index, reduction=reduction)
   n, nc = logp.shape
   loss = logp.detach().nll_loss(target, weight=weight.detach() if weight is not None else None, ignore_index=ignore_index,

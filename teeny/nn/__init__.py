@@ -40,6 +40,10 @@ class _ConvNd:
     self.weight = _uniform((out_channels, in_channels // groups, *self.kernel_size), bound)
     self.bias = _uniform((out_channels,), bound) if bias else None
   def __call__(self, x: Tensor) -> Tensor:
+    if self.n == 2 and not isinstance(self.padding, str):
+      # the hand-written backward kernels (teeny/kernels/conv.py); TEENY_CUSTOM_KERNELS=0 gives the plain graph
+      from teeny.kernels import conv2d
+      return conv2d(x, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
     return x.conv2d(self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
 
 class Conv1d(_ConvNd):
@@ -149,5 +153,6 @@ class Embedding:
       bad = [v for v in hr if not 0 <= v < self.num_embeddings]
       raise IndexError(f"Embedding ids out of range [0, {self.num_embeddings}): saw {bad} (ids come from data; check the "
                        f"tokenizer or num_embeddings)")
-    return self.weight[idx]
+    from teeny.kernels import embedding  # gather forward, atomic scatter-add backward (plain graph when disabled)
+    return embedding(self.weight, idx)
 
