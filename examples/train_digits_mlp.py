@@ -4,12 +4,14 @@
 
   python examples/train_digits_mlp.py          # STEPS=n caps the steps, SEED=n picks the seed (default 0)
 """
-import os, sys, tempfile, time
+import os, sys, time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import numpy as np
 from tqdm import trange
 from teeny import Tensor, nn
-from teeny.nn.state import get_parameters, get_state_dict, load_state_dict, safe_save, safe_load
+from teeny.nn.state import get_parameters
+from digits_common import check_reload, save_loss_curve
 
 class DigitsMLP:
   def __init__(self):
@@ -49,25 +51,8 @@ def main():
   acc = accuracy(model, X_test, Y_test)
   print(f"test accuracy: {acc * 100:.2f}% ({len(Y_test)} images, {steps} steps, {train_s:.1f} s, seed {seed})")
 
-  try:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    plt.plot(losses)
-    plt.xlabel("step"), plt.ylabel("cross-entropy loss"), plt.title("digits MLP")
-    plt.savefig("digits_mlp_loss.png")
-    print("loss curve saved to digits_mlp_loss.png")
-  except ImportError:
-    pass
-
-  with tempfile.TemporaryDirectory() as tmp:
-    path = os.path.join(tmp, "digits_mlp.safetensors")
-    safe_save(get_state_dict(model), path, metadata={"test_accuracy": f"{acc:.4f}"})
-    fresh = DigitsMLP()
-    load_state_dict(fresh, safe_load(path))
-    reloaded = accuracy(fresh, X_test, Y_test)
-  print(f"reloaded test accuracy: {reloaded * 100:.2f}%")
-  if reloaded != acc: raise SystemExit(f"reloaded weights give {reloaded} accuracy, trained ones {acc}")
+  save_loss_curve(losses, "digits_mlp", "digits MLP")
+  check_reload(model, DigitsMLP, lambda m: accuracy(m, X_test, Y_test), acc, "digits_mlp")
 
 if __name__ == "__main__":
   main()

@@ -59,11 +59,9 @@ def teeny_cnn():
       return loss.item()
   return step
 
-def torch_mlp():
+def torch_step(m, lr: float, X: np.ndarray, Y: np.ndarray):
   import torch
-  X, Y = data((784,), 10, 128)
-  m = torch.nn.Sequential(torch.nn.Linear(784, 128), torch.nn.ReLU(), torch.nn.Linear(128, 10))
-  opt = torch.optim.Adam(m.parameters(), lr=1e-3)
+  opt = torch.optim.Adam(m.parameters(), lr=lr)
   x, y = torch.tensor(X), torch.tensor(Y)
   def step():
     opt.zero_grad()
@@ -73,20 +71,16 @@ def torch_mlp():
     return loss.item()
   return step
 
+def torch_mlp():
+  import torch
+  return torch_step(torch.nn.Sequential(torch.nn.Linear(784, 128), torch.nn.ReLU(), torch.nn.Linear(128, 10)), 1e-3,
+                    *data((784,), 10, 128))
+
 def torch_cnn():
   import torch
-  X, Y = data((1, 8, 8), 10, 64)
-  m = torch.nn.Sequential(torch.nn.Conv2d(1, 16, 3, padding=1), torch.nn.ReLU(), torch.nn.MaxPool2d(2),
-                          torch.nn.Conv2d(16, 32, 3, padding=1), torch.nn.ReLU(), torch.nn.Flatten(), torch.nn.Linear(512, 10))
-  opt = torch.optim.Adam(m.parameters(), lr=3e-3)
-  x, y = torch.tensor(X), torch.tensor(Y)
-  def step():
-    opt.zero_grad()
-    loss = torch.nn.functional.cross_entropy(m(x), y)
-    loss.backward()
-    opt.step()
-    return loss.item()
-  return step
+  m = torch.nn.Sequential(torch.nn.Conv2d(1, 32, 3, padding=1), torch.nn.ReLU(), torch.nn.MaxPool2d(2),
+                          torch.nn.Conv2d(32, 32, 3, padding=1), torch.nn.ReLU(), torch.nn.Flatten(), torch.nn.Linear(512, 10))
+  return torch_step(m, 3e-3, *data((1, 8, 8), 10, 64))
 
 def tinygrad_mlp():
   from tinygrad import Tensor as TT, nn as tnn  # type: ignore
