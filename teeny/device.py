@@ -1,6 +1,6 @@
 """Device registry (DEV env), Buffer, and the Allocator / Compiler / Program base classes every runtime implements."""
 from __future__ import annotations
-import hashlib, importlib, os, tempfile, weakref
+import hashlib, importlib, os, subprocess, tempfile, weakref
 from typing import Any
 import numpy as np
 from teeny.dtype import DType, dtypes
@@ -75,6 +75,28 @@ class Compiler:
     os.replace(tmp, path)
     return lib
   def valid_binary(self, data: bytes) -> bool: return len(data) > 0
+
+def numbered(src: str) -> str:
+  """Source with line numbers, for compile errors."""
+  return "\n".join(f"{i+1:4d} {line}" for i, line in enumerate(src.splitlines()))
+
+class ToolCompiler(Compiler):
+  """A compiler run as a subprocess that reads the source on stdin and writes an ELF object; the cache key holds the
+  tool's path, its `--version` line and the flags."""
+  what = "compile"
+  def __init__(self, tool: str, flags: list[str], after: list[str] | None = None):
+    self.tool, self.flags, self.after = tool, flags, after or []
+    try: ver = subprocess.run([tool, "--version"], capture_output=True, text=True, timeout=30).stdout.splitlines()[0]
+    except Exception: ver = "unknown"
+    self.cache_key = f"{tool} {ver} {' '.join(self.flags + self.after)}"
+  def compile(self, src: str) -> bytes:
+    with tempfile.TemporaryDirectory() as d:
+      out = os.path.join(d, "k.o")
+      proc = subprocess.run([self.tool, *self.flags, "-", "-o", out, *self.after], input=src.encode(), capture_output=True)
+      if proc.returncode != 0: raise RuntimeError(self.error(proc.stderr.decode(errors="replace"), src))
+      with open(out, "rb") as f: return f.read()
+  def error(self, err: str, src: str) -> str: return f"{self.what} failed ({self.tool}):\n{err}\n{numbered(src)}"
+  def valid_binary(self, data: bytes) -> bool: return data[:4] == b"\x7fELF"
 
 class Compiled:
   """A device: its allocator, compiler, renderer and program class."""

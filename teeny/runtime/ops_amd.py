@@ -4,7 +4,7 @@ from __future__ import annotations
 import ctypes, ctypes.util, functools, glob, os, shutil, subprocess, tempfile
 from typing import Any
 import numpy as np
-from teeny.device import Allocator, Compiled, Compiler
+from teeny.device import Allocator, Compiled, ToolCompiler
 from teeny.helpers import DEBUG
 
 NO_CLANG_FIX = "apt-get install clang-19 lld-19 (or set HIP_CLANG=/path/to/clang with AMDGPU support)"
@@ -17,27 +17,19 @@ def find_clang() -> str:
     if cc and shutil.which(cc): return cc
   raise RuntimeError(f"no clang found to compile HIP kernels: {NO_CLANG_FIX}")
 
-def numbered(src: str) -> str: return "\n".join(f"{i+1:4d} {line}" for i, line in enumerate(src.splitlines()))
 
-class HIPCompiler(Compiler):
+class HIPCompiler(ToolCompiler):
   """HIP C++ -> AMDGPU ELF code object for one gfx architecture."""
   def __init__(self, arch: str | None = None):
-    self.arch, self.clang = arch or default_arch(), find_clang()
-    self.flags = ["-x", "hip", f"--offload-arch={self.arch}", "-nogpulib", "-nogpuinc", "--cuda-device-only", "--no-gpu-bundle-output",
-                  "-O3", "-c", "-w"]
-    try: ver = subprocess.run([self.clang, "--version"], capture_output=True, text=True, timeout=30).stdout.splitlines()[0]
-    except Exception: ver = "unknown"
-    self.cache_key = f"{self.clang} {ver} {' '.join(self.flags)}"
-  def compile(self, src: str) -> bytes:
-    with tempfile.TemporaryDirectory() as d:
-      out = os.path.join(d, "k.o")
-      proc = subprocess.run([self.clang, *self.flags, "-", "-o", out], input=src.encode(), capture_output=True)
-      if proc.returncode != 0:
-        err = proc.stderr.decode(errors="replace")
-        if "lld" in err and "doesn't exist" in err: err += f"\n(the AMDGPU link step needs lld: {NO_CLANG_FIX})"
-        raise RuntimeError(f"HIP compile for {self.arch} failed ({self.clang}):\n{err}\n{numbered(src)}")
-      with open(out, "rb") as f: return f.read()
-  def valid_binary(self, data: bytes) -> bool: return data[:4] == b"\x7fELF"
+    self.arch = arch or default_arch()
+    self.what = f"HIP compile for {self.arch}"
+    super().__init__(find_clang(), ["-x", "hip", f"--offload-arch={self.arch}", "-nogpulib", "-nogpuinc", "--cuda-device-only",
+                                    "--no-gpu-bundle-output", "-O3", "-c", "-w"])
+  @property
+  def clang(self) -> str: return self.tool
+  def error(self, err: str, src: str) -> str:
+    if "lld" in err and "doesn't exist" in err: err += f"\n(the AMDGPU link step needs lld: {NO_CLANG_FIX})"
+    return super().error(err, src)
   def disassemble(self, lib: bytes):
     tool = next((t for t in ("llvm-objdump-19", "llvm-objdump") if shutil.which(t)), None)
     if tool is None: return

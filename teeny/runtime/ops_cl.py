@@ -4,7 +4,7 @@ from __future__ import annotations
 import functools, time
 from typing import Any
 import numpy as np
-from teeny.device import Allocator, Compiled, Compiler
+from teeny.device import Allocator, Compiled, Compiler, numbered
 from teeny.helpers import DEBUG, getenv
 
 NO_CL_FIX = "pip install pyopencl pocl-binary-distribution (PoCL runs OpenCL on the CPU), or pick another device with DEV=CPU"
@@ -15,7 +15,6 @@ def _cl():
     return cl
   except ImportError as e: raise RuntimeError(f"OpenCL needs pyopencl: {NO_CL_FIX} ({e})") from None
 
-def numbered(src: str) -> str: return "\n".join(f"{i+1:4d} {line}" for i, line in enumerate(src.splitlines()))
 
 class CLAllocator(Allocator):
   def __init__(self, dev: CLDevice):

@@ -1,10 +1,10 @@
 """CPU: rendered C compiled by clang (or gcc) into a shared object, loaded with ctypes, run across a small thread pool."""
 from __future__ import annotations
-import ctypes, os, shutil, subprocess, tempfile, threading, time
+import ctypes, os, shutil, tempfile, threading, time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 import numpy as np
-from teeny.device import Allocator, Compiled, Compiler
+from teeny.device import Allocator, Compiled, ToolCompiler
 from teeny.helpers import CPU_THREADS, DEBUG
 
 class CPUAllocator(Allocator):
@@ -21,23 +21,13 @@ def find_cc() -> str:
     if cc and shutil.which(cc): return cc
   raise RuntimeError("no C compiler found: the CPU device needs clang or gcc (apt-get install clang, or set CC=/path/to/cc)")
 
-class CCompiler(Compiler):
+class CCompiler(ToolCompiler):
+  what = "C compile"
   def __init__(self):
-    self.cc = find_cc()
-    self.flags = ["-O2", "-march=native", "-fPIC", "-shared", "-fwrapv", "-fno-math-errno", "-fopenmp-simd", "-ffp-contract=fast",
-                  "-Wno-unused-variable", "-Wno-unused-function"]
-    try: ver = subprocess.run([self.cc, "--version"], capture_output=True, text=True, timeout=30).stdout.splitlines()[0]
-    except Exception: ver = "unknown"
-    self.cache_key = f"{self.cc} {ver} {' '.join(self.flags)}"
-  def compile(self, src: str) -> bytes:
-    with tempfile.TemporaryDirectory() as d:
-      out = os.path.join(d, "k.so")
-      proc = subprocess.run([self.cc, *self.flags, "-x", "c", "-", "-o", out, "-lm"], input=src.encode(), capture_output=True)
-      if proc.returncode != 0:
-        numbered = "\n".join(f"{i+1:4d} {line}" for i, line in enumerate(src.splitlines()))
-        raise RuntimeError(f"C compile failed ({self.cc}):\n{proc.stderr.decode()}\n{numbered}")
-      with open(out, "rb") as f: return f.read()
-  def valid_binary(self, data: bytes) -> bool: return data[:4] == b"\x7fELF"
+    super().__init__(find_cc(), ["-O2", "-march=native", "-fPIC", "-shared", "-fwrapv", "-fno-math-errno", "-fopenmp-simd",
+                                 "-ffp-contract=fast", "-Wno-unused-variable", "-Wno-unused-function", "-x", "c"], ["-lm"])
+  @property
+  def cc(self) -> str: return self.tool
 
 _pool: ThreadPoolExecutor | None = None
 _pool_lock = threading.Lock()

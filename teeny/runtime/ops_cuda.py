@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools, os, shutil, subprocess, tempfile
 from typing import Any
 import numpy as np
-from teeny.device import Allocator, Compiled, Compiler
+from teeny.device import Allocator, Compiled, Compiler, numbered
 from teeny.helpers import DEBUG
 
 NO_DRIVER_FIX = ("install the NVIDIA driver (libcuda.so.1) on a machine with an NVIDIA GPU, or pick another device with DEV=CPU "
@@ -37,7 +37,6 @@ def _check(ret: Any, what: str) -> Any:
     raise RuntimeError(f"CUDA {what} failed: {name.decode() if name else err}: {msg.decode() if msg else ''}")
   return vals[0] if len(vals) == 1 else (vals or None)
 
-def numbered(src: str) -> str: return "\n".join(f"{i+1:4d} {line}" for i, line in enumerate(src.splitlines()))
 
 class NVRTCCompiler(Compiler):
   """CUDA C -> cubin for one architecture (sm_90 ...)."""
