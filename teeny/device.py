@@ -25,6 +25,7 @@ class _Device:
     if base == "NULL": return "NULL" if rest.upper() in ("", "C") else f"NULL:{rest.upper()}"
     return f"{base}:{rest}" if rest and rest != "0" else base
   def __getitem__(self, name: str) -> Compiled:
+    if (dev := self._opened.get(name)) is not None: return dev  # the hot path: an already-canonical, open device
     name = self.canonicalize(name)
     if name not in self._opened:
       base = name.split(":")[0]

@@ -633,11 +633,12 @@ class Tensor(NNMixin):
                   if rsize % s == 0 and rsize // s >= 1024), None)
     if split is None: return None
     keep = [i for i in range(self.ndim) if i not in axes]
-    x = self.permute(*keep, *axes).reshape(*[self.shape[i] for i in keep], split, rsize // split)
-    part = x._reduce(op, -1).contiguous()
-    red = part._reduce(op, -1)
+    # built on UOps directly (one Tensor at the end): this sits on the hot path of every big sum
+    n = len(keep) + 2
+    u = self.uop.permute(tuple(keep) + tuple(axes)).reshape(tuple(self.shape[i] for i in keep) + (split, rsize // split))
+    part = UOp(Ops.CONTIGUOUS, self.dtype, (u.r(op, (n - 1,)),))
     shape = tuple(1 if i in axes else s for i, s in enumerate(self.shape))
-    return red.reshape(shape)
+    return self._wrap(part.r(op, (n - 2,)).reshape(shape))
   def sum(self, axis=None, keepdim: bool = False, dtype: DType | str | None = None, dim=None) -> Tensor:
     axis = dim if dim is not None else axis
     acc = to_dtype(dtype) if dtype else sum_acc_dtype(self.dtype)

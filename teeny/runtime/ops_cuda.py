@@ -2,7 +2,7 @@
 an NVRTC newer than the driver still works); the driver API allocates, copies and launches. NVRTC needs no GPU, so CUDA
 kernels compile on any machine with cuda-python and the NVRTC wheel (nvidia-cuda-nvrtc)."""
 from __future__ import annotations
-import functools, os, shutil, subprocess, tempfile
+import functools, os, shutil, subprocess, tempfile, threading
 from typing import Any
 import numpy as np
 from teeny.device import Allocator, Compiled, Compiler, numbered
@@ -27,6 +27,8 @@ def _check_nvrtc(ret: tuple, what: str) -> Any:
   if err != nvrtc.nvrtcResult.NVRTC_SUCCESS:
     raise RuntimeError(f"NVRTC {what} failed: {nvrtc.nvrtcGetErrorString(err)[1].decode()}")
   return vals[0] if len(vals) == 1 else vals
+
+_current = threading.local()  # per thread (as CUDA's current context is): the context made current last
 
 def _check(ret: Any, what: str) -> Any:
   """A driver call's result, or a RuntimeError carrying the driver's own error name and message."""
@@ -132,7 +134,8 @@ class CUDAProgram:
     if wait:
       st, en = self.dev.events
       _check(driver.cuEventRecord(st, 0), "cuEventRecord")
-    _check(driver.cuLaunchKernel(self.fxn, *grid, *block, 0, 0, params.ctypes.data, 0), f"launching {self.name} grid {grid} block {block}")
+    ret = driver.cuLaunchKernel(self.fxn, *grid, *block, 0, 0, params.ctypes.data, 0)
+    if ret[0] != driver.CUresult.CUDA_SUCCESS: _check(ret, f"launching {self.name} grid {grid} block {block}")
     if not wait: return 0.0
     _check(driver.cuEventRecord(en, 0), "cuEventRecord")
     _check(driver.cuEventSynchronize(en), f"running {self.name}")
@@ -165,8 +168,10 @@ class CUDADevice(Compiled):
       dn = _check(driver.cuDeviceGetName(256, self.cu_device), "cuDeviceGetName").split(bytes(1))[0].decode()
       print(f"teeny: opened {name}: {dn} ({self.arch}), NVRTC {self.compiler.version}")
   def activate(self):
+    if getattr(_current, "ctx", None) is self.ctx: return  # setting it again would cost a driver call per launch
     from cuda.bindings import driver
     _check(driver.cuCtxSetCurrent(self.ctx), "cuCtxSetCurrent")
+    _current.ctx = self.ctx
   def synchronize(self):
     from cuda.bindings import driver
     self.activate()
