@@ -1,9 +1,16 @@
-"""The end of both digits examples: a loss-curve PNG when matplotlib is there, then save the weights with safe_save,
-reload them into a fresh model and check the reloaded model scores the same."""
+"""What both digits examples share: test accuracy in eval mode, a loss-curve PNG when matplotlib is there, and a
+save -> reload -> re-check of the weights through a safetensors file."""
 from __future__ import annotations
 import os, tempfile
 from typing import Callable
+import numpy as np
+from teeny import Tensor
 from teeny.nn.state import get_state_dict, load_state_dict, safe_save, safe_load
+
+def accuracy(model, X: np.ndarray, Y: np.ndarray) -> float:
+  with Tensor.no_grad(), Tensor.train(False):  # eval mode: no dropout
+    pred = model(Tensor(X)).argmax(axis=1).numpy()
+  return float((pred == Y).mean())
 
 def save_loss_curve(losses: list[float], name: str, title: str) -> None:
   try:

@@ -11,7 +11,7 @@ import numpy as np
 from tqdm import trange
 from teeny import Tensor, nn
 from teeny.nn.state import get_parameters
-from digits_common import check_reload, save_loss_curve
+from digits_common import accuracy, check_reload, save_loss_curve
 
 class DigitsCNN:
   def __init__(self):
@@ -30,11 +30,6 @@ def shift(x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
   d = rng.integers(0, 3, (n, 2))
   rows, cols = d[:, :1] + np.arange(8), d[:, 1:] + np.arange(8)
   return xp[np.arange(n)[:, None, None], 0, rows[:, :, None], cols[:, None, :]][:, None]
-
-def accuracy(model, X: np.ndarray, Y: np.ndarray) -> float:
-  with Tensor.no_grad(), Tensor.train(False):  # eval mode: no dropout
-    pred = model(Tensor(X)).argmax(axis=1).numpy()
-  return float((pred == Y).mean())
 
 def main():
   seed, steps, bs = int(os.getenv("SEED", "0")), int(os.getenv("STEPS", "450")), 128

@@ -11,18 +11,13 @@ import numpy as np
 from tqdm import trange
 from teeny import Tensor, nn
 from teeny.nn.state import get_parameters
-from digits_common import check_reload, save_loss_curve
+from digits_common import accuracy, check_reload, save_loss_curve
 
 class DigitsMLP:
   def __init__(self):
     self.l1 = nn.Linear(64, 128)
     self.l2 = nn.Linear(128, 10)
   def __call__(self, x: Tensor) -> Tensor: return self.l2(self.l1(x.reshape(x.shape[0], -1)).relu())
-
-def accuracy(model, X: np.ndarray, Y: np.ndarray) -> float:
-  with Tensor.no_grad(), Tensor.train(False):  # eval mode: no dropout
-    pred = model(Tensor(X)).argmax(axis=1).numpy()
-  return float((pred == Y).mean())
 
 def main():
   seed, steps, bs = int(os.getenv("SEED", "0")), int(os.getenv("STEPS", "500")), 128

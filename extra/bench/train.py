@@ -25,30 +25,9 @@ def data(shape_x, n_classes, bs, seed=0):
   rng = np.random.default_rng(seed)
   return rng.standard_normal((bs, *shape_x)).astype(np.float32), rng.integers(0, n_classes, bs).astype(np.int64)
 
-def teeny_mlp():
+def teeny_step(model, params: list, lr: float, X: np.ndarray, Y: np.ndarray):
   from teeny import Tensor, nn
-  from teeny.nn.state import get_parameters
-  X, Y = data((784,), 10, 128)
-  l1, l2 = nn.Linear(784, 128), nn.Linear(128, 10)
-  opt = nn.optim.Adam(get_parameters([l1, l2]), lr=1e-3)
-  x, y = Tensor(X), Tensor(Y.astype(np.int32))
-  def step():
-    with Tensor.train():
-      opt.zero_grad()
-      loss = l2(l1(x).relu()).cross_entropy(y)
-      loss.backward()
-      Tensor.realize(loss, *opt.schedule_step())
-      return loss.item()
-  return step
-
-def teeny_cnn():
-  from teeny import Tensor, nn
-  from teeny.nn.state import get_parameters
-  sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
-  from train_digits_cnn import DigitsCNN
-  X, Y = data((1, 8, 8), 10, 64)
-  model = DigitsCNN()
-  opt = nn.optim.Adam(get_parameters(model), lr=3e-3)
+  opt = nn.optim.Adam(params, lr=lr)
   x, y = Tensor(X), Tensor(Y.astype(np.int32))
   def step():
     with Tensor.train():
@@ -58,6 +37,19 @@ def teeny_cnn():
       Tensor.realize(loss, *opt.schedule_step())
       return loss.item()
   return step
+
+def teeny_mlp():
+  from teeny import nn
+  from teeny.nn.state import get_parameters
+  l1, l2 = nn.Linear(784, 128), nn.Linear(128, 10)
+  return teeny_step(lambda x: l2(l1(x).relu()), get_parameters([l1, l2]), 1e-3, *data((784,), 10, 128))
+
+def teeny_cnn():
+  from teeny.nn.state import get_parameters
+  sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
+  from train_digits_cnn import DigitsCNN
+  model = DigitsCNN()
+  return teeny_step(model, get_parameters(model), 3e-3, *data((1, 8, 8), 10, 64))
 
 def torch_step(m, lr: float, X: np.ndarray, Y: np.ndarray):
   import torch
