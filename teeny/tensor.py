@@ -374,7 +374,7 @@ class Tensor(NNMixin):
   def _broadcast_to(self, shape: tuple[int, ...]) -> Tensor:
     if self.shape == shape: return self
     x = self.reshape((1,) * (len(shape) - self.ndim) + self.shape) if self.ndim < len(shape) else self
-    return x._wrap(x.uop.expand(shape), ) if x.shape != shape else x
+    return x._wrap(x.uop.expand(shape)) if x.shape != shape else x
   def _alu(self, op: Ops, *srcs: Tensor, dtype: DType | None = None) -> Tensor:
     return self._wrap(self.uop.alu(op, *[s.uop for s in srcs], dtype=dtype), *srcs)
   def _float(self) -> Tensor: return self if self.dtype.kind == "f" else self.cast(dtypes.default_float)

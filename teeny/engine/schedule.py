@@ -22,7 +22,6 @@ class ScheduleItem:
   kind: str                 # "kernel" | "copy" | "custom"
   ast: UOp | None
   bufs: list[UOp]           # BUFFER uops, in parameter order (output first)
-  outputs: list[UOp] = field(default_factory=list)
   meta: Any = None
   old_reads: set = field(default_factory=set)   # buffers read as they were before this schedule ran
 
