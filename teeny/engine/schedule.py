@@ -302,16 +302,22 @@ def _order_writes_after_reads(items: list[ScheduleItem]) -> list[ScheduleItem]:
     for target in writes(it):
       for j, other in enumerate(items):
         if j != i and target in other.old_reads and i not in _ancestors(deps, j): deps[i].add(j)
-  out, done = [], set()
-  def visit(k: int, stack: set):
-    if k in done: return
-    if k in stack: raise RuntimeError("schedule has a cycle: a buffer is both read before and written by the same step")
-    stack.add(k)
-    for d in sorted(deps[k]): visit(d, stack)
-    stack.discard(k)
-    done.add(k)
-    out.append(items[k])
-  for k in range(len(items)): visit(k, set())
+  # depth-first, dependencies first (iterative: a recursive closure would be a reference cycle holding the items' buffers)
+  out, done, onstack = [], set(), set()
+  for root in range(len(items)):
+    stack = [(root, False)]
+    while stack:
+      k, finished = stack.pop()
+      if finished:
+        onstack.discard(k)
+        done.add(k)
+        out.append(items[k])
+        continue
+      if k in done: continue
+      if k in onstack: raise RuntimeError("schedule has a cycle: a buffer is both read before and written by the same step")
+      onstack.add(k)
+      stack.append((k, True))
+      stack.extend((d, False) for d in sorted(deps[k], reverse=True) if d not in done)
   return out
 
 def _ancestors(deps: list[set[int]], j: int) -> set[int]:

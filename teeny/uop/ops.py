@@ -2,7 +2,7 @@
 from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum, auto
-import functools, math, weakref
+import functools, itertools, math, weakref
 from typing import Any, Callable
 from teeny.dtype import DType, dtypes, truncate_value
 from teeny.helpers import prod
@@ -87,6 +87,14 @@ def _exec_alu(op: Ops, dtype: DType, vals: tuple) -> Any:
   if isinstance(ret, complex): ret = math.nan
   return truncate_value(ret, dtype)
 
+class Topo:
+  """A node's dependencies in topological order, the node itself last (a view: cheap to make, never cached)."""
+  __slots__ = ("below", "node")
+  def __init__(self, below: dict, node: UOp): self.below, self.node = below, node
+  def __iter__(self): return itertools.chain(self.below, (self.node,))
+  def __contains__(self, x) -> bool: return x is self.node or x in self.below
+  def __len__(self) -> int: return len(self.below) + 1
+
 class UOpMetaClass(type):
   cache: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
   def __call__(cls, op: Ops, dtype: DType = dtypes.void, src: tuple = (), arg: Any = None):
@@ -114,11 +122,16 @@ class UOp(metaclass=UOpMetaClass):
   def __bool__(self): raise TypeError("a UOp has no truth value; compare with `is` or use .arg")
 
   # ---- graph walking
+  @property
+  def toposort(self) -> Topo:
+    """All nodes this one depends on (itself last), each after its sources: iterate it or test membership with `in`."""
+    return Topo(self._below, self)
   @functools.cached_property
-  def toposort(self) -> dict[UOp, None]:
-    """All nodes this one depends on (itself last), each after its sources."""
+  def _below(self) -> dict[UOp, None]:
+    # the cache leaves the node itself out: a cached dict holding its owner would be a reference cycle, and a cycle keeps
+    # a BUFFER node (and the device memory behind it) alive until the cyclic garbage collector happens to run
     out: dict[UOp, None] = {}
-    stack: list[tuple[UOp, bool]] = [(self, False)]
+    stack: list[tuple[UOp, bool]] = [(s, False) for s in reversed(self.src)]
     while stack:
       node, visited = stack.pop()
       if node in out: continue

@@ -95,7 +95,24 @@ def test_toposort_each_node_once():
 
 def test_toposort_is_cached():
   u = (UOp.range(4, 0) + 2) * 3
-  assert u.toposort is u.toposort
+  assert u.toposort.below is u.toposort.below
+  assert list(u.toposort)[-1] is u and u in u.toposort and u.src[0] in u.toposort and len(u.toposort) == len(list(u.toposort))
+
+def test_dropped_graph_frees_its_buffer_without_gc():
+  # no node may hold itself through a cache: a reference cycle keeps a BUFFER node (and its device memory) alive until
+  # the cyclic collector happens to run, so a big buffer freed every step would never be reused
+  import gc
+  from teeny import Tensor
+  from teeny.engine.realize import _buffers
+  gc.disable()
+  try:
+    before = len(_buffers)
+    for _ in range(3):
+      t = (Tensor.ones(64, 64).contiguous() * 2).realize()
+      assert t.sum().item() == 64 * 64 * 2
+      del t
+    assert len(_buffers) <= before + 1
+  finally: gc.enable()
 
 def test_toposort_deep_graph_no_recursion_error():
   u = UOp.range(4, 0)
