@@ -18,16 +18,20 @@ class ProgramSpec:
   local_size: list[int] | None
   ops: int = 0
   mem: int = 0
+  iters: int = 0      # how often the innermost loop body runs: the CPU splits kernels with enough of it over threads
   vars: list[UOp] = field(default_factory=list)
 
-def estimate(uops: list[UOp]) -> tuple[int, int]:
-  """FLOPs (each ALU op times the trip count of the loops around it) and bytes touched (each buffer once)."""
-  flops = 0
+def estimate(uops: list[UOp]) -> tuple[int, int, int]:
+  """FLOPs (each float ALU op or atomic times the trip count of the loops around it), bytes touched (each buffer once),
+  and the largest trip count of any op (the work a kernel does even with no float math, e.g. integer or atomic code)."""
+  flops = iters = 0
   for u in uops:
-    if u.op in GroupOp.ALU and u.dtype.kind == "f" or (u.op in (Ops.ASSIGN,) and u.dtype.kind == "f"):
-      flops += prod([r.src[0].arg if r.src[0].op is Ops.CONST else 1 for r in deps(u)])
+    if u.op not in GroupOp.ALU and u.op not in (Ops.ASSIGN, Ops.ATOMIC, Ops.ATOMIC_CAS, Ops.STORE, Ops.LOAD): continue
+    trips = prod([r.src[0].arg if r.src[0].op is Ops.CONST else 1 for r in deps(u)])
+    iters = max(iters, trips)
+    if u.op is not Ops.STORE and u.op is not Ops.LOAD and u.dtype.kind == "f": flops += trips
   mem = sum(prod(u.arg[1]) * u.dtype.base.itemsize for u in uops if u.op is Ops.DEFINE_GLOBAL)
-  return flops, mem
+  return flops, mem, iters
 
 def get_program(ast: UOp, renderer) -> ProgramSpec:
   from teeny.codegen.opt import optimize
@@ -43,5 +47,5 @@ def get_program(ast: UOp, renderer) -> ProgramSpec:
   # GPU renderers place ranges on the grid themselves (teeny/codegen/gpu.py): blocks per grid dim, threads per block
   ll = None
   if hasattr(renderer, "launch_dims"): gl, ll = renderer.launch_dims(uops)
-  flops, mem = estimate(uops)
-  return ProgramSpec(name, src, uops, params, gl or [1], ll, flops, mem, [u for u in uops if u.op is Ops.DEFINE_VAR])
+  flops, mem, iters = estimate(uops)
+  return ProgramSpec(name, src, uops, params, gl or [1], ll, flops, mem, iters, [u for u in uops if u.op is Ops.DEFINE_VAR])

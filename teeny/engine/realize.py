@@ -63,7 +63,7 @@ def run_schedule(items: list[ScheduleItem]):
     opaque = [b.ensure_allocated()._opaque for b in bufs]
     work = 1
     for s in spec.global_size: work *= s
-    t = prg(*opaque, global_size=spec.global_size, local_size=spec.local_size, wait=DEBUG >= 2, work=max(work, spec.ops))
+    t = prg(*opaque, global_size=spec.global_size, local_size=spec.local_size, wait=DEBUG >= 2, work=max(work, spec.ops, spec.iters))
     GlobalCounters.kernel_count += 1
     GlobalCounters.global_ops += spec.ops
     GlobalCounters.global_mem += spec.mem
