@@ -254,7 +254,9 @@ def test_nll_bwd_masked_store_and_atomic():
 CONVS = [  # (batch, cin, h, w, cout, k, stride, padding, dilation, groups)
   (2, 4, 9, 11, 6, 3, 1, 1, 1, 1), (2, 4, 9, 11, 6, 3, 2, 1, 1, 2), (1, 6, 8, 8, 6, 3, 2, 2, 2, 3), (2, 3, 7, 7, 4, 1, 3, 0, 1, 1),
   (3, 8, 12, 10, 8, 5, 1, 2, 1, 1), (2, 4, 10, 10, 4, 3, 1, 1, 1, 4), (8, 16, 14, 14, 16, 3, 1, 1, 1, 1),
-  (2, 6, 11, 9, 6, 3, 1, 2, 2, 3), (2, 4, 9, 9, 4, 3, 1, ((1, 0), (2, 1)), 1, 1), (1, 4, 8, 8, 4, 3, 1, 3, 1, 1)]
+  (2, 6, 11, 9, 6, 3, 1, 2, 2, 3), (2, 4, 9, 9, 4, 3, 1, ((1, 0), (2, 1)), 1, 1), (1, 4, 8, 8, 4, 3, 1, 3, 1, 1),
+  # register tiles of the CPU kernels: 4 output x 8 input channels per group, and two 16-channel blocks at stride 2
+  (2, 16, 6, 7, 8, 3, 1, 1, 1, 2), (2, 32, 5, 5, 8, 3, 2, 1, 1, 1)]
 
 @needs_values
 @pytest.mark.parametrize("cfg", CONVS, ids=lambda c: "x".join(map(str, c)).replace(" ", ""))
@@ -343,3 +345,25 @@ def _compile_gpu(lang: str, src: str, tmp_path) -> None:
 @pytest.mark.parametrize("lang", ["CUDA", "HIP", "CL"])
 def test_gpu_compile(lang, tmp_path):
   for p in _gpu_kernels(lang).values(): _compile_gpu(lang, p.src, tmp_path)
+
+# ---- UNROLL ranges: accumulator dimensions the renderer writes out straight-line
+
+def _unrolled_matmul(out: UOp, a: UOp, b: UOp, n: int, k: int, m: int) -> UOp:
+  i, jo = UOp.range(n, 0, AxisType.GLOBAL), UOp.range(m // 4, 1, AxisType.GLOBAL)
+  ji, r = UOp.range(4, 2, AxisType.UNROLL), UOp.range(k, 3, AxisType.REDUCE)
+  j = jo * 4 + ji
+  acc = K.reduce_sum(a.index(i * k + r).load() * b.index(r * m + j).load(), r)
+  return out.index(i * m + j).store(acc).sink(arg=KernelInfo(name="unrolled_mm", opts_to_apply=()))
+
+@needs_values
+def test_unroll_range_is_straight_line_and_correct():
+  rng = np.random.default_rng(0)
+  a, b = rng.standard_normal((5, 7)).astype(np.float32), rng.standard_normal((7, 8)).astype(np.float32)
+  out = Tensor.empty(5, 8).custom_kernel(Tensor(a), Tensor(b), fxn=lambda o, x, y: _unrolled_matmul(o, x, y, 5, 7, 8))[0]
+  np.testing.assert_allclose(out.numpy(), a @ b, rtol=1e-5, atol=1e-5)
+  from teeny.codegen.kernel import get_program
+  from teeny.codegen.render.c import CRenderer
+  ph = [UOp(Ops.DEFINE_GLOBAL, dtypes.float32.ptr(), (), (i, shp)) for i, shp in enumerate(((40,), (35,), (56,)))]
+  src = get_program(_unrolled_matmul(*ph, 5, 7, 8), CRenderer()).src
+  assert "for (int u2" not in src and "for (int i2" not in src          # no loop over the UNROLL range
+  assert all(f"acc1[{k}] = (acc1[{k}]+" in src for k in range(4))        # one accumulator per lane, constant-indexed

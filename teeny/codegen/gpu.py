@@ -212,7 +212,7 @@ class GPULanguage(CStyleLanguage):
     return lines
   def render_buffer_param(self, slot: int, dt, written: bool) -> str:
     return f"{self.buffer_prefix}{'' if written else 'const '}{self.render_storage(dt)}* {self.restrict} data{slot}"
-  def render_range_open(self, r: UOp, name: str, size: str, first_global: bool) -> str:
+  def render_range_open(self, r: UOp, name: str, size: str, first_global: bool, const_bounds: bool = False) -> str:
     if r.arg[1] is AxisType.GROUP: return f"for (int {name} = lidx0; {name} < {size}; {name} += {LOCAL_SIZE}) {{"
     m = self._map.get(r)
     if m is None or m.kind == "loop":

@@ -7,7 +7,10 @@ from teeny.uop.ops import AxisType, Ops, UOp
 
 EFFECTS = (Ops.STORE, Ops.ATOMIC, Ops.ATOMIC_CAS, Ops.CUSTOM, Ops.BARRIER)
 _AXIS_ORDER = {AxisType.GLOBAL: 0, AxisType.LOCAL: 1, AxisType.GROUP: 2, AxisType.LOOP: 3, AxisType.UPCAST: 4,
-               AxisType.REDUCE: 5, AxisType.UNROLL: 6}
+               AxisType.UNROLL: 4, AxisType.REDUCE: 5}
+
+# ranges that become accumulator dimensions, looped (UPCAST) or unrolled by the renderer (UNROLL) inside the reduce loop
+_INNER = (AxisType.UPCAST, AxisType.UNROLL)
 
 def range_key(r: UOp) -> tuple: return (_AXIS_ORDER[r.arg[1]], r.arg[0])
 
@@ -58,7 +61,7 @@ class Linearizer:
     value, rngs = red.src[0], red.src[1:]
     # UPCAST ranges the value depends on become dimensions of the accumulator: loops over them run inside the reduce
     # loop (where the compiler unrolls and vectorises them), not around it
-    upcast = sorted([r for r in deps(red) if r.arg[1] is AxisType.UPCAST and r not in self.open], key=range_key)
+    upcast = sorted([r for r in deps(red) if r.arg[1] in _INNER and r not in self.open], key=range_key)
     self.ensure_open(deps(red) - frozenset(self.open) - frozenset(upcast))
     # hoist what the loops do not change
     for n in value.toposort:
@@ -75,7 +78,7 @@ class Linearizer:
   def emit_effect(self, e: UOp):
     body, closes = (e.src[0], e.src[1:]) if e.op is Ops.END else (e, ())
     need = deps(body) | frozenset(closes)
-    upcast = frozenset(r for r in need if r.arg[1] is AxisType.UPCAST)
+    upcast = frozenset(r for r in need if r.arg[1] in _INNER)
     # reduces first, outside the UPCAST loops (their accumulators span those loops)
     self.ensure_open(need - upcast)
     if upcast:
