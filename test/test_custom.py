@@ -366,4 +366,5 @@ def test_unroll_range_is_straight_line_and_correct():
   ph = [UOp(Ops.DEFINE_GLOBAL, dtypes.float32.ptr(), (), (i, shp)) for i, shp in enumerate(((40,), (35,), (56,)))]
   src = get_program(_unrolled_matmul(*ph, 5, 7, 8), CRenderer()).src
   assert "for (int u2" not in src and "for (int i2" not in src          # no loop over the UNROLL range
-  assert all(f"acc1[{k}] = (acc1[{k}]+" in src for k in range(4))        # one accumulator per lane, constant-indexed
+  import re
+  assert all(re.search(rf"(acc\d+)\[{k}\] = \(\1\[{k}\]\+", src) for k in range(4))  # an accumulator per lane, constant-indexed
