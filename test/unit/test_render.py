@@ -134,3 +134,30 @@ def test_half_add_values():
   b = np.array([0.25, 65504, 2.25, 0.2], dtype=np.float16)
   with np.errstate(over="ignore"): want = a + b
   np.testing.assert_equal((Tensor(a) + Tensor(b)).numpy(), want)
+
+def test_big_fill_streams_past_the_caches():
+  # a fill of a buffer bigger than the caches uses non-temporal stores (clang's builtin, a plain store elsewhere);
+  # a small fill, and a kernel that reads memory, store plainly
+  big = render(Tensor.zeros(2048, 2048).contiguous()).src
+  assert "teeny_stream(&data0[" in big and "__builtin_nontemporal_store" in big and "#else" in big
+  assert "teeny_stream" not in render(Tensor.zeros(64, 64).contiguous()).src
+  assert "teeny_stream" not in render(ones(2048, 2048) + 1).src
+
+@needs_values
+def test_big_fill_values():
+  t = Tensor.full((2048, 1024), 3.0).contiguous().realize().numpy()
+  assert t.shape == (2048, 1024) and (t == 3.0).all()
+  a = Tensor.arange(4 << 20).realize().numpy()
+  np.testing.assert_array_equal(a, np.arange(4 << 20))
+
+@pytest.mark.skipif(__import__("shutil").which("gcc") is None, reason="gcc not installed")
+def test_big_fill_compiles_with_gcc():
+  from teeny.runtime.ops_cpu import CCompiler
+  old = os.environ.get("CC")
+  os.environ["CC"] = "gcc"
+  try:
+    cc = CCompiler()
+    assert cc.cc == "gcc" and len(cc.compile(render(Tensor.zeros(2048, 2048).contiguous()).src)) > 0
+  finally:
+    if old is None: del os.environ["CC"]
+    else: os.environ["CC"] = old

@@ -3,7 +3,17 @@ so any C compiler handles them."""
 from __future__ import annotations
 from teeny.codegen.render.atomics import C_ATOMIC_HELPERS
 from teeny.codegen.render.cstyle import CStyleLanguage
-from teeny.uop.ops import Ops
+from teeny.helpers import prod
+from teeny.uop.ops import Ops, UOp
+
+# non-temporal stores: clang's builtin (vectorised to streaming stores), a plain store elsewhere
+C_STREAM = """#if defined(__clang__)
+#define teeny_stream(p, v) __builtin_nontemporal_store((v), (p))
+#else
+#define teeny_stream(p, v) (*(p) = (v))
+#endif
+"""
+STREAM_BYTES = 8 << 20
 
 C_PRELUDE = r"""#include <math.h>
 #include <stdint.h>
@@ -59,4 +69,13 @@ class CRenderer(CStyleLanguage):
   helpers = {**_helpers(C_PRELUDE), **C_ATOMIC_HELPERS}   # atomics: CAS loops for float (gcc has no float fetch_add)
   def render_prelude(self, body: str) -> str:
     used = [h for n, h in self.helpers.items() if n in body]
-    return "#include <math.h>\n" + "".join(used)
+    return "#include <math.h>\n" + (C_STREAM if "teeny_stream(" in body else "") + "".join(used)
+  def streams(self, store: UOp) -> bool:
+    """A fill (a store of a value that reads no memory: zeros, ones, arange) of a buffer bigger than the caches streams
+    past them: with no read-for-ownership of every line it writes, zeroing 153 MB took 3.3 instead of 8.3 ms on 2 cores
+    (streaming the output of elementwise kernels that read memory measured slower: 28.5 vs 31.2 GB/s on the fused bench)."""
+    buf = store.src[0].src[0]
+    if buf.op is not Ops.DEFINE_GLOBAL or prod(buf.arg[1]) * buf.dtype.base.itemsize < STREAM_BYTES: return False
+    return not any(x.op in (Ops.LOAD, Ops.REDUCE, Ops.CUSTOM, Ops.ATOMIC, Ops.ATOMIC_CAS) for x in store.src[1].toposort)
+  def render_store(self, buf: str, idx: str, v: str, stream: bool) -> str:
+    return f"teeny_stream(&{buf}[{idx}], {v});" if stream else f"{buf}[{idx}] = {v};"

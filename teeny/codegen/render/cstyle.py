@@ -104,6 +104,10 @@ class CStyleLanguage:
         return split + f"for (int {name} = 0; {name} < {size}; {name}++) {{\n  if ({name} < {name}_lo || {name} >= {name}_hi) continue;"
       return split + f"for (int {name} = {name}_lo; {name} < {name}_hi; {name}++) {{"
     return f"for (int {name} = 0; {name} < {size}; {name}++) {{"
+  def render_store(self, buf: str, idx: str, v: str, stream: bool) -> str: return f"{buf}[{idx}] = {v};"
+  def streams(self, store: UOp) -> bool:
+    """Whether a store should bypass the caches (a language that can say so overrides this; see CRenderer)."""
+    return False
   def render_atomic(self, u: UOp, ptr: str, srcs: list[str]) -> str:
     return render_atomic(self.lang, u, ptr, srcs, self)
 
@@ -118,6 +122,7 @@ class CStyleLanguage:
     depth = 1
     written = {u.src[0].src[0] for u in uops if u.op in (Ops.STORE, Ops.ATOMIC, Ops.ATOMIC_CAS) and u.src[0].op is Ops.INDEX}
     written |= {s.src[0] for u in uops if u.op is Ops.CUSTOM for s in u.src if s.op is Ops.INDEX}
+    streamed = {u for u in uops if u.op is Ops.STORE and self.streams(u)}
     has_unroll = any(u.op is Ops.RANGE and u.arg[1] is AxisType.UNROLL for u in uops)
     first_global = next((u for u in uops if u.op is Ops.RANGE and u.arg[1] is AxisType.GLOBAL), None)
     # accumulators indexed by the UPCAST/UNROLL ranges their value depends on; the reduce whose innermost loop each range is
@@ -178,7 +183,7 @@ class CStyleLanguage:
         define(u, ld)
       elif op is Ops.STORE:
         idx, v = u.src
-        st = f"{val(idx.src[0])}[{val(idx)}] = {self.render_store_value(val(v), v.dtype)};"
+        st = self.render_store(val(idx.src[0]), val(idx), self.render_store_value(val(v), v.dtype), u in streamed)
         emit(f"if ({val(idx.src[2])}) {st}" if len(idx.src) > 2 else st)
       elif op is Ops.REDUCE:
         nm = fresh("acc")
