@@ -11,6 +11,13 @@ class DType:
   kind: str          # 'b' bool, 'i' signed, 'u' unsigned, 'f' float, 'v' void
   np_name: str | None
   def __repr__(self): return f"dtypes.{self.name}"
+  def __hash__(self) -> int:  # hashed in every node key: computed once, not from all fields every time
+    try: return self.__dict__["_hash"]
+    except KeyError:
+      h = hash(tuple(getattr(self, f) for f in self.__dataclass_fields__))
+      object.__setattr__(self, "_hash", h)
+      return h
+  def __getstate__(self): return {k: v for k, v in self.__dict__.items() if k != "_hash"}  # string hashes vary by process
   def ptr(self) -> PtrDType: return PtrDType(self.name, self.itemsize, self.kind, self.np_name, self)
   @property
   def np(self):

@@ -6,11 +6,15 @@ import numpy as np
 from teeny.dtype import DType, dtypes, least_upper_dtype, sum_acc_dtype, to_dtype, float32_to_bf16_bits
 from teeny.helpers import prod, DEBUG
 from teeny.device import Device
-from teeny.uop.ops import Ops, UOp
+from teeny.uop.ops import Ops, UOp, WeakKeyed
 from teeny.tensor_nn import NNMixin
 
 # every live tensor, so a write in place can first realize lazy tensors that still read the old contents
-_all_tensors: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+# every live Tensor, weakly (backward finds the leaves that require grad here): id -> a weak reference that knows its key
+_all_tensors: dict[int, WeakKeyed] = {}
+def _forget_tensor(r: WeakKeyed):
+  if _all_tensors.get(r.key) is r: del _all_tensors[r.key]
+def _live_tensors() -> list[Tensor]: return [t for r in list(_all_tensors.values()) if (t := r()) is not None]
 
 def _axis(axis: int, ndim: int) -> int:
   if not -max(ndim, 1) <= axis < max(ndim, 1):
@@ -73,7 +77,8 @@ class Tensor(NNMixin):
     self._graph: UOp | None = None   # the graph this tensor had before it was realized, for backward()
     self._leaf_uops: tuple[UOp, ...] = ()  # every UOp a leaf has stood for (a lazy leaf keeps its graph's node)
     self.requires_grad = requires_grad
-    _all_tensors[id(self)] = self
+    r = _all_tensors[id(self)] = WeakKeyed(self, _forget_tensor)
+    r.key = id(self)
 
   # ---- basic properties
   @property
@@ -986,7 +991,7 @@ class Tensor(NNMixin):
     if gradient.shape != self.shape: raise ValueError(f"backward: gradient shape {gradient.shape} must match {self.shape}")
     root = _differentiable_graph(self)
     topo = root.toposort
-    targets = [t for t in list(_all_tensors.values()) if t.requires_grad and any(u in topo for u in t._leaf_uops)]
+    targets = [t for t in _live_tensors() if t.requires_grad and any(u in topo for u in t._leaf_uops)]
     if not targets:
       raise RuntimeError("backward(): nothing in this graph requires grad (create leaves with requires_grad=True)")
     grads = compute_gradient(root, gradient.cast(self.dtype).uop, {u for t in targets for u in t._leaf_uops if u in topo})
@@ -1022,7 +1027,7 @@ def _differentiable_graph(t: Tensor) -> UOp:
   """t's graph, with every realized intermediate that requires grad swapped back for the graph that computed it, so
   gradients flow through tensors that were realized on the way (their values are recomputed in the backward pass)."""
   root = t._graph if t._graph is not None else t.uop
-  back = {x.uop: x._graph for x in list(_all_tensors.values()) if x._graph is not None and x is not t}
+  back = {x.uop: x._graph for x in _live_tensors() if x._graph is not None and x is not t}
   for _ in range(8):
     topo = root.toposort
     hit = {k: v for k, v in back.items() if k in topo}
@@ -1037,7 +1042,7 @@ def _readers_of_overwritten(todo: list[Tensor]) -> list[Tensor]:
   if not written: return []
   mine = {id(t) for t in todo}
   out = []
-  for t in list(_all_tensors.values()):
+  for t in _live_tensors():
     if id(t) in mine or t.uop.base.op in (Ops.BUFFER, Ops.CONST): continue
     topo = t.uop.toposort
     if any(w in topo for w in written) and not any(n.op is Ops.ASSIGN for n in topo): out.append(t)

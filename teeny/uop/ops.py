@@ -8,6 +8,7 @@ from teeny.dtype import DType, dtypes, truncate_value
 from teeny.helpers import prod
 
 class Ops(Enum):
+  __hash__ = object.__hash__   # members are singletons: identity hashing in C (Enum's own __hash__ is Python, on every node key)
   # tensor graph
   BUFFER = auto(); CONST = auto(); COPY = auto(); CONTIGUOUS = auto(); ASSIGN = auto(); DETACH = auto()  # noqa: E702
   CUSTOM_KERNEL = auto(); KERNEL_OUT = auto(); GATHER = auto(); ARANGE = auto()  # noqa: E702
@@ -42,13 +43,16 @@ class GroupOp:
   Float = {Ops.RECIP, Ops.SQRT, Ops.EXP, Ops.LOG, Ops.EXP2, Ops.LOG2, Ops.SIN, Ops.COS, Ops.TAN, Ops.TANH, Ops.ERF, Ops.FDIV, Ops.POW}
 
 class AxisType(Enum):
+  __hash__ = object.__hash__
   GLOBAL = auto(); LOCAL = auto(); LOOP = auto(); REDUCE = auto(); UPCAST = auto(); UNROLL = auto(); GROUP = auto()  # noqa: E702
   def __repr__(self): return f"AxisType.{self.name}"
 
 class MemSem(Enum):
+  __hash__ = object.__hash__
   Relaxed = auto(); Acquire = auto(); Release = auto(); AcqRel = auto()  # noqa: E702
 
 class MemScope(Enum):
+  __hash__ = object.__hash__
   Cta = auto(); Gpu = auto(); Sys = auto()  # noqa: E702
 
 @dataclass(frozen=True)
@@ -87,6 +91,15 @@ def _exec_alu(op: Ops, dtype: DType, vals: tuple) -> Any:
   if isinstance(ret, complex): ret = math.nan
   return truncate_value(ret, dtype)
 
+class _cached:
+  """A computed attribute stored on the node at first use (functools.cached_property takes a lock on every first
+  use in Python 3.11, a cost paid for every new node)."""
+  def __init__(self, fn: Callable): self.fn, self.name = fn, fn.__name__
+  def __get__(self, obj, cls=None):
+    if obj is None: return self
+    v = obj.__dict__[self.name] = self.fn(obj)
+    return v
+
 class Topo:
   """A node's dependencies in topological order, the node itself last (a view: cheap to make, never cached)."""
   __slots__ = ("below", "node")
@@ -95,15 +108,24 @@ class Topo:
   def __contains__(self, x) -> bool: return x is self.node or x in self.below
   def __len__(self) -> int: return len(self.below) + 1
 
+class WeakKeyed(weakref.ref):
+  """A weak reference that knows its key in the hash-cons table (what WeakValueDictionary does, without its Python-level
+  bookkeeping on every insert: node creation is the hot path of building graphs)."""
+  __slots__ = ("key",)
+
+def _forget(r: WeakKeyed):
+  if UOpMetaClass.cache.get(r.key) is r: del UOpMetaClass.cache[r.key]
+
 class UOpMetaClass(type):
-  cache: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+  cache: dict[tuple, WeakKeyed] = {}   # (op, dtype, src, arg) -> the one live node with those fields
   def __call__(cls, op: Ops, dtype: DType = dtypes.void, src: tuple = (), arg: Any = None):
     key = (op, dtype, src, arg)
-    try:
-      if (ret := UOpMetaClass.cache.get(key)) is not None: return ret
+    try: r = UOpMetaClass.cache.get(key)
     except TypeError: raise TypeError(f"UOp arg must be hashable, got {arg!r}") from None
+    if r is not None and (ret := r()) is not None: return ret
     ret = super().__call__(op, dtype, src, arg)
-    UOpMetaClass.cache[key] = ret
+    ref = UOpMetaClass.cache[key] = WeakKeyed(ret, _forget)
+    ref.key = key
     return ret
 
 class UOp(metaclass=UOpMetaClass):
@@ -126,7 +148,7 @@ class UOp(metaclass=UOpMetaClass):
   def toposort(self) -> Topo:
     """All nodes this one depends on (itself last), each after its sources: iterate it or test membership with `in`."""
     return Topo(self._below, self)
-  @functools.cached_property
+  @_cached
   def _below(self) -> dict[UOp, None]:
     # the cache leaves the node itself out: a cached dict holding its owner would be a reference cycle, and a cycle keeps
     # a BUFFER node (and the device memory behind it) alive until the cyclic garbage collector happens to run
@@ -151,7 +173,7 @@ class UOp(metaclass=UOpMetaClass):
     return memo[self]
 
   # ---- tensor-level shape
-  @functools.cached_property
+  @_cached
   def shape(self) -> tuple[int, ...] | None:
     op, a = self.op, self.arg
     if op is Ops.CONST: return ()
@@ -179,7 +201,7 @@ class UOp(metaclass=UOpMetaClass):
   def base(self) -> UOp:
     """The node under any movement ops."""
     return self.src[0].base if self.op in GroupOp.Movement or self.op is Ops.DETACH else self
-  @functools.cached_property
+  @_cached
   def device(self) -> str:
     """The device a tensor-level node lives on ('?' for kernel-level nodes)."""
     if self.op in (Ops.BUFFER, Ops.ARANGE): return self.arg[1]
@@ -317,7 +339,7 @@ class UOp(metaclass=UOpMetaClass):
     return UOp(Ops.ATOMIC_CAS, self.dtype.base, (self, c, v), (sem, scope))
 
   # ---- value bounds for symbolic index math
-  @functools.cached_property
+  @_cached
   def vmin_vmax(self) -> tuple[Any, Any]:
     op, s = self.op, self.src
     if self.dtype.kind not in "iub": return (-math.inf, math.inf)
