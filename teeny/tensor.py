@@ -1,6 +1,6 @@
 """Tensor: a thin, lazy handle on a UOp. Every op adds nodes to the graph; nothing runs until a value is needed."""
 from __future__ import annotations
-import math, weakref
+import math
 from typing import Any, Callable, Sequence
 import numpy as np
 from teeny.dtype import DType, dtypes, least_upper_dtype, sum_acc_dtype, to_dtype, float32_to_bf16_bits

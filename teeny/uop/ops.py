@@ -2,7 +2,7 @@
 from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum, auto
-import functools, itertools, math, weakref
+import itertools, math, weakref
 from typing import Any, Callable
 from teeny.dtype import DType, dtypes, truncate_value
 from teeny.helpers import prod
