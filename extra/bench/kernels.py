@@ -10,7 +10,9 @@ measured in one run. Not a test.
                                                 1/32 of the tokens and scaled, its cost being linear in the tokens)
 
 Each figure is wall time of the backward alone (forward realized first), end to end: graph building, scheduling, launch,
-wait. Ratios > 1 mean the hand-written kernel is faster. "kernel" is the kernels' own time (GlobalCounters).
+wait (the device is synchronized inside the timing). Ratios > 1 mean the hand-written kernel is faster. "kernel" is the
+kernels' own time (GlobalCounters; on GPUs taken in a second pass where every launch waits). teeny runs on its default
+device (DEV=CUDA python extra/bench/kernels.py for the H200) and PyTorch on the same kind of device.
 """
 from __future__ import annotations
 import os, statistics, sys, time
@@ -19,7 +21,7 @@ from typing import Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # run from a checkout without installing
 import numpy as np
-from teeny import Tensor
+from teeny import Device, Tensor
 from teeny.helpers import Context, GlobalCounters
 import teeny.kernels as K
 from teeny.kernels.conv import conv_shape
@@ -29,27 +31,44 @@ RUNS = max(int(os.environ.get("RUNS", 3 if QUICK else 5)), 1)
 ONLY = set(os.environ.get("ONLY", "emb,conv,ce,variants").split(","))
 def env(k: str, full: int, quick: int) -> int: return int(os.environ.get(k, quick if QUICK else full))
 
+DEV = Device.DEFAULT
+GPU = K.is_gpu(DEV)
 try:
   import torch
   torch.set_num_threads(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
+  TDEV = "cuda" if GPU and DEV.split(":")[0] in ("CUDA", "AMD") and torch.cuda.is_available() else "cpu"
+  if GPU and TDEV == "cpu": torch = None   # no torch on this GPU: a CPU figure would not compare like with like
 except ImportError: torch = None
+
+def sync():
+  Device[DEV].synchronize()
+  if torch is not None and TDEV == "cuda": torch.cuda.synchronize()
 
 def median_time(fn: Callable[[], object], runs: int = RUNS) -> tuple[float, float]:
   """(median wall seconds, median kernel seconds) of fn over `runs` calls after one untimed warm-up."""
   fn()
+  sync()
   walls, kerns = [], []
   for _ in range(runs):
     GlobalCounters.reset()
     st = time.perf_counter()
     fn()
+    sync()
     walls.append(time.perf_counter() - st)
     kerns.append(GlobalCounters.time_sum_s)
+  if GPU: return statistics.median(walls), kernel_time(fn, runs)
   return statistics.median(walls), statistics.median(kerns)
 
-def kernel_time(fn: Callable[[], object]) -> float:
+def kernel_time(fn: Callable[[], object], runs: int = RUNS) -> float:
   """Median kernel seconds of fn; DEBUG=2 makes every launch wait, so GPU kernels are timed too (its lines are hidden)."""
   import contextlib, io
-  with Context(DEBUG=2), contextlib.redirect_stdout(io.StringIO()): return median_time(fn)[1]
+  kerns = []
+  with Context(DEBUG=2), contextlib.redirect_stdout(io.StringIO()):
+    for _ in range(runs):
+      GlobalCounters.reset()
+      fn()
+      kerns.append(GlobalCounters.time_sum_s)
+  return statistics.median(kerns)
 
 def row(name: str, hand: tuple[float, float], graph: float | None, ref: float | None, note: str = ""):
   ms = lambda t: f"{t * 1e3:10.1f}" if t is not None else f"{'-':>10}"
@@ -58,7 +77,9 @@ def row(name: str, hand: tuple[float, float], graph: float | None, ref: float | 
 
 def header():
   load = f"load average {os.getloadavg()[0]:.2f}" if hasattr(os, "getloadavg") else ""
-  print(f"teeny hand-written kernels vs autograd graph vs torch · {os.cpu_count()} cpus · {load} · median of {RUNS} runs")
+  tinfo = f"torch {torch.__version__} on {TDEV}" if torch is not None else "torch: not available on this device"
+  print(f"teeny hand-written kernels vs autograd graph vs torch · teeny on {DEV} · {tinfo} · {os.cpu_count()} cpus · {load} · "
+        f"median of {RUNS} runs")
   print(f"{'backward of':34s} {'hand ms':>10} {'kernel ms':>10} {'graph ms':>10} {'torch ms':>10} {'graph/hand':>10} "
         f"{'torch/hand':>10}")
 
@@ -83,8 +104,8 @@ def bench_embedding():
   tg = median_time(graph, runs=1 if not QUICK else RUNS)[0] * (N / n_graph)
   tref = None
   if torch is not None:
-    tw = torch.zeros(V, D, requires_grad=True)
-    ti, tgo = torch.tensor(ids_np).long(), torch.tensor(g_np)
+    tw = torch.zeros(V, D, requires_grad=True, device=TDEV)
+    ti, tgo = torch.tensor(ids_np).long().to(TDEV), torch.tensor(g_np).to(TDEV)
     def ref():
       tw.grad = None
       torch.nn.functional.embedding(ti, tw).backward(tgo)
@@ -99,15 +120,11 @@ def bench_embedding():
   # the two kernels alone: zeroing grad_weight, and the atomic scatter-add into a grad_weight zeroed beforehand
   from teeny.kernels.embedding import _embedding_bwd_kernel
   gw0 = Tensor.zeros(V, D).contiguous().realize()
-  def atomic_only():  # adds into the same (pre-faulted) buffer every run: same work, no allocation in the way
-    GlobalCounters.reset()
-    gw0.custom_kernel(g, ids, fxn=lambda a, b, c: _embedding_bwd_kernel(a, b, c, False))[0].realize()
-    return GlobalCounters.time_sum_s
-  atomic_only()
-  t_at = statistics.median(atomic_only() for _ in range(RUNS))
+  # adds into the same (pre-faulted) buffer every run: same work, no allocation in the way
+  t_at = median_time(lambda: gw0.custom_kernel(g, ids, fxn=lambda a, b, c: _embedding_bwd_kernel(a, b, c, GPU))[0].realize())[1]
   t_zero = median_time(lambda: Tensor.zeros(V, D).contiguous().realize())
   row("  of which: atomic scatter-add", (t_at, t_at), None, None, "kernel time")
-  row("  of which: zeroing grad_weight", t_zero, None, None, "non-temporal stores (a fill bigger than the caches)")
+  row("  of which: zeroing grad_weight", t_zero, None, None, "non-temporal stores on the CPU for fills over 8 MB")
 
 # ---- conv2d: grad_x and grad_w of a 3x3 same convolution
 
@@ -130,12 +147,14 @@ def bench_conv():
   tg = median_time(graph, runs=1 if not QUICK else RUNS)[0]
   tref = None
   if torch is not None:
-    tx, tw, tgo = torch.tensor(x_np, requires_grad=True), torch.tensor(w_np, requires_grad=True), torch.tensor(g_np)
+    tx, tw = torch.tensor(x_np, device=TDEV, requires_grad=True), torch.tensor(w_np, device=TDEV, requires_grad=True)
+    tgo = torch.tensor(g_np, device=TDEV)
     ty = torch.nn.functional.conv2d(tx, tw, padding=1)
     tref = median_time(lambda: torch.autograd.grad(ty, (tx, tw), tgo, retain_graph=True))[0]
     rgx, rgw = torch.autograd.grad(ty, (tx, tw), tgo, retain_graph=True)
     gx, gw = K.conv2d_bwd(x, w, g, 1, 1)
-    ok = np.allclose(gx.numpy(), rgx.numpy(), rtol=1e-3, atol=1e-3) and np.allclose(gw.numpy(), rgw.numpy(), rtol=1e-3, atol=1e-2)
+    ok = np.allclose(gx.numpy(), rgx.cpu().numpy(), rtol=1e-3, atol=1e-3) and \
+      np.allclose(gw.numpy(), rgw.cpu().numpy(), rtol=1e-3, atol=1e-2)
   else: ok = True
   row(f"conv2d B={B} {C}->{C} {HW}x{HW} 3x3", hand, tg, tref, ("ok" if ok else "WRONG") + "; graph timed once")
   s = conv_shape(x.shape, w.shape, 1, 1)
@@ -178,26 +197,33 @@ def bench_ce():
       st = time.perf_counter()
       loss.backward()
       L.grad.realize()
+      sync()
       return time.perf_counter() - st, GlobalCounters.time_sum_s
     run()
     ts = [run() for _ in range(RUNS)]
+    if GPU:  # kernel time where every launch waits
+      import contextlib, io
+      with Context(DEBUG=2), contextlib.redirect_stdout(io.StringIO()): ks = [run()[1] for _ in range(RUNS)]
+      return statistics.median(t[0] for t in ts), statistics.median(ks)
     return statistics.median(t[0] for t in ts), statistics.median(t[1] for t in ts)
   hand = teeny_bwd(1)
   got = L.grad.numpy()
   tg_time = teeny_bwd(0)[0]
   tref, ok = None, True
   if torch is not None:
-    tl = torch.tensor(lg_np, requires_grad=True)
-    tt = torch.tensor(tg_np).long()
+    tl = torch.tensor(lg_np, requires_grad=True, device=TDEV)
+    tt = torch.tensor(tg_np).long().to(TDEV)
     def ref():
       tl.grad = None
       loss = torch.nn.functional.cross_entropy(tl, tt)
+      sync()
       st = time.perf_counter()
       loss.backward()
+      sync()
       return time.perf_counter() - st
     ref()
     tref = statistics.median(ref() for _ in range(RUNS))
-    ok = np.allclose(got, tl.grad.numpy(), rtol=1e-4, atol=1e-7)
+    ok = np.allclose(got, tl.grad.cpu().numpy(), rtol=1e-4, atol=1e-7)
   row(f"cross_entropy {N}x{C}", hand, tg_time, tref, "ok" if ok else "WRONG")
 
 if __name__ == "__main__":
