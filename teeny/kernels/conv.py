@@ -5,9 +5,10 @@ per output element), picked by shape. Stride, padding, dilation and groups are a
 x (B, C, H, W), weight (O, C/G, KH, KW), grad_out (B, O, OH, OW); ih = oh*sh - pt + kh*dh, iw = ow*sw - pl + kw*dw.
 
   weight grad   gw[o, c, kh, kw] = sum over b, oh, ow of grad_out[b, o, oh, ow] * x[b, g*C/G + c, ih, iw]
-                GPU: one thread per weight element. CPU, stride 1: one program per (weight element, image), a SIMD dot
-                product of two contiguous padded planes, summed over images afterwards; other strides: one program per
-                (o, c) keeping KH*KW*OW accumulators, its innermost loop a contiguous row update
+                GPU: one thread per weight element. CPU (padding >= 0): a GEMM over channels-last copies of padded x
+                and of grad_out, one program per (image, tap, 4 output x 16 input channel register tile), summed over
+                images afterwards (_wgrad_cl_kernel); negative padding: one program per (o, c) keeping KH*KW*OW
+                accumulators, its innermost loop a contiguous row update
   input grad    gather:  gx[b, c, ih, iw] = sum over o in c's group, kh, kw of grad_out[b, o, oh, ow] * w[o, c', kh, kw]
                          where oh = (ih + pt - kh*dh) / sh is whole and in range (likewise ow); each program keeps a whole
                          row of iw in registers/L1 (an UPCAST range), so the innermost loop is a contiguous row update
@@ -30,9 +31,10 @@ on the 2-core CPU, of 5 on one H200), the gather won every shape:
 
 The scatter comes closest where the gather wastes most taps (stride >= kernel, few channels per group: within 1.2-1.6x)
 and is worst where many output channels pile onto each input (54x on the CPU, where every atomic is a lock-prefixed
-compare-and-swap). So the rule (use_scatter) is: gather, always; variant="scatter" stays selectable. On the CPU, stride-1
-convolutions take faster forms of both kernels (padded inputs instead of masks, see _wgrad_flat_kernel and
-_igrad_padded_kernel).
+compare-and-swap). So the rule (use_scatter) is: gather, always; variant="scatter" stays selectable. On the CPU, the
+weight gradient (padding >= 0) and the stride-1 input gradient take faster forms: padded inputs instead of masks, and
+register tiles written out by UNROLL ranges (_wgrad_cl_kernel, _igrad_padded_kernel). The table above predates them:
+they only widen the gather's lead on the CPU.
 """
 from __future__ import annotations
 from dataclasses import dataclass
