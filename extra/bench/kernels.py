@@ -38,6 +38,7 @@ try:
   torch.set_num_threads(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
   TDEV = "cuda" if GPU and DEV.split(":")[0] in ("CUDA", "AMD") and torch.cuda.is_available() else "cpu"
   if GPU and TDEV == "cpu": torch = None   # no torch on this GPU: a CPU figure would not compare like with like
+  if TDEV == "cuda": torch.backends.cudnn.allow_tf32 = torch.backends.cuda.matmul.allow_tf32 = False  # float32 as teeny
 except ImportError: torch = None
 
 def sync():
@@ -153,10 +154,13 @@ def bench_conv():
     tref = median_time(lambda: torch.autograd.grad(ty, (tx, tw), tgo, retain_graph=True))[0]
     rgx, rgw = torch.autograd.grad(ty, (tx, tw), tgo, retain_graph=True)
     gx, gw = K.conv2d_bwd(x, w, g, 1, 1)
-    ok = np.allclose(gx.numpy(), rgx.cpu().numpy(), rtol=1e-3, atol=1e-3) and \
-      np.allclose(gw.numpy(), rgw.cpu().numpy(), rtol=1e-3, atol=1e-2)
-  else: ok = True
-  row(f"conv2d B={B} {C}->{C} {HW}x{HW} 3x3", hand, tg, tref, ("ok" if ok else "WRONG") + "; graph timed once")
+    ex, ew = np.abs(gx.numpy() - rgx.cpu().numpy()).max(), np.abs(gw.numpy() - rgw.cpu().numpy()).max()
+    # float sums of 100k products differ by their rounding order: the tolerance scales with the largest value
+    # (torch on an H200 and torch on the CPU differ by 0.05 on a grad_w whose largest entry is 1582)
+    ok = ex <= 1e-4 * np.abs(rgx.cpu().numpy()).max() and ew <= 1e-4 * np.abs(rgw.cpu().numpy()).max()
+    check = "ok" if ok else f"WRONG (max error grad_x {ex:.3g}, grad_w {ew:.3g})"
+  else: check = "ok"
+  row(f"conv2d B={B} {C}->{C} {HW}x{HW} 3x3", hand, tg, tref, check + "; graph timed once")
   s = conv_shape(x.shape, w.shape, 1, 1)
   row("  of which: grad_w (reduction)", median_time(lambda: K.conv2d_bwd_weight(x, g, s).realize()), None, None)
   row("  of which: grad_x (gather)", median_time(lambda: K.conv2d_bwd_input(g, w, s, "gather").realize()), None, None)

@@ -5,7 +5,7 @@ per output element), picked by shape. Stride, padding, dilation and groups are a
 x (B, C, H, W), weight (O, C/G, KH, KW), grad_out (B, O, OH, OW); ih = oh*sh - pt + kh*dh, iw = ow*sw - pl + kw*dw.
 
   weight grad   gw[o, c, kh, kw] = sum over b, oh, ow of grad_out[b, o, oh, ow] * x[b, g*C/G + c, ih, iw]
-                GPU: one thread per weight element. CPU (padding >= 0): a GEMM over channels-last copies of padded x
+                GPU: one thread per (image, weight element), summed over images. CPU (padding >= 0): a GEMM over channels-last copies of padded x
                 and of grad_out, one program per (image, tap, 4 output x 16 input channel register tile), summed over
                 images afterwards (_wgrad_cl_kernel); negative padding: one program per (o, c) keeping KH*KW*OW
                 accumulators, its innermost loop a contiguous row update
@@ -95,18 +95,20 @@ def _and(*bs: UOp | None) -> UOp | None:
 def _wgrad_kernel(gw: UOp, x: UOp, gout: UOp, s: ConvShape, gpu: bool) -> UOp:
   """CPU: partial sums gw[o, c, kh, kw, ow] over (b, oh), one program per (o, c); the caller sums the last axis. Each
   program keeps KH*KW*OW accumulators (UPCAST ranges, in registers and L1), so its innermost loop is a contiguous,
-  vectorised row update that reuses each grad_out row KH*KW times. GPU: one thread per weight element."""
-  red = [UOp.range(s.bs, 4, AxisType.REDUCE), UOp.range(s.oh, 5, AxisType.REDUCE)]
+  vectorised row update that reuses each grad_out row KH*KW times. GPU: partial sums gw[b, o, c, kh, kw] over (oh, ow),
+  one thread per (image, weight element), summed over images by the caller: a thread per weight element alone left
+  36864 threads each reducing 100k products (7.0 ms on an H200 for the bench shape)."""
   if gpu:
-    e, live, rngs = _gpu_elements(s.cout * s.cin_g * s.kh * s.kw)
-    co, ci, kh, kw = _unflatten(e, (s.cout, s.cin_g, s.kh, s.kw))
-    ow = UOp.range(s.ow, 6, AxisType.REDUCE)
-    red.append(ow)
+    e, live, rngs = _gpu_elements(s.bs * s.cout * s.cin_g * s.kh * s.kw)
+    b, co, ci, kh, kw = _unflatten(e, (s.bs, s.cout, s.cin_g, s.kh, s.kw))
+    oh, ow = UOp.range(s.oh, 5, AxisType.REDUCE), UOp.range(s.ow, 6, AxisType.REDUCE)
+    red = [oh, ow]
   else:
     co, ci = UOp.range(s.cout, 0, AxisType.GLOBAL), UOp.range(s.cin_g, 1, AxisType.GLOBAL)
     kh, kw = UOp.range(s.kh, 2, AxisType.UPCAST), UOp.range(s.kw, 3, AxisType.UPCAST)
+    b, oh = UOp.range(s.bs, 4, AxisType.REDUCE), UOp.range(s.oh, 5, AxisType.REDUCE)
     ow, live = UOp.range(s.ow, 6, AxisType.UPCAST), None
-  b, oh = red[:2]
+    red = [b, oh]
   ih, iw = oh * s.sh + (kh * s.dh - s.pt), ow * s.sw + (kw * s.dw - s.pl)
   c = (co // s.cout_g) * s.cin_g + ci if s.groups > 1 else ci
   dt = gw.dtype.base
@@ -114,7 +116,7 @@ def _wgrad_kernel(gw: UOp, x: UOp, gout: UOp, s: ConvShape, gpu: bool) -> UOp:
   gv = gout.index(((b * s.cout + co) * s.oh + oh) * s.ow + ow, valid=live).load().cast(dt)
   acc = reduce_sum(xv * gv, *red)
   out = ((co * s.cin_g + ci) * s.kh + kh) * s.kw + kw
-  st = gw.index(out if gpu else out * s.ow + ow, valid=live).store(acc)
+  st = gw.index(e if gpu else out * s.ow + ow, valid=live).store(acc)
   return st.sink(arg=KernelInfo(name=f"conv_bwd_w_{s.name}", opts_to_apply=()))
 
 def _divisor(n: int, choices: tuple[int, ...]) -> int: return next(c for c in choices if n % c == 0)
@@ -151,9 +153,9 @@ def conv2d_bwd_weight(x: Tensor, grad_out: Tensor, s: ConvShape) -> Tensor:
     xt = _pad_or_shrink(x, [(s.pt, s.pb), (s.pl, s.pr)]).permute(0, 2, 3, 1)
     part = Tensor.empty(s.bs, s.cout, s.cin_g, s.kh, s.kw, dtype=dt, device=x.device)
     return part.custom_kernel(xt, grad_out.permute(0, 2, 3, 1), fxn=lambda o, a, g: _wgrad_cl_kernel(o, a, g, s))[0].sum(0)
-  part = Tensor.empty(s.cout, s.cin_g, s.kh, s.kw, *(() if gpu else (s.ow,)), dtype=dt, device=x.device)
+  part = Tensor.empty(*((s.bs,) if gpu else ()), s.cout, s.cin_g, s.kh, s.kw, *(() if gpu else (s.ow,)), dtype=dt, device=x.device)
   gw = part.custom_kernel(x, grad_out, fxn=lambda o, a, g: _wgrad_kernel(o, a, g, s, gpu))[0]
-  return gw if gpu else gw.sum(-1)
+  return gw.sum(0) if gpu else gw.sum(-1)
 
 # ---- input gradient, gather: one program per input row (CPU) or input element (GPU), no atomics
 
