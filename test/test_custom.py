@@ -368,3 +368,14 @@ def test_unroll_range_is_straight_line_and_correct():
   assert "for (int u2" not in src and "for (int i2" not in src          # no loop over the UNROLL range
   import re
   assert all(re.search(rf"(acc\d+)\[{k}\] = \(\1\[{k}\]\+", src) for k in range(4))  # an accumulator per lane, constant-indexed
+
+def test_atomic_kernel_counts_its_loop_trips_for_threads():
+  # the CPU splits a kernel over threads by how often its innermost body runs, not only by its float ops: the
+  # embedding scatter (integer index math, atomics) must count tokens x columns
+  from teeny.codegen.kernel import get_program
+  from teeny.codegen.render.c import CRenderer
+  from teeny.kernels.embedding import _embedding_bwd_kernel
+  ph = [UOp.placeholder(0, dtypes.float32, (1000, 64)), UOp.placeholder(1, dtypes.float32, (4096, 64)),
+        UOp.placeholder(2, dtypes.int32, (4096,))]
+  spec = get_program(_embedding_bwd_kernel(*ph, False), CRenderer())
+  assert spec.iters == 4096 * 64 and spec.global_size == [4096]
