@@ -212,3 +212,13 @@ def test_buffer_kept_while_view_alive(x):
   del v
   gc.collect()
   assert ref() is None
+
+def test_nested_reduce_with_many_outputs_gets_its_own_kernel():
+  # fused, the outer sum's one output would run all 4096x64 inner iterations on one thread (cross-entropy's mean over
+  # rows); with many row sums they get their own parallel kernel. A small nested reduce stays fused.
+  from teeny.engine.schedule import NESTED_REDUCE_MIN
+  big, small = Tensor.rand(max(4096, NESTED_REDUCE_MIN), 64).realize(), Tensor.rand(16, 64).realize()
+  assert [s.kind for s in big.sum(1).sum().schedule()].count("kernel") == 2
+  assert [s.kind for s in small.sum(1).sum().schedule()].count("kernel") == 1
+  if big.device.startswith("CPU"):
+    np.testing.assert_allclose(big.sum(1).sum().item(), big.numpy().astype(np.float64).sum(), rtol=1e-5)
