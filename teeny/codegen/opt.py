@@ -47,7 +47,11 @@ def upcast_reduce(ast: UOp) -> UOp:
   contiguously (vector loads), and along a second axis that input does not depend on (each load reused)."""
   reduces = [u for u in ast.toposort if u.op is Ops.REDUCE]
   if len(reduces) != 1: return ast
-  loads = [u.src[0] for u in reduces[0].src[0].toposort if u.op is Ops.LOAD]
+  # only the loads that stream along the reduce count: a per-output value read next to them (a row's max in softmax,
+  # its label in cross-entropy) is contiguous in every output axis, and tiling for it turned row reductions into
+  # 16 rows read at a stride (r_8192_32000 with an epilogue: 410 ms instead of about 40)
+  red_rngs = set(reduces[0].src[1:])
+  loads = [u.src[0] for u in reduces[0].src[0].toposort if u.op is Ops.LOAD and any(r in red_rngs for r in u.src[0].toposort)]
   glob = global_ranges(ast)
   for amount in (16, 8):
     cands = [g for g in reversed(glob) if g.src[0].arg % amount == 0 and g.src[0].arg >= amount * 2 and
@@ -62,10 +66,32 @@ def upcast_reduce(ast: UOp) -> UOp:
   if others: ast = split_upcast(ast, others[0], 4)
   return ast
 
+def lane_split_minmax(ast: UOp) -> UOp:
+  """A max/min reduce along a contiguous run becomes L independent lanes, combined at the end: REDUCE(x, r) ->
+  REDUCE(REDUCE(x[r_o*L + lane], r_o), lane) with `lane` an UPCAST range (an accumulator array the compiler keeps in a
+  vector). Without it the NaN-propagating max cannot be vectorised (the order of a float max with NaNs matters to a
+  compiler); per lane it can, and max is exact in any order. A row max over 32000 floats: 1.8 -> 8.5 GB/s."""
+  reds = [u for u in ast.toposort if u.op is Ops.REDUCE]
+  if len(reds) != 1 or reds[0].arg not in (Ops.MAX, Ops.MIN) or len(reds[0].src) != 2: return ast
+  red = reds[0]
+  r = red.src[1]
+  if r.src[0].op is not Ops.CONST: return ast
+  n = r.src[0].arg
+  loads = [u.src[0] for u in red.src[0].toposort if u.op is Ops.LOAD]
+  if not any(coefficient(ld.src[1], r) == 1 for ld in loads): return ast
+  lanes = next((k for k in (16, 8) if n % k == 0 and n >= 4 * k), None)
+  if lanes is None: return ast
+  outer = UOp.range(n // lanes, r.arg[0], AxisType.REDUCE)
+  lane = UOp.range(lanes, 200 + r.arg[0], AxisType.UPCAST)
+  inner = UOp(Ops.REDUCE, red.dtype, (red.src[0].substitute({r: outer * lanes + lane}), outer), red.arg)
+  return graph_rewrite(ast.substitute({red: UOp(Ops.REDUCE, red.dtype, (inner, lane), red.arg)}), symbolic)
+
 def optimize(ast: UOp, renderer) -> UOp:
   if getattr(renderer, "is_gpu", False):  # GPU renderers: grid mapping, grouped reduce, register tiling (codegen/gpu.py)
     from teeny.codegen.gpu import optimize_gpu
     return optimize_gpu(ast)
   ast = merge_globals(ast)
-  if getattr(renderer, "lang", "") == "C": ast = upcast_reduce(ast)
+  if getattr(renderer, "lang", "") == "C":
+    ast = upcast_reduce(ast)
+    ast = lane_split_minmax(ast)
   return ast
