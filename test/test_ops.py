@@ -1226,3 +1226,30 @@ class TestDTypes:
     big = np.array([2 ** 64 - 1, 2 ** 63], np.uint64)
     np.testing.assert_equal(Tensor(big).numpy(), big)
     np.testing.assert_equal((Tensor(big) // 2).numpy(), big // 2)
+
+# long row reductions: the CPU splits max/min into vector lanes and vectorises exp/log through libmvec (clang)
+@needs_values
+@pytest.mark.parametrize("n", [64, 1000, 4096, 32000, 31999])
+def test_long_row_max_min_with_nan_and_inf(n):
+  rng = np.random.default_rng(n)
+  x = rng.standard_normal((6, n)).astype(np.float32)
+  x[1, n // 3] = np.nan
+  x[2, -1] = np.inf
+  x[3, 0] = -np.inf
+  x[4, :] = -np.inf
+  x[5, n // 2] = np.nan
+  x[5, n // 2 + 1] = np.inf
+  for op in ("max", "min"):
+    got = getattr(Tensor(x), op)(axis=1).numpy()
+    np.testing.assert_array_equal(got, getattr(np, op)(x, axis=1))
+  np.testing.assert_array_equal(Tensor(x[[0, 2, 3]]).argmax(axis=1).numpy(), np.argmax(x[[0, 2, 3]], axis=1))
+
+@needs_values
+def test_vector_math_accuracy_on_long_rows():
+  x = np.linspace(-80, 80, 40000, dtype=np.float32).reshape(4, 10000)
+  np.testing.assert_allclose(Tensor(x).exp().numpy(), np.exp(x), rtol=2e-6)
+  p = np.linspace(1e-30, 1e30, 40000, dtype=np.float32).reshape(4, 10000)
+  np.testing.assert_allclose(Tensor(p).log().numpy(), np.log(p), rtol=2e-6, atol=1e-6)
+  t = np.linspace(-100, 100, 40000, dtype=np.float32).reshape(4, 10000)
+  np.testing.assert_allclose(Tensor(t).sin().numpy(), np.sin(t), atol=2e-6)
+  np.testing.assert_allclose(Tensor(x).softmax(axis=1).numpy().sum(1), np.ones(4), rtol=1e-5)

@@ -176,7 +176,10 @@ class CStyleLanguage:
       elif op is Ops.RANGE:
         nm = f"{ {AxisType.GLOBAL: 'g', AxisType.REDUCE: 'r', AxisType.UPCAST: 'u'}.get(u.arg[1], 'i')}{u.arg[0]}"
         r[u] = nm
-        if (red := innermost_reduce.get(u)) is not None and red in r and red.arg in self.simd_reduce and red.dtype.kind in "fiu":
+        # not for float max/min: OpenMP starts each lane's copy at -FLT_MAX (+FLT_MAX), so a row of -inf came out as
+        # -3.4e38 (float max/min vectorise through lane_split_minmax in codegen/opt.py instead)
+        if (red := innermost_reduce.get(u)) is not None and red in r and red.arg in self.simd_reduce and \
+           (red.dtype.kind in "iu" or (red.dtype.kind == "f" and red.arg not in (Ops.MAX, Ops.MIN))):
           emit(f"#pragma omp simd reduction({self.simd_reduce[red.arg]}:{val(red)})")
         emit(self.render_range_open(u, nm, val(u.src[0]), u is first_global, has_unroll))
         depth += 1
