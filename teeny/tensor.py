@@ -6,7 +6,7 @@ import numpy as np
 from teeny.dtype import DType, dtypes, least_upper_dtype, sum_acc_dtype, to_dtype, float32_to_bf16_bits
 from teeny.helpers import prod, DEBUG
 from teeny.device import Device
-from teeny.uop.ops import Ops, UOp, WeakKeyed
+from teeny.uop.ops import Ops, UOp, WeakKeyed, toposort_many
 from teeny.tensor_nn import NNMixin
 
 # every live tensor, so a write in place can first realize lazy tensors that still read the old contents
@@ -1038,7 +1038,7 @@ def _differentiable_graph(t: Tensor) -> UOp:
 def _readers_of_overwritten(todo: list[Tensor]) -> list[Tensor]:
   """Lazy tensors that read a buffer this realize overwrites in place: realized in the same schedule, before the write,
   so they keep the values they were built from (as in PyTorch's eager order)."""
-  written = {n.src[0].base for t in todo for n in t.uop.toposort if n.op is Ops.ASSIGN}
+  written = {n.src[0].base for n in toposort_many([t.uop for t in todo]) if n.op is Ops.ASSIGN}
   if not written: return []
   mine = {id(t) for t in todo}
   out = []

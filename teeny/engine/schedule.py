@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from teeny.dtype import dtypes
 from teeny.helpers import DEBUG, prod
-from teeny.uop.ops import AxisType, GroupOp, KernelInfo, Ops, UOp
+from teeny.uop.ops import AxisType, GroupOp, KernelInfo, Ops, UOp, toposort_many
 from teeny.uop.rewrite import graph_rewrite
 from teeny.uop.symbolic import symbolic
 from teeny.uop.view import linear_index, movement_index, and_valid
@@ -283,11 +283,7 @@ def _reapply_views(r: UOp, base: UOp, new_base: UOp) -> UOp:
   if r is base: return new_base
   return r.replace(src=(_reapply_views(r.src[0], base, new_base),))
 
-def _toposort_many(roots: list[UOp]) -> list[UOp]:
-  out: dict[UOp, None] = {}
-  for r in roots:
-    for n in r.toposort: out.setdefault(n, None)
-  return list(out)
+def _toposort_many(roots: list[UOp]) -> list[UOp]: return list(toposort_many(roots))
 
 def _order_writes_after_reads(items: list[ScheduleItem]) -> list[ScheduleItem]:
   """Order items so each runs after the items whose outputs it reads, and an in-place write (assign) runs after every
