@@ -379,3 +379,24 @@ def test_atomic_kernel_counts_its_loop_trips_for_threads():
         UOp.placeholder(2, dtypes.int32, (4096,))]
   spec = get_program(_embedding_bwd_kernel(*ph, False), CRenderer())
   assert spec.iters == 4096 * 64 and spec.global_size == [4096]
+
+@needs_values
+def test_tensor_cross_entropy_routes_big_problems_to_the_kernel():
+  # Tensor.cross_entropy uses the hand-written backward for big (N, C) problems (on GPUs always), the graph for small
+  rng = np.random.default_rng(5)
+  x, t = rng.standard_normal((256, 300)).astype(np.float32), rng.integers(0, 300, 256).astype(np.int32)
+  t[3] = -100
+  X = Tensor(x, requires_grad=True)
+  def run():
+    X.grad = None
+    X.cross_entropy(Tensor(t)).backward()
+    X.grad.realize()
+  assert "ce_bwd_256_300" in _src(run)
+  p = np.exp(x - x.max(1, keepdims=True))
+  p /= p.sum(1, keepdims=True)
+  want = p.copy()
+  want[np.arange(256), np.where(t < 0, 0, t)] -= 1
+  want[3] = 0
+  np.testing.assert_allclose(X.grad.numpy(), want / 255, rtol=1e-4, atol=1e-7)
+  small = Tensor(x[:8, :10], requires_grad=True)
+  assert "ce_bwd" not in _src(lambda: (small.cross_entropy(Tensor(t[:8] % 10)).backward(), small.grad.realize()))

@@ -26,8 +26,10 @@ def _nll_bwd_kernel(dx: UOp, gr: UOp, target: UOp, logits: UOp | None, lse: UOp 
   g = gr.index(r).load().cast(dx.dtype.base)
   zero = UOp.const(dx.dtype.base, 0.0)
   if logits is not None:
+    # the mask goes on the row's scalar, not on each element: exp under a condition does not vectorise (416 vs 150 ms
+    # on the CPU for 8192x32000); ignored rows still store 0 (their p is finite: p * 0)
     p = (logits.index(r * nc + c).load().cast(dx.dtype.base) - lse.index(r).load().cast(dx.dtype.base)).alu(Ops.EXP)
-    row = valid.where(p * g, zero)
+    row = p * valid.where(g, zero)
   else: row = zero
   store = dx.index(r * nc + c).store(row)
   col = valid.where(t, UOp.const(t.dtype, 0)).cast(dtypes.index)
@@ -110,13 +112,14 @@ def cross_entropy(logits: Tensor, target: Tensor, reduction: str = "mean", ignor
     return logits.cross_entropy(target, reduction=reduction, label_smoothing=label_smoothing, ignore_index=ignore_index)
   n, nc = logits.shape
   x = logits.detach()
-  lse = x.cast(acc_dtype(x.dtype)).logsumexp(1)
+  # one node for the loss and the backward kernel: realized together (a training step), the row reductions run once
+  lse = x.cast(acc_dtype(x.dtype)).logsumexp(1).contiguous()
   valid = _valid(target, nc, ignore_index)
   picked = x.cast(lse.dtype).gather(1, valid.where(target, 0).cast(dtypes.int32).unsqueeze(1)).reshape(n)
   rows = valid.where(lse - picked, 0.0)
   loss = rows if reduction == "none" else rows.sum() if reduction == "sum" else rows.sum() / valid.sum().cast(rows.dtype)
   # lse is an input of the kernel, so the backward reuses the forward's instead of reducing the logits again
-  return with_grad(loss.cast(logits.dtype), (logits, target, lse.contiguous()), CrossEntropyGrad(reduction, ignore_index),
+  return with_grad(loss.cast(logits.dtype), (logits, target, lse), CrossEntropyGrad(reduction, ignore_index),
                    f"ce_fwd_{n}_{nc}")
 
 def nll_loss(logp: Tensor, target: Tensor, weight: Tensor | None = None, ignore_index: int = -100, reduction: str = "mean") -> Tensor:
