@@ -398,5 +398,6 @@ def test_tensor_cross_entropy_routes_big_problems_to_the_kernel():
   want[np.arange(256), np.where(t < 0, 0, t)] -= 1
   want[3] = 0
   np.testing.assert_allclose(X.grad.numpy(), want / 255, rtol=1e-4, atol=1e-7)
-  small = Tensor(x[:8, :10], requires_grad=True)
-  assert "ce_bwd" not in _src(lambda: (small.cross_entropy(Tensor(t[:8] % 10)).backward(), small.grad.realize()))
+  if not K.is_gpu(X.device):
+    small = Tensor(x[:8, :10], requires_grad=True)
+    assert "ce_bwd" not in _src(lambda: (small.cross_entropy(Tensor(t[:8] % 10)).backward(), small.grad.realize()))
