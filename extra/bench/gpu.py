@@ -18,7 +18,7 @@ import numpy as np
 N = int(os.environ.get("N", 256 * 1024 * 1024))
 MM = int(os.environ.get("MM", 4096))
 SM = int(os.environ.get("SM", 8192))
-RUNS = max(int(os.environ.get("RUNS", 10)), 3)
+RUNS = max(int(os.environ.get("RUNS", 30)), 3)
 
 # (key, label, unit, work per run in bytes or flops, target ratio from issue 4)
 CASES = [
@@ -29,7 +29,7 @@ CASES = [
   ("softmax", f"softmax(-1)      ({SM},{SM})", "GB/s", 8 * SM * SM, None),
 ]
 
-def median(fn, sync, runs: int = RUNS, warmup: int = 2) -> float:
+def median(fn, sync, runs: int = RUNS, warmup: int = 5) -> float:
   for _ in range(warmup): fn()
   sync()
   ts = []
