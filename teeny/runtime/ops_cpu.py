@@ -26,9 +26,10 @@ def vector_math_flags(cc: str) -> tuple[list[str], list[str]]:
   versions of the libm functions, within 4 ulp): a softmax or cross-entropy pass over 262M floats spent most of its
   time in scalar expf. gcc only does this under -ffast-math, which teeny does not use; without libmvec, nothing."""
   import ctypes.util
-  if "clang" not in os.path.basename(cc) or os.environ.get("TEENY_VECMATH", "1") == "0" or ctypes.util.find_library("mvec") is None:
-    return [], []
-  return ["-fveclib=libmvec"], ["-lmvec"]
+  if "clang" not in os.path.basename(cc) or os.environ.get("TEENY_VECMATH", "1") == "0": return [], []
+  if (lib := ctypes.util.find_library("mvec")) is None: return [], []
+  # link the runtime library by file name: the unversioned libmvec.so comes only with the development package
+  return ["-fveclib=libmvec"], [f"-l:{lib}"]
 
 class CCompiler(ToolCompiler):
   what = "C compile"
