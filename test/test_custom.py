@@ -256,7 +256,9 @@ CONVS = [  # (batch, cin, h, w, cout, k, stride, padding, dilation, groups)
   (3, 8, 12, 10, 8, 5, 1, 2, 1, 1), (2, 4, 10, 10, 4, 3, 1, 1, 1, 4), (8, 16, 14, 14, 16, 3, 1, 1, 1, 1),
   (2, 6, 11, 9, 6, 3, 1, 2, 2, 3), (2, 4, 9, 9, 4, 3, 1, ((1, 0), (2, 1)), 1, 1), (1, 4, 8, 8, 4, 3, 1, 3, 1, 1),
   # register tiles of the CPU kernels: 4 output x 8 input channels per group, and two 16-channel blocks at stride 2
-  (2, 16, 6, 7, 8, 3, 1, 1, 1, 2), (2, 32, 5, 5, 8, 3, 2, 1, 1, 1)]
+  (2, 16, 6, 7, 8, 3, 1, 1, 1, 2), (2, 32, 5, 5, 8, 3, 2, 1, 1, 1),
+  # strided input gradients through the stride-1 kernel on zero-inserted grad_out: a 7x7 stem, stride 3
+  (2, 3, 15, 13, 4, 7, 2, 3, 1, 1), (2, 4, 10, 10, 4, 3, 3, 1, 1, 1)]
 
 @needs_values
 @pytest.mark.parametrize("cfg", CONVS, ids=lambda c: "x".join(map(str, c)).replace(" ", ""))
