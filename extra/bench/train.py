@@ -80,8 +80,13 @@ def tinygrad_mlp():
   l1, l2 = tnn.Linear(784, 128), tnn.Linear(128, 10)
   opt = tnn.optim.Adam(tnn.state.get_parameters([l1, l2]), lr=1e-3)
   x, y = TT(X), TT(Y.astype(np.int32))
+  # training mode: Tensor.train() in older tinygrad, the TRAINING context variable in newer ones (0.14)
+  if hasattr(TT, "train"): train = TT.train
+  else:
+    from tinygrad.helpers import Context  # type: ignore
+    def train(): return Context(TRAINING=1)
   def step():
-    with TT.train():
+    with train():
       opt.zero_grad()
       loss = l2(l1(x).relu()).sparse_categorical_crossentropy(y)
       loss.backward()
