@@ -170,7 +170,7 @@ def _structure(roots: list[UOp]) -> tuple[tuple, list[UOp], list[UOp]]:
   index: dict[UOp, int] = {}
   parts: list[tuple] = []
   bufs: list[UOp] = []
-  nodes = _toposort_many(roots)
+  nodes = list(toposort_many(roots))
   for n in nodes:
     if n.op is Ops.BUFFER:
       parts.append((Ops.BUFFER, n.dtype, n.arg[1], n.arg[2], len(bufs)))
@@ -216,7 +216,7 @@ def _instantiate(tpl: tuple, roots: list[UOp], bufs: list[UOp], nodes: list[UOp]
 
 def _create_schedule(roots: list[UOp]) -> tuple[list[ScheduleItem], dict[UOp, UOp]]:
   realize = find_realizes(roots)
-  order = [n for n in _toposort_many(roots) if n in realize]
+  order = [n for n in toposort_many(roots) if n in realize]
   buffer_of: dict[UOp, UOp] = {}
   items: list[ScheduleItem] = []
   for n in order:
@@ -282,8 +282,6 @@ def _as_shaped(buf: UOp, shape: tuple[int, ...]) -> UOp:
 def _reapply_views(r: UOp, base: UOp, new_base: UOp) -> UOp:
   if r is base: return new_base
   return r.replace(src=(_reapply_views(r.src[0], base, new_base),))
-
-def _toposort_many(roots: list[UOp]) -> list[UOp]: return list(toposort_many(roots))
 
 def _order_writes_after_reads(items: list[ScheduleItem]) -> list[ScheduleItem]:
   """Order items so each runs after the items whose outputs it reads, and an in-place write (assign) runs after every

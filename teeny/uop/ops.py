@@ -169,17 +169,7 @@ class UOp(metaclass=UOpMetaClass):
   def _below(self) -> dict[UOp, None]:
     # the cache leaves the node itself out: a cached dict holding its owner would be a reference cycle, and a cycle keeps
     # a BUFFER node (and the device memory behind it) alive until the cyclic garbage collector happens to run
-    out: dict[UOp, None] = {}
-    stack: list[tuple[UOp, bool]] = [(s, False) for s in reversed(self.src)]
-    while stack:
-      node, visited = stack.pop()
-      if node in out: continue
-      if visited: out[node] = None
-      else:
-        stack.append((node, True))
-        for s in reversed(node.src):
-          if s not in out: stack.append((s, False))
-    return out
+    return toposort_many(self.src)
   def substitute(self, mapping: dict[UOp, UOp]) -> UOp:
     memo: dict[UOp, UOp] = {}
     for n in self.toposort:

@@ -56,7 +56,6 @@ class OpenCLRenderer(GPULanguage):
   thread_idx = ("(int)get_local_id(0)", "(int)get_local_id(1)", "(int)get_local_id(2)")
   shared_prefix = "__local "
   barrier = "barrier(CLK_LOCAL_MEM_FENCE)"
-  unroll_pragma = "#pragma unroll"
   type_map = {dtypes.bool: "bool", dtypes.int8: "char", dtypes.int16: "short", dtypes.int32: "int", dtypes.int64: "long",
               dtypes.uint8: "uchar", dtypes.uint16: "ushort", dtypes.uint32: "uint", dtypes.uint64: "ulong",
               dtypes.float16: "float", dtypes.bfloat16: "float", dtypes.float32: "float", dtypes.float64: "double", dtypes.void: "void"}
