@@ -125,11 +125,12 @@ class CStyleLanguage:
     streamed = {u for u in uops if u.op is Ops.STORE and self.streams(u)}
     # a value the linearizer hoisted out of a loop gets a variable: written inline it would be computed inside the loop
     # again (a logf of a row's sum inside cross-entropy's loop over 32000 classes cost 0.7 s)
-    level, d = {}, 0
-    for u in uops:
-      if u.op is Ops.RANGE: d += 1
-      elif u.op is Ops.END: d -= 1
-      else: level[u] = d
+    # one pass over the loop nesting: each value's depth, and where each RANGE's END is (UNROLL bodies are replayed)
+    level, end_of, opened = {}, {}, []
+    for i, u in enumerate(uops):
+      if u.op is Ops.RANGE: opened.append(i)
+      elif u.op is Ops.END: end_of[opened.pop()] = i
+      else: level[u] = len(opened)
     used_deeper = {s for u in uops if u in level for s in u.src
                    if s in level and level[s] < level[u] and s.op not in (Ops.CONST, Ops.DEFINE_GLOBAL, Ops.DEFINE_VAR, Ops.INDEX)}
     has_unroll = any(u.op is Ops.RANGE and u.arg[1] is AxisType.UNROLL for u in uops)
@@ -242,10 +243,6 @@ class CStyleLanguage:
       elif op is Ops.NOOP: pass
       else: raise NotImplementedError(f"{self.lang} renderer cannot render {op}")
     # UNROLL ranges are not loops: their body is rendered once per value, with the range a constant in each copy
-    end_of, opened = {}, []
-    for i, u in enumerate(uops):
-      if u.op is Ops.RANGE: opened.append(i)
-      elif u.op is Ops.END: end_of[opened.pop()] = i
     def run(lo: int, hi: int):
       i = lo
       while i < hi:
