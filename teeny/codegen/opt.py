@@ -35,11 +35,13 @@ def coefficient(idx: UOp, r: UOp) -> int | None:
     elif r in t.toposort: return None
   return coef
 
+def _split(r: UOp, amount: int) -> tuple[UOp, UOp]:
+  """(r_outer, u) with r = r_outer*amount + u: r_outer keeps r's kind, u is an UPCAST range."""
+  return UOp.range(r.src[0].arg // amount, r.arg[0], r.arg[1]), UOp.range(amount, 100 + r.arg[0], AxisType.UPCAST)
+
 def split_upcast(ast: UOp, r: UOp, amount: int) -> UOp:
   """r -> r_outer*amount + u, with u an UPCAST range (unrolled / vectorised by the compiler inside the reduce loop)."""
-  size = r.src[0].arg
-  outer = UOp.range(size // amount, r.arg[0], r.arg[1])
-  up = UOp.range(amount, 100 + r.arg[0], AxisType.UPCAST)
+  outer, up = _split(r, amount)
   return graph_rewrite(ast.substitute({r: outer * amount + up}), symbolic)
 
 def upcast_reduce(ast: UOp) -> UOp:
@@ -81,8 +83,7 @@ def lane_split_minmax(ast: UOp) -> UOp:
   if not any(coefficient(ld.src[1], r) == 1 for ld in loads): return ast
   lanes = next((k for k in (16, 8) if n % k == 0 and n >= 4 * k), None)
   if lanes is None: return ast
-  outer = UOp.range(n // lanes, r.arg[0], AxisType.REDUCE)
-  lane = UOp.range(lanes, 200 + r.arg[0], AxisType.UPCAST)
+  outer, lane = _split(r, lanes)
   inner = UOp(Ops.REDUCE, red.dtype, (red.src[0].substitute({r: outer * lanes + lane}), outer), red.arg)
   return graph_rewrite(ast.substitute({red: UOp(Ops.REDUCE, red.dtype, (inner, lane), red.arg)}), symbolic)
 
