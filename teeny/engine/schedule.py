@@ -184,7 +184,7 @@ def create_schedule(roots: list[UOp]) -> tuple[list[ScheduleItem], dict[UOp, UOp
   Graphs seen before (up to which buffers they read) reuse their schedule: only new output buffers are made."""
   key, bufs, nodes = _structure(roots)
   if (tpl := _schedule_cache.get(key)) is not None: return _instantiate(tpl, roots, bufs, nodes)
-  items, becomes = _create_schedule(roots)
+  items, becomes = _create_schedule(roots, nodes)
   _schedule_cache[key] = _template(items, becomes, roots, bufs, nodes)
   return items, becomes
 
@@ -214,9 +214,9 @@ def _instantiate(tpl: tuple, roots: list[UOp], bufs: list[UOp], nodes: list[UOp]
   if DEBUG >= 1: print(f"teeny: scheduled {sum(1 for i in items if i.kind != 'copy')} kernels, {len(items)} items (cached)")
   return items, becomes
 
-def _create_schedule(roots: list[UOp]) -> tuple[list[ScheduleItem], dict[UOp, UOp]]:
+def _create_schedule(roots: list[UOp], nodes: list[UOp]) -> tuple[list[ScheduleItem], dict[UOp, UOp]]:
   realize = find_realizes(roots)
-  order = [n for n in toposort_many(roots) if n in realize]
+  order = [n for n in nodes if n in realize]
   buffer_of: dict[UOp, UOp] = {}
   items: list[ScheduleItem] = []
   for n in order:

@@ -102,7 +102,7 @@ def _wgrad_kernel(gw: UOp, x: UOp, gout: UOp, s: ConvShape, gpu: bool) -> UOp:
   one thread per (image, weight element), summed over images by the caller: a thread per weight element alone left
   36864 threads each reducing 100k products (7.0 ms on an H200 for the bench shape)."""
   if gpu:
-    e, live, rngs = _gpu_elements(s.bs * s.cout * s.cin_g * s.kh * s.kw)
+    e, live, _ = _gpu_elements(s.bs * s.cout * s.cin_g * s.kh * s.kw)
     b, co, ci, kh, kw = _unflatten(e, (s.bs, s.cout, s.cin_g, s.kh, s.kw))
     oh, ow = UOp.range(s.oh, 5, AxisType.REDUCE), UOp.range(s.ow, 6, AxisType.REDUCE)
     red = [oh, ow]
@@ -122,7 +122,9 @@ def _wgrad_kernel(gw: UOp, x: UOp, gout: UOp, s: ConvShape, gpu: bool) -> UOp:
   st = gw.index(e if gpu else out * s.ow + ow, valid=live).store(acc)
   return st.sink(arg=KernelInfo(name=f"conv_bwd_w_{s.name}", opts_to_apply=()))
 
-def _divisor(n: int, choices: tuple[int, ...]) -> int: return next(c for c in choices if n % c == 0)
+def _block(n: int, most: int) -> int:
+  """The largest power of two up to `most` that divides n (a register tile's size along a channel axis)."""
+  return next(b for b in (16, 8, 4, 2, 1) if b <= most and n % b == 0)
 
 # input channels per GPU thread in the weight gradient's register tile, by 4 output channels (H200 bench shape, with the
 # channels-last copies: 2 -> 1.15 ms, 4 -> 1.24, 8 -> 1.17, 16 -> 1.72)
@@ -138,7 +140,7 @@ def _wgrad_cl_kernel(part: UOp, xt: UOp, gt: UOp, s: ConvShape, gpu: bool = Fals
   OB x CW = 4x16: 61-75, 2x32: 74, 8x8: 75, 2x16: 98, 4x8: 110, 8x16: 357 (too many accumulators: not vectorised);
   the dot-product kernel it replaces took 115-124 ms plus a 51 ms pad of grad_out."""
   hp, wp = s.h + s.pt + s.pb, s.w + s.pl + s.pr
-  ob, cw = _divisor(s.cout_g, (4, 2, 1)), _divisor(s.cin_g, tuple(k for k in (16, 8, 4, 2, 1) if k <= (GPU_WGRAD_CW if gpu else 16)))
+  ob, cw = _block(s.cout_g, 4), _block(s.cin_g, GPU_WGRAD_CW if gpu else 16)
   live = None
   if gpu:  # one thread per tile; neighbouring threads hold neighbouring input-channel blocks (coalesced loads of xt)
     e, live, _ = _gpu_elements(s.bs * s.kh * s.kw * (s.cout // ob) * (s.cin_g // cw))
@@ -177,7 +179,7 @@ GPU_IGRAD_CB = 4
 
 def _igrad_gather_kernel(gx: UOp, gout: UOp, w: UOp, s: ConvShape, gpu: bool) -> UOp:
   if gpu:  # one thread per (pixel, block of cb input channels of one group), the block an UNROLL register tile
-    cb = _divisor(s.cin_g, tuple(k for k in (8, 4, 2, 1) if k <= GPU_IGRAD_CB))
+    cb = _block(s.cin_g, GPU_IGRAD_CB)
     e, live, _ = _gpu_elements(s.bs * (s.cin // cb) * s.h * s.w)
     b, cbo, ih, iw = _unflatten(e, (s.bs, s.cin // cb, s.h, s.w))
     c = cbo * cb + UOp.range(cb, 7, AxisType.UNROLL)
@@ -212,7 +214,7 @@ def _igrad_padded_kernel(gx: UOp, gp: UOp, w: UOp, s: ConvShape) -> UOp:
   L1. Measured on the bench shape (B32, 64->64, 56x56, 2 cores): CB=1 91 ms, CB=2 54 ms, CB=4 58 ms (was 246 ms with
   one channel and a looped accumulator)."""
   hq, wq = s.h + (s.kh - 1) * s.dh, s.w + (s.kw - 1) * s.dw
-  cb, tw = (2 if s.cin_g % 2 == 0 else 1), _row_tile(s.w)
+  cb, tw = _block(s.cin_g, 2), _row_tile(s.w)
   b, ih = UOp.range(s.bs, 0, AxisType.GLOBAL), UOp.range(s.h, 1, AxisType.GLOBAL)
   iwo, cbo = UOp.range(s.w // tw, 2, AxisType.GLOBAL), UOp.range(s.cin // cb, 3, AxisType.GLOBAL)
   cbi, iwi = UOp.range(cb, 4, AxisType.UNROLL), UOp.range(tw, 5, AxisType.UNROLL)
