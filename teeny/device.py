@@ -111,6 +111,7 @@ class Buffer:
   def __init__(self, device: str, size: int, dtype: DType):
     self.device, self.size, self.dtype = device, size, dtype
     self._opaque: Any = None
+    self.version = 0   # which version node's contents the memory holds (engine/schedule.py: next_version)
   @property
   def nbytes(self) -> int: return self.size * self.dtype.itemsize
   @property

@@ -115,7 +115,7 @@ RULES: dict[Ops, Callable[[UOp, UOp], tuple[UOp | None, ...]]] = {
   Ops.COPY: lambda g, r: (UOp(Ops.COPY, g.dtype, (UOp(Ops.CONTIGUOUS, g.dtype, (g,)),), r.src[0].device),),
 }
 NO_GRAD = {Ops.CMPLT, Ops.CMPLE, Ops.CMPNE, Ops.CMPEQ, Ops.AND, Ops.OR, Ops.XOR, Ops.SHL, Ops.SHR, Ops.IDIV, Ops.MOD, Ops.TRUNC, Ops.FLOOR,
-           Ops.CEIL, Ops.RINT, Ops.DETACH, Ops.BUFFER, Ops.CONST, Ops.ARANGE, Ops.BITCAST, Ops.NOOP, Ops.ASSIGN}
+           Ops.CEIL, Ops.RINT, Ops.DETACH, Ops.BUFFER, Ops.CONST, Ops.ARANGE, Ops.BITCAST, Ops.NOOP}
 
 def _custom_kernel_grad(g: UOp, ck: UOp) -> tuple[UOp | None, ...]:
   """A custom kernel is differentiable through its grad_fxn(grad_out, *inputs) -> one gradient (or None) per input."""
@@ -137,6 +137,36 @@ def _custom_kernel_grad(g: UOp, ck: UOp) -> tuple[UOp | None, ...]:
       out.append(u.cast(s.dtype) if u.dtype != s.dtype else u)
   return tuple(out)
 
+def _view_chain(target: UOp, prev: UOp) -> list[UOp]:
+  """The movement ops (and DETACHes) from prev up to target, bottom first."""
+  chain = []
+  while target is not prev:
+    chain.append(target)
+    target = target.src[0]
+  return chain[::-1]
+
+def _assign_grad(g: UOp, a: UOp) -> list[tuple[UOp, UOp]]:
+  """ASSIGN(target, value) is prev with the view's elements replaced by value: value gets g seen through the view, and
+  prev gets g everywhere the write did not reach (the mask is the view's own gradient of ones, nonzero where written)."""
+  target, value = a.src[0], a.src[1]
+  prev = target.base
+  chain = _view_chain(target, prev)
+  gv = g
+  for c in chain:
+    if c.op is not Ops.DETACH: gv = c.replace(src=(gv,))
+  if len(a.src) > 2:
+    # a scatter into the flat view: value[i] came from position index[i]; written positions are those any index names
+    index, n = a.src[2], target.shape[0]
+    k = index.shape[0]
+    hit = index.reshape((k, 1)).expand((k, n)).alu(Ops.CMPEQ, UOp(Ops.ARANGE, index.dtype, (), (n, g.device)).reshape((1, n)).expand((k, n)))
+    ones = hit.cast(g.dtype).r(Ops.ADD, (0,)).reshape((n,))
+    gv = UOp(Ops.GATHER, g.dtype, (gv, index), 0)
+  else: ones = _c(gv, 1.0)
+  for c in reversed(chain):
+    if c.op is not Ops.DETACH: ones = RULES[c.op](ones, c)[0]
+  written = ones.alu(Ops.CMPNE, _c(ones, 0.0))
+  return [(value, gv), (prev, written.where(_c(g, 0.0), g))]
+
 def compute_gradient(root: UOp, root_grad: UOp, targets: set[UOp]) -> dict[UOp, UOp]:
   """d(root)/d(t) for each target t reachable from root, given the incoming gradient of root."""
   topo = list(root.toposort)
@@ -148,6 +178,10 @@ def compute_gradient(root: UOp, root_grad: UOp, targets: set[UOp]) -> dict[UOp, 
     g = grads.get(n)
     if g is None or n not in on_path or n in targets and not n.src: continue
     if n.op in NO_GRAD: continue
+    if n.op is Ops.ASSIGN:
+      for s, sg in _assign_grad(g, n):
+        if s in on_path: grads[s] = sg if s not in grads else grads[s] + sg
+      continue
     if n.op is Ops.KERNEL_OUT: src_grads = (g,) if n.arg == 0 else (None,)
     elif n.op is Ops.CUSTOM_KERNEL: src_grads = _custom_kernel_grad(g, n)
     elif n.op not in RULES: raise RuntimeError(f"no derivative rule for {n.op}; it cannot be differentiated")

@@ -101,36 +101,23 @@ def _advanced(x, tdims: list):
   return src._gather(at, index)
 
 def setitem(t, indices, value: Any) -> None:
-  """t[indices] = value, written in place through assign: a where() over t's whole buffer."""
-  from teeny.tensor import Tensor
+  """t[indices] = value, in place. Ints, slices (any step), None and ... select a view of t's storage, written through
+  assign; integer tensors select positions that are written with one scatter (for a position given twice, one of
+  its values is stored, as in numpy and torch)."""
+  from teeny.tensor import Tensor, _broadcast_shape
   if not isinstance(value, Tensor): value = Tensor(value, device=t.device, dtype=t.dtype)
   idx = _normalize(t, indices)
-  if all(isinstance(i, int) or i is None or (isinstance(i, slice) and i.step in (None, 1)) for i in idx):
-    # contiguous region: pad the value back to t's shape and select it with a padded mask
-    region = t[indices]
-    v = value.cast(t.dtype)._broadcast_to(region.shape) if value.shape != region.shape else value.cast(t.dtype)
-    pads, d = [], 0
-    for i in idx:
-      if i is None: continue
-      s = t.shape[d]
-      if isinstance(i, int): j = i + s if i < 0 else i; pads.append((j, s - j - 1))  # noqa: E702
-      else: b, e, _ = i.indices(s); e = max(e, b); pads.append((b, s - e))  # noqa: E702
-      d += 1
-    inner = tuple(s - b - e for s, (b, e) in zip(t.shape, pads))
-    v = v.reshape(inner)
-    mask = Tensor.full(inner, True, dtype=dtypes.bool, device=t.device).pad(tuple(pads))
-    t.assign(mask.where(v.pad(tuple(pads)), t.detach() if not t.requires_grad else t))
-    t.realize()
+  advanced = any(isinstance(i, Tensor) for i in idx)
+  region = t[indices] if not advanced else Tensor.arange(t.numel(), device=t.device).reshape(t.shape)[indices]
+  try: fits = _broadcast_shape(value.shape, region.shape) == region.shape
+  except ValueError: fits = False
+  if not fits:
+    raise RuntimeError(f"shape mismatch: value tensor of shape {list(value.shape)} cannot be broadcast to indexing result of "
+                       f"shape {list(region.shape)}")
+  if value.device != t.device: raise RuntimeError(f"setitem: value is on {value.device}, the tensor on {t.device}; move it with .to()")
+  value = value.cast(t.dtype)._broadcast_to(region.shape)
+  if not advanced:
+    region._write(value)
     return
-  # flat positions of the selected elements, through the same indexing path
-  pos = Tensor.arange(t.numel(), device=t.device).reshape(t.shape)[indices]
-  value = value.cast(t.dtype)._broadcast_to(pos.shape) if value.shape != pos.shape else value.cast(t.dtype)
-  n = pos.numel()
-  if n == 0: return
-  flat_pos, flat_val = pos.reshape(n, 1), value.reshape(n, 1)
-  hit = flat_pos == Tensor.arange(t.numel(), device=t.device).reshape(1, -1)
-  written = hit.any(0).reshape(t.shape)
-  new_vals = hit.where(flat_val, 0).sum(0, dtype=t.dtype).reshape(t.shape) if t.dtype != dtypes.bool else \
-    (hit & flat_val).any(0).reshape(t.shape)
-  t.assign(written.where(new_vals, t.detach() if not t.requires_grad else t))
-  t.realize()
+  if region.numel() == 0: return
+  t._write(value.reshape(region.numel()), index=region.reshape(region.numel()))

@@ -1,20 +1,27 @@
 """Tensor: a thin, lazy handle on a UOp. Every op adds nodes to the graph; nothing runs until a value is needed."""
 from __future__ import annotations
-import math
+import math, weakref
 from typing import Any, Callable, Sequence
 import numpy as np
 from teeny.dtype import DType, dtypes, least_upper_dtype, sum_acc_dtype, to_dtype, float32_to_bf16_bits
 from teeny.helpers import prod, DEBUG
 from teeny.device import Device
-from teeny.uop.ops import Ops, UOp, WeakKeyed, toposort_many
+from teeny.uop.ops import Ops, UOp, toposort_many
 from teeny.tensor_nn import NNMixin
 
-# every live tensor, so a write in place can first realize lazy tensors that still read the old contents
-# every live Tensor, weakly (backward finds the leaves that require grad here): id -> a weak reference that knows its key
-_all_tensors: dict[int, WeakKeyed] = {}
-def _forget_tensor(r: WeakKeyed):
-  if _all_tensors.get(r.key) is r: del _all_tensors[r.key]
-def _live_tensors() -> list[Tensor]: return [t for r in list(_all_tensors.values()) if (t := r()) is not None]
+# Side tables keyed weakly by graph node (an entry lives as long as some graph still holds the node), so finding what a
+# realize or a backward needs costs what its own graph costs, never what the whole process holds:
+# every node a leaf (requires_grad set by the user) has stood for -> the leaf
+_leaf_of: weakref.WeakKeyDictionary[UOp, weakref.ref] = weakref.WeakKeyDictionary()
+# the node a realized tensor that requires grad became -> the graph that computed it (realize never cuts autograd)
+_ad_of: weakref.WeakKeyDictionary[UOp, UOp] = weakref.WeakKeyDictionary()
+# a pending write (ASSIGN, or a custom kernel writing its operands) -> the tensors it writes into
+_write_origin: weakref.WeakKeyDictionary[UOp, tuple] = weakref.WeakKeyDictionary()
+_USERS_PRUNE = 64
+
+def _root(t: Tensor) -> Tensor: return t if t._base is None else t._base
+def _lazy(u: UOp) -> bool: return u.base.op not in (Ops.BUFFER, Ops.CONST)
+def _plain(u: UOp) -> bool: return u.op is Ops.BUFFER or (u.op is Ops.RESHAPE and u.src[0].op is Ops.BUFFER)
 
 def _axis(axis: int, ndim: int) -> int:
   if not -max(ndim, 1) <= axis < max(ndim, 1):
@@ -60,25 +67,63 @@ class Tensor(NNMixin):
     dt = to_dtype(dtype) if dtype is not None else None
     self.grad: Tensor | None = None
     self._requires_grad: bool | None = None
+    self._leaf = False
+    self._ref = weakref.ref(self)
+    # aliasing: a view (movement ops, detach, basic indexing) shares its base's storage; its UOp is a chain of movement
+    # ops over the base's current UOp, rebuilt when a write moves the base to a new version
+    self._base: Tensor | None = None
+    self._seen: UOp | None = None
+    # the tensors this one was computed from, and weak links to the tensors computed from it (with the UOp they read):
+    # how a write finds the lazy tensors that still read the contents it overwrites
+    self._srcs: tuple = ()
+    self._users: list | None = None
     if isinstance(data, UOp):
-      self.uop = data if dt is None or data.dtype == dt else data.cast(dt)
+      self._uop = data if dt is None or data.dtype == dt else data.cast(dt)
     elif isinstance(data, Tensor):
-      self.uop = data.uop if dt is None else data.uop.cast(dt)
+      if dt is None or dt == data.dtype:
+        b = _root(data)
+        self._uop, self._base, self._seen = data.uop, b, b._uop
+        self._link((data,))
+      else:
+        self._uop = data.uop.cast(dt)
+        self._link((data,))
     elif isinstance(data, (bool, int, float, np.bool_, np.integer, np.floating)) and not isinstance(data, np.ndarray):
       dev = Device.canonicalize(device)
       dt = dt or (dtypes.from_np(np.asarray(data).dtype) if isinstance(data, (np.integer, np.floating)) else dtypes.from_py(data))
-      self.uop = UOp.const(dt, data, dev)
+      self._uop = UOp.const(dt, data, dev)
     else:
-      self.uop = _from_host(data, Device.canonicalize(device), dt)
-      if self.uop.dtype.kind in "iu" and isinstance(data, (list, tuple, np.ndarray)) and self.numel():
+      self._uop = _from_host(data, Device.canonicalize(device), dt)
+      if self._uop.dtype.kind in "iu" and isinstance(data, (list, tuple, np.ndarray)) and self.numel():
         # integer values known on the host (token ids, labels): range checks need no device read
         arr = np.asarray(data)
-        self._host_range = (self.uop, int(arr.min()), int(arr.max()))
-    self._graph: UOp | None = None   # the graph this tensor had before it was realized, for backward()
-    self._leaf_uops: tuple[UOp, ...] = ()  # every UOp a leaf has stood for (a lazy leaf keeps its graph's node)
-    self.requires_grad = requires_grad
-    r = _all_tensors[id(self)] = WeakKeyed(self, _forget_tensor)
-    r.key = id(self)
+        self._host_range = (self._uop, int(arr.min()), int(arr.max()))
+    if requires_grad is not None: self.requires_grad = requires_grad
+
+  # ---- the UOp, aliasing and links
+  @property
+  def uop(self) -> UOp:
+    b = self._base
+    if b is None or self._seen is b._uop: return self._uop
+    from teeny.engine.schedule import _reapply_views
+    self._uop, self._seen = _reapply_views(self._uop, self._seen, b._uop), b._uop
+    return self._uop
+  @uop.setter
+  def uop(self, u: UOp):
+    self._base = self._seen = None   # given a UOp of its own, a view stops aliasing its base
+    self._set_uop(u)
+  def _set_uop(self, u: UOp):
+    self._uop = u
+    if self._leaf: _leaf_of[u] = self._ref
+  def _link(self, srcs: tuple):
+    """Record that self was computed from srcs (strong, while it may be needed) and register self with each of them."""
+    self._srcs = self._srcs + srcs if self._srcs else srcs
+    for s in srcs:
+      if s._users is None: s._users = []
+      us = s._users
+      entry = (self._ref, s.uop)
+      us.append(entry)
+      if len(us) >= _USERS_PRUNE and len(us) & (len(us) - 1) == 0:
+        us[:] = [e for e in us if e[0]() is not None]
 
   # ---- basic properties
   @property
@@ -109,11 +154,11 @@ class Tensor(NNMixin):
   def requires_grad(self) -> bool | None: return self._requires_grad
   @requires_grad.setter
   def requires_grad(self, v: bool | None):
+    if v and not (self.dtype.kind == "f"): raise RuntimeError(f"only floating point tensors can require gradients, not {self.dtype}")
     self._requires_grad = v
-    if v:
-      if not (self.dtype.kind == "f"): raise RuntimeError(f"only floating point tensors can require gradients, not {self.dtype}")
-      # set by the user: this tensor is a leaf, whatever graph (rand, arange...) made its value
-      self._leaf_uops = (self.uop,)
+    # set by the user: this tensor is a leaf, whatever graph (rand, arange...) made its value
+    self._leaf = bool(v)
+    if v: _leaf_of[self.uop] = self._ref
 
   def requires_grad_(self, v: bool = True) -> Tensor:
     self.requires_grad = v
@@ -134,35 +179,57 @@ class Tensor(NNMixin):
     if rg and Tensor._no_grad: u, rg = UOp(Ops.DETACH, u.dtype, (u,)), False
     t = Tensor(u)
     if rg: t._requires_grad = True
+    t._link((self,) + srcs)
+    return t
+  def _view(self, u: UOp) -> Tensor:
+    """A new tensor for `u`, a chain of movement ops over self's UOp, that shares self's storage: a write through
+    either is seen by both (PyTorch's views)."""
+    t = self._wrap(u)
+    b = _root(self)
+    t._base, t._seen = b, b._uop
     return t
   @staticmethod
   def realize_all(*tensors: Tensor) -> None:
-    from teeny.engine.schedule import create_schedule
+    """Realize tensors in one schedule. A view realizes its base. Lazy tensors that read memory a write in this schedule
+    overwrites are realized in it too, before the write."""
+    from teeny.engine.schedule import create_schedule, resolve_executed, _done_writes, _reapply_views
     from teeny.engine.realize import run_schedule
-    from teeny.engine.schedule import resolve_ran_custom
-    tensors = tuple({id(t): t for t in tensors}.values())
-    todo = [t for t in tensors if t.uop.base.op not in (Ops.BUFFER, Ops.CONST)]
+    todo = list({id(b): b for b in (_root(t) for t in tensors)}.values())
+    todo = [t for t in todo if _lazy(t._uop)]
     if not todo: return
-    todo += _readers_of_overwritten(todo)
-    for t in todo: t.uop = resolve_ran_custom(t.uop)
-    todo = [t for t in todo if t.uop.base.op not in (Ops.BUFFER, Ops.CONST)]
+    for t in todo:
+      if (u := resolve_executed(t._uop)) is not t._uop: t._set_uop(u)
+    todo = [t for t in todo if _lazy(t._uop)]
     if not todo: return
+    if _write_origin: todo += _pending_readers(todo)
     if DEBUG >= 5:
-      for t in todo: print(t.uop)
-    items, becomes = create_schedule(list(dict.fromkeys(t.uop for t in todo)))
+      for t in todo: print(t._uop)
+    items, becomes = create_schedule(list(dict.fromkeys(t._uop for t in todo)))
     run_schedule(items)
+    from teeny.engine.schedule import _ran_custom
+    for n in [n for n in _write_origin if n.op is Ops.CUSTOM_KERNEL and n in _ran_custom]: del _write_origin[n]
+    for n, v in becomes.items():
+      if n.op is not Ops.ASSIGN: continue
+      _done_writes[n] = v
+      for r in _write_origin.pop(n, ()):
+        if (o := r()) is not None and o._uop.base is n:
+          new = _reapply_views(o._uop, n, v)
+          if o._requires_grad and not o._leaf: _ad_of[new] = o._uop
+          o._set_uop(new)
     seen: set[UOp] = set()
     for t in todo:
-      new = becomes[t.uop]
-      if t.uop in seen and new.base.op is Ops.BUFFER:
+      old = t._uop
+      if not _lazy(old):   # moved to the version a write made, above
+        _drop_links(t)
+        continue
+      new = becomes[old]
+      if old in seen and new.base.op is Ops.BUFFER:
         # two tensors built from the same graph still own separate memory (one may be written in place later)
         new = Tensor(UOp(Ops.CONTIGUOUS, new.dtype, (new,))).realize().uop
-      seen.add(t.uop)
-      if t._leaf_uops:
-        if t.uop.op is not Ops.ASSIGN: t._leaf_uops = tuple(dict.fromkeys(t._leaf_uops + (new,)))
-        else: t._leaf_uops = (new,)
-      elif t.requires_grad and t._graph is None: t._graph = t.uop
-      t.uop = new
+      seen.add(old)
+      if t._requires_grad and not t._leaf and new is not old: _ad_of[new] = old
+      t._set_uop(new)
+      _drop_links(t)
   def realize(self, *more: Tensor) -> Tensor:
     """Run the kernels that compute this tensor (and `more`), in one schedule."""
     Tensor.realize_all(self, *more)
@@ -171,15 +238,18 @@ class Tensor(NNMixin):
     from teeny.engine.schedule import create_schedule
     return create_schedule([t.uop for t in (self, *more)])[0]
   def contiguous(self) -> Tensor:
-    if self.uop.op is Ops.BUFFER or (self.uop.op is Ops.RESHAPE and self.uop.src[0].op is Ops.BUFFER): return self
+    if _plain(self.uop): return self
     return self._wrap(UOp(Ops.CONTIGUOUS, self.dtype, (self.uop,)))
   def _buffer(self):
     """The realized, contiguous buffer holding this tensor's values (realizing, or copying a view, when needed)."""
-    from teeny.engine.realize import buffer_for
-    def plain(u: UOp) -> bool: return u.op is Ops.BUFFER or (u.op is Ops.RESHAPE and u.src[0].op is Ops.BUFFER)
-    if not plain(self.uop) and self.uop.base is self.uop: self.realize()
-    if plain(self.uop): return buffer_for(self.uop.base)
-    return buffer_for(Tensor(UOp(Ops.CONTIGUOUS, self.dtype, (self.uop,))).realize().uop.base)
+    from teeny.engine.realize import buffer_for, check_version
+    u = self.uop
+    if u.base.op is Ops.ASSIGN or (self._base is None and _lazy(u)) or (self._base is not None and _lazy(self._base._uop)
+                                                                         and u.base.op is not Ops.CONST):
+      self.realize()
+      u = self.uop
+    if _plain(u): return check_version(u.base, "reading this tensor")
+    return buffer_for(Tensor(UOp(Ops.CONTIGUOUS, self.dtype, (u,))).realize().uop.base)
   def numpy(self) -> np.ndarray:
     """The values as a numpy array (bfloat16 comes back as float32)."""
     if self.numel() == 0:
@@ -198,19 +268,53 @@ class Tensor(NNMixin):
     return self._wrap(UOp(Ops.COPY, self.dtype, (self.contiguous().uop,), dev))
   def cpu(self) -> Tensor: return self.to("CPU")
   def clone(self) -> Tensor: return self._wrap(UOp(Ops.CONTIGUOUS, self.dtype, (self.uop,)))
-  def detach(self) -> Tensor: return Tensor(UOp(Ops.DETACH, self.dtype, (self.uop,)))
+  def detach(self) -> Tensor:
+    """The same storage without autograd history (writes through either are seen by both, as in PyTorch)."""
+    t = Tensor(UOp(Ops.DETACH, self.dtype, (self.uop,)))
+    b = _root(self)
+    t._base, t._seen = b, b._uop
+    t._link((self,))
+    return t
   def assign(self, x: Any) -> Tensor:
-    """Write x into this tensor's memory (in place, lazily): how optimizers update parameters without a copy."""
+    """Write x into this tensor in place (lazily). The write goes to the storage this tensor views, at the view's
+    addresses, ordered after every read issued before it: views of the storage see it, lazy tensors computed earlier
+    keep the values they read. Writing a leaf that requires grad (an optimizer step, `w -= lr * w.grad`) updates its
+    data and is not recorded for autograd; a write into any other tensor is (torch's in-place semantics)."""
     if not isinstance(x, Tensor): x = Tensor(x, device=self.device, dtype=self.dtype)
-    if x.device != self.device: raise RuntimeError(f"assign: value is on {x.device}, target on {self.device}")
+    if x.device != self.device: raise RuntimeError(f"assign: value is on {x.device}, target on {self.device}; move it with .to()")
     if x.shape != self.shape:
-      try: x = x.expand(self.shape) if _broadcast_shape(x.shape, self.shape) == self.shape else None
-      except ValueError: x = None
-      if x is None: raise ValueError(f"assign: cannot write a value of shape {x.shape if x is not None else 'other'} into shape {self.shape}")
+      try: ok = _broadcast_shape(x.shape, self.shape) == self.shape
+      except ValueError: ok = False
+      if not ok: raise RuntimeError(f"assign: the value's shape {x.shape} cannot be broadcast to the target's shape {self.shape}")
+      x = x.expand(self.shape)
+    return self._write(x)
+  def _write(self, x: Tensor, index: Tensor | None = None) -> Tensor:
+    """The one way teeny writes in place: ASSIGN(view, value) -> the storage's next version. With `index` (flat
+    positions in this tensor, one per value element) the write is a scatter: value[i] goes to position index[i]."""
     if x.dtype != self.dtype: x = x.cast(self.dtype)
-    if self.uop.base.op is not Ops.BUFFER or self.uop.op not in (Ops.BUFFER, Ops.RESHAPE):
-      self.uop = self.contiguous().realize().uop
-    self.uop = UOp(Ops.ASSIGN, self.dtype, (self.uop, x.uop))
+    base = _root(self)
+    record = not base._leaf and not Tensor._no_grad and (x.requires_grad or base.requires_grad)
+    value = x.uop if record or not x.requires_grad else UOp(Ops.DETACH, x.dtype, (x.uop,))
+    target = self.uop
+    prev = target.base
+    if prev.op not in (Ops.BUFFER, Ops.ASSIGN):
+      if self is base and index is None:
+        # the whole of a tensor that has no memory: its value simply becomes x (views of it follow)
+        base._set_uop(value)
+        if record: base._requires_grad = True
+        return self
+      # a part of one: give its current value a node of its own to be written into (a buffer when scheduled)
+      base._set_uop(UOp(Ops.CONTIGUOUS, base.dtype, (base._uop,)))
+      target = self.uop
+      prev = target.base
+    _check_writable(target, prev)
+    if index is None: a = UOp(Ops.ASSIGN, self.dtype, (target, value))
+    else: a = UOp(Ops.ASSIGN, self.dtype, (target.reshape((self.numel(),)), value, index.cast(dtypes.int32).uop))
+    from teeny.engine.schedule import _reapply_views
+    base._set_uop(_reapply_views(base._uop, prev, a))
+    _write_origin[a] = (base._ref,)
+    base._link((x,) if index is None else (x, index))
+    if record: base._requires_grad = True
     return self
   def replace(self, x: Tensor) -> Tensor:
     if x.shape != self.shape: raise ValueError(f"replace: shape {x.shape} does not match {self.shape}")
@@ -379,7 +483,7 @@ class Tensor(NNMixin):
   def _broadcast_to(self, shape: tuple[int, ...]) -> Tensor:
     if self.shape == shape: return self
     x = self.reshape((1,) * (len(shape) - self.ndim) + self.shape) if self.ndim < len(shape) else self
-    return x._wrap(x.uop.expand(shape)) if x.shape != shape else x
+    return x._view(x.uop.expand(shape)) if x.shape != shape else x
   def _alu(self, op: Ops, *srcs: Tensor, dtype: DType | None = None) -> Tensor:
     return self._wrap(self.uop.alu(op, *[s.uop for s in srcs], dtype=dtype), *srcs)
   def _float(self) -> Tensor: return self if self.dtype.kind == "f" else self.cast(dtypes.default_float)
@@ -756,7 +860,7 @@ class Tensor(NNMixin):
       shape = tuple(self.numel() // known if s == -1 else s for s in shape)
     if prod(shape) != self.numel() or any(s < 0 for s in shape):
       raise ValueError(f"cannot reshape tensor of shape {self.shape} ({self.numel()} elements) into {shape}")
-    return self if shape == self.shape else self._wrap(self.uop.reshape(shape))
+    return self if shape == self.shape else self._view(self.uop.reshape(shape))
   view = reshape
   def expand(self, *shape) -> Tensor:
     shape = _shape_arg(shape, allow_neg=True)
@@ -765,14 +869,14 @@ class Tensor(NNMixin):
     new = tuple(s if n == -1 else n for s, n in zip(x.shape, shape))
     for s, n in zip(x.shape, new):
       if s != n and s != 1: raise ValueError(f"expand: cannot expand shape {self.shape} to {shape}")
-    return x if new == x.shape else x._wrap(x.uop.expand(new))
+    return x if new == x.shape else x._view(x.uop.expand(new))
   def broadcast_to(self, *shape): return self.expand(*shape)
   def expand_as(self, other: Tensor): return self.expand(other.shape)
   def permute(self, *order) -> Tensor:
     if len(order) == 1 and isinstance(order[0], (tuple, list)): order = tuple(order[0])
     order = tuple(_axis(int(o), self.ndim) for o in order)
     if sorted(order) != list(range(self.ndim)): raise ValueError(f"permute: {order} is not a permutation of {self.ndim} dims")
-    return self._wrap(self.uop.permute(order))
+    return self._view(self.uop.permute(order))
   def transpose(self, dim0: int = 1, dim1: int = 0) -> Tensor:
     order = list(range(self.ndim))
     a, b = _axis(dim0, self.ndim), _axis(dim1, self.ndim)
@@ -815,7 +919,7 @@ class Tensor(NNMixin):
       x = x.shrink(tuple((-min(b, 0), s + min(e, 0)) for (b, e), s in zip(pairs, x.shape)))
       pairs = [(max(b, 0), max(e, 0)) for b, e in pairs]
     if all(b == 0 and e == 0 for b, e in pairs): return x
-    out = x._wrap(x.uop.pad(tuple(pairs)))
+    out = x._view(x.uop.pad(tuple(pairs)))
     if value == 0: return out
     mask = Tensor(UOp.const(dtypes.bool, True, self.device)).reshape((1,) * x.ndim).expand(x.shape)
     mask = Tensor(mask.uop.pad(tuple(pairs)))
@@ -824,11 +928,11 @@ class Tensor(NNMixin):
     arg = tuple((0, s) if a is None else (int(a[0]), int(a[1])) for a, s in zip(arg, self.shape))
     for (b, e), s in zip(arg, self.shape):
       if not 0 <= b <= e <= s: raise ValueError(f"shrink {arg} is out of bounds for shape {self.shape}")
-    return self._wrap(self.uop.shrink(arg))
+    return self._view(self.uop.shrink(arg))
   def flip(self, *axis, dims=None) -> Tensor:
     axis = dims if dims is not None else (axis[0] if len(axis) == 1 else (axis if axis else None))
     axes = tuple(range(self.ndim)) if axis is None else tuple(_axis(a, self.ndim) for a in ((axis,) if isinstance(axis, int) else axis))
-    return self._wrap(self.uop.flip(axes))
+    return self._view(self.uop.flip(axes))
   def _window(self, k_: Sequence[int], s_: Sequence[int], d_: Sequence[int]) -> Tensor:
     """Sliding windows over the last len(k_) dims, (..., *in) -> (..., *out, *k_): a view, no copy."""
     n = len(k_)
@@ -966,41 +1070,57 @@ class Tensor(NNMixin):
       if t.device != self.device: raise RuntimeError(f"custom_kernel: argument {i} is on {t.device}, the output on {self.device}")
     if self.uop.op not in (Ops.BUFFER, Ops.RESHAPE) or self.uop.base.op is not Ops.BUFFER:
       raise ValueError("custom_kernel must be called on a realized, contiguous output tensor, e.g. Tensor.zeros(...).contiguous().realize()")
-    srcs = [self.uop] + [t.contiguous().uop for t in inputs]
+    conts = [self] + [t.contiguous() for t in inputs]
+    srcs = [t.uop for t in conts]
     holders = [UOp.placeholder(i, t.dtype, t.shape) for i, t in enumerate(tensors)]
     sink = fxn(*holders)
     if not isinstance(sink, UOp) or sink.op is not Ops.SINK: raise TypeError("custom_kernel: fxn must return a SINK UOp (x.sink(arg=KernelInfo(...)))")
     if not isinstance(sink.arg, KernelInfo): sink = sink.replace(arg=KernelInfo(name="custom", opts_to_apply=()))
     ck = UOp(Ops.CUSTOM_KERNEL, dtypes.void, tuple(srcs), (sink, grad_fxn))
     rg = any(t.requires_grad for t in inputs)
-    outs = []
-    for i, t in enumerate(tensors):
-      o = Tensor(UOp(Ops.KERNEL_OUT, t.dtype, (ck,), i))
+    from teeny.engine.schedule import custom_written, _reapply_views
+    written = custom_written(sink)
+    outs, origins = [], []
+    for i, t in enumerate(conts):
+      ko = UOp(Ops.KERNEL_OUT, t.dtype, (ck,), i)
+      if i in written and _plain(t.uop):
+        # the kernel writes this tensor's memory in place: the tensor (and its views) now name the kernel's result
+        b = _root(t)
+        b._set_uop(_reapply_views(b._uop, b._uop.base, ko.reshape(b._uop.base.shape)))
+        origins.append(b._ref)
+        o = Tensor(t)
+      else: o = Tensor(ko)
+      o._link(tuple(conts))
       if rg and i == 0 and not Tensor._no_grad: o._requires_grad = True
       outs.append(o)
+    if origins: _write_origin[ck] = tuple(origins)
     return outs
 
   # ---- autograd
   def backward(self, gradient: Tensor | None = None) -> Tensor:
     """Accumulate d(self)/d(leaf) into `.grad` of every leaf that requires grad."""
     from teeny.gradient import compute_gradient
+    if not self.requires_grad:
+      raise RuntimeError("backward(): this tensor does not require grad (it was built from tensors that do not, or under "
+                         "no_grad()); create leaves with requires_grad=True and compute it with grad enabled")
     if gradient is None:
       if self.numel() != 1:
         raise RuntimeError(f"backward() on a non-scalar tensor of shape {self.shape} needs gradient= (a tensor of the same shape)")
       gradient = Tensor.ones(*self.shape, device=self.device, dtype=self.dtype)
     if gradient.shape != self.shape: raise ValueError(f"backward: gradient shape {gradient.shape} must match {self.shape}")
-    root = _differentiable_graph(self)
-    topo = root.toposort
-    targets = [t for t in _live_tensors() if t.requires_grad and any(u in topo for u in t._leaf_uops)]
-    if not targets:
-      raise RuntimeError("backward(): nothing in this graph requires grad (create leaves with requires_grad=True)")
-    grads = compute_gradient(root, gradient.cast(self.dtype).uop, {u for t in targets for u in t._leaf_uops if u in topo})
-    for t in targets:
-      parts = [grads[u] for u in t._leaf_uops if u in grads]
-      if not parts: continue
-      g = parts[0]
-      for p in parts[1:]: g = g + p
-      gt = Tensor(g.reshape(t.shape) if g.shape != t.shape else g)
+    root = _differentiable(self.uop)
+    leaves: dict[UOp, Tensor] = {}
+    for u in root.toposort:
+      if (r := _leaf_of.get(u)) is not None and (t := r()) is not None and t.requires_grad: leaves[u] = t
+    if not leaves: raise RuntimeError("backward(): nothing in this graph requires grad (create leaves with requires_grad=True)")
+    grads = compute_gradient(root, gradient.cast(self.dtype).uop, set(leaves))
+    per: dict[int, tuple[Tensor, UOp]] = {}
+    for u, t in leaves.items():
+      if u not in grads: continue
+      g = grads[u].reshape(t.shape) if grads[u].shape != t.shape else grads[u]
+      per[id(t)] = (t, g if id(t) not in per else per[id(t)][1] + g)
+    for t, g in per.values():
+      gt = Tensor(g)
       t.grad = gt if t.grad is None else t.grad + gt
     return self
   def gradient(self, *targets: Tensor, gradient: Tensor | None = None) -> list[Tensor]:
@@ -1009,43 +1129,88 @@ class Tensor(NNMixin):
     if gradient is None:
       if self.numel() != 1: raise RuntimeError(f"gradient() on a non-scalar of shape {self.shape} needs gradient=")
       gradient = Tensor.ones(*self.shape, device=self.device, dtype=self.dtype)
-    root = _differentiable_graph(self)
+    root = _differentiable(self.uop)
     topo = root.toposort
-    want = {u for t in targets for u in (t._leaf_uops or (t.uop,)) if u in topo}
-    grads = compute_gradient(root, gradient.cast(self.dtype).uop, want)
+    ids = {id(t) for t in targets}
+    nodes: dict[int, list[UOp]] = {id(t): [t.uop] if t.uop in topo else [] for t in targets}
+    for u in topo:
+      if (r := _leaf_of.get(u)) is not None and (t := r()) is not None and id(t) in ids and u not in nodes[id(t)]: nodes[id(t)].append(u)
+    grads = compute_gradient(root, gradient.cast(self.dtype).uop, {u for us in nodes.values() for u in us})
     out = []
     for t in targets:
-      parts = [grads[u] for u in (t._leaf_uops or (t.uop,)) if u in grads]
+      parts = [grads[u] for u in nodes[id(t)] if u in grads]
       if not parts: out.append(t.zeros_like())
       else:
         g = parts[0]
         for p in parts[1:]: g = g + p
-        out.append(Tensor(g))
+        out.append(Tensor(g.reshape(t.shape) if g.shape != t.shape else g))
     return out
 
-def _differentiable_graph(t: Tensor) -> UOp:
-  """t's graph, with every realized intermediate that requires grad swapped back for the graph that computed it, so
-  gradients flow through tensors that were realized on the way (their values are recomputed in the backward pass)."""
-  root = t._graph if t._graph is not None else t.uop
-  back = {x.uop: x._graph for x in _live_tensors() if x._graph is not None and x is not t}
-  for _ in range(8):
-    topo = root.toposort
-    hit = {k: v for k, v in back.items() if k in topo}
-    if not hit: break
-    root = root.substitute(hit)
-  return root
+def _drop_links(t: Tensor):
+  """A realized tensor keeps its sources only while tensors built from its lazy graph may still need the links."""
+  if t._srcs and not any(r() is not None and _lazy(u) for r, u in (t._users or ())): t._srcs = ()
 
-def _readers_of_overwritten(todo: list[Tensor]) -> list[Tensor]:
-  """Lazy tensors that read a buffer this realize overwrites in place: realized in the same schedule, before the write,
-  so they keep the values they were built from (as in PyTorch's eager order)."""
-  written = {n.src[0].base for n in toposort_many([t.uop for t in todo]) if n.op is Ops.ASSIGN}
-  if not written: return []
+def _differentiable(root: UOp) -> UOp:
+  """root's graph with every realized tensor that required grad swapped back for the graph that computed it (and so on
+  below), so gradients flow through realize(): realizing never cuts autograd. One walk; leaves stay leaves."""
+  if not _ad_of: return root
+  memo: dict[UOp, UOp] = {}
+  stack: list[tuple[UOp, bool]] = [(root, False)]
+  while stack:
+    n, ready = stack.pop()
+    if n in memo: continue
+    f = _ad_of.get(n) if n not in _leaf_of else None
+    if f is not None:
+      if f in memo: memo[n] = memo[f]
+      else: stack.extend(((n, True), (f, False)))
+      continue
+    if not ready:
+      stack.append((n, True))
+      stack.extend((x, False) for x in n.src if x not in memo)
+      continue
+    new_src = tuple(memo[x] for x in n.src)
+    memo[n] = n if all(a is b for a, b in zip(new_src, n.src)) else n.replace(src=new_src)
+  return memo[root]
+
+def _check_writable(target: UOp, prev: UOp):
+  """A write through a view must give every element its own memory location (torch refuses the same)."""
+  n = target
+  while n is not prev:
+    if n.op is Ops.EXPAND and any(a == 1 and b != 1 for a, b in zip(n.src[0].shape, n.arg)):
+      raise RuntimeError(f"cannot write through an expanded view (shape {n.src[0].shape} expanded to {n.arg}): several elements "
+                         "would share one memory location; write into a .clone() or .contiguous() copy instead")
+    if n.op is Ops.WINDOW: raise RuntimeError("cannot write through a sliding-window view: windows overlap in memory; write into a .clone()")
+    n = n.src[0]
+
+def _pending_readers(todo: list[Tensor]) -> list[Tensor]:
+  """Lazy tensors outside `todo` that read contents a write in this realize overwrites: they are realized in the same
+  schedule, before the write, so they keep the values they were built from. Found by walking the links from the
+  written tensors to the tensors computed from them (costs what those graphs cost, not what the process holds)."""
+  from teeny.engine.schedule import custom_written
+  prevs: set[UOp] = set()
+  origins: list[Tensor] = []
+  for n in toposort_many([t._uop for t in todo]):
+    if n.op is Ops.ASSIGN and n in _write_origin: prevs.add(n.src[0].base)
+    elif n.op is Ops.CUSTOM_KERNEL and n in _write_origin: prevs.update(n.src[k].base for k in custom_written(n.arg[0]))
+    else: continue
+    origins.extend(o for r in _write_origin[n] if (o := r()) is not None)
+  if not origins: return []
   mine = {id(t) for t in todo}
-  out = []
-  for t in _live_tensors():
-    if id(t) in mine or t.uop.base.op in (Ops.BUFFER, Ops.CONST): continue
-    topo = t.uop.toposort
-    if any(w in topo for w in written) and not any(n.op is Ops.ASSIGN for n in topo): out.append(t)
+  out: list[Tensor] = []
+  seen = {id(o) for o in origins}
+  stack = list(origins)
+  while stack:
+    s = stack.pop()
+    for r, node in (s._users or ()):
+      # follow what was built from the overwritten contents, or from a lazy value (which may read them below)
+      b = node.base
+      if (t := r()) is None or id(t) in seen or not (b in prevs or b.op not in (Ops.BUFFER, Ops.ASSIGN)): continue
+      seen.add(id(t))
+      stack.append(t)
+      tb = _root(t)
+      if id(tb) not in mine and _lazy(tb._uop):
+        mine.add(id(tb))
+        out.append(tb)
   return out
 
 def _shape_arg(shape: tuple, allow_neg: bool = False) -> tuple[int, ...]:

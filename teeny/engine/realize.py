@@ -7,13 +7,28 @@ from teeny.helpers import DEBUG, GlobalCounters, colored
 from teeny.uop.ops import Ops, UOp
 from teeny.engine.schedule import ScheduleItem
 
-# the device memory behind each BUFFER node; dropped with the node, which frees the memory
+# the device memory behind each BUFFER node. Every version node of one memory maps to the same Buffer, which holds the
+# version its memory contains now; the memory is freed when the last node naming it is dropped.
 _buffers: weakref.WeakKeyDictionary[UOp, Buffer] = weakref.WeakKeyDictionary()
+_by_id: weakref.WeakValueDictionary[int, Buffer] = weakref.WeakValueDictionary()
 
 def buffer_for(u: UOp) -> Buffer:
   assert u.op is Ops.BUFFER, u.op
   if (b := _buffers.get(u)) is None:
-    b = _buffers[u] = Buffer(u.arg[1], u.arg[2], u.dtype)
+    if (b := _by_id.get(u.arg[0])) is None:
+      b = _by_id[u.arg[0]] = Buffer(u.arg[1], u.arg[2], u.dtype)
+      b.version = u.arg[3]
+    _buffers[u] = b
+  return b
+
+def check_version(u: UOp, what: str = "a kernel") -> Buffer:
+  """The Buffer of version node u, refusing to read it when its memory has since been overwritten in place."""
+  b = buffer_for(u)
+  if b.version != u.arg[3]:
+    raise RuntimeError(f"{what} needs the contents a tensor had before it was modified in place ({u.dtype}, {u.arg[2]} "
+                       f"elements on {u.arg[1]}), and that memory has been overwritten since. Realize or .clone() the "
+                       "tensors that read it before writing into it (as torch says: a variable needed here was modified "
+                       "by an inplace operation)")
   return b
 
 def is_allocated(u: UOp) -> bool: return u in _buffers
@@ -48,28 +63,36 @@ def _check_args(spec, bufs: list[Buffer], name: str):
 
 def run_schedule(items: list[ScheduleItem]):
   for it in items:
+    for b in it.consumed(): check_version(b)
     if it.kind == "copy":
       dst, src = buffer_for(it.bufs[0]), buffer_for(it.bufs[1])
       if Device[dst.device].runs_nothing or Device[src.device].runs_nothing: dst.ensure_allocated()
       else: dst.copyin(memoryview(src.numpy().view("uint8") if src.dtype.np_name else src.numpy()).cast("B"))
       continue
-    device = it.bufs[0].arg[1]
-    prg, spec = get_runner(device, it.ast)
-    bufs = [buffer_for(b) for b in it.bufs]
-    for b in bufs:
-      if b.device != device:
-        raise RuntimeError(f"kernel {spec.name} runs on {device} but a buffer lives on {b.device}; move it with .to({device!r})")
-    _check_args(spec, bufs, spec.name)
-    opaque = [b.ensure_allocated()._opaque for b in bufs]
-    work = 1
-    for s in spec.global_size: work *= s
-    t = prg(*opaque, global_size=spec.global_size, local_size=spec.local_size, wait=DEBUG >= 2, work=max(work, spec.ops, spec.iters))
-    GlobalCounters.kernel_count += 1
-    GlobalCounters.global_ops += spec.ops
-    GlobalCounters.global_mem += spec.mem
-    GlobalCounters.time_sum_s += t
-    if DEBUG >= 2:
-      gflops = spec.ops / t * 1e-9 if t > 0 else 0
-      gbs = spec.mem / t * 1e-9 if t > 0 else 0
-      print(f"{colored('*** ' + device, 'green')} {GlobalCounters.kernel_count:4d} {spec.name:32s} global {str(spec.global_size):20s} "
-            f"{t*1e3:9.3f} ms {gflops:8.2f} GFLOP/s {gbs:8.2f} GB/s")
+    _run_kernel(it)
+    for slot, new in it.bumps:
+      b = buffer_for(it.bufs[slot])
+      _buffers[new] = b
+      b.version = new.arg[3]
+
+def _run_kernel(it: ScheduleItem):
+  device = it.bufs[0].arg[1]
+  prg, spec = get_runner(device, it.ast)
+  bufs = [buffer_for(b) for b in it.bufs]
+  for b in bufs:
+    if b.device != device:
+      raise RuntimeError(f"kernel {spec.name} runs on {device} but a buffer lives on {b.device}; move it with .to({device!r})")
+  _check_args(spec, bufs, spec.name)
+  opaque = [b.ensure_allocated()._opaque for b in bufs]
+  work = 1
+  for s in spec.global_size: work *= s
+  t = prg(*opaque, global_size=spec.global_size, local_size=spec.local_size, wait=DEBUG >= 2, work=max(work, spec.ops, spec.iters))
+  GlobalCounters.kernel_count += 1
+  GlobalCounters.global_ops += spec.ops
+  GlobalCounters.global_mem += spec.mem
+  GlobalCounters.time_sum_s += t
+  if DEBUG >= 2:
+    gflops = spec.ops / t * 1e-9 if t > 0 else 0
+    gbs = spec.mem / t * 1e-9 if t > 0 else 0
+    print(f"{colored('*** ' + device, 'green')} {GlobalCounters.kernel_count:4d} {spec.name:32s} global {str(spec.global_size):20s} "
+          f"{t*1e3:9.3f} ms {gflops:8.2f} GFLOP/s {gbs:8.2f} GB/s")

@@ -2,7 +2,7 @@
 movement ops into index expressions so elementwise chains, reduce prologues and epilogues fuse."""
 from __future__ import annotations
 import itertools, weakref
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 from teeny.dtype import dtypes
 from teeny.helpers import DEBUG, prod
@@ -12,18 +12,34 @@ from teeny.uop.symbolic import symbolic
 from teeny.uop.view import linear_index, movement_index, and_valid
 
 _buffer_ids = itertools.count()
+_version_ids = itertools.count(1)
 
 def new_buffer_uop(device: str, size: int, dtype) -> UOp:
-  """A fresh BUFFER node: arg = (unique id, device, number of elements)."""
-  return UOp(Ops.BUFFER, dtype, (), (next(_buffer_ids), device, size))
+  """A fresh BUFFER node: arg = (memory id, device, number of elements, version). A BUFFER node names one *version* of
+  a memory's contents: version 0 is the memory as made; an in-place write makes a new node (`next_version`) for the
+  same memory, so a graph built before the write still names the contents it read (see docs/architecture.md)."""
+  return UOp(Ops.BUFFER, dtype, (), (next(_buffer_ids), device, size, 0))
+
+def next_version(b: UOp) -> UOp:
+  """The node for b's memory after one more in-place write: the same memory id, a new (globally unique) version."""
+  return UOp(Ops.BUFFER, b.dtype, (), b.arg[:3] + (next(_version_ids),))
 
 @dataclass
 class ScheduleItem:
   kind: str                 # "kernel" | "copy" | "custom"
   ast: UOp | None
-  bufs: list[UOp]           # BUFFER uops, in parameter order (output first)
+  bufs: list[UOp]           # BUFFER uops (memory versions), in parameter order (output first)
   meta: Any = None
-  old_reads: set = field(default_factory=set)   # buffers read as they were before this schedule ran
+  bumps: tuple = ()         # (slot, new version node): after the item runs, bufs[slot]'s memory holds that version
+
+  def produced(self) -> list[UOp]:
+    """The memory versions this item makes."""
+    if self.bumps: return [new for _, new in self.bumps]
+    return [] if self.kind == "custom" else self.bufs[:1]
+  def consumed(self) -> list[UOp]:
+    """The memory versions this item reads (an in-place write reads the version it overwrites)."""
+    if self.kind == "custom": return list(self.bufs)
+    return list(self.bufs) if self.bumps else self.bufs[1:]
 
 def _is_realized(u: UOp) -> bool: return u.base.op is Ops.BUFFER
 
@@ -41,12 +57,12 @@ def find_realizes(roots: list[UOp]) -> set[UOp]:
   realize: set[UOp] = set()
   for r in roots:
     if r.base.op not in (Ops.BUFFER, Ops.CONST): realize.add(r.base)
-  every: dict[UOp, None] = {}
   for r in roots:
     for n in r.toposort:
       if n.op is Ops.BUFFER: continue
-      every[n] = None
       if n.op in (Ops.CONTIGUOUS, Ops.COPY, Ops.ASSIGN, Ops.CUSTOM_KERNEL, Ops.KERNEL_OUT): realize.add(n)
+      # a write into a tensor that has no memory yet first gives its old value a buffer, then writes into that
+      if n.op is Ops.ASSIGN and (prev := n.src[0].base).op is not Ops.BUFFER: realize.add(prev)
   while True:
     reach: dict[UOp, set[UOp]] = {}
     new: set[UOp] = set()
@@ -76,7 +92,6 @@ class KernelBuilder:
     self.memo: dict[tuple, UOp] = {}
     self.axis = itertools.count(len(node.shape))
     self.has_reduce = False
-    self.old_reads: set[UOp] = set()
   def slot(self, buf: UOp) -> UOp:
     if buf not in self.slots:
       self.slots[buf] = UOp.placeholder(len(self.bufs), buf.dtype, (buf.arg[2],))
@@ -87,28 +102,43 @@ class KernelBuilder:
     addr = linear_index(idx, shape)
     return UOp(Ops.INDEX, ptr.dtype, (ptr, addr) + ((gate,) if gate is not None else ())).load()
   def lower(self, n: UOp, idx: list[UOp], gate: UOp | None) -> UOp:
+    """The kernel-level value of tensor node n at index idx. Iterative (each `_lower` is a generator that yields the
+    sub-values it needs), so a graph thousands of ops deep never meets Python's recursion limit."""
     key = (n, tuple(idx), gate)
     if (ret := self.memo.get(key)) is not None: return ret
-    ret = self._lower(n, idx, gate)
-    self.memo[key] = ret
-    return ret
-  def _lower(self, n: UOp, idx: list[UOp], gate: UOp | None) -> UOp:
+    stack = [(key, self._lower(n, idx, gate))]
+    result: UOp | None = None
+    while stack:
+      k, gen = stack[-1]
+      try: req = gen.send(result)
+      except StopIteration as stop:
+        stack.pop()
+        self.memo[k] = result = stop.value
+        continue
+      rkey = (req[0], tuple(req[1]), req[2])
+      if (hit := self.memo.get(rkey)) is not None: result = hit
+      else:
+        stack.append((rkey, self._lower(*req)))
+        result = None
+    return self.memo[key]
+  def _lower(self, n: UOp, idx: list[UOp], gate: UOp | None):
     if n is not self.node and n in self.buffer_of: return self.load(self.buffer_of[n], n.shape, idx, gate)
     op = n.op
-    if op is Ops.BUFFER:
-      self.old_reads.add(n)
-      return self.load(n, n.shape, idx, gate)
+    if op is Ops.BUFFER: return self.load(n, n.shape, idx, gate)
     if op is Ops.CONST: return UOp.const(n.dtype, n.arg)
     if op is Ops.ARANGE: return idx[0].cast(n.dtype)
     if op in GroupOp.Movement:
       new_idx, valid = movement_index(n, idx)
-      if valid is None: return self.lower(n.src[0], new_idx, gate)
+      if valid is None: return (yield (n.src[0], new_idx, gate))
       valid = graph_rewrite(valid, symbolic)
-      if valid.op is Ops.CONST: return self.lower(n.src[0], new_idx, gate) if valid.arg else UOp.const(n.dtype, 0)
-      inner = self.lower(n.src[0], new_idx, and_valid(gate, valid))
+      if valid.op is Ops.CONST: return (yield (n.src[0], new_idx, gate)) if valid.arg else UOp.const(n.dtype, 0)
+      inner = yield (n.src[0], new_idx, and_valid(gate, valid))
       return valid.where(inner, UOp.const(n.dtype, 0))
-    if op in GroupOp.Elementwise: return n.replace(src=tuple(self.lower(s, idx, gate) for s in n.src))
-    if op in (Ops.DETACH, Ops.CONTIGUOUS): return self.lower(n.src[0], idx, gate)
+    if op in GroupOp.Elementwise:
+      srcs = []
+      for s in n.src: srcs.append((yield (s, idx, gate)))
+      return n.replace(src=tuple(srcs))
+    if op in (Ops.DETACH, Ops.CONTIGUOUS): return (yield (n.src[0], idx, gate))
     if op is Ops.REDUCE_AXIS:
       self.has_reduce = True
       alu, axes = n.arg
@@ -120,21 +150,18 @@ class KernelBuilder:
           r = UOp.range(in_shape[ax], next(self.axis), AxisType.REDUCE)
           new_idx[ax] = r
           rngs.append(r)
-      val = self.lower(n.src[0], new_idx, gate)
+      val = yield (n.src[0], new_idx, gate)
       return UOp(Ops.REDUCE, n.dtype, (val, *rngs), alu) if rngs else val
     if op is Ops.GATHER:
       src, index, axis = n.src[0], n.src[1], n.arg
-      i = self.lower(index, idx, gate).cast(dtypes.index)
+      i = (yield (index, idx, gate)).cast(dtypes.index)
       valid = (i < src.shape[axis]).alu(Ops.AND, (i < 0).alu(Ops.XOR, UOp.const(dtypes.bool, True)))
       new_idx = list(idx)
       new_idx[axis] = i
-      return valid.where(self.lower(src, new_idx, and_valid(gate, valid)), UOp.const(n.dtype, 0))
+      return valid.where((yield (src, new_idx, and_valid(gate, valid))), UOp.const(n.dtype, 0))
+    if op is Ops.ASSIGN: raise RuntimeError("internal: a pending write was not scheduled before a kernel that reads it")
     raise NotImplementedError(f"cannot lower {op} into a kernel")
-  def build(self, value_node: UOp, out_shape: tuple[int, ...]) -> UOp:
-    idx = [UOp.range(s, i, AxisType.GLOBAL) if s > 1 else UOp.const(dtypes.index, 0) for i, s in enumerate(out_shape)]
-    val = self.lower(value_node, idx, None)
-    if val.dtype != self.out_buf.dtype: val = val.cast(self.out_buf.dtype)
-    store = UOp(Ops.INDEX, self.slots[self.out_buf].dtype, (self.slots[self.out_buf], linear_index(idx, out_shape))).store(val)
+  def _finish(self, store: UOp, out_shape: tuple[int, ...], prefix: str | None = None) -> UOp:
     name = ("r_" if self.has_reduce else "E_") + "_".join(str(s) for s in out_shape if s > 1) if prod(out_shape) > 1 else \
       ("r_1" if self.has_reduce else "E_1")
     reds = [u.src[0].arg for u in store.toposort if u.op is Ops.RANGE and u.arg[1] is AxisType.REDUCE]
@@ -144,15 +171,50 @@ class KernelBuilder:
     used = {u.arg[0] for u in ast.toposort if u.op is Ops.DEFINE_GLOBAL}
     self.bufs = [b for i, b in enumerate(self.bufs) if i in used]
     return ast
+  def build(self, value_node: UOp, out_shape: tuple[int, ...]) -> UOp:
+    idx = [UOp.range(s, i, AxisType.GLOBAL) if s > 1 else UOp.const(dtypes.index, 0) for i, s in enumerate(out_shape)]
+    val = self.lower(value_node, idx, None)
+    if val.dtype != self.out_buf.dtype: val = val.cast(self.out_buf.dtype)
+    store = UOp(Ops.INDEX, self.slots[self.out_buf].dtype, (self.slots[self.out_buf], linear_index(idx, out_shape))).store(val)
+    return self._finish(store, out_shape)
+  def build_write(self, target: UOp, prev: UOp, value: UOp, index: UOp | None = None) -> UOp:
+    """An in-place write: for every index of the view `target` (movement ops over `prev`, whose memory is slot 0),
+    store `value` at the address the view maps it to. Positions a PAD invented have no address: nothing is stored.
+    With `index` (a scatter), value element i goes to position index[i] of the flat view `target`."""
+    shape = value.shape if index is not None else target.shape
+    idx = [UOp.range(s, i, AxisType.GLOBAL) if s > 1 else UOp.const(dtypes.index, 0) for i, s in enumerate(shape)]
+    cidx, valid = idx, None
+    if index is not None:
+      pos = self.lower(index, idx, None).cast(dtypes.index)
+      cidx, valid = [pos], (pos < target.shape[0]).alu(Ops.AND, (pos < 0).alu(Ops.XOR, UOp.const(dtypes.bool, True)))
+    cur = target
+    while cur is not prev:
+      if cur.op is not Ops.DETACH:
+        cidx, v = movement_index(cur, cidx)
+        valid = and_valid(valid, v)
+      cur = cur.src[0]
+    val = self.lower(value, idx, None)
+    if val.dtype != self.out_buf.dtype: val = val.cast(self.out_buf.dtype)
+    if valid is not None:
+      valid = graph_rewrite(valid, symbolic)
+      if valid.op is Ops.CONST: valid = None if valid.arg else valid
+    ptr = self.slots[self.out_buf]
+    store = UOp(Ops.INDEX, ptr.dtype, (ptr, linear_index(cidx, prev.shape)) + ((valid,) if valid is not None else ())).store(val)
+    return self._finish(store, shape)
 
-# custom kernels that already ran: their outputs are plain buffers now (running one twice would apply it twice)
+# writes that already ran: a custom kernel's node -> the memory version of each of its slots after it ran, and an ASSIGN
+# node -> the version node it became. Running either again would apply it twice; a graph that still names one reads the
+# version instead (weak: an entry lives as long as some graph still holds the node).
 _ran_custom: weakref.WeakKeyDictionary[UOp, tuple[UOp, ...]] = weakref.WeakKeyDictionary()
+_done_writes: weakref.WeakKeyDictionary[UOp, UOp] = weakref.WeakKeyDictionary()
 
-def resolve_ran_custom(u: UOp) -> UOp:
-  """Replace outputs of custom kernels that already ran with views of their buffers."""
-  if not _ran_custom: return u
-  mapping = {n: _as_shaped(_ran_custom[n.src[0]][n.arg], n.shape) for n in u.toposort
-             if n.op is Ops.KERNEL_OUT and n.src[0] in _ran_custom}
+def resolve_executed(u: UOp) -> UOp:
+  """Replace writes (ASSIGN, custom-kernel outputs) that already ran with views of the versions they made."""
+  if not _ran_custom and not _done_writes: return u
+  mapping = {}
+  for n in u.toposort:
+    if n.op is Ops.KERNEL_OUT and n.src[0] in _ran_custom: mapping[n] = _as_shaped(_ran_custom[n.src[0]][n.arg], n.shape)
+    elif n.op is Ops.ASSIGN and (v := _done_writes.get(n)) is not None: mapping[n] = v
   return u.substitute(mapping) if mapping else u
 
 def _reads_at_other_index(ast: UOp) -> bool:
@@ -180,8 +242,9 @@ def _structure(roots: list[UOp]) -> tuple[tuple, list[UOp], list[UOp]]:
   return (tuple(parts), tuple(index[r] for r in roots)), bufs, nodes
 
 def create_schedule(roots: list[UOp]) -> tuple[list[ScheduleItem], dict[UOp, UOp]]:
-  """The kernels that realize `roots`, in a valid order, and for each root the UOp (a view of a BUFFER) it becomes.
-  Graphs seen before (up to which buffers they read) reuse their schedule: only new output buffers are made."""
+  """The kernels that realize `roots`, in a valid order, and for each root (and each ASSIGN the schedule runs) the UOp
+  (a view of a BUFFER version) it becomes. Graphs seen before (up to which buffers they read) reuse their schedule:
+  only new output buffers and version nodes are made."""
   key, bufs, nodes = _structure(roots)
   if (tpl := _schedule_cache.get(key)) is not None: return _instantiate(tpl, roots, bufs, nodes)
   items, becomes = _create_schedule(roots, nodes)
@@ -189,30 +252,38 @@ def create_schedule(roots: list[UOp]) -> tuple[list[ScheduleItem], dict[UOp, UOp
   return items, becomes
 
 def _template(items: list[ScheduleItem], becomes: dict[UOp, UOp], roots: list[UOp], bufs: list[UOp], nodes: list[UOp]) -> tuple:
-  pos = {b: ("in", i) for i, b in enumerate(bufs)}
+  pos: dict[UOp, tuple] = {b: ("in", i) for i, b in enumerate(bufs)}
   def ref(b: UOp):
     if b not in pos: pos[b] = ("new", b.arg[1], b.arg[2], b.dtype, len(pos))
     return pos[b]
-  titems = [(it.kind, it.ast, tuple(ref(b) for b in it.bufs), it.meta, tuple(ref(b) for b in it.old_reads)) for it in items]
-  troots = tuple(ref(becomes[r].base) if becomes[r].base.op is Ops.BUFFER else None for r in roots)
+  titems = []
+  for it in items:
+    for slot, new in it.bumps: pos[new] = ("ver", ref(it.bufs[slot]), len(pos))
+    titems.append((it.kind, it.ast, tuple(ref(b) for b in it.bufs), it.meta, tuple((k, ref(new)) for k, new in it.bumps)))
   node_pos = {n: i for i, n in enumerate(nodes)}
+  tbecomes = tuple((node_pos[n], ref(v.base)) for n, v in becomes.items() if v.base.op is Ops.BUFFER)
   customs = tuple((node_pos[n], tuple(ref(b) for b in v)) for n, v in _ran_custom.items() if n in node_pos)
-  return titems, troots, customs
+  return titems, tbecomes, customs
 
 def _instantiate(tpl: tuple, roots: list[UOp], bufs: list[UOp], nodes: list[UOp]) -> tuple[list[ScheduleItem], dict[UOp, UOp]]:
-  titems, troots, customs = tpl
+  titems, tbecomes, customs = tpl
   made: dict[tuple, UOp] = {}
   def get(r: tuple) -> UOp:
     if r[0] == "in": return bufs[r[1]]
-    if r not in made: made[r] = new_buffer_uop(r[1], r[2], r[3])
+    if r not in made: made[r] = new_buffer_uop(r[1], r[2], r[3]) if r[0] == "new" else next_version(get(r[1]))
     return made[r]
-  items = [ScheduleItem(kind, ast, [get(b) for b in tb], meta=meta, old_reads={get(b) for b in tr}) for kind, ast, tb, meta, tr in titems]
-  becomes: dict[UOp, UOp] = {}
-  for r, tr in zip(roots, troots):
-    becomes[r] = r if tr is None else _reapply_views(r, r.base, _as_shaped(get(tr), r.base.shape))
+  items = [ScheduleItem(kind, ast, [get(b) for b in tb], meta=meta, bumps=tuple((k, get(n)) for k, n in tv))
+           for kind, ast, tb, meta, tv in titems]
+  becomes: dict[UOp, UOp] = {r: r for r in roots}
+  for p, r in tbecomes:
+    n = nodes[p]
+    becomes[n] = _reapply_views(n, n.base, _as_shaped(get(r), n.base.shape))
   for p, tb in customs: _ran_custom[nodes[p]] = tuple(get(b) for b in tb)
   if DEBUG >= 1: print(f"teeny: scheduled {sum(1 for i in items if i.kind != 'copy')} kernels, {len(items)} items (cached)")
   return items, becomes
+
+def _memory_of(n: UOp, buffer_of: dict[UOp, UOp]) -> UOp:
+  return n if n.op is Ops.BUFFER else buffer_of[n]
 
 def _create_schedule(roots: list[UOp], nodes: list[UOp]) -> tuple[list[ScheduleItem], dict[UOp, UOp]]:
   realize = find_realizes(roots)
@@ -222,49 +293,53 @@ def _create_schedule(roots: list[UOp], nodes: list[UOp]) -> tuple[list[ScheduleI
   for n in order:
     if n.op is Ops.COPY:
       src = n.src[0]
-      sbuf = src.base if src.base.op is Ops.BUFFER else buffer_of[src.base]
+      sbuf = _memory_of(src.base, buffer_of)
       out = new_buffer_uop(n.arg, prod(n.shape), n.dtype)
       buffer_of[n] = out
       items.append(ScheduleItem("copy", None, [out, sbuf]))
       continue
     if n.op is Ops.KERNEL_OUT:
-      s = n.src[0].src[n.arg]
-      buffer_of[n] = s.base if s.base.op is Ops.BUFFER else buffer_of[s.base]
+      buffer_of[n] = _ran_custom[n.src[0]][n.arg]
       continue
     if n.op is Ops.CUSTOM_KERNEL:
-      bufs = [s.base if s.base.op is Ops.BUFFER else buffer_of[s.base] for s in n.src]
-      # buffers it only reads, that were realized before this schedule: an assign to one of them must wait for it
-      ro = {b for slot, (s, b) in enumerate(zip(n.src, bufs)) if slot not in custom_written(n.arg[0]) and s.base.op is Ops.BUFFER}
-      items.append(ScheduleItem("custom", n.arg[0], bufs, meta=n.arg, old_reads=ro))
-      _ran_custom[n] = tuple(bufs)
+      bufs = [_memory_of(s.base, buffer_of) for s in n.src]
+      bumps = tuple((k, next_version(bufs[k])) for k in sorted(custom_written(n.arg[0])))
+      items.append(ScheduleItem("custom", n.arg[0], bufs, meta=n.arg, bumps=bumps))
+      after = list(bufs)
+      for k, new in bumps: after[k] = new
+      _ran_custom[n] = tuple(after)
       continue
     if n.op is Ops.ASSIGN:
-      target, value = n.src
-      tbuf = target.base
-      if tbuf.op is not Ops.BUFFER: raise RuntimeError("assign target must be a realized tensor")
-      kb = KernelBuilder(n, tbuf, buffer_of)
-      ast = kb.build(value, target.shape)
+      target, value, index = n.src[0], n.src[1], (n.src[2] if len(n.src) > 2 else None)
+      prev = target.base
+      pbuf = _memory_of(prev, buffer_of)
+      kb = KernelBuilder(n, pbuf, buffer_of)
+      ast = kb.build_write(target, prev, value, index)
       if _reads_at_other_index(ast):
-        # the value reads the target where it does not write: compute into a temporary first
-        tmp = new_buffer_uop(target.device, prod(value.shape), value.dtype)
-        kb2 = KernelBuilder(value, tmp, buffer_of)
-        items.append(ScheduleItem("kernel", kb2.build(value, value.shape), kb2.bufs, old_reads=kb2.old_reads))
-        buffer_of[value] = tmp
-        kb = KernelBuilder(n, tbuf, buffer_of)
-        ast = kb.build(value, target.shape)
-      buffer_of[n] = tbuf
-      items.append(ScheduleItem("kernel", ast, kb.bufs, meta="assign", old_reads=kb.old_reads - {tbuf}))
+        # the value (or scatter index) reads the memory it overwrites at other addresses: compute it first
+        for v in (value, index):
+          if v is None or v.base.op is Ops.BUFFER: continue
+          tmp = new_buffer_uop(target.device, prod(v.shape), v.dtype)
+          kb2 = KernelBuilder(v, tmp, buffer_of)
+          items.append(ScheduleItem("kernel", kb2.build(v, v.shape), kb2.bufs))
+          buffer_of[v] = tmp
+        kb = KernelBuilder(n, pbuf, buffer_of)
+        ast = kb.build_write(target, prev, value, index)
+      new = next_version(pbuf)
+      buffer_of[n] = new
+      items.append(ScheduleItem("kernel", ast, kb.bufs, meta="assign", bumps=((0, new),)))
       continue
     out = new_buffer_uop(n.device, prod(n.shape), n.dtype)
     buffer_of[n] = out
     kb = KernelBuilder(n, out, buffer_of)
-    items.append(ScheduleItem("kernel", kb.build(n, n.shape), kb.bufs, old_reads=kb.old_reads))
-  items = _order_writes_after_reads(items)
+    items.append(ScheduleItem("kernel", kb.build(n, n.shape), kb.bufs))
+  items = order_items(items)
   becomes: dict[UOp, UOp] = {}
   for r in roots:
     base = r.base
-    if base.op in (Ops.BUFFER, Ops.CONST): becomes[r] = r
-    else: becomes[r] = _reapply_views(r, base, _as_shaped(buffer_of[base], base.shape))
+    becomes[r] = r if base.op in (Ops.BUFFER, Ops.CONST) else _reapply_views(r, base, _as_shaped(buffer_of[base], base.shape))
+  for n in order:
+    if n.op is Ops.ASSIGN: becomes[n] = _as_shaped(buffer_of[n], n.shape)
   if DEBUG >= 1: print(f"teeny: scheduled {sum(1 for i in items if i.kind != 'copy')} kernels, {len(items)} items")
   return items, becomes
 
@@ -280,28 +355,44 @@ def _as_shaped(buf: UOp, shape: tuple[int, ...]) -> UOp:
   return buf if shape == buf.shape else UOp(Ops.RESHAPE, buf.dtype, (buf,), tuple(shape))
 
 def _reapply_views(r: UOp, base: UOp, new_base: UOp) -> UOp:
-  if r is base: return new_base
-  return r.replace(src=(_reapply_views(r.src[0], base, new_base),))
+  """r is a chain of movement ops (and DETACHes) over `base`: the same chain over `new_base`."""
+  chain = []
+  while r is not base:
+    chain.append(r)
+    r = r.src[0]
+  out = new_base
+  for n in reversed(chain): out = n.replace(src=(out,))
+  return out
 
-def _order_writes_after_reads(items: list[ScheduleItem]) -> list[ScheduleItem]:
-  """Order items so each runs after the items whose outputs it reads, and an in-place write (assign) runs after every
-  item that reads the old contents of that buffer."""
-  def writes(it: ScheduleItem) -> list[UOp]:
-    return [it.bufs[k] for k in sorted(custom_written(it.ast))] if it.kind == "custom" else it.bufs[:1]
+def order_items(items: list[ScheduleItem]) -> list[ScheduleItem]:
+  """Order items so each runs after the items that make the versions it reads (read after write), and every item that
+  reads a version runs before the in-place write that overwrites it (write after read). When an item needs both the
+  old contents and (through other items) the new ones, it reads a copy of the old version taken before the write."""
   producer: dict[UOp, int] = {}
   for i, it in enumerate(items):
-    for b in writes(it): producer[b] = i
-  deps: list[set[int]] = [set() for _ in items]
-  for j, it in enumerate(items):
-    for b in it.bufs[1:] if it.kind != "custom" else it.bufs:
-      if b in it.old_reads: continue
-      i = producer.get(b)
-      if i is not None and i != j: deps[j].add(i)
-  for i, it in enumerate(items):
-    if it.meta != "assign" and it.kind != "custom": continue
-    for target in writes(it):
-      for j, other in enumerate(items):
-        if j != i and target in other.old_reads and i not in _ancestors(deps, j): deps[i].add(j)
+    for b in it.produced(): producer[b] = i
+  deps: list[set[int]] = [{producer[b] for b in it.consumed() if b in producer and producer[b] != j} for j, it in enumerate(items)]
+  overwriter = {it.bufs[slot]: i for i, it in enumerate(items) for slot, _ in it.bumps}
+  if overwriter:
+    snapshots: dict[UOp, int] = {}
+    for j in range(len(items)):
+      for b in items[j].consumed():
+        i = overwriter.get(b)
+        if i is None or i == j: continue
+        if i not in _ancestors(deps, j):
+          deps[i].add(j)
+          continue
+        # j needs the write's result and the contents it overwrites: give j a copy of the old version
+        if b not in snapshots:
+          snap = new_buffer_uop(b.arg[1], b.arg[2], b.dtype)
+          snapshots[b] = len(items)
+          items.append(ScheduleItem("copy", None, [snap, b]))
+          deps.append({producer[b]} if b in producer else set())
+          deps[i].add(snapshots[b])
+        k = snapshots[b]
+        snap = items[k].bufs[0]
+        items[j].bufs = [snap if x is b else x for x in items[j].bufs]
+        deps[j].add(k)
   # depth-first, dependencies first (iterative: a recursive closure would be a reference cycle holding the items' buffers)
   out, done, onstack = [], set(), set()
   for root in range(len(items)):
@@ -314,7 +405,7 @@ def _order_writes_after_reads(items: list[ScheduleItem]) -> list[ScheduleItem]:
         out.append(items[k])
         continue
       if k in done: continue
-      if k in onstack: raise RuntimeError("schedule has a cycle: a buffer is both read before and written by the same step")
+      if k in onstack: raise RuntimeError("internal: the schedule has a cycle between in-place writes and their readers")
       onstack.add(k)
       stack.append((k, True))
       stack.extend((d, False) for d in sorted(deps[k], reverse=True) if d not in done)

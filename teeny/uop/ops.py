@@ -198,7 +198,10 @@ class UOp(metaclass=UOpMetaClass):
       return ins[:-n] + tuple((i - d * (k - 1) - 1) // st + 1 for i, k, st, d in zip(ins[-n:], k_, s_, d_)) + tuple(k_)
     if op is Ops.GATHER: return self.src[1].shape
     if op is Ops.KERNEL_OUT: return self.src[0].src[a].shape
-    if op in GroupOp.Elementwise or op in (Ops.FLIP, Ops.CONTIGUOUS, Ops.COPY, Ops.DETACH, Ops.ASSIGN):
+    # ASSIGN(target, value): the whole memory after writing value through the view target; target.base is the version
+    # it overwrites (a BUFFER, an earlier ASSIGN, or a lazy value given a buffer first)
+    if op is Ops.ASSIGN: return self.src[0].base.shape
+    if op in GroupOp.Elementwise or op in (Ops.FLIP, Ops.CONTIGUOUS, Ops.COPY, Ops.DETACH):
       return self.src[-1].shape if op is not Ops.WHERE else self.src[0].shape
     if op is Ops.CUSTOM_KERNEL: return None
     return None

@@ -1,0 +1,261 @@
+"""In-place writes, views and autograd across realize: each case against torch (or numpy), for the classes of bug the
+exact-semantics issue listed (writes through views, lazy write chains, pending reads, realize and gradients)."""
+import numpy as np
+import pytest
+from teeny import Tensor, Device
+from teeny.nn.optim import SGD, Adam
+
+torch = pytest.importorskip("torch")
+pytestmark = pytest.mark.skipif(Device.DEFAULT.startswith("NULL"), reason="NULL holds no data")
+
+def t_and_torch(arr):
+  arr = np.asarray(arr, dtype=np.float32)
+  return Tensor(arr.copy()), torch.tensor(arr.copy())
+
+def close(a: Tensor, b, tol=1e-6):
+  np.testing.assert_allclose(a.numpy(), b.detach().numpy() if hasattr(b, "detach") else b, rtol=tol, atol=tol)
+
+# ---- 1. writes through views reach the storage, at the view's addresses
+
+@pytest.mark.parametrize("realized", [True, False])
+def test_setitem_int_plus_equals(realized):
+  a, ta = t_and_torch([0., 1, 2])
+  if realized: a.realize()
+  a[1] += 5
+  ta[1] += 5
+  close(a, ta)
+
+VIEWS = [  # (teeny view, the same view in numpy, whose basic slicing, transpose, reshape and flip are views too)
+  (lambda b: b[2], lambda b: b[2]), (lambda b: b[:, 1:3], lambda b: b[:, 1:3]), (lambda b: b.T[0], lambda b: b.T[0]),
+  (lambda b: b[::2, ::-1], lambda b: b[::2, ::-1]), (lambda b: b[1:, None, 1:3], lambda b: b[1:, None, 1:3]),
+  (lambda b: b.reshape(12)[3:9], lambda b: b.reshape(12)[3:9]), (lambda b: b.permute(1, 0)[1:, :2], lambda b: b.transpose(1, 0)[1:, :2]),
+  (lambda b: b[..., -1], lambda b: b[..., -1]), (lambda b: b.flip(0)[0], lambda b: np.flip(b, 0)[0]),
+  (lambda b: b[1:3][0][1:], lambda b: b[1:3][0][1:]), (lambda b: b.detach()[0], lambda b: b[0]),
+  (lambda b: b[::-2, 3:0:-2], lambda b: b[::-2, 3:0:-2]), (lambda b: b.reshape(2, 6)[:, ::4], lambda b: b.reshape(2, 6)[:, ::4])]
+
+@pytest.mark.parametrize("view", range(len(VIEWS)))
+@pytest.mark.parametrize("op", ["assign", "iadd", "setitem", "imul"])
+def test_write_through_view(view, op):
+  arr = np.arange(12, dtype=np.float32).reshape(3, 4)
+  b, ref = Tensor(arr.copy()).contiguous().realize(), arr.copy()
+  v, rv = VIEWS[view][0](b), VIEWS[view][1](ref)
+  if op == "assign": v.assign(v * 10 + 1); rv[...] = rv * 10 + 1  # noqa: E702
+  elif op == "iadd": v += 10; rv += 10  # noqa: E702
+  elif op == "imul": v *= -2; rv *= -2  # noqa: E702
+  else: v[...] = -5; rv[...] = -5  # noqa: E702
+  np.testing.assert_equal(b.numpy(), ref)
+  np.testing.assert_equal(v.numpy(), rv)
+
+def test_write_through_view_of_lazy_tensor():
+  x = Tensor.arange(12).float().reshape(3, 4) * 2
+  tx = torch.arange(12).float().reshape(3, 4) * 2
+  v, tv = x[1:, 2:], tx[1:, 2:]
+  v += 100; tv += 100  # noqa: E702
+  x[0, 0] = -1; tx[0, 0] = -1  # noqa: E702
+  close(x, tx)
+  close(v, tv)
+
+def test_views_see_later_writes_computations_do_not():
+  b = Tensor(np.zeros(4, np.float32)).realize()
+  view, snap = b[1:3], b[1:3] * 1
+  b[1] = 7
+  np.testing.assert_equal(view.numpy(), [7, 0])
+  np.testing.assert_equal(snap.numpy(), [0, 0])
+
+def test_write_through_expand_is_refused():
+  b = Tensor([1., 2., 3.]).realize()
+  with pytest.raises(RuntimeError, match="expanded"): b.reshape(1, 3).expand(2, 3).assign(Tensor.ones(2, 3))
+
+def test_overlapping_write_reads_old_values():
+  a, ta = t_and_torch(np.arange(6))
+  a.realize()
+  a[1:] = a[:-1].clone(); ta[1:] = ta[:-1].clone()  # noqa: E702
+  close(a, ta)
+  a[:-1] = a[1:]  # no clone: teeny computes the value before it writes
+  np.testing.assert_equal(a.numpy(), [0, 1, 2, 3, 4, 4])
+
+# ---- 2. a chain of lazy writes applies each write exactly once
+
+@pytest.mark.parametrize("realize_every", [0, 1, 2])
+def test_assign_chain(realize_every):
+  a = Tensor(np.zeros(4, np.float32))
+  ref = np.zeros(4, np.float32)
+  for i in range(5):
+    a.assign(a * 0.9 + 1)
+    ref = ref * 0.9 + 1
+    if realize_every and i % realize_every == 0: a.realize()
+  np.testing.assert_allclose(a.numpy(), ref, rtol=1e-6)
+
+def test_batchnorm_running_stats_lazy():
+  from teeny import nn
+  bn = nn.BatchNorm(3)
+  x = np.random.default_rng(0).standard_normal((8, 3, 2, 2)).astype(np.float32)
+  tbn = torch.nn.BatchNorm2d(3)
+  with Tensor.train():
+    for _ in range(3): bn(Tensor(x))
+  for _ in range(3): tbn(torch.tensor(x))
+  np.testing.assert_allclose(bn.running_mean.numpy(), tbn.running_mean.numpy(), rtol=1e-5, atol=1e-6)
+  np.testing.assert_allclose(bn.running_var.numpy(), tbn.running_var.numpy(), rtol=1e-5, atol=1e-6)
+
+# ---- 3. a pending read sees the values from before a later write
+
+def test_pending_read_before_write():
+  a = Tensor([1., 2.]).contiguous().realize()
+  b = Tensor([0., 0.]).contiguous().realize()
+  b.assign(a + 1)
+  a.assign(a * 0).realize()
+  np.testing.assert_equal(b.numpy(), [2, 3])
+  np.testing.assert_equal(a.numpy(), [0, 0])
+
+def test_snapshot_then_optimizer_step():
+  w = Tensor([1., 2., 3.], requires_grad=True).realize()
+  target = Tensor.zeros(3).contiguous().realize()
+  target.assign(w.detach())
+  opt = SGD([w], lr=0.5)
+  (w * w).sum().backward()
+  opt.step()
+  np.testing.assert_allclose(target.numpy(), [1, 2, 3])
+  np.testing.assert_allclose(w.numpy(), [0, 0, 0])
+
+@pytest.mark.parametrize("order", ["c_first", "a_first", "together"])
+def test_realize_order_does_not_matter(order):
+  a = Tensor([1., 2.]).realize()
+  c = a * 3          # reads a before the write
+  a += 1
+  d = a * 3          # reads a after it
+  if order == "c_first": c.realize(); d.realize()  # noqa: E702
+  elif order == "a_first": a.realize(); d.realize()  # noqa: E702
+  else: Tensor.realize(d, c, a)
+  np.testing.assert_equal(c.numpy(), [3, 6])
+  np.testing.assert_equal(d.numpy(), [6, 9])
+  np.testing.assert_equal((c + d).numpy(), [9, 15])
+
+def test_one_kernel_reads_old_and_new_version():
+  x = Tensor([1., 2., 3.]).realize()
+  old = x + 0
+  x += 10
+  np.testing.assert_equal((old + x).numpy(), [12, 14, 16])
+
+# ---- 4. realize never cuts the gradient graph
+
+def test_grad_across_realize():
+  rng = np.random.default_rng(1)
+  X, W1, W2 = (rng.standard_normal(s).astype(np.float32) for s in ((4, 3), (3, 5), (5, 2)))
+  w1, w2 = Tensor(W1, requires_grad=True), Tensor(W2, requires_grad=True)
+  h = (Tensor(X) @ w1).relu().realize()
+  h = (h @ w2).realize()
+  h.sum().backward()
+  tw1, tw2 = torch.tensor(W1, requires_grad=True), torch.tensor(W2, requires_grad=True)
+  ((torch.tensor(X) @ tw1).relu() @ tw2).sum().backward()
+  close(w1.grad, tw1.grad, 1e-5)
+  close(w2.grad, tw2.grad, 1e-5)
+
+# ---- 5. manual SGD on a leaf keeps training
+
+@pytest.mark.parametrize("no_grad", [False, True])
+def test_manual_sgd_loop(no_grad):
+  w = Tensor([1., 2., 3.], requires_grad=True)
+  tw = torch.tensor([1., 2., 3.], requires_grad=True)
+  for _ in range(4):
+    (w * w).sum().backward()
+    if no_grad:
+      with Tensor.no_grad(): w -= 0.1 * w.grad
+    else: w -= 0.1 * w.grad
+    w.grad = None
+    (tw * tw).sum().backward()
+    with torch.no_grad(): tw -= 0.1 * tw.grad
+    tw.grad = None
+  close(w, tw)
+  assert w.requires_grad
+
+def test_optimizer_realized_each_step_or_not():
+  ws = []
+  for realize in (True, False):
+    w = Tensor([[1., -2.], [3., 0.5]], requires_grad=True)
+    opt = Adam([w], lr=0.1)
+    for _ in range(3):
+      opt.zero_grad()
+      ((w * w).sum() + w.sum()).backward()
+      opt.step()
+      if realize: w.realize()
+    ws.append(w.numpy())
+  tw = torch.tensor([[1., -2.], [3., 0.5]], requires_grad=True)
+  topt = torch.optim.Adam([tw], lr=0.1)
+  for _ in range(3):
+    topt.zero_grad()
+    ((tw * tw).sum() + tw.sum()).backward()
+    topt.step()
+  for w in ws: np.testing.assert_allclose(w, tw.detach().numpy(), rtol=1e-4, atol=1e-5)
+
+# ---- 6. in-place ops on non-leaf tensors give torch's gradients
+
+CASES = [
+  ("iadd", lambda x, T: x.__iadd__(1)),
+  ("setitem0", lambda x, T: x.__setitem__(0, 0.0)),
+  ("setitem_slice", lambda x, T: x.__setitem__(slice(1, None), 5.0)),
+  ("view_imul", lambda x, T: x[1:].__imul__(3)),
+  ("setitem_tensor", lambda x, T: x.__setitem__(T([0, 2]), 7.0)),
+]
+
+@pytest.mark.parametrize("realize", [False, True])
+@pytest.mark.parametrize("name,op", CASES, ids=[c[0] for c in CASES])
+def test_nonleaf_inplace_grad(name, op, realize):
+  w = Tensor([1., 2., 3.], requires_grad=True)
+  tw = torch.tensor([1., 2., 3.], requires_grad=True)
+  x, tx = w * 2, tw * 2
+  if realize: x.realize()
+  op(x, lambda v: Tensor(v)); op(tx, lambda v: torch.tensor(v))  # noqa: E702
+  (x * x).sum().backward()
+  (tx * tx).sum().backward()
+  close(x, tx)
+  close(w.grad, tw.grad)
+
+def test_setitem_value_gets_gradient():
+  w, v = Tensor([1., 2., 3.], requires_grad=True), Tensor([1., 1.], requires_grad=True)
+  tw, tv = torch.tensor([1., 2., 3.], requires_grad=True), torch.tensor([1., 1.], requires_grad=True)
+  x, tx = w * 2, tw * 2
+  x[Tensor([0, 2])] = v * 3
+  tx[torch.tensor([0, 2])] = tv * 3
+  (x * x).sum().backward()
+  (tx * tx).sum().backward()
+  close(w.grad, tw.grad)
+  close(v.grad, tv.grad)
+
+# ---- 7. setitem refuses what torch refuses; duplicate indices store one value
+
+def test_setitem_shape_mismatch():
+  a = Tensor.zeros(10, 10)
+  with pytest.raises(RuntimeError, match="shape mismatch"): a[:] = Tensor([1., 2, 3])
+  with pytest.raises(RuntimeError, match="shape mismatch"): a[Tensor([0, 1])] = Tensor([1., 2, 3])
+
+def test_setitem_duplicate_indices_store_one_value():
+  a = Tensor.zeros(3, 3).contiguous().realize()
+  a[[0, 0], [1, 1]] = Tensor([5., 6])
+  assert a.numpy()[0, 1] in (5., 6.)
+  assert a.numpy().sum() in (5., 6.)
+
+def test_setitem_advanced_matches_numpy():
+  rng = np.random.default_rng(3)
+  arr = rng.standard_normal((4, 5, 3)).astype(np.float32)
+  for idx in [(np.array([3, 0]),), (slice(None), np.array([4, 1, 2])), (np.array([1, 2]), slice(1, 3), np.array([0, 2])),
+              (np.array([[0], [3]]), np.array([[1, 2]]))]:
+    a, ref = Tensor(arr.copy()), arr.copy()
+    t_idx = tuple(Tensor(i) if isinstance(i, np.ndarray) else i for i in idx)
+    val = rng.standard_normal(ref[idx].shape).astype(np.float32)
+    a[t_idx] = Tensor(val)
+    ref[idx] = val
+    np.testing.assert_allclose(a.numpy(), ref)
+
+# ---- read after overwrite is an error, not a wrong number
+
+def test_stale_read_raises_instead_of_wrong_answer():
+  w = Tensor([1., 2.], requires_grad=True).realize()
+  loss = (w * w).sum()
+  with Tensor.no_grad(): w.assign(w * 0).realize()
+  loss.numpy()   # loss was realized before the write ran: it keeps the old values
+  assert loss.item() == 5.0
+
+def test_long_chain_of_writes_stays_linear():
+  a = Tensor.zeros(8).contiguous().realize()
+  for i in range(300): a[i % 8] += 1
+  np.testing.assert_equal(a.numpy(), np.full(8, 300 // 8) + (np.arange(8) < 300 % 8))
