@@ -1,6 +1,6 @@
 """Tensor: a thin, lazy handle on a UOp. Every op adds nodes to the graph; nothing runs until a value is needed."""
 from __future__ import annotations
-import math, weakref
+import math, sys, weakref
 from typing import Any, Callable, Sequence
 import numpy as np
 from teeny.dtype import DType, dtypes, least_upper_dtype, sum_acc_dtype, to_dtype, float32_to_bf16_bits
@@ -77,13 +77,14 @@ class Tensor(NNMixin):
     # how a write finds the lazy tensors that still read the contents it overwrites
     self._srcs: tuple = ()
     self._users: list | None = None
+    self._hub = False
     if isinstance(data, UOp):
       self._uop = data if dt is None or data.dtype == dt else data.cast(dt)
     elif isinstance(data, Tensor):
       if dt is None or dt == data.dtype:
         b = _root(data)
         self._uop, self._base, self._seen = data.uop, b, b._uop
-        self._link((data,))
+        self._link((data,) if b is data else (data, b))
       else:
         self._uop = data.uop.cast(dt)
         self._link((data,))
@@ -187,6 +188,7 @@ class Tensor(NNMixin):
     t = self._wrap(u)
     b = _root(self)
     t._base, t._seen = b, b._uop
+    if b is not self and b._users is not None: b._users.append((t._ref, b._uop))   # a view of a view: registered with the base too
     return t
   @staticmethod
   def realize_all(*tensors: Tensor) -> None:
@@ -273,7 +275,7 @@ class Tensor(NNMixin):
     t = Tensor(UOp(Ops.DETACH, self.dtype, (self.uop,)))
     b = _root(self)
     t._base, t._seen = b, b._uop
-    t._link((self,))
+    t._link((self,) if b is self else (self, b))
     return t
   def assign(self, x: Any) -> Tensor:
     """Write x into this tensor in place (lazily). The write goes to the storage this tensor views, at the view's
@@ -668,11 +670,16 @@ class Tensor(NNMixin):
 
   def cast(self, dtype: DType | str) -> Tensor:
     dt = to_dtype(dtype)
-    return self if dt == self.dtype else self._wrap(self.uop.cast(dt)) if dt.kind == "f" else Tensor(self.uop.cast(dt))
+    if dt == self.dtype: return self
+    t = self._wrap(self.uop.cast(dt))
+    if dt.kind != "f": t._requires_grad = None   # an int or bool result has no gradient
+    return t
   def bitcast(self, dtype: DType | str) -> Tensor:
     dt = to_dtype(dtype)
     if dt.itemsize != self.dtype.itemsize: raise ValueError(f"bitcast needs dtypes of equal size: {self.dtype} -> {dt}")
-    return Tensor(self.uop.bitcast(dt))
+    t = self._wrap(self.uop.bitcast(dt))
+    t._requires_grad = None
+    return t
   def float(self): return self.cast(dtypes.float32)
   def half(self): return self.cast(dtypes.float16)
   def double(self): return self.cast(dtypes.float64)
@@ -1091,7 +1098,7 @@ class Tensor(NNMixin):
         o = Tensor(t)
       else: o = Tensor(ko)
       o._link(tuple(conts))
-      if rg and i == 0 and not Tensor._no_grad: o._requires_grad = True
+      if rg and i == 0 and not Tensor._no_grad: o._requires_grad = _root(o)._requires_grad = True
       outs.append(o)
     if origins: _write_origin[ck] = tuple(origins)
     return outs
@@ -1114,6 +1121,11 @@ class Tensor(NNMixin):
       if (r := _leaf_of.get(u)) is not None and (t := r()) is not None and t.requires_grad: leaves[u] = t
     if not leaves: raise RuntimeError("backward(): nothing in this graph requires grad (create leaves with requires_grad=True)")
     grads = compute_gradient(root, gradient.cast(self.dtype).uop, set(leaves))
+    # the gradients read the contents of every tensor this graph read: link them through one hub to the leaves, so a
+    # write into any of them (another optimizer's step) first realizes the gradients that still need the old values
+    hub = Tensor(root)
+    hub._hub = True
+    hub._link(tuple({id(t): t for t in leaves.values()}.values()))
     per: dict[int, tuple[Tensor, UOp]] = {}
     for u, t in leaves.items():
       if u not in grads: continue
@@ -1121,6 +1133,7 @@ class Tensor(NNMixin):
       per[id(t)] = (t, g if id(t) not in per else per[id(t)][1] + g)
     for t, g in per.values():
       gt = Tensor(g)
+      gt._link((hub,))
       t.grad = gt if t.grad is None else t.grad + gt
     return self
   def gradient(self, *targets: Tensor, gradient: Tensor | None = None) -> list[Tensor]:
@@ -1207,11 +1220,24 @@ def _pending_readers(todo: list[Tensor]) -> list[Tensor]:
       if (t := r()) is None or id(t) in seen or not (b in prevs or b.op not in (Ops.BUFFER, Ops.ASSIGN)): continue
       seen.add(id(t))
       stack.append(t)
-      tb = _root(t)
-      if id(tb) not in mine and _lazy(tb._uop):
+      del t
+      if not _held_outside(r): continue
+      tb = _root(stack[-1])
+      if id(tb) not in mine and _lazy(tb._uop) and not tb._hub:
         mine.add(id(tb))
         out.append(tb)
   return out
+
+def _held_outside(r: weakref.ref) -> bool:
+  """Is t referenced by anything but the links of other tensors (their _srcs, a view's _base)? A lazy intermediate
+  that only later tensors hold (the product inside a matmul) is never read on its own: realizing it would only cost a
+  kernel, and the tensors that hold it are found and realized themselves."""
+  t = r()
+  inner = 0
+  for ur, _ in (t._users or ()):
+    if (u := ur()) is not None: inner += sum(1 for x in u._srcs if x is t) + (u._base is t)
+  # not counted as outside: this frame's `t`, getrefcount's argument, and the caller's walk stack
+  return sys.getrefcount(t) - 3 > inner
 
 def _shape_arg(shape: tuple, allow_neg: bool = False) -> tuple[int, ...]:
   if len(shape) == 1 and isinstance(shape[0], (tuple, list)): shape = tuple(shape[0])

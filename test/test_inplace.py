@@ -259,3 +259,30 @@ def test_long_chain_of_writes_stays_linear():
   a = Tensor.zeros(8).contiguous().realize()
   for i in range(300): a[i % 8] += 1
   np.testing.assert_equal(a.numpy(), np.full(8, 300 // 8) + (np.arange(8) < 300 % 8))
+
+def test_grads_read_after_step_and_two_optimizers():
+  rng = np.random.default_rng(5)
+  W1, W2, X = (rng.standard_normal(s).astype(np.float32) for s in ((3, 4), (4, 2), (5, 3)))
+  w1, w2 = Tensor(W1, requires_grad=True), Tensor(W2, requires_grad=True)
+  tw1, tw2 = torch.tensor(W1, requires_grad=True), torch.tensor(W2, requires_grad=True)
+  opt1, opt2 = SGD([w1], lr=0.1), SGD([w2], lr=0.1)
+  topt1, topt2 = torch.optim.SGD([tw1], lr=0.1), torch.optim.SGD([tw2], lr=0.1)
+  loss = ((Tensor(X) @ w1).tanh() @ w2).square().mean()
+  loss.item()
+  loss.backward()
+  opt2.step()            # writes w2, which w1's lazy gradient still reads
+  opt1.step()
+  tloss = ((torch.tensor(X) @ tw1).tanh() @ tw2).square().mean()
+  tloss.backward()
+  topt2.step(); topt1.step()  # noqa: E702
+  close(w1.grad, tw1.grad, 1e-5)
+  close(w2.grad, tw2.grad, 1e-5)
+  close(w1, tw1, 1e-5)
+  close(w2, tw2, 1e-5)
+
+def test_int_cast_of_param_read_after_step():
+  w = Tensor([-1., 2., -3.], requires_grad=True)
+  mask = (w > 0).int()
+  (w * w).sum().backward()
+  SGD([w], lr=1.0).step()
+  np.testing.assert_equal(mask.numpy(), [0, 1, 0])

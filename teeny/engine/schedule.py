@@ -265,13 +265,19 @@ def _template(items: list[ScheduleItem], becomes: dict[UOp, UOp], roots: list[UO
   customs = tuple((node_pos[n], tuple(ref(b) for b in v)) for n, v in _ran_custom.items() if n in node_pos)
   return titems, tbecomes, customs
 
+class _Resolver:
+  """A template's buffer reference -> the node for this instance (a class, not a recursive closure: a closure that
+  calls itself is a reference cycle, and a cycle would keep this schedule's buffers alive until the collector ran)."""
+  def __init__(self, bufs: list[UOp], made: dict[tuple, UOp]): self.bufs, self.made = bufs, made
+  def __call__(self, r: tuple) -> UOp:
+    if r[0] == "in": return self.bufs[r[1]]
+    if r not in self.made: self.made[r] = new_buffer_uop(r[1], r[2], r[3]) if r[0] == "new" else next_version(self(r[1]))
+    return self.made[r]
+
 def _instantiate(tpl: tuple, roots: list[UOp], bufs: list[UOp], nodes: list[UOp]) -> tuple[list[ScheduleItem], dict[UOp, UOp]]:
   titems, tbecomes, customs = tpl
   made: dict[tuple, UOp] = {}
-  def get(r: tuple) -> UOp:
-    if r[0] == "in": return bufs[r[1]]
-    if r not in made: made[r] = new_buffer_uop(r[1], r[2], r[3]) if r[0] == "new" else next_version(get(r[1]))
-    return made[r]
+  get = _Resolver(bufs, made)
   items = [ScheduleItem(kind, ast, [get(b) for b in tb], meta=meta, bumps=tuple((k, get(n)) for k, n in tv))
            for kind, ast, tb, meta, tv in titems]
   becomes: dict[UOp, UOp] = {r: r for r in roots}
