@@ -316,3 +316,21 @@ def test_helper_directly():
   check_index_range(Tensor(np.array([-5, 4])), 5, negative=True)
   with pytest.raises(IndexError, match="custom -6"): check_index_range(Tensor(np.array([-6, 4])), 5, lambda v: f"custom {v}",
                                                                        negative=True)
+
+@pytest.mark.parametrize("bad", [3, -4])
+def test_setitem_tensor_index_out_of_range(bad):
+  def torch_set():
+    t = torch.tensor(A)
+    t[torch.tensor([0, bad])] = 1.0
+  def teeny_set():
+    t = Tensor(A)
+    t[Tensor([0, bad])] = 1.0
+  raises_like(torch_set, teeny_set, bad)
+
+@needs_values
+@pytest.mark.xfail(strict=True, reason="an in-place write keeps the tensor's BUFFER uop, so Tensor.host_range still "
+                   "returns the range from before the write (assign / setitem should drop _host_range)")
+def test_host_range_forgotten_after_inplace_write():
+  y = Tensor(np.array([1, 2, 0], np.int32))
+  y[0] = 9
+  with CHECKED, pytest.raises(IndexError, match="index 9 is out of bounds"): Tensor(A)[y]
