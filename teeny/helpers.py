@@ -54,6 +54,8 @@ class Context(contextlib.ContextDecorator):
 DEBUG, CACHELEVEL, NOOPT, BEAM = ContextVar("DEBUG", 0), ContextVar("CACHELEVEL", 2), ContextVar("NOOPT", 0), ContextVar("BEAM", 0)
 JIT, CPU_THREADS = ContextVar("JIT", 1), ContextVar("CPU_THREADS", 0)
 CUSTOM_KERNELS = ContextVar("TEENY_CUSTOM_KERNELS", 1)
+# range checks of tensor indices that need a device read: -1 (default) on the CPU only, 1 on every device, 0 off
+CHECK_INDICES = ContextVar("TEENY_CHECK_INDICES", -1)
 
 class GlobalCounters:
   """Totals since the last reset(): kernels launched, flops, bytes moved, kernel seconds."""

@@ -1,9 +1,50 @@
 """__getitem__ / __setitem__: ints, slices (any step), None, ..., and integer tensors (numpy's advanced indexing)."""
 from __future__ import annotations
-from typing import Any
+from typing import Any, Callable
 import numpy as np
+from teeny.device import Device
 from teeny.dtype import dtypes
-from teeny.helpers import prod
+from teeny.helpers import CHECK_INDICES, prod
+
+def _reads_allowed(device: str) -> bool:
+  """May an index check read the index's values from `device`? The CPU yes (its memory is the host's) unless
+  TEENY_CHECK_INDICES=0; GPUs only with TEENY_CHECK_INDICES=1 (the read is a sync); NULL never (it holds no data)."""
+  mode = int(CHECK_INDICES)
+  dev = Device[device]
+  if mode == 0 or dev.runs_nothing: return False
+  if mode > 0: return True
+  r = dev.renderer
+  return not (getattr(r, "is_gpu", False) or getattr(r, "lang", "C") != "C")
+
+def check_index_range(index, size: int, what: str | Callable[[int], str] = "index", err: type[Exception] = IndexError, *,
+                      dim: int = 0, negative: bool = False, ignore: int | None = None, hint: str = "") -> None:
+  """Raise `err` if an integer tensor `index` holds a value outside [0, size) ([-size, size) with negative=True); values
+  equal to `ignore` (a loss's ignore_index) are allowed.
+
+  The message is `what(value)`, or for a string "{what} {value} is out of bounds for dimension {dim} with size {size}",
+  then `hint` in parentheses. Free when the values' range is known on the host (Tensor.host_range: ids and labels made
+  from host data); otherwise the index is realized and read, where _reads_allowed says so (the CPU, by default). Where
+  nothing is checked, kernels mask out-of-range indices: reads give 0, nothing is read or written outside a buffer."""
+  if index.numel() == 0 or CHECK_INDICES == 0: return
+  lo, hi = (-size if negative else 0), size - 1
+  def bad(mn: int, mx: int) -> int | None:
+    """The offending value if min/max prove one, else None."""
+    if mx > hi and mx != ignore: return mx
+    if mn < lo and mn != ignore: return mn
+    return None
+  hr = index.host_range()
+  if hr is not None:
+    if lo <= hr[0] and hr[1] <= hi: return
+    v = bad(*hr)
+  if hr is None or v is None:  # unknown, or only ignore_index lies outside: read the values
+    if not _reads_allowed(index.device): return
+    vals = index.realize().numpy().reshape(-1)
+    if ignore is not None: vals = vals[vals != ignore]
+    if vals.size == 0: return
+    v = bad(int(vals.min()), int(vals.max()))
+    if v is None: return
+  msg = what(v) if callable(what) else f"{what} {v} is out of bounds for dimension {dim} with size {size}"
+  raise err(f"{msg} ({hint})" if hint else msg)
 
 def _normalize(t, indices) -> list:
   from teeny.tensor import Tensor
@@ -45,6 +86,7 @@ def getitem(t, indices):
       else: n = max(0, -(-(start - stop) // -step)); b, e = (start + (n - 1) * step, start + 1) if n else (0, 0)  # noqa: E702
       shrink.append((b, e)); flips.append(step < 0); steps.append(abs(step)); final_shape.append(("keep", n))  # noqa: E702
     else:
+      check_index_range(i, s, dim=dim, negative=True, hint=f"tensor indices must be in [{-s}, {s})")
       shrink.append((0, s)); flips.append(False); steps.append(1); final_shape.append(("tensor", i))  # noqa: E702
     dim += 1
   x = x.shrink(tuple(shrink)) if shrink else x

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Sequence
 from teeny.dtype import dtypes, least_upper_dtype
+from teeny.indexing import check_index_range
 
 if TYPE_CHECKING:
   from teeny.tensor import Tensor
@@ -249,6 +250,9 @@ class NNMixin:
     """Integer class ids -> a trailing one-hot axis (int32 zeros and ones)."""
     if not dtypes.is_int(self.dtype): raise TypeError(f"one_hot wants an integer tensor, got {self.dtype}")
     if num_classes == -1: num_classes = int(self.max().item()) + 1
+    check_index_range(self, num_classes, lambda v: f"one_hot: class values must be non-negative, got {v}" if v < 0 else
+                      f"one_hot: class values must be smaller than num_classes ({num_classes}), got {v}; raise "
+                      "num_classes or fix the labels", RuntimeError)
     return self.unsqueeze(-1)._one_hot_along_dim(num_classes).where(1, 0)
 
   def gather(self: Tensor, dim: int, index: Tensor) -> Tensor:
@@ -259,6 +263,8 @@ class NNMixin:
     dim = dim % self.ndim
     if any(i > s for d, (s, i) in enumerate(zip(self.shape, index.shape)) if d != dim):
       raise ValueError(f"gather index {tuple(index.shape)} is larger than self {tuple(self.shape)} outside dim {dim}")
+    check_index_range(index, self.shape[dim], "gather: index", RuntimeError, dim=dim,
+                      hint=f"gather indices must be in [0, {self.shape[dim]}); negative ones are not wrapped")
     if hasattr(self, "_gather"): return self._gather(dim, index)
     x = self.shrink(tuple((0, i) if d != dim else (0, s) for d, (s, i) in enumerate(zip(self.shape, index.shape))))
     x = x.unsqueeze(-1).transpose(-1, dim)
@@ -276,6 +282,8 @@ class NNMixin:
     if not all((d == dim or s >= i) and c >= i for d, (s, i, c) in enumerate(zip(self.shape, index.shape, src.shape))):
       raise ValueError(f"scatter index {tuple(index.shape)} must fit in src {tuple(src.shape)} and, off dim {dim}, "
                        f"self {tuple(self.shape)}")
+    check_index_range(index, self.shape[dim], "scatter: index", RuntimeError, dim=dim,
+                      hint=f"scatter indices must be in [0, {self.shape[dim]}); negative ones are not wrapped")
     src = src.cast(self.dtype).shrink(tuple((0, s) for s in index.shape))
     # put index's `dim` on a new trailing axis r and a one-hot over self.shape[dim] in its place
     src = src.unsqueeze(-1).expand(*src.shape, self.shape[dim]).transpose(-1, dim)
@@ -302,6 +310,11 @@ class NNMixin:
       raise TypeError(f"{fn}: class-index targets must be an integer tensor, got {target.dtype}")
     return cdim
 
+  def _check_targets(self: Tensor, target: Tensor, nc: int, ignore_index: int, fn: str):
+    """IndexError (torch's "Target 7 is out of bounds.") for a class id outside [0, nc) that is not ignore_index."""
+    check_index_range(target, nc, lambda v: f"Target {v} is out of bounds.", ignore=ignore_index,
+                      hint=f"{fn} over {nc} classes: targets must be in [0, {nc}) or equal ignore_index={ignore_index}")
+
   def cross_entropy(self: Tensor, target: Tensor, reduction: str = "mean", label_smoothing: float = 0.0,
                     ignore_index: int = -100) -> Tensor:
     """PyTorch's F.cross_entropy on logits; target holds class indices (int) or probabilities (float, input's shape)."""
@@ -326,6 +339,7 @@ class NNMixin:
       if label_smoothing: tgt = tgt * (1 - label_smoothing) + label_smoothing / nc
       return _reduce(-(logp * tgt).sum(cdim), reduction)
     self._check_class_target(target, "cross_entropy")
+    self._check_targets(target, nc, ignore_index, "cross_entropy")
     valid = target != ignore_index
     onehot = target.unsqueeze(cdim)._one_hot_along_dim(nc, cdim) & valid.unsqueeze(cdim)
     nll = -onehot.where(logp, 0).sum(cdim)
@@ -340,6 +354,7 @@ class NNMixin:
     _check_reduction(reduction)
     cdim = self._check_class_target(target, "nll_loss")
     nc = self.shape[cdim]
+    self._check_targets(target, nc, ignore_index, "nll_loss")
     valid = target != ignore_index
     onehot = target.unsqueeze(cdim)._one_hot_along_dim(nc, cdim) & valid.unsqueeze(cdim)
     if weight is not None:
@@ -364,6 +379,7 @@ class NNMixin:
                        f"{tuple(self.shape)}")
     if not dtypes.is_int(Y.dtype):
       raise TypeError(f"sparse_categorical_crossentropy: labels must be integers, got {Y.dtype}")
+    self._check_targets(Y, self.shape[-1], ignore_index, "sparse_categorical_crossentropy")
     log_probs = self.log_softmax(-1)
     loss_mask = Y != ignore_index
     y = Y.unsqueeze(-1)._one_hot_along_dim(self.shape[-1]) & loss_mask.unsqueeze(-1)

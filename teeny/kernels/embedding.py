@@ -10,8 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 import numpy as np
 from teeny.dtype import dtypes
+from teeny.indexing import check_index_range
 from teeny.tensor import Tensor
-from teeny.uop.ops import AxisType, KernelInfo, MemSem, Ops, UOp
+from teeny.uop.ops import AxisType, KernelInfo, MemSem, UOp
 from teeny.kernels import acc_dtype, in_range, is_gpu, use_custom_kernels
 
 def _column_ranges(dim: int, gpu: bool, first_axis: int) -> tuple[UOp, tuple[UOp, ...]]:
@@ -62,13 +63,10 @@ def _embedding_fwd_kernel(out: UOp, weight: UOp, ids: UOp, gpu: bool) -> UOp:
   return out.index(i * dim + j).store(v).end(i, *jr).sink(arg=KernelInfo(name=f"embedding_{vocab}_{dim}", opts_to_apply=()))
 
 def check_ids(idx: Tensor, vocab_size: int):
-  """Raise IndexError for ids outside [0, vocab_size) when their values are on the host already (reading them is free)."""
-  u = idx.uop
-  if u.op not in (Ops.BUFFER, Ops.RESHAPE) or u.base.op is not Ops.BUFFER or not str(idx.device).startswith("CPU"): return
-  host = idx.numpy()
-  if host.size and (host.min() < 0 or host.max() >= vocab_size):
-    bad = host[(host < 0) | (host >= vocab_size)]
-    raise IndexError(f"embedding ids out of range [0, {vocab_size}): {np.unique(bad)[:8].tolist()}")
+  """IndexError for an id outside [0, vocab_size) (teeny.indexing.check_index_range: free for ids made from host data,
+  a read of computed ids on the CPU, nothing on GPUs unless TEENY_CHECK_INDICES=1, where the kernels mask them)."""
+  check_index_range(idx, vocab_size, lambda v: f"embedding id {v} is out of range for a table of {vocab_size} rows",
+                    hint=f"ids must be in [0, {vocab_size}); check the tokenizer or num_embeddings")
 
 @dataclass(frozen=True)
 class EmbeddingGrad:
@@ -82,7 +80,7 @@ def embedding(weight: Tensor, idx: Tensor) -> Tensor:
   if not isinstance(idx, Tensor): idx = Tensor(np.asarray(idx, dtype=np.int32), device=weight.device)
   if not dtypes.is_int(idx.dtype): raise TypeError(f"embedding ids must be an integer tensor, got {idx.dtype}")
   vocab, dim = weight.shape
-  check_ids(idx, vocab)
+  check_ids(idx, vocab)  # before the fallback too: weight[idx] would wrap a negative id
   if not use_custom_kernels(): return weight[idx]
   n = idx.numel()
   gpu = is_gpu(weight.device)

@@ -97,7 +97,7 @@ class NLLGrad:
   def __call__(self, g: Tensor, logp: Tensor, target: Tensor, *weight: Tensor) -> tuple:
     nc = logp.shape[1]
     valid = _valid(target, nc, self.ignore_index)
-    wr = weight[0].gather(0, valid.where(target, 0).cast(dtypes.int32)) if weight else None
+    wr = weight[0]._gather(0, valid.where(target, 0).cast(dtypes.int32)) if weight else None  # in range: no check
     d = nll_bwd(_row_grads(g, valid, self.reduction, wr), target, nc, self.ignore_index, acc_dtype(logp.dtype))
     return (d.cast(logp.dtype), None, *((None,) if weight else ()))
 
@@ -111,11 +111,12 @@ def cross_entropy(logits: Tensor, target: Tensor, reduction: str = "mean", ignor
   if not covers_cross_entropy(logits, target, reduction, label_smoothing):
     return logits.cross_entropy(target, reduction=reduction, label_smoothing=label_smoothing, ignore_index=ignore_index)
   n, nc = logits.shape
+  logits._check_targets(target, nc, ignore_index, "cross_entropy")
   x = logits.detach()
   # one node for the loss and the backward kernel: realized together (a training step), the row reductions run once
   lse = x.cast(acc_dtype(x.dtype)).logsumexp(1).contiguous()
   valid = _valid(target, nc, ignore_index)
-  picked = x.cast(lse.dtype).gather(1, valid.where(target, 0).cast(dtypes.int32).unsqueeze(1)).reshape(n)
+  picked = x.cast(lse.dtype)._gather(1, valid.where(target, 0).cast(dtypes.int32).unsqueeze(1)).reshape(n)
   rows = valid.where(lse - picked, 0.0)
   loss = rows if reduction == "none" else rows.sum() if reduction == "sum" else rows.sum() / valid.sum().cast(rows.dtype)
   # lse is an input of the kernel, so the backward reuses the forward's instead of reducing the logits again
