@@ -292,3 +292,37 @@ def test_two_processes_evicting_under_a_tiny_cap(tmp_path):
   for f in files: _payload(f)
   # each process keeps its own writes under the cap; together they overshoot by at most one process's worth
   assert sum(f.stat().st_size for f in files) <= 2 * int(0.04 * (1 << 20)) + max(f.stat().st_size for f in files)
+
+# ---- cubins and AMDGPU code objects go through the same checks (compiled without a GPU: NVRTC, clang's AMDGPU target)
+
+GPU_SRC = {"nvrtc": 'extern "C" __global__ void k_cache(float* a) { a[threadIdx.x] += 1.0f; }',
+           "hip": 'extern "C" __attribute__((global)) void k_cache(float* a) { a[__builtin_amdgcn_workitem_id_x()] += 1.0f; }'}
+
+def _gpu_compiler(kind: str):
+  try:
+    if kind == "nvrtc":
+      from teeny.runtime.ops_cuda import null_compiler
+    else:
+      from teeny.runtime.ops_amd import null_compiler
+    return null_compiler()
+  except Exception as e: pytest.skip(f"no {kind} compiler here: {e}")
+
+@pytest.mark.parametrize("kind", ["nvrtc", "hip"])
+def test_gpu_binary_cut_to_a_third_is_recompiled(kind, tmp_path, monkeypatch):
+  from teeny.device import elf_complete
+  from teeny.helpers import Context
+  monkeypatch.setenv("TEENY_CACHE_DIR", str(tmp_path))
+  comp = _gpu_compiler(kind)
+  calls = []
+  real = type(comp).compile
+  monkeypatch.setattr(type(comp), "compile", lambda self, src: calls.append(src) or real(self, src))
+  with Context(CACHELEVEL=2):
+    try: lib = comp.compile_cached(GPU_SRC[kind])
+    except RuntimeError as e: pytest.skip(f"{kind} cannot compile here: {e}")
+    assert elf_complete(lib) and not elf_complete(lib[:len(lib) // 3])
+    (entry,) = tmp_path.iterdir()
+    os.truncate(entry, entry.stat().st_size // 3)
+    again = comp.compile_cached(GPU_SRC[kind])        # (clang's code objects differ in a few bytes from run to run)
+    assert elf_complete(again) and len(again) == len(lib) and len(calls) == 2
+    assert comp.compile_cached(GPU_SRC[kind]) == again and len(calls) == 2
+    assert _payload(entry) == again
