@@ -1,6 +1,6 @@
 """Device registry (DEV env), Buffer, and the Allocator / Compiler / Program base classes every runtime implements."""
 from __future__ import annotations
-import hashlib, importlib, os, subprocess, tempfile, weakref
+import contextlib, hashlib, importlib, os, re, struct, subprocess, tempfile, time, weakref
 from typing import Any
 import numpy as np
 from teeny.dtype import DType, dtypes
@@ -57,29 +57,174 @@ class Allocator:
   def copyin(self, dest: Any, src: memoryview): raise NotImplementedError
   def copyout(self, dest: memoryview, src: Any): raise NotImplementedError
 
+# ---- the on-disk compile cache
+# An entry is one file named <CompilerClass>_<sha256 of compiler key and source>, holding MAGIC, the sha256 of the binary
+# and the binary. It is written to a temp file in the same directory and renamed into place (os.replace), so an entry is
+# never seen half written and is never modified afterwards; a reader reads the whole file into memory, checks the digest
+# and only then hands the bytes to a loader (the CPU loads its own private copy of them), so an entry cut short or
+# overwritten from outside is recompiled instead of crashing the process (a truncated .so killed it with SIGBUS).
+# The directory is capped at TEENY_CACHE_MAX_MB (default 512): a hit refreshes the entry's mtime, and a process whose
+# writes take the directory over the cap deletes the least recently used entries until it is 10% under. Deleting is
+# safe while another process reads: unlinking leaves an open file readable, and a vanished entry is only a miss.
+# In memory each kernel shape a process compiles keeps its program (the loaded library, ~16 KB of cached entry and
+# ~32 KB of RSS per kernel on the CPU) for the life of the process; that cache is not capped.
+CACHE_MAGIC = b"TEENYBIN1\n"
+_HEADER = len(CACHE_MAGIC) + 32
+_TMP_PREFIX = ".tmp_"
+_usage: dict[str, int] = {}   # cache dir -> bytes it held at this process's last scan, plus what this process wrote since
+
+def cache_max_bytes() -> int:
+  """TEENY_CACHE_MAX_MB as bytes (read on every write, so tests and long runs can change it)."""
+  try: mb = float(os.environ.get("TEENY_CACHE_MAX_MB", "512"))
+  except ValueError: raise ValueError(f"TEENY_CACHE_MAX_MB must be a number of megabytes, got {os.environ['TEENY_CACHE_MAX_MB']!r}") from None
+  return int(mb * (1 << 20))
+
+def pack_entry(lib: bytes) -> bytes: return CACHE_MAGIC + hashlib.sha256(lib).digest() + lib
+
+def unpack_entry(data: bytes) -> tuple[bytes | None, str]:
+  """(binary, '') for a sound entry, else (None, why not)."""
+  if len(data) < _HEADER: return None, f"{len(data)} bytes, shorter than the header"
+  if not data.startswith(CACHE_MAGIC): return None, "no digest header (an old or foreign file)"
+  lib = data[_HEADER:]
+  if hashlib.sha256(lib).digest() != data[len(CACHE_MAGIC):_HEADER]: return None, "digest mismatch (truncated or modified)"
+  return lib, ""
+
+def _entries(d: str) -> list[tuple[float, int, str]]:
+  """(mtime, size, path) of every cache file in d; files that vanish while listed are skipped."""
+  out = []
+  try: it = os.scandir(d)
+  except OSError: return out
+  with it:
+    for e in it:
+      try:
+        if e.is_file(follow_symlinks=False):
+          st = e.stat(follow_symlinks=False)
+          out.append((st.st_mtime, st.st_size, e.path))
+      except OSError: continue
+  return out
+
+def evict(d: str, cap: int, keep: str | None = None) -> int:
+  """Delete the least recently used entries of d until it holds at most 90% of cap (never `keep`, the entry just
+  written); temp files older than an hour (left by a killed process) go too. Returns the bytes left."""
+  entries = _entries(d)
+  now = time.time()
+  total = 0
+  live = []
+  for mt, size, path in entries:
+    if os.path.basename(path).startswith(_TMP_PREFIX):
+      if now - mt > 3600:
+        with contextlib.suppress(OSError): os.unlink(path)
+      else: total += size
+    else:
+      total += size
+      live.append((mt, path, size))
+  if total > cap:
+    goal = cap * 9 // 10
+    for mt, path, size in sorted(live):
+      if total <= goal: break
+      if path == keep: continue
+      try: os.unlink(path)
+      except FileNotFoundError: pass          # another process evicted it first
+      except OSError: continue
+      total -= size
+      if DEBUG >= 2: print(f"teeny: cache over {cap >> 20} MB, evicted {os.path.basename(path)}")
+  _usage[d] = total
+  return total
+
+def _note_write(d: str, path: str, size: int):
+  cap = cache_max_bytes()
+  if d not in _usage: evict(d, cap, keep=path)     # first write of this process: learn the directory's size
+  else:
+    _usage[d] += size
+    if _usage[d] > cap: evict(d, cap, keep=path)   # a scan only when this process's count says the cap is passed
+
 class Compiler:
-  """Turns source into a binary; results cached on disk keyed by source, flags and compiler version."""
+  """Turns source into a binary; results cached on disk keyed by source, flags and compiler version (see above)."""
   cache_key: str = "compiler"
   def compile(self, src: str) -> bytes: raise NotImplementedError
+  def cache_path(self, src: str) -> str:
+    h = hashlib.sha256(f"{self.cache_key}\n{src}".encode()).hexdigest()[:32]
+    return os.path.join(cache_dir(), f"{type(self).__name__}_{h}")
   def compile_cached(self, src: str, force: bool = False) -> bytes:
     """Compile through the disk cache; `force` recompiles and rewrites the entry (used when a cached binary fails to load)."""
     if not CACHELEVEL: return self.compile(src)
-    h = hashlib.sha256(f"{self.cache_key}\n{src}".encode()).hexdigest()[:32]
-    path = os.path.join(cache_dir(), f"{type(self).__name__}_{h}")
-    if os.path.exists(path) and not force:
-      with open(path, "rb") as f: data = f.read()
-      if self.valid_binary(data): return data
-      if DEBUG >= 1: print(f"teeny: cache entry {path} is corrupt, recompiling")
+    path = self.cache_path(src)
+    if not force:
+      try:
+        with open(path, "rb") as f: data = f.read()
+      except FileNotFoundError: data = None
+      except OSError as e:
+        data = None
+        if DEBUG >= 2: print(f"teeny: cache entry {path} unreadable ({e}), recompiling")
+      if data is not None:
+        lib, why = unpack_entry(data)
+        if lib is not None and not self.valid_binary(lib): lib, why = None, "not a binary this compiler makes"
+        if lib is not None:
+          with contextlib.suppress(OSError): os.utime(path)    # recently used: last to be evicted
+          return lib
+        if DEBUG >= 2: print(f"teeny: cache entry {path} is bad ({why}), recompiling")
     lib = self.compile(src)
-    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".tmp_")
-    with os.fdopen(fd, "wb") as f: f.write(lib)
-    os.replace(tmp, path)
+    self.write_entry(path, lib)
     return lib
+  def write_entry(self, path: str, lib: bytes):
+    d = os.path.dirname(path)
+    blob = pack_entry(lib)
+    fd, tmp = tempfile.mkstemp(dir=d, prefix=_TMP_PREFIX)
+    try:
+      with os.fdopen(fd, "wb") as f: f.write(blob)
+      os.replace(tmp, path)
+    except BaseException:
+      with contextlib.suppress(OSError): os.unlink(tmp)
+      raise
+    _note_write(d, path, len(blob))
   def valid_binary(self, data: bytes) -> bool: return len(data) > 0
+
+def elf_complete(data: bytes) -> bool:
+  """An ELF file whose program and section header tables and loadable segments all lie inside the data (a cut shared
+  object passes a magic-number check, then dlopen maps pages past its end and the process dies of SIGBUS)."""
+  if len(data) < 64 or data[:4] != b"\x7fELF" or data[4] not in (1, 2) or data[5] not in (1, 2): return False
+  end = "<" if data[5] == 1 else ">"
+  try:
+    if data[4] == 2:
+      phoff, shoff = struct.unpack_from(end + "QQ", data, 32)
+      phentsize, phnum, shentsize, shnum = struct.unpack_from(end + "HHHH", data, 54)
+      ph, off_size = end + "IIQQQQQQ", (2, 5)   # p_type p_flags p_offset p_vaddr p_paddr p_filesz ...
+    else:
+      phoff, shoff = struct.unpack_from(end + "II", data, 28)
+      phentsize, phnum, shentsize, shnum = struct.unpack_from(end + "HHHH", data, 42)
+      ph, off_size = end + "IIIIIIII", (1, 4)   # p_type p_offset p_vaddr p_paddr p_filesz ...
+    if phoff + phnum * phentsize > len(data) or shoff + shnum * shentsize > len(data): return False
+    for i in range(phnum):
+      f = struct.unpack_from(ph, data, phoff + i * phentsize)
+      if f[0] == 1 and f[off_size[0]] + f[off_size[1]] > len(data): return False   # PT_LOAD past the end
+  except struct.error: return False
+  return True
 
 def numbered(src: str) -> str:
   """Source with line numbers, for compile errors."""
   return "\n".join(f"{i+1:4d} {line}" for i, line in enumerate(src.splitlines()))
+
+def kernel_name(src: str) -> str:
+  """The name of the kernel defined in rendered source: the last non-static `void` function, attributes skipped."""
+  names = []
+  for line in src.splitlines():
+    if line.startswith("static") or "void" not in line or "(" not in line: continue
+    line = re.sub(r"__(launch_bounds|attribute)__\s*\(\([^()]*(\([^()]*\))?[^()]*\)\)|__launch_bounds__\s*\([^()]*\)", "", line)
+    if (m := re.search(r"\bvoid\s+(\w+)\s*\(", line)): names.append(m.group(1))
+  return names[-1] if names else "?"
+
+def compile_error(what: str, src: str, log: str, max_lines: int = 10, width: int = 240) -> str:
+  """A compile failure as one short message: the kernel's name, the compiler's first error lines (long source lines
+  that compilers echo are cut), and the whole numbered source only at DEBUG>=4."""
+  name = kernel_name(src)
+  lines = [ln if len(ln) <= width else ln[:width] + " ..." for ln in log.strip().splitlines()]
+  first = next((i for i, ln in enumerate(lines) if "error" in ln.lower()), 0)
+  shown = lines[first:first + max_lines]
+  more = len(lines) - first - len(shown)
+  msg = f"{what} failed for kernel {name}:\n" + "\n".join(shown)
+  if more > 0: msg += f"\n... ({more} more lines of compiler output)"
+  if DEBUG >= 4: return msg + "\n" + numbered(src)
+  return msg + "\n(run with DEBUG=4 to print the kernel's whole source)"
 
 class ToolCompiler(Compiler):
   """A compiler run as a subprocess that reads the source on stdin and writes an ELF object; the cache key holds the
@@ -96,8 +241,8 @@ class ToolCompiler(Compiler):
       proc = subprocess.run([self.tool, *self.flags, "-", "-o", out, *self.after], input=src.encode(), capture_output=True)
       if proc.returncode != 0: raise RuntimeError(self.error(proc.stderr.decode(errors="replace"), src))
       with open(out, "rb") as f: return f.read()
-  def error(self, err: str, src: str) -> str: return f"{self.what} failed ({self.tool}):\n{err}\n{numbered(src)}"
-  def valid_binary(self, data: bytes) -> bool: return data[:4] == b"\x7fELF"
+  def error(self, err: str, src: str) -> str: return compile_error(f"{self.what} ({self.tool})", src, err)
+  def valid_binary(self, data: bytes) -> bool: return elf_complete(data)
 
 class Compiled:
   """A device: its allocator, compiler, renderer and program class."""

@@ -2,8 +2,7 @@
 declared before their loops (REDUCE) and updated inside them (ASSIGN), every value emitted after its sources and in a
 scope where its users can see it."""
 from __future__ import annotations
-import functools
-from teeny.uop.ops import AxisType, Ops, UOp
+from teeny.uop.ops import AxisType, Ops, UOp, bottom_up
 
 EFFECTS = (Ops.STORE, Ops.ATOMIC, Ops.ATOMIC_CAS, Ops.CUSTOM, Ops.BARRIER)
 _AXIS_ORDER = {AxisType.GLOBAL: 0, AxisType.LOCAL: 1, AxisType.GROUP: 2, AxisType.LOOP: 3, AxisType.UPCAST: 4,
@@ -14,16 +13,20 @@ _INNER = (AxisType.UPCAST, AxisType.UNROLL)
 
 def range_key(r: UOp) -> tuple: return (_AXIS_ORDER[r.arg[1]], r.arg[0])
 
-@functools.lru_cache(maxsize=None)
+_NO_RANGES: frozenset[UOp] = frozenset()
+
 def _deps(u: UOp) -> frozenset[UOp]:
   if u.op is Ops.RANGE: return frozenset([u])
-  out: frozenset[UOp] = frozenset().union(*(_deps(s) for s in u.src)) if u.src else frozenset()
+  if not u.src: return _NO_RANGES
+  d = [s.__dict__["_deps"] for s in u.src]
+  out = d[0] if len(d) == 1 else frozenset().union(*d)
   if u.op is Ops.REDUCE: out = out - frozenset(u.src[1:])
   return out
 
 def deps(u: UOp) -> frozenset[UOp]:
-  """The open loop ranges a value depends on (ranges a REDUCE closes are not open outside it)."""
-  return _deps(u)
+  """The open loop ranges a value depends on (ranges a REDUCE closes are not open outside it); cached on the node and
+  computed bottom-up without recursion (a value thousands of ops deep is fine)."""
+  return bottom_up(u, "_deps", _deps, lambda n: n.op is not Ops.RANGE)
 
 class Linearizer:
   def __init__(self):
@@ -43,20 +46,22 @@ class Linearizer:
   def ensure_open(self, need: frozenset[UOp]):
     for r in sorted(need, key=range_key):
       if r not in self.open: self.open_range(r)
-  def emit(self, u: UOp):
-    if u.op in (Ops.CONST, Ops.DEFINE_GLOBAL, Ops.DEFINE_VAR, Ops.NOOP) or self.visible(u): return
-    if u.op is Ops.RANGE:
-      self.open_range(u)
-      return
-    if u.op is Ops.REDUCE:
-      self.emit_reduce(u)
-      return
-    if u.op is Ops.END:
-      self.emit_effect(u)
-      return
-    for s in u.src: self.emit(s)
-    self.out.append(u)
-    self.scopes[-1].add(u)
+  def emit(self, root: UOp):
+    """Emit a value after its sources (depth first, in source order), with an explicit stack instead of recursion."""
+    stack: list[tuple[UOp, bool]] = [(root, False)]
+    while stack:
+      u, ready = stack.pop()
+      if ready:
+        self.out.append(u)
+        self.scopes[-1].add(u)
+        continue
+      if u.op in (Ops.CONST, Ops.DEFINE_GLOBAL, Ops.DEFINE_VAR, Ops.NOOP) or self.visible(u): continue
+      if u.op is Ops.RANGE: self.open_range(u)
+      elif u.op is Ops.REDUCE: self.emit_reduce(u)
+      elif u.op is Ops.END: self.emit_effect(u)
+      else:
+        stack.append((u, True))
+        stack.extend((s, False) for s in reversed(u.src))
   def emit_reduce(self, red: UOp):
     value, rngs = red.src[0], red.src[1:]
     # UPCAST ranges the value depends on become dimensions of the accumulator: loops over them run inside the reduce

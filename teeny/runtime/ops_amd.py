@@ -4,7 +4,7 @@ from __future__ import annotations
 import ctypes, ctypes.util, functools, glob, os, shutil, subprocess, tempfile
 from typing import Any
 import numpy as np
-from teeny.device import Allocator, Compiled, ToolCompiler
+from teeny.device import Allocator, Compiled, ToolCompiler, elf_complete
 from teeny.helpers import DEBUG
 
 NO_CLANG_FIX = "apt-get install clang-19 lld-19 (or set HIP_CLANG=/path/to/clang with AMDGPU support)"
@@ -105,6 +105,7 @@ class AMDProgram:
   def __init__(self, dev: AMDDevice, name: str, lib: bytes, spec: Any = None):
     self.dev, self.name, self.lib = dev, name, lib
     hip = dev.runtime(f"load kernel {name} (it compiled for {dev.arch})")
+    if not elf_complete(lib): raise RuntimeError(f"could not load the code object of {name}: the ELF file is incomplete")
     self.module, self.fxn = ctypes.c_void_p(), ctypes.c_void_p()
     dev.check(hip.hipModuleLoadData(ctypes.byref(self.module), lib), f"hipModuleLoadData({name})")
     dev.check(hip.hipModuleGetFunction(ctypes.byref(self.fxn), self.module, name.encode()), f"hipModuleGetFunction({name})")

@@ -4,7 +4,7 @@ from __future__ import annotations
 import functools, time
 from typing import Any
 import numpy as np
-from teeny.device import Allocator, Compiled, Compiler, numbered
+from teeny.device import Allocator, Compiled, Compiler, compile_error
 from teeny.helpers import DEBUG, getenv
 
 NO_CL_FIX = "pip install pyopencl pocl-binary-distribution (PoCL runs OpenCL on the CPU), or pick another device with DEV=CPU"
@@ -37,7 +37,7 @@ class CLCompiler(Compiler):
   def compile(self, src: str) -> bytes:
     cl = _cl()
     try: prg = cl.Program(self.dev.ctx, src).build(options=["-w"])
-    except cl.RuntimeError as e: raise RuntimeError(f"OpenCL compile failed on {self.dev.cl_device.name}:\n{e}\n{numbered(src)}") from None
+    except cl.RuntimeError as e: raise RuntimeError(compile_error(f"OpenCL compile on {self.dev.cl_device.name}", src, str(e))) from None
     return prg.get_info(cl.program_info.BINARIES)[0]
 
 class CLProgram:

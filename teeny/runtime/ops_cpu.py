@@ -4,7 +4,7 @@ import ctypes, os, shutil, tempfile, threading, time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 import numpy as np
-from teeny.device import Allocator, Compiled, ToolCompiler
+from teeny.device import Allocator, Compiled, ToolCompiler, elf_complete
 from teeny.helpers import CPU_THREADS, DEBUG
 
 class CPUAllocator(Allocator):
@@ -56,6 +56,9 @@ class CPUProgram:
   """One compiled kernel. Called once per core with (core, ncores); ctypes releases the GIL during each call."""
   def __init__(self, name: str, lib: bytes, spec: Any = None):
     self.name, self.spec = name, spec
+    # dlopen maps the file: a cut shared object would pass it and then kill the process with SIGBUS on first touch
+    if not elf_complete(lib): raise RuntimeError(f"could not load compiled kernel {name}: the shared object is incomplete")
+    # loaded from a private copy of bytes already checked (the cache's own file may be changed by others meanwhile)
     with tempfile.NamedTemporaryFile(suffix=".so", delete=False) as f:
       f.write(lib)
       path = f.name

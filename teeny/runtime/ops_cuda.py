@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools, os, shutil, subprocess, tempfile, threading
 from typing import Any
 import numpy as np
-from teeny.device import Allocator, Compiled, Compiler, numbered
+from teeny.device import Allocator, Compiled, Compiler, compile_error, elf_complete
 from teeny.helpers import DEBUG
 
 NO_DRIVER_FIX = ("install the NVIDIA driver (libcuda.so.1) on a machine with an NVIDIA GPU, or pick another device with DEV=CPU "
@@ -57,8 +57,7 @@ class NVRTCCompiler(Compiler):
         size = _check_nvrtc(nvrtc.nvrtcGetProgramLogSize(prog), "log size")
         log = b" " * size
         nvrtc.nvrtcGetProgramLog(prog, log)
-        raise RuntimeError(f"NVRTC {self.version} compile for {self.arch} failed:\n{log.decode(errors='replace').rstrip(chr(0))}\n"
-                           f"{numbered(src)}")
+        raise RuntimeError(compile_error(f"NVRTC {self.version} compile for {self.arch}", src, log.decode(errors="replace").rstrip(chr(0))))
       size = _check_nvrtc(getattr(nvrtc, f"nvrtcGet{get}Size")(prog), f"{get} size")
       out = b" " * size
       _check_nvrtc(getattr(nvrtc, f"nvrtcGet{get}")(prog, out), get)
@@ -68,10 +67,10 @@ class NVRTCCompiler(Compiler):
   def to_ptx(self, src: str) -> str:
     opts = [o.replace("=sm_", "=compute_") for o in self.opts]
     return self._compile(src, opts, "PTX").decode(errors="replace").rstrip("\0")
-  def compile_cached(self, src: str) -> bytes:
+  def compile_cached(self, src: str, force: bool = False) -> bytes:
     if DEBUG >= 6: print(self.to_ptx(src))
-    return super().compile_cached(src)
-  def valid_binary(self, data: bytes) -> bool: return data[:4] == b"\x7fELF"
+    return super().compile_cached(src, force)
+  def valid_binary(self, data: bytes) -> bool: return elf_complete(data)
   def disassemble(self, lib: bytes):
     """SASS through nvdisasm when the CUDA toolkit is installed (the PTX is printed at compile time)."""
     if not (tool := shutil.which("nvdisasm")): return
@@ -121,6 +120,7 @@ class CUDAProgram:
     from cuda.bindings import driver
     self.dev, self.name, self.spec = dev, name, spec
     dev.activate()
+    if not elf_complete(lib): raise RuntimeError(f"could not load the cubin of {name}: the ELF file is incomplete")
     self.module = _check(driver.cuModuleLoadData(lib), f"loading the cubin of {name} (built for {dev.arch})")
     self.fxn = _check(driver.cuModuleGetFunction(self.module, name.encode()), f"finding kernel {name}")
   def __call__(self, *bufs: Any, global_size: Any = None, local_size: Any = None, vals: tuple = (), wait: bool = False,

@@ -117,6 +117,39 @@ class _cached:
     v = obj.__dict__[self.name] = self.fn(obj)
     return v
 
+class _cached_up(_cached):
+  """A cached attribute computed from the same attribute of the node's sources, depth-safe (see bottom_up)."""
+  def __init__(self, needs: Callable):
+    self.needs = needs
+  def __call__(self, fn: Callable):
+    self.fn, self.name = fn, fn.__name__
+    return self
+  def __get__(self, obj, cls=None):
+    if obj is None: return self
+    name = self.name
+    # the usual case, every source already known: no walk
+    if not self.needs(obj) or all(name in s.__dict__ for s in obj.src):
+      v = obj.__dict__[name] = self.fn(obj)
+      return v
+    return bottom_up(obj, name, self.fn, self.needs)
+
+def bottom_up(root, name: str, fn: Callable, needs: Callable) -> Any:
+  """A per-node value stored as node.__dict__[name], computed from its sources' values: every node below `root` whose
+  value is missing and needed (`needs(n)`: n's value reads its sources') is computed first, sources before users, with an
+  explicit stack, so a chain thousands of nodes deep never reaches Python's recursion limit."""
+  if (v := root.__dict__.get(name, _MISSING)) is not _MISSING: return v
+  stack = [(root, False)]
+  while stack:
+    n, ready = stack.pop()
+    d = n.__dict__
+    if name in d: continue
+    if ready: d[name] = fn(n)
+    else:
+      stack.append((n, True))
+      if needs(n): stack.extend((s, False) for s in n.src if name not in s.__dict__)
+  return root.__dict__[name]
+_MISSING = object()
+
 class Topo:
   """A node's dependencies in topological order, the node itself last (a view: cheap to make, never cached)."""
   __slots__ = ("below", "node")
@@ -180,7 +213,7 @@ class UOp(metaclass=UOpMetaClass):
     return memo[self]
 
   # ---- tensor-level shape
-  @_cached
+  @_cached_up(lambda n: n.op not in (Ops.CONST, Ops.BUFFER, Ops.ARANGE, Ops.RESHAPE, Ops.EXPAND))
   def shape(self) -> tuple[int, ...] | None:
     op, a = self.op, self.arg
     if op is Ops.CONST: return ()
@@ -210,7 +243,9 @@ class UOp(metaclass=UOpMetaClass):
   @property
   def base(self) -> UOp:
     """The node under any movement ops."""
-    return self.src[0].base if self.op in GroupOp.Movement or self.op is Ops.DETACH else self
+    n = self
+    while n.op in GroupOp.Movement or n.op is Ops.DETACH: n = n.src[0]
+    return n
   @_cached
   def device(self) -> str:
     """The device a tensor-level node lives on ('?' for kernel-level nodes)."""
@@ -355,8 +390,9 @@ class UOp(metaclass=UOpMetaClass):
     return UOp(Ops.ATOMIC_CAS, self.dtype.base, (self, c, v), (sem, scope))
 
   # ---- value bounds for symbolic index math
-  @_cached
+  @_cached_up(lambda n: _bounds_need_src(n))
   def vmin_vmax(self) -> tuple[Any, Any]:
+    """(lowest, highest) value of an int or bool expression ((-inf, inf) for floats)."""
     op, s = self.op, self.src
     if self.dtype.kind not in "iub": return (-math.inf, math.inf)
     dmin, dmax = dtypes.min(self.dtype), dtypes.max(self.dtype)
@@ -402,6 +438,10 @@ class UOp(metaclass=UOpMetaClass):
   def vmin(self): return self.vmin_vmax[0]
   @property
   def vmax(self): return self.vmin_vmax[1]
+
+def _bounds_need_src(n: UOp) -> bool:
+  return n.dtype.kind in "iub" and n.op not in (Ops.CONST, Ops.SPECIAL, Ops.DEFINE_VAR) and \
+    (n.op is not Ops.CAST or n.src[0].dtype.kind in "iub")
 
 ATOMIC_KINDS = ("add", "max", "min", "and", "or", "xor", "xchg")
 

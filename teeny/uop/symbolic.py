@@ -20,17 +20,18 @@ def fold_by_bounds(a: UOp) -> UOp | None:
   return UOp.const(a.dtype, lo) if lo == hi and not isinstance(lo, float) else None
 
 def decompose(x: UOp) -> tuple[list[tuple[UOp, int]], int]:
-  """An int sum as [(term, coefficient)] and a constant."""
-  if x.op is Ops.CONST: return [], x.arg
-  if x.op is Ops.ADD:
-    t0, c0 = decompose(x.src[0])
-    t1, c1 = decompose(x.src[1])
-    return t0 + t1, c0 + c1
-  if x.op is Ops.MUL and x.src[1].op is Ops.CONST:
-    ts, c = decompose(x.src[0])
-    k = x.src[1].arg
-    return [(t, m * k) for t, m in ts], c * k
-  return [(x, 1)], 0
+  """An int sum as [(term, coefficient)] and a constant (terms in source order; a loop, not recursion: sums of
+  thousands of terms are left-deep chains)."""
+  terms: list[tuple[UOp, int]] = []
+  const = 0
+  stack = [(x, 1)]
+  while stack:
+    n, k = stack.pop()
+    if n.op is Ops.CONST: const += n.arg * k
+    elif n.op is Ops.ADD: stack += [(n.src[1], k), (n.src[0], k)]
+    elif n.op is Ops.MUL and n.src[1].op is Ops.CONST: stack.append((n.src[0], k * n.src[1].arg))
+    else: terms.append((n, k))
+  return terms, const
 
 def build_sum(terms: list[tuple[UOp, int]], const: int, dtype) -> UOp:
   out: UOp | None = None
@@ -70,7 +71,12 @@ def simplify_add(a: UOp) -> UOp | None:
   return None if ret is a else ret
 
 def _add_leaves(x: UOp) -> list[UOp]:
-  return _add_leaves(x.src[0]) + _add_leaves(x.src[1]) if x.op is Ops.ADD else [x]
+  out, stack = [], [x]
+  while stack:
+    n = stack.pop()
+    if n.op is Ops.ADD: stack += [n.src[1], n.src[0]]
+    else: out.append(n)
+  return out
 
 def fold_divmod(x: UOp, c: int, is_mod: bool, orig: UOp) -> UOp | None:
   """(sum of terms) // c and % c for non-negative sums, pulling out terms whose coefficients c divides."""
@@ -130,7 +136,12 @@ def _mod(x: UOp, c: UOp, d: UOp) -> UOp | None:
 
 def _and_has(v: UOp, g: UOp) -> bool:
   """Is g one of the terms of the AND-chain v?"""
-  return v is g or (v.op is Ops.AND and (_and_has(v.src[0], g) or _and_has(v.src[1], g)))
+  stack = [v]
+  while stack:
+    n = stack.pop()
+    if n is g: return True
+    if n.op is Ops.AND: stack += n.src
+  return False
 
 def _where_same(c: UOp, x: UOp, y: UOp) -> UOp | None: return x if x is y else None
 

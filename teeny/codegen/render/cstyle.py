@@ -31,6 +31,9 @@ class CStyleLanguage:
   infix = {Ops.ADD: "+", Ops.SUB: "-", Ops.MUL: "*", Ops.FDIV: "/", Ops.IDIV: "/", Ops.MOD: "%", Ops.CMPLT: "<", Ops.CMPLE: "<=", Ops.CMPNE: "!=",
            Ops.CMPEQ: "==", Ops.AND: "&", Ops.OR: "|", Ops.XOR: "^", Ops.SHL: "<<", Ops.SHR: ">>"}
   prelude = ""
+  # an expression nested this deep gets a name (a local variable) instead of being written inside its user: a
+  # long chain of elementwise ops (129 steps of x*a+b) otherwise nests past clang's limit of 256 brackets
+  max_nest = 32
   simd_reduce: dict[Ops, str] = {}   # C: '#pragma omp simd reduction(op:acc)' on innermost reduce loops
 
   # ---- small tables a language overrides
@@ -159,12 +162,16 @@ class CStyleLanguage:
         if const or not parts: parts.append(str(const))
         return f"{nm}[{'+'.join(reversed(parts))}]"
       return r[u]
+    # how deep each value written inline nests (0 for names and constants)
+    nest: dict[UOp, int] = {}
     def define(u: UOp, expr: str, prefix: str = "val"):
-      if uses.get(u, 0) > 1 or u in used_deeper or u.op in (Ops.ATOMIC, Ops.ATOMIC_CAS) or (u.op is Ops.CUSTOM and u.dtype != dtypes.void):
+      n = 1 + max((nest.get(s, 0) for s in u.src), default=0)
+      if uses.get(u, 0) > 1 or u in used_deeper or u.op in (Ops.ATOMIC, Ops.ATOMIC_CAS) or \
+         (u.op is Ops.CUSTOM and u.dtype != dtypes.void) or n >= self.max_nest:
         nm = fresh(prefix)
         emit(f"{self.render_dtype(u.dtype)} {nm} = {expr};")
-        r[u] = nm
-      else: r[u] = expr
+        r[u], nest[u] = nm, 0
+      else: r[u], nest[u] = expr, n
     def step(u: UOp):
       nonlocal depth
       op = u.op
@@ -189,6 +196,7 @@ class CStyleLanguage:
         emit("}")
       elif op is Ops.INDEX:
         r[u] = val(u.src[1])
+        nest[u] = max(nest.get(s, 0) for s in u.src[1:])
       elif op is Ops.LOAD:
         idx = u.src[0]
         ld = self.render_load(val(idx.src[0]), val(idx), u.dtype)
