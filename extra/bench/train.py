@@ -2,7 +2,8 @@
 """Training throughput: teeny vs PyTorch (and tinygrad when importable), steps/s after warm-up, in one run. Not a test.
 
   python extra/bench/train.py          # STEPS=n timed steps per case (default 50), WARMUP=n (default 5),
-                                       # LIVE_STEPS=n for the live-tensor SGD rows (default STEPS/5)
+                                       # LIVE_STEPS=n for the live-tensor SGD rows (default STEPS/5),
+                                       # CLOCK=cpu to time by process CPU time, not wall time (a shared machine)
   python extra/bench/train.py --baseline 20f7e57   # also teeny at that commit, side by side (ROUNDS=n, default 2)
 
 Cases: a 784-128-10 MLP (batch 128, Adam, cross-entropy) on random data, and the digits CNN from
@@ -12,7 +13,7 @@ Then an SGD step of the same MLP, alone and with 20,000 unrelated tensors kept a
 lazy), in ms per step: the cost of a step should not grow with the number of live tensors.
 --baseline COMMIT checks that commit out into /tmp/teeny-baseline-<sha> (a detached git worktree, reused when present)
 and measures teeny there in a subprocess (PYTHONPATH and cwd in that tree) with this same script; teeny of this tree
-runs the same way, alternating with it ROUNDS times, and each keeps its best round (the machine may be shared).
+runs the same way, alternating with it (ABBA order) ROUNDS times, and each keeps its best round (the machine may be shared).
 """
 from __future__ import annotations
 import argparse, json, os, subprocess, sys, time
@@ -24,15 +25,17 @@ sys.path.insert(0, str(ROOT))
 
 STEPS, WARMUP = int(os.environ.get("STEPS", 50)), int(os.environ.get("WARMUP", 5))
 ROUNDS = int(os.environ.get("ROUNDS", 2))
+# CLOCK=cpu: the process's CPU time (all its threads) instead of wall time: steadier on a shared, loaded machine
+CLOCK = time.process_time if os.environ.get("CLOCK") == "cpu" else time.perf_counter
 LIVE_STEPS = int(os.environ.get("LIVE_STEPS", max(STEPS // 5, 5)))  # SGD steps timed with and without live tensors
 N_LIVE = 20_000
 
 def timed(step, steps: int | None = None) -> float:
   steps = steps or STEPS
   for _ in range(WARMUP): step()
-  st = time.perf_counter()
+  st = CLOCK()
   for _ in range(steps): step()
-  return steps / (time.perf_counter() - st)
+  return steps / (CLOCK() - st)
 
 def data(shape_x, n_classes, bs, seed=0):
   rng = np.random.default_rng(seed)
@@ -171,9 +174,9 @@ def main():
     # this tree and the baseline in the same kind of fresh process, alternating; each keeps its best (time: least)
     btree, here = baseline_tree(args.baseline), Path(__file__).resolve().parents[2]
     runs: dict[str, list[dict]] = {"cur": [], "base": []}
-    for _ in range(ROUNDS):
-      runs["cur"].append(measure_in(here))
-      runs["base"].append(measure_in(btree))
+    for r in range(ROUNDS):  # ABBA order: a load that drifts during the run weighs on both alike
+      for who in (("cur", "base") if r % 2 == 0 else ("base", "cur")):
+        runs[who].append(measure_in(here if who == "cur" else btree))
     best = lambda rs: {k: (min if k.endswith("_ms") else max)(r[k] for r in rs) for k in rs[0]}
     cur, base = best(runs["cur"]), best(runs["base"])
   else: cur = measure_teeny()
@@ -192,7 +195,8 @@ def main():
     tver = f"torch {torch.__version__} ({torch.get_num_threads()} threads)"
   except ImportError: tver = "torch not installed"
   fmt = lambda v, w=8: f"{v:{w}.1f}" if v else f"{'-':>{w}s}"
-  print(f"steps/s, median-free mean over {STEPS} steps after {WARMUP} warm-up · {os.cpu_count()} cores · {tver}")
+  clock = "CPU time of the process (CLOCK=cpu)" if CLOCK is time.process_time else "wall time"
+  print(f"steps/s by {clock}, median-free mean over {STEPS} steps after {WARMUP} warm-up · {os.cpu_count()} cores · {tver}")
   if base is not None:
     print(f"teeny: this tree vs baseline {args.baseline} ({btree}), each the best of {ROUNDS} alternating fresh processes")
   head = f"{'case':36s} {'teeny':>8s} {'torch':>8s} {'tinygrad':>9s} {'teeny/torch':>12s}"
@@ -200,6 +204,10 @@ def main():
   for name, key, a, b, c in rows:
     line = f"{name:36s} {fmt(a)} {fmt(b)} {fmt(c, 9)} {(a / b if b else float('nan')):12.2f}"
     print(line + (f" {fmt(base[key], 9)} {a / base[key]:11.3f}" if base else ""))
+  if base:
+    spread = lambda who, k: "..".join(f"{f(r[k] for r in runs[who]):.1f}" for f in (min, max))
+    print("spread over rounds (min..max), this tree | baseline: " +
+          "; ".join(f"{k} {spread('cur', k)} | {spread('base', k)}" for k in ("mlp", "cnn", "sgd_ms", "sgd_live_ms")))
   print(f"\nSGD step, MLP 784-128-10 batch 128, ms/step over {LIVE_STEPS} steps (lower is better); {N_LIVE:,} live tensors: "
         "half realized, half lazy")
   print(f"{'':36s} {'no extra':>9s} {f'{N_LIVE:,} live':>12s} {'live/none':>10s}")
