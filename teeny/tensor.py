@@ -1,6 +1,6 @@
 """Tensor: a thin, lazy handle on a UOp. Every op adds nodes to the graph; nothing runs until a value is needed."""
 from __future__ import annotations
-import math, sys, weakref
+import contextvars, functools, math, sys, weakref
 from typing import Any, Callable, Sequence
 import numpy as np
 from teeny.dtype import DType, dtypes, least_upper_dtype, sum_acc_dtype, to_dtype, float32_to_bf16_bits
@@ -38,27 +38,68 @@ def _broadcast_shape(*shapes: tuple[int, ...]) -> tuple[int, ...]:
     out.append(non1.pop() if non1 else 1)
   return tuple(out)
 
-class _TrainCtx:
-  def __init__(self, mode: bool): self.mode, self.prev = mode, None
-  def __enter__(self): self.prev, Tensor.training = Tensor.training, self.mode
-  def __exit__(self, *a): Tensor.training = self.prev
-  def __call__(self, fn):
+# grad mode and training mode belong to the calling thread (context variables: a new thread starts with the defaults,
+# grad on and training off, and each asyncio task sees its own copy), so a no_grad block in one thread never changes
+# what another thread's ops record. Tensor.training / Tensor._no_grad read and write them through _TensorMeta.
+_training_var: contextvars.ContextVar[bool] = contextvars.ContextVar("teeny_training", default=False)
+_no_grad_var: contextvars.ContextVar[bool] = contextvars.ContextVar("teeny_no_grad", default=False)
+
+class _ModeCtx:
+  """Sets a mode for a `with` block (the previous value comes back on exit, also when an exception passes through) or,
+  used as a decorator, for each call of the function. One object may be entered again inside its own block."""
+  var: contextvars.ContextVar[bool]
+  def __init__(self, value: bool): self.value, self._prev = bool(value), []
+  def __enter__(self):
+    self._prev.append(self.var.get())
+    self.var.set(self.value)
+    return self
+  def __exit__(self, *exc) -> bool:
+    self.var.set(self._prev.pop())
+    return False
+  def __call__(self, fn: Callable) -> Callable:
+    if not callable(fn): raise TypeError(f"{type(self).__name__} decorates a function, not {type(fn).__name__}")
+    @functools.wraps(fn)
     def wrapped(*a, **k):
-      with _TrainCtx(self.mode): return fn(*a, **k)
+      with type(self)(self.value): return fn(*a, **k)
     return wrapped
 
-class _NoGradCtx:
-  def __enter__(self): self.prev, Tensor._no_grad = Tensor._no_grad, True
-  def __exit__(self, *a): Tensor._no_grad = self.prev
-  def __call__(self, fn):
-    def wrapped(*a, **k):
-      with _NoGradCtx(): return fn(*a, **k)
-    return wrapped
+class _TrainCtx(_ModeCtx):
+  var = _training_var
 
-class Tensor(NNMixin):
+class _NoGradCtx(_ModeCtx):
+  """value=True: no graph for gradients is recorded (Tensor.no_grad); value=False: it is (Tensor.enable_grad)."""
+  var = _no_grad_var
+  def __init__(self, value: bool = True): super().__init__(value)
+
+class _SetGradCtx(_NoGradCtx):
+  """Tensor.set_grad_enabled(mode): sets grad mode at once (a plain call); as a `with` block or decorator it also
+  restores the value from before the call on exit."""
+  def __init__(self, mode: bool):
+    if not isinstance(mode, (bool, int)): raise TypeError(f"set_grad_enabled takes a bool, not {type(mode).__name__}")
+    super().__init__(not mode)
+    self._prev = [_no_grad_var.get()]
+    _no_grad_var.set(self.value)
+  def __enter__(self): return self
+  def __call__(self, fn: Callable) -> Callable:
+    _no_grad_var.set(self._prev[0])  # decorating must not change the mode now, only during each call
+    return _NoGradCtx(self.value)(fn)
+
+class _TensorMeta(type):
+  """Makes the class attributes Tensor.training and Tensor._no_grad read and assign the calling thread's mode."""
+  @property
+  def training(cls) -> bool: return _training_var.get()
+  @training.setter
+  def training(cls, v: bool): _training_var.set(bool(v))
+  @property
+  def _no_grad(cls) -> bool: return _no_grad_var.get()
+  @_no_grad.setter
+  def _no_grad(cls, v: bool): _no_grad_var.set(bool(v))
+
+class Tensor(NNMixin, metaclass=_TensorMeta):
   """A lazy n-dimensional array. `Tensor(data, device=, dtype=, requires_grad=)`."""
-  training: bool = False
-  _no_grad: bool = False
+  # the calling thread's modes, also read on an instance (t.training); assign them on the class (Tensor.training = True)
+  training = property(lambda self: _training_var.get(), doc="whether this thread is in training mode (Dropout, BatchNorm)")
+  _no_grad = property(lambda self: _no_grad_var.get())
   _seed: int = 0
   _rng_counter: int = 0
   __array_priority__ = 1000  # numpy defers to Tensor for `ndarray op Tensor`
@@ -165,13 +206,29 @@ class Tensor(NNMixin):
     self.requires_grad = v
     return self
 
-  # ---- modes
+  # ---- modes (per thread; each works as a `with` block or a decorator)
   @staticmethod
-  def train(mode: bool = True) -> _TrainCtx: return _TrainCtx(mode)
+  def train(mode: bool = True) -> _TrainCtx:
+    """Training mode on (or `mode`) for a block: Dropout drops, BatchNorm uses and updates batch statistics."""
+    return _TrainCtx(True)(mode) if callable(mode) else _TrainCtx(mode)
   @staticmethod
-  def no_grad() -> _NoGradCtx: return _NoGradCtx()
+  def test(fn: Callable | None = None) -> _TrainCtx:
+    """Training mode off for a block."""
+    return _TrainCtx(False)(fn) if fn is not None else _TrainCtx(False)
   @staticmethod
-  def test() -> _TrainCtx: return _TrainCtx(False)
+  def no_grad(fn: Callable | None = None) -> _NoGradCtx:
+    """Ops in the block record no graph for gradients: their results do not require grad (torch.no_grad)."""
+    return _NoGradCtx(True)(fn) if fn is not None else _NoGradCtx(True)
+  @staticmethod
+  def enable_grad(fn: Callable | None = None) -> _NoGradCtx:
+    """Gradients recorded again inside a no_grad block (torch.enable_grad)."""
+    return _NoGradCtx(False)(fn) if fn is not None else _NoGradCtx(False)
+  @staticmethod
+  def set_grad_enabled(mode: bool) -> _SetGradCtx:
+    """Turn gradient recording on or off for this thread now; as a `with` block or decorator, restored on exit."""
+    return _SetGradCtx(mode)
+  @staticmethod
+  def is_grad_enabled() -> bool: return not _no_grad_var.get()
 
   # ---- realizing
   def _wrap(self, u: UOp, *srcs: Tensor) -> Tensor:

@@ -1,25 +1,41 @@
 #!/usr/bin/env python3
 """Training throughput: teeny vs PyTorch (and tinygrad when importable), steps/s after warm-up, in one run. Not a test.
 
-  python extra/bench/train.py          # STEPS=n timed steps per case (default 50), WARMUP=n (default 5)
+  python extra/bench/train.py          # STEPS=n timed steps per case (default 50), WARMUP=n (default 5),
+                                       # LIVE_STEPS=n for the live-tensor SGD rows (default STEPS/5),
+                                       # CLOCK=cpu to time by process CPU time, not wall time (a shared machine)
+  python extra/bench/train.py --baseline 20f7e57   # also teeny at that commit, side by side (ROUNDS=n, default 2)
 
 Cases: a 784-128-10 MLP (batch 128, Adam, cross-entropy) on random data, and the digits CNN from
 examples/train_digits_cnn.py (batch 64, Adam). Each step is forward, backward and the optimizer update, with the loss
 read back to the host (as a training loop that logs does).
+Then an SGD step of the same MLP, alone and with 20,000 unrelated tensors kept alive (half realized from numpy, half
+lazy), in ms per step: the cost of a step should not grow with the number of live tensors.
+--baseline COMMIT checks that commit out into /tmp/teeny-baseline-<sha> (a detached git worktree, reused when present)
+and measures teeny there in a subprocess (PYTHONPATH and cwd in that tree) with this same script; teeny of this tree
+runs the same way, alternating with it (ABBA order) ROUNDS times, and each keeps its best round (the machine may be shared).
 """
 from __future__ import annotations
-import os, sys, time
+import argparse, json, os, subprocess, sys, time
 from pathlib import Path
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 import numpy as np
+# the teeny under test: this tree, or the baseline tree when this script runs as a --worker for it
+ROOT = Path(os.environ.get("TEENY_BENCH_ROOT") or Path(__file__).resolve().parents[2])
+sys.path.insert(0, str(ROOT))
 
 STEPS, WARMUP = int(os.environ.get("STEPS", 50)), int(os.environ.get("WARMUP", 5))
+ROUNDS = int(os.environ.get("ROUNDS", 2))
+# CLOCK=cpu: the process's CPU time (all its threads) instead of wall time: steadier on a shared, loaded machine
+CLOCK = time.process_time if os.environ.get("CLOCK") == "cpu" else time.perf_counter
+LIVE_STEPS = int(os.environ.get("LIVE_STEPS", max(STEPS // 5, 5)))  # SGD steps timed with and without live tensors
+N_LIVE = 20_000
 
-def timed(step) -> float:
+def timed(step, steps: int | None = None) -> float:
+  steps = steps or STEPS
   for _ in range(WARMUP): step()
-  st = time.perf_counter()
-  for _ in range(STEPS): step()
-  return STEPS / (time.perf_counter() - st)
+  st = CLOCK()
+  for _ in range(steps): step()
+  return steps / (CLOCK() - st)
 
 def data(shape_x, n_classes, bs, seed=0):
   rng = np.random.default_rng(seed)
@@ -46,7 +62,7 @@ def teeny_mlp():
 
 def teeny_cnn():
   from teeny.nn.state import get_parameters
-  sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
+  sys.path.insert(0, str(ROOT / "examples"))
   from train_digits_cnn import DigitsCNN
   model = DigitsCNN()
   return teeny_step(model, get_parameters(model), 3e-3, *data((1, 8, 8), 10, 64))
@@ -94,27 +110,111 @@ def tinygrad_mlp():
       return loss.item()
   return step
 
+def teeny_sgd_mlp():
+  from teeny import Tensor, nn
+  from teeny.nn.state import get_parameters
+  l1, l2 = nn.Linear(784, 128), nn.Linear(128, 10)
+  opt = nn.optim.SGD(get_parameters([l1, l2]), lr=1e-2)
+  X, Y = data((784,), 10, 128)
+  x, y = Tensor(X), Tensor(Y.astype(np.int32))
+  def step():
+    opt.zero_grad()
+    loss = l2(l1(x).relu()).cross_entropy(y)
+    loss.backward()
+    Tensor.realize(loss, *opt.schedule_step())
+    return loss.item()
+  return step
+
+def live_tensors(n: int) -> list:
+  """n unrelated tensors: half realized (from numpy), half lazy (never realized)."""
+  from teeny import Tensor
+  rng = np.random.default_rng(1)
+  return [Tensor(rng.standard_normal(4).astype(np.float32)) for _ in range(n // 2)] + [Tensor.rand(4) + 1 for _ in range(n - n // 2)]
+
+def measure_teeny() -> dict[str, float]:
+  """teeny's numbers for every case: steps/s for the Adam cases, ms per step for the SGD step with and without live tensors."""
+  out = {"mlp": timed(teeny_mlp()), "cnn": timed(teeny_cnn())}
+  step = teeny_sgd_mlp()
+  out["sgd_ms"] = 1000 / timed(step, LIVE_STEPS)
+  keep = live_tensors(N_LIVE)
+  out["sgd_live_ms"] = 1000 / timed(step, LIVE_STEPS)
+  del keep
+  return out
+
+def baseline_tree(commit: str) -> Path:
+  """A detached worktree of `commit` under /tmp (made once, then reused)."""
+  repo = Path(__file__).resolve().parents[2]
+  git = lambda *a: subprocess.run(["git", "-C", str(repo), *a], check=True, capture_output=True, text=True).stdout.strip()
+  try: sha = git("rev-parse", "--verify", f"{commit}^{{commit}}")
+  except subprocess.CalledProcessError as e: raise SystemExit(f"--baseline: {commit!r} is not a commit of {repo}: {e.stderr.strip()}")
+  tree = Path(f"/tmp/teeny-baseline-{sha[:12]}")
+  if tree.exists():
+    head = subprocess.run(["git", "-C", str(tree), "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+    if head != sha: raise SystemExit(f"--baseline: {tree} exists but is at {head or 'no commit'}, not {sha}; remove it")
+  else: git("worktree", "add", "--detach", str(tree), sha)
+  return tree
+
+def measure_in(tree: Path) -> dict[str, float]:
+  """measure_teeny() in a fresh python with the teeny of `tree` (PYTHONPATH and cwd there)."""
+  env = dict(os.environ, PYTHONPATH=str(tree), TEENY_BENCH_ROOT=str(tree))
+  r = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--worker"], cwd=tree, env=env, capture_output=True, text=True)
+  if r.returncode != 0: raise SystemExit(f"benchmark worker in {tree} failed:\n{r.stderr[-3000:]}")
+  return json.loads(r.stdout.strip().splitlines()[-1])
+
 def main():
+  ap = argparse.ArgumentParser(description="training throughput: teeny vs PyTorch/tinygrad (and a baseline commit)")
+  ap.add_argument("--baseline", metavar="COMMIT", default=None, help="also measure teeny at this commit (e.g. 20f7e57)")
+  ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)  # internal: print measure_teeny() as JSON
+  args = ap.parse_args()
+  if args.worker:
+    print(json.dumps(measure_teeny()))
+    return
+  base = None
+  if args.baseline:
+    # this tree and the baseline in the same kind of fresh process, alternating; each keeps its best (time: least)
+    btree, here = baseline_tree(args.baseline), Path(__file__).resolve().parents[2]
+    runs: dict[str, list[dict]] = {"cur": [], "base": []}
+    for r in range(ROUNDS):  # ABBA order: a load that drifts during the run weighs on both alike
+      for who in (("cur", "base") if r % 2 == 0 else ("base", "cur")):
+        runs[who].append(measure_in(here if who == "cur" else btree))
+    best = lambda rs: {k: (min if k.endswith("_ms") else max)(r[k] for r in rs) for k in rs[0]}
+    cur, base = best(runs["cur"]), best(runs["base"])
+  else: cur = measure_teeny()
   rows = []
-  for name, t, ref, tg in [("MLP 784-128-10, batch 128, Adam", teeny_mlp, torch_mlp, tinygrad_mlp),
-                           ("digits CNN, batch 64, Adam", teeny_cnn, torch_cnn, None)]:
-    teeny_sps = timed(t())
+  for name, key, ref, tg in [("MLP 784-128-10, batch 128, Adam", "mlp", torch_mlp, tinygrad_mlp),
+                             ("digits CNN, batch 64, Adam", "cnn", torch_cnn, None)]:
     try: torch_sps = timed(ref())
     except ImportError: torch_sps = None
     tg_sps = None
     if tg is not None:
       try: tg_sps = timed(tg())
       except ImportError: pass
-    rows.append((name, teeny_sps, torch_sps, tg_sps))
+    rows.append((name, key, cur[key], torch_sps, tg_sps))
   try:
     import torch
     tver = f"torch {torch.__version__} ({torch.get_num_threads()} threads)"
   except ImportError: tver = "torch not installed"
-  print(f"steps/s, median-free mean over {STEPS} steps after {WARMUP} warm-up · {os.cpu_count()} cores · {tver}")
-  print(f"{'case':36s} {'teeny':>8s} {'torch':>8s} {'tinygrad':>9s} {'teeny/torch':>12s}")
-  for name, a, b, c in rows:
-    fmt = lambda v: f"{v:8.1f}" if v else f"{'-':>8s}"
-    print(f"{name:36s} {fmt(a)} {fmt(b)} {fmt(c):>9s} {(a / b if b else float('nan')):12.2f}")
+  fmt = lambda v, w=8: f"{v:{w}.1f}" if v else f"{'-':>{w}s}"
+  clock = "CPU time of the process (CLOCK=cpu)" if CLOCK is time.process_time else "wall time"
+  print(f"steps/s by {clock}, median-free mean over {STEPS} steps after {WARMUP} warm-up · {os.cpu_count()} cores · {tver}")
+  if base is not None:
+    print(f"teeny: this tree vs baseline {args.baseline} ({btree}), each the best of {ROUNDS} alternating fresh processes")
+  head = f"{'case':36s} {'teeny':>8s} {'torch':>8s} {'tinygrad':>9s} {'teeny/torch':>12s}"
+  print(head + (f" {'baseline':>9s} {'teeny/base':>11s}" if base else ""))
+  for name, key, a, b, c in rows:
+    line = f"{name:36s} {fmt(a)} {fmt(b)} {fmt(c, 9)} {(a / b if b else float('nan')):12.2f}"
+    print(line + (f" {fmt(base[key], 9)} {a / base[key]:11.3f}" if base else ""))
+  if base:
+    spread = lambda who, k: "..".join(f"{f(r[k] for r in runs[who]):.1f}" for f in (min, max))
+    print("spread over rounds (min..max), this tree | baseline: " +
+          "; ".join(f"{k} {spread('cur', k)} | {spread('base', k)}" for k in ("mlp", "cnn", "sgd_ms", "sgd_live_ms")))
+  print(f"\nSGD step, MLP 784-128-10 batch 128, ms/step over {LIVE_STEPS} steps (lower is better); {N_LIVE:,} live tensors: "
+        "half realized, half lazy")
+  print(f"{'':36s} {'no extra':>9s} {f'{N_LIVE:,} live':>12s} {'live/none':>10s}")
+  for label, r in [("teeny", cur)] + ([(f"teeny baseline {args.baseline}", base)] if base else []):
+    print(f"{label:36s} {r['sgd_ms']:9.2f} {r['sgd_live_ms']:12.2f} {r['sgd_live_ms'] / r['sgd_ms']:10.2f}")
+  if base:
+    print(f"{'this tree / baseline (time)':36s} {cur['sgd_ms'] / base['sgd_ms']:9.3f} {cur['sgd_live_ms'] / base['sgd_live_ms']:12.3f}")
 
 if __name__ == "__main__":
   main()
