@@ -49,12 +49,14 @@ def _check(out: Any, ref: Any, atol: float, rtol: float, in_dtypes: set, out_dty
   else:
     np.testing.assert_allclose(got.astype(np.float64), ref.astype(np.float64), atol=atol, rtol=rtol, equal_nan=True)
 
-def helper_test_op(shapes: Sequence | None, np_fxn: Callable, teeny_fxn: Callable, atol: float = 1e-6, rtol: float = 1e-3,
+def helper_test_op(shapes: Sequence | None, np_fxn: Callable, teeny_fxn: Callable, atol: float = 1e-6, rtol: float = 1e-6,
                    low: float = -2, high: float = 2, dtype=np.float32, vals: Sequence | None = None, out_dtype=None) -> None:
   """Run `np_fxn` on random numpy inputs of `shapes` (or on `vals`) and `teeny_fxn` on the same data as Tensors; compare.
 
   On the NULL device the teeny graph is still built and realized (schedule, lower, render), but values are not compared.
   `dtype` may be one dtype or a list, one per input. `out_dtype` asserts the teeny result dtype.
+  Floats pass when |teeny - ref| <= atol + rtol * |ref| elementwise. Both defaults are tight (float32 rounding of a few
+  ops); a caller that needs looser (float16, long reductions) passes its own atol AND rtol.
   """
   rng = np.random.default_rng(0)
   n = len(vals) if vals is not None else len(shapes)

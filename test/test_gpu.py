@@ -5,7 +5,7 @@ A test whose toolchain is missing skips and says why, except under TEENY_REQUIRE
 Toolchains: pip install cuda-python nvidia-cuda-nvrtc · apt-get install clang-19 lld-19 · pip install pyopencl pocl-binary-distribution
 """
 from __future__ import annotations
-import functools, os, re
+import functools, os, re, sys, types
 import numpy as np
 import pytest
 from teeny import Device, Tensor, dtypes
@@ -193,15 +193,67 @@ def test_cl_custom_local_barrier(cl_device):
   np.testing.assert_equal(got, np.arange(256, dtype=np.float32).reshape(4, 64)[:, ::-1].reshape(-1))
 
 def test_missing_gpu_names_device():
+  compiler("CL")   # needs a real OpenCL platform (skips here, fails under TEENY_REQUIRE_TOOLCHAINS=1)
   with pytest.raises(RuntimeError, match=r"CL:7 does not exist.*DEV="):
-    if _compiler("CL")[0] is None: raise RuntimeError("CL:7 does not exist (no OpenCL): pick another with DEV=CPU")
     Device["CL:7"]
 
-def test_no_cuda_driver_message():
-  try:
-    import ctypes.util
-    if ctypes.util.find_library("cuda"): pytest.skip("a CUDA driver is installed here")
-  except Exception: pass
+# ---- a missing package or driver: the error names what to install AND how to pick another device. Absence is simulated
+# (a None entry in sys.modules makes the import fail), so these run the same with and without the optional packages.
+
+def _without(monkeypatch, *mods: str):
+  for m in mods: monkeypatch.setitem(sys.modules, m, None)
+
+CUDA_MODS = ("cuda", "cuda.bindings", "cuda.bindings.driver", "cuda.bindings.nvrtc")
+
+def test_no_cuda_python_message(monkeypatch):
+  _without(monkeypatch, *CUDA_MODS)
+  from teeny.runtime.ops_cuda import CUDADevice, NVRTCCompiler
+  for make in (lambda: CUDADevice("CUDA"), lambda: NVRTCCompiler("sm_90")):
+    with pytest.raises(RuntimeError) as e: make()
+    msg = str(e.value)
+    assert "cuda-python" in msg and "pip install cuda-python nvidia-cuda-nvrtc" in msg, msg
+    assert "DEV=CPU" in msg, msg
+
+def test_no_cuda_driver_message(monkeypatch):
+  """cuda-python installed but no libcuda: a stand-in driver module whose cuInit fails as cuda-python's does."""
+  fake_driver = types.ModuleType("cuda.bindings.driver")
+  def cuInit(flags): raise RuntimeError("Failed to dlopen libcuda.so.1")
+  fake_driver.cuInit = cuInit
+  bindings = types.ModuleType("cuda.bindings")
+  bindings.driver = fake_driver
+  monkeypatch.setitem(sys.modules, "cuda", types.ModuleType("cuda"))
+  monkeypatch.setitem(sys.modules, "cuda.bindings", bindings)
+  monkeypatch.setitem(sys.modules, "cuda.bindings.driver", fake_driver)
   from teeny.runtime.ops_cuda import CUDADevice
-  with pytest.raises(RuntimeError, match="(no CUDA driver found|cuda-python).*DEV="):
+  with pytest.raises(RuntimeError, match=r"no CUDA driver found.*NVIDIA driver.*DEV=CPU"):
     CUDADevice("CUDA")
+
+def test_no_cuda_driver_message_real():
+  """The same on this machine, without stand-ins, when cuda-python is installed and no NVIDIA driver is."""
+  pytest.importorskip("cuda.bindings.driver", reason="cuda-python not installed (test_no_cuda_python_message covers it)")
+  import ctypes.util
+  if ctypes.util.find_library("cuda"): pytest.skip("a CUDA driver is installed here")
+  from teeny.runtime.ops_cuda import CUDADevice
+  with pytest.raises(RuntimeError, match=r"no CUDA driver found.*DEV=CPU"):
+    CUDADevice("CUDA")
+
+def test_no_pyopencl_message(monkeypatch):
+  _without(monkeypatch, "pyopencl")
+  from teeny.runtime.ops_cl import CLDevice
+  with pytest.raises(RuntimeError, match=r"pip install pyopencl pocl-binary-distribution.*DEV=CPU"):
+    CLDevice("CL")
+
+def test_no_hip_clang_message(monkeypatch):
+  monkeypatch.delenv("HIP_CLANG", raising=False)
+  monkeypatch.setenv("PATH", "/nonexistent")
+  from teeny.runtime.ops_amd import HIPCompiler
+  with pytest.raises(RuntimeError, match=r"apt-get install clang-19 lld-19.*DEV=CPU"):
+    HIPCompiler("gfx1100")
+
+def test_no_hip_runtime_message(monkeypatch):
+  from teeny.runtime import ops_amd
+  monkeypatch.setattr(ops_amd, "load_hip", lambda: None)
+  monkeypatch.setattr(ops_amd, "find_clang", lambda: "clang")   # never run here: no compile happens
+  dev = ops_amd.AMDDevice("AMD")   # compiles without a runtime; using memory names the fix
+  with pytest.raises(RuntimeError, match=r"no HIP runtime found.*libamdhip64.*DEV=CPU"):
+    dev.allocator.alloc(16)
