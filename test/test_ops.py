@@ -1223,10 +1223,29 @@ class TestDTypes:
 
   @needs_values
   def test_bfloat16_rounding(self):
-    x = np.array([1.0 + 2 ** -9, 3.14159265, -1234.567, 1e-3, 65504.0, 1e30], np.float32)
-    got = Tensor(x).cast(dtypes.bfloat16).numpy()
-    np.testing.assert_allclose(got, bf16_round(x), rtol=2 ** -8)
-    np.testing.assert_allclose(Tensor(x.tolist(), dtype=dtypes.bfloat16).numpy(), bf16_round(x), rtol=2 ** -8)
+    """float32 -> bfloat16 rounds to nearest, ties to even, bit for bit as torch converts: exact ties (1 + 2^-8 goes down
+    to the even 1, 1 + 3*2^-8 up to the even 1 + 2^-6), one float32 ulp either side of a tie, negatives, subnormals
+    (and a subnormal tie), the largest float32 (rounds to inf), inf and nan. Truncation fails the ties that go up and the
+    near-ties above; round-half-up fails the ties that go down."""
+    import torch
+    tie, ulp = 2.0 ** -8, 2.0 ** -23
+    vals = [1 + tie, 1 + 3 * tie, 1 + tie + ulp, 1 + tie - ulp, 1 + 3 * tie - ulp, 1 + 3 * tie + ulp, 2 + 2 * tie, 2 + 6 * tie,
+            3.14159265, 1234.567, 1e-3, 65504.0, 1e30, 0.0, 1.0, 256.5, 257.0, 0.1, 1 / 3]
+    vals += [-v for v in vals]
+    bits = np.array([0x00008000, 0x00018000, 0x00008001, 0x00007FFF, 0x00000001, 0x007FFFFF, 0x00808000, 0x00818000,
+                     0x7F7FFFFF, 0x7F7F7FFF, 0x7F800000, 0x7FC00000], np.uint32)
+    x = np.concatenate([np.array(vals, np.float32), bits.view(np.float32), (bits | 0x80000000).view(np.float32)])
+    want = torch.from_numpy(x.copy()).to(torch.bfloat16).to(torch.float32).numpy()
+    assert want[0] == 1.0 and want[1] == 1 + 2 ** -6, "torch reference: ties to even"
+    for how, t in (("device cast", Tensor(x).cast(dtypes.bfloat16)), ("host conversion", Tensor(x.tolist(), dtype=dtypes.bfloat16))):
+      got = t.numpy()
+      assert got.dtype == np.float32
+      nan = np.isnan(want)
+      assert np.array_equal(np.isnan(got), nan), f"{how}: nan mismatch"
+      bad = np.nonzero(got.view(np.uint32)[~nan] != want.view(np.uint32)[~nan])[0]
+      assert len(bad) == 0, f"{how}: " + ", ".join(f"{x[~nan][i]!r} ({x[~nan].view(np.uint32)[i]:#010x}) -> "
+                                                   f"{got[~nan].view(np.uint32)[i]:#010x}, torch {want[~nan].view(np.uint32)[i]:#010x}"
+                                                   for i in bad[:8])
 
   @needs_values
   @pytest.mark.parametrize("op", ["add", "mul", "exp", "sum", "matmul", "div", "max", "relu"])
