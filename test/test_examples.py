@@ -8,9 +8,9 @@ from helpers import needs_values
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-@needs_values
 MIN_ACCURACY = {"train_digits_mlp.py": 60.0, "train_digits_cnn.py": 45.0}
 
+@needs_values
 @pytest.mark.parametrize("script", list(MIN_ACCURACY))
 def test_example_runs(script, tmp_path):
   pytest.importorskip("sklearn")

@@ -5,43 +5,16 @@ A test whose toolchain is missing skips and says why, except under TEENY_REQUIRE
 Toolchains: pip install cuda-python nvidia-cuda-nvrtc · apt-get install clang-19 lld-19 · pip install pyopencl pocl-binary-distribution
 """
 from __future__ import annotations
-import functools, os, re, sys, types
+import re, sys, types
 import numpy as np
 import pytest
 from teeny import Device, Tensor, dtypes
 from teeny.codegen.kernel import get_program
 from teeny.uop.ops import AxisType, KernelInfo, Ops, UOp
+from helpers import _toolchain, toolchain
 
-REQUIRE = os.environ.get("TEENY_REQUIRE_TOOLCHAINS", "") == "1"
 LANGS = ("CUDA", "HIP", "CL")
-
-def missing(what: str, why: str):
-  """Skip (developer machine) or fail (CI with TEENY_REQUIRE_TOOLCHAINS=1) for a missing toolchain."""
-  msg = f"{what} unavailable: {why}"
-  if REQUIRE: pytest.fail(msg + " (TEENY_REQUIRE_TOOLCHAINS=1)")
-  pytest.skip(msg)
-
-@functools.lru_cache(maxsize=None)
-def _compiler(kind: str):
-  try:
-    if kind == "sm_90":
-      from teeny.runtime.ops_cuda import NVRTCCompiler
-      return NVRTCCompiler("sm_90"), None
-    if kind.startswith("gfx"):
-      from teeny.runtime.ops_amd import HIPCompiler
-      c = HIPCompiler(kind)
-      c.compile('extern "C" __attribute__((global)) void probe(float* a) { a[0] = 1.0f; }\n')  # clang + lld + AMDGPU target
-      return c, None
-    if kind == "CL":
-      return Device["CL"].compiler, None
-  except Exception as e:  # any failure to set up a toolchain is "missing", reported with the reason
-    return None, f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
-  raise ValueError(kind)
-
-def compiler(kind: str):
-  c, why = _compiler(kind)
-  if c is None: missing({"sm_90": "NVRTC (cuda-python)", "CL": "OpenCL (pyopencl + PoCL)"}.get(kind, f"clang for {kind}"), why)
-  return c
+_compiler, compiler = _toolchain, toolchain
 
 TARGETS = {"CUDA": ["sm_90"], "HIP": ["gfx1100", "gfx90a"], "CL": ["CL"]}
 
