@@ -315,8 +315,9 @@ def cl_context():
   return ctx
 
 def test_opencl_atomics_compile():
+  ctx = cl_context()
   import pyopencl as cl
-  cl.Program(cl_context(), _gpu_source("CL")).build()
+  cl.Program(ctx, _gpu_source("CL")).build()
 
 @pytest.mark.parametrize("kind,dt", [("add", dtypes.float32), ("max", dtypes.float64), ("add", dtypes.int64), ("min", dtypes.int32),
                                      ("xchg", dtypes.float64), ("add", dtypes.float64)])
