@@ -1,5 +1,6 @@
 """Shared test helpers: device checks and `helper_test_op`, which compares a teeny op against numpy."""
 from __future__ import annotations
+import functools, os
 from typing import Any, Callable, Sequence
 import numpy as np
 import pytest
@@ -10,6 +11,42 @@ def is_null() -> bool:
   return str(Device.DEFAULT).upper().startswith("NULL")
 
 needs_values = pytest.mark.skipif(is_null(), reason="NULL device runs nothing")
+
+# ---- GPU toolchains (no GPU needed): NVRTC through cuda-python (sm_90), clang-19 + lld-19 (gfx1100, gfx90a), OpenCL
+# (pyopencl + PoCL). A test whose toolchain is missing skips and says why, except under TEENY_REQUIRE_TOOLCHAINS=1 (CI),
+# where it fails. Install: pip install cuda-python nvidia-cuda-nvrtc · apt-get install clang-19 lld-19 ·
+# pip install pyopencl pocl-binary-distribution
+
+REQUIRE_TOOLCHAINS = os.environ.get("TEENY_REQUIRE_TOOLCHAINS", "") == "1"
+
+def missing(what: str, why: str):
+  """Skip (developer machine) or fail (CI with TEENY_REQUIRE_TOOLCHAINS=1) for a missing toolchain."""
+  msg = f"{what} unavailable: {why}"
+  if REQUIRE_TOOLCHAINS: pytest.fail(msg + " (TEENY_REQUIRE_TOOLCHAINS=1)")
+  pytest.skip(msg)
+
+@functools.lru_cache(maxsize=None)
+def _toolchain(kind: str):
+  try:
+    if kind == "sm_90":
+      from teeny.runtime.ops_cuda import NVRTCCompiler
+      return NVRTCCompiler("sm_90"), None
+    if kind.startswith("gfx"):
+      from teeny.runtime.ops_amd import HIPCompiler
+      c = HIPCompiler(kind)
+      c.compile('extern "C" __attribute__((global)) void probe(float* a) { a[0] = 1.0f; }\n')  # clang + lld + AMDGPU target
+      return c, None
+    if kind == "CL":
+      return Device["CL"].compiler, None
+  except Exception as e:  # any failure to set up a toolchain is "missing", reported with the reason
+    return None, f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+  raise ValueError(kind)
+
+def toolchain(kind: str):
+  """The compiler for kind ("sm_90": NVRTC; "gfx1100"/"gfx90a": clang; "CL": the OpenCL device's), or skip/fail."""
+  c, why = _toolchain(kind)
+  if c is None: missing({"sm_90": "NVRTC (cuda-python)", "CL": "OpenCL (pyopencl + PoCL)"}.get(kind, f"clang for {kind}"), why)
+  return c
 
 def bf16_round(a) -> np.ndarray:
   """float32 values rounded to the nearest bfloat16 (round-half-to-even), returned as float32."""
@@ -49,12 +86,14 @@ def _check(out: Any, ref: Any, atol: float, rtol: float, in_dtypes: set, out_dty
   else:
     np.testing.assert_allclose(got.astype(np.float64), ref.astype(np.float64), atol=atol, rtol=rtol, equal_nan=True)
 
-def helper_test_op(shapes: Sequence | None, np_fxn: Callable, teeny_fxn: Callable, atol: float = 1e-6, rtol: float = 1e-3,
+def helper_test_op(shapes: Sequence | None, np_fxn: Callable, teeny_fxn: Callable, atol: float = 1e-6, rtol: float = 1e-6,
                    low: float = -2, high: float = 2, dtype=np.float32, vals: Sequence | None = None, out_dtype=None) -> None:
   """Run `np_fxn` on random numpy inputs of `shapes` (or on `vals`) and `teeny_fxn` on the same data as Tensors; compare.
 
   On the NULL device the teeny graph is still built and realized (schedule, lower, render), but values are not compared.
   `dtype` may be one dtype or a list, one per input. `out_dtype` asserts the teeny result dtype.
+  Floats pass when |teeny - ref| <= atol + rtol * |ref| elementwise. Both defaults are tight (float32 rounding of a few
+  ops); a caller that needs looser (float16, long reductions) passes its own atol AND rtol.
   """
   rng = np.random.default_rng(0)
   n = len(vals) if vals is not None else len(shapes)

@@ -5,43 +5,16 @@ A test whose toolchain is missing skips and says why, except under TEENY_REQUIRE
 Toolchains: pip install cuda-python nvidia-cuda-nvrtc · apt-get install clang-19 lld-19 · pip install pyopencl pocl-binary-distribution
 """
 from __future__ import annotations
-import functools, os, re
+import re, sys, types
 import numpy as np
 import pytest
 from teeny import Device, Tensor, dtypes
 from teeny.codegen.kernel import get_program
 from teeny.uop.ops import AxisType, KernelInfo, Ops, UOp
+from helpers import _toolchain, toolchain
 
-REQUIRE = os.environ.get("TEENY_REQUIRE_TOOLCHAINS", "") == "1"
 LANGS = ("CUDA", "HIP", "CL")
-
-def missing(what: str, why: str):
-  """Skip (developer machine) or fail (CI with TEENY_REQUIRE_TOOLCHAINS=1) for a missing toolchain."""
-  msg = f"{what} unavailable: {why}"
-  if REQUIRE: pytest.fail(msg + " (TEENY_REQUIRE_TOOLCHAINS=1)")
-  pytest.skip(msg)
-
-@functools.lru_cache(maxsize=None)
-def _compiler(kind: str):
-  try:
-    if kind == "sm_90":
-      from teeny.runtime.ops_cuda import NVRTCCompiler
-      return NVRTCCompiler("sm_90"), None
-    if kind.startswith("gfx"):
-      from teeny.runtime.ops_amd import HIPCompiler
-      c = HIPCompiler(kind)
-      c.compile('extern "C" __attribute__((global)) void probe(float* a) { a[0] = 1.0f; }\n')  # clang + lld + AMDGPU target
-      return c, None
-    if kind == "CL":
-      return Device["CL"].compiler, None
-  except Exception as e:  # any failure to set up a toolchain is "missing", reported with the reason
-    return None, f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
-  raise ValueError(kind)
-
-def compiler(kind: str):
-  c, why = _compiler(kind)
-  if c is None: missing({"sm_90": "NVRTC (cuda-python)", "CL": "OpenCL (pyopencl + PoCL)"}.get(kind, f"clang for {kind}"), why)
-  return c
+_compiler, compiler = _toolchain, toolchain
 
 TARGETS = {"CUDA": ["sm_90"], "HIP": ["gfx1100", "gfx90a"], "CL": ["CL"]}
 
@@ -162,13 +135,24 @@ def test_bool_buffers_are_uchar_on_cl():
 
 # ---- values: OpenCL runs the GPU code path for real (PoCL on a CPU-only machine)
 
+def _softmax(x):
+  e = np.exp(x - x.max(-1, keepdims=True))
+  return e / e.sum(-1, keepdims=True)
+
+# name: (teeny program on device d, numpy reference in float64, rtol, atol). float32 tolerances cover float32 rounding of
+# sums of up to 1024 terms of [-1, 1) (measured at most ~2e-6 absolute on PoCL); half: a float16 result, 2^-10 relative
 VALUE_CASES = {
-  "elementwise": lambda d, x: (Tensor(x, device=d) * 3 + 1).relu(),
-  "sum1": lambda d, x: Tensor(x, device=d).sum(1), "max1": lambda d, x: Tensor(x, device=d).max(1),
-  "sum0": lambda d, x: Tensor(x, device=d).sum(0), "sum_all": lambda d, x: Tensor(x, device=d).sum(),
-  "softmax": lambda d, x: Tensor(x, device=d).softmax(-1), "matmul": lambda d, x: Tensor(x, device=d) @ Tensor(x.T.copy(), device=d),
-  "pad_flip": lambda d, x: Tensor(x, device=d).pad(((1, 1), (2, 0))).flip(1) * 2,
-  "half": lambda d, x: (Tensor(x.astype(np.float16), device=d) * 2).exp(),
+  "elementwise": (lambda d, x: (Tensor(x, device=d) * 3 + 1).relu(), lambda x: np.maximum(x * 3 + 1, 0), 1e-6, 1e-6),
+  "sum1": (lambda d, x: Tensor(x, device=d).sum(1), lambda x: x.sum(1), 1e-5, 1e-5),
+  "max1": (lambda d, x: Tensor(x, device=d).max(1), lambda x: x.max(1), 0, 0),
+  "sum0": (lambda d, x: Tensor(x, device=d).sum(0), lambda x: x.sum(0), 1e-5, 1e-5),
+  "sum_all": (lambda d, x: Tensor(x, device=d).sum(), lambda x: x.sum(), 1e-5, 1e-4),
+  "softmax": (lambda d, x: Tensor(x, device=d).softmax(-1), _softmax, 1e-5, 1e-7),
+  "matmul": (lambda d, x: Tensor(x, device=d) @ Tensor(x.T.copy(), device=d), lambda x: x @ x.T, 1e-5, 1e-5),
+  "pad_flip": (lambda d, x: Tensor(x, device=d).pad(((1, 1), (2, 0))).flip(1) * 2, lambda x: np.pad(x, ((1, 1), (2, 0)))[:, ::-1] * 2,
+               0, 0),
+  "half": (lambda d, x: (Tensor(x.astype(np.float16), device=d) * 2).exp(),
+           lambda x: np.exp((x.astype(np.float16) * 2).astype(np.float64)), 2e-3, 0),
 }
 
 @pytest.fixture(scope="module")
@@ -179,10 +163,13 @@ def cl_device():
 @pytest.mark.parametrize("case", list(VALUE_CASES))
 @pytest.mark.parametrize("shape", [(7, 300), (64, 1024), (3, 5)], ids=str)
 def test_cl_values(cl_device, case, shape):
+  """The GPU code path on OpenCL against numpy (float64), not against teeny's own CPU result."""
+  prog, ref, rtol, atol = VALUE_CASES[case]
   x = np.random.default_rng(0).uniform(-1, 1, shape).astype(np.float32)
-  want = VALUE_CASES[case]("CPU", x).numpy()
-  got = VALUE_CASES[case](cl_device, x).numpy()
-  np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64), rtol=2e-3, atol=1e-4)
+  got = prog(cl_device, x).numpy()
+  want = ref(x.astype(np.float64))
+  assert got.shape == want.shape
+  np.testing.assert_allclose(got.astype(np.float64), want, rtol=rtol, atol=atol)
 
 def test_cl_big_sum(cl_device):
   x = np.random.default_rng(1).uniform(0, 1, 1 << 20).astype(np.float32)
@@ -193,15 +180,67 @@ def test_cl_custom_local_barrier(cl_device):
   np.testing.assert_equal(got, np.arange(256, dtype=np.float32).reshape(4, 64)[:, ::-1].reshape(-1))
 
 def test_missing_gpu_names_device():
+  compiler("CL")   # needs a real OpenCL platform (skips here, fails under TEENY_REQUIRE_TOOLCHAINS=1)
   with pytest.raises(RuntimeError, match=r"CL:7 does not exist.*DEV="):
-    if _compiler("CL")[0] is None: raise RuntimeError("CL:7 does not exist (no OpenCL): pick another with DEV=CPU")
     Device["CL:7"]
 
-def test_no_cuda_driver_message():
-  try:
-    import ctypes.util
-    if ctypes.util.find_library("cuda"): pytest.skip("a CUDA driver is installed here")
-  except Exception: pass
+# ---- a missing package or driver: the error names what to install AND how to pick another device. Absence is simulated
+# (a None entry in sys.modules makes the import fail), so these run the same with and without the optional packages.
+
+def _without(monkeypatch, *mods: str):
+  for m in mods: monkeypatch.setitem(sys.modules, m, None)
+
+CUDA_MODS = ("cuda", "cuda.bindings", "cuda.bindings.driver", "cuda.bindings.nvrtc")
+
+def test_no_cuda_python_message(monkeypatch):
+  _without(monkeypatch, *CUDA_MODS)
+  from teeny.runtime.ops_cuda import CUDADevice, NVRTCCompiler
+  for make in (lambda: CUDADevice("CUDA"), lambda: NVRTCCompiler("sm_90")):
+    with pytest.raises(RuntimeError) as e: make()
+    msg = str(e.value)
+    assert "cuda-python" in msg and "pip install cuda-python nvidia-cuda-nvrtc" in msg, msg
+    assert "DEV=CPU" in msg, msg
+
+def test_no_cuda_driver_message(monkeypatch):
+  """cuda-python installed but no libcuda: a stand-in driver module whose cuInit fails as cuda-python's does."""
+  fake_driver = types.ModuleType("cuda.bindings.driver")
+  def cuInit(flags): raise RuntimeError("Failed to dlopen libcuda.so.1")
+  fake_driver.cuInit = cuInit
+  bindings = types.ModuleType("cuda.bindings")
+  bindings.driver = fake_driver
+  monkeypatch.setitem(sys.modules, "cuda", types.ModuleType("cuda"))
+  monkeypatch.setitem(sys.modules, "cuda.bindings", bindings)
+  monkeypatch.setitem(sys.modules, "cuda.bindings.driver", fake_driver)
   from teeny.runtime.ops_cuda import CUDADevice
-  with pytest.raises(RuntimeError, match="(no CUDA driver found|cuda-python).*DEV="):
+  with pytest.raises(RuntimeError, match=r"no CUDA driver found.*NVIDIA driver.*DEV=CPU"):
     CUDADevice("CUDA")
+
+def test_no_cuda_driver_message_real():
+  """The same on this machine, without stand-ins, when cuda-python is installed and no NVIDIA driver is."""
+  pytest.importorskip("cuda.bindings.driver", reason="cuda-python not installed (test_no_cuda_python_message covers it)")
+  import ctypes.util
+  if ctypes.util.find_library("cuda"): pytest.skip("a CUDA driver is installed here")
+  from teeny.runtime.ops_cuda import CUDADevice
+  with pytest.raises(RuntimeError, match=r"no CUDA driver found.*DEV=CPU"):
+    CUDADevice("CUDA")
+
+def test_no_pyopencl_message(monkeypatch):
+  _without(monkeypatch, "pyopencl")
+  from teeny.runtime.ops_cl import CLDevice
+  with pytest.raises(RuntimeError, match=r"pip install pyopencl pocl-binary-distribution.*DEV=CPU"):
+    CLDevice("CL")
+
+def test_no_hip_clang_message(monkeypatch):
+  monkeypatch.delenv("HIP_CLANG", raising=False)
+  monkeypatch.setenv("PATH", "/nonexistent")
+  from teeny.runtime.ops_amd import HIPCompiler
+  with pytest.raises(RuntimeError, match=r"apt-get install clang-19 lld-19.*DEV=CPU"):
+    HIPCompiler("gfx1100")
+
+def test_no_hip_runtime_message(monkeypatch):
+  from teeny.runtime import ops_amd
+  monkeypatch.setattr(ops_amd, "load_hip", lambda: None)
+  monkeypatch.setattr(ops_amd, "find_clang", lambda: "clang")   # never run here: no compile happens
+  dev = ops_amd.AMDDevice("AMD")   # compiles without a runtime; using memory names the fix
+  with pytest.raises(RuntimeError, match=r"no HIP runtime found.*libamdhip64.*DEV=CPU"):
+    dev.allocator.alloc(16)

@@ -126,14 +126,54 @@ def test_zero_grad():
   opt.zero_grad()
   assert a.grad is None
 
-@needs_values
-def test_scalar_param():
+SCALAR_OPTS = {  # teeny optimizer, the reference: a torch optimizer, or for LAMB (not in torch) the numpy version above
+  "sgd": (lambda ps: optim.SGD(ps, lr=0.25, momentum=0.5), lambda ps: torch.optim.SGD(ps, lr=0.25, momentum=0.5)),
+  "sgd_nesterov_wd": (lambda ps: optim.SGD(ps, lr=0.1, momentum=0.9, nesterov=True, weight_decay=0.1),
+                      lambda ps: torch.optim.SGD(ps, lr=0.1, momentum=0.9, nesterov=True, weight_decay=0.1)),
+  "adam": (lambda ps: optim.Adam(ps, lr=0.1), lambda ps: torch.optim.Adam(ps, lr=0.1)),
+  "adamw": (lambda ps: optim.AdamW(ps, lr=0.1, weight_decay=0.2), lambda ps: torch.optim.AdamW(ps, lr=0.1, weight_decay=0.2)),
+  "lamb": (lambda ps: optim.LAMB(ps, lr=0.1, b1=0.9, b2=0.99, eps=1e-6, weight_decay=0.1), None),
+}
+
+def _scalar_loss(a): return a * a * a * 0.1 + a * a - a * 0.5   # grad 0.3a^2 + 2a - 0.5: never proportional to a
+
+@pytest.mark.parametrize("name", list(SCALAR_OPTS))
+def test_scalar_param_shape(name):
   a = Tensor(2.0, requires_grad=True)
-  for opt in (optim.SGD([a], lr=0.25, momentum=0.5), optim.Adam([a], lr=0.1), optim.LAMB([a], lr=0.1)):
+  opt = SCALAR_OPTS[name][0]([a])
+  for _ in range(2):
     opt.zero_grad()
-    (a * a).sum().backward()
+    _scalar_loss(a).sum().backward()
+    opt.step()
+    assert a.shape == () and a.grad.shape == ()
+
+@needs_values
+@pytest.mark.parametrize("name", list(SCALAR_OPTS))
+def test_scalar_param(name):
+  """A 0-d parameter takes the same values as torch's (numpy's for LAMB) after each of several steps."""
+  make, make_ref = SCALAR_OPTS[name]
+  a = Tensor(2.0, requires_grad=True)
+  opt = make([a])
+  got = []
+  for _ in range(6):
+    opt.zero_grad()
+    _scalar_loss(a).sum().backward()
     opt.step()
     assert a.shape == ()
+    got.append(float(a.numpy()))
+  if make_ref is None:
+    grads = lambda ps: [0.3 * p.astype(np.float64) ** 2 + 2 * p.astype(np.float64) - 0.5 for p in ps]
+    want = [float(_numpy_lamb([np.array(2.0, np.float32)], grads, t, 0.1, 0.9, 0.99, 1e-6, 0.1)[0]) for t in range(1, 7)]
+  else:
+    ta = torch.tensor(2.0, requires_grad=True)
+    topt, want = make_ref([ta]), []
+    for _ in range(6):
+      topt.zero_grad()
+      _scalar_loss(ta).backward()
+      topt.step()
+      want.append(ta.item())
+  np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+  assert len(set(np.round(got, 6))) == 6, f"the parameter must move at every step: {got}"
 
 @needs_values
 def test_batchnorm_running_stats_with_optimizer():

@@ -30,10 +30,27 @@ def test_get_parameters_dedup():
   tied = {"a": lin, "b": lin.weight}
   assert len(get_state_dict(tied)) == 3 and len(get_parameters(tied)) == 2
 
+def _distinct_state(m, seed: int) -> dict:
+  """A value for every key of m's state dict, unlike any initialisation (running stats and counters included)."""
+  rng = np.random.default_rng(seed)
+  out = {}
+  for k, v in get_state_dict(m).items():
+    if dtypes.is_float(v.dtype): a = rng.uniform(3, 5, v.shape).astype(v.dtype.np)   # inits are in [-1, 1], 0 or 1
+    else: a = rng.integers(5, 100, v.shape).astype(v.dtype.np)
+    out[k] = Tensor(a)
+  return out
+
 @needs_values
 def test_load_state_dict_round_trip():
-  a, b = Model(), Model()
-  load_state_dict(b, get_state_dict(a))
+  """Every key is loaded: a freshly initialised model differs from the source on every key before, matches after."""
+  a = Model()
+  load_state_dict(a, _distinct_state(a, 0))
+  b = Model()
+  sa, sb = get_state_dict(a), get_state_dict(b)
+  assert len(sa) == 17
+  for k in sa:
+    assert not np.array_equal(sa[k].numpy(), sb[k].numpy()), f"{k} already matches before loading"
+  load_state_dict(b, sa)
   _same(a, b)
 
 def _same(a, b):

@@ -15,7 +15,7 @@ def default_arch() -> str: return os.environ.get("AMD_ARCH", "gfx1100")
 def find_clang() -> str:
   for cc in (os.environ.get("HIP_CLANG"), "clang-19", "clang-20", "clang-18", "clang"):
     if cc and shutil.which(cc): return cc
-  raise RuntimeError(f"no clang found to compile HIP kernels: {NO_CLANG_FIX}")
+  raise RuntimeError(f"no clang found to compile HIP kernels: {NO_CLANG_FIX}; or pick another device with DEV=CPU / DEV=CL")
 
 
 class HIPCompiler(ToolCompiler):

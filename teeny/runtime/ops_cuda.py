@@ -10,6 +10,7 @@ from teeny.helpers import DEBUG
 
 NO_DRIVER_FIX = ("install the NVIDIA driver (libcuda.so.1) on a machine with an NVIDIA GPU, or pick another device with DEV=CPU "
                  "or DEV=CL; CUDA source can still be rendered with DEV=NULL:CUDA and compiled without a GPU")
+NO_CUDA_PYTHON_FIX = "pip install cuda-python nvidia-cuda-nvrtc (the [cuda] extra), or pick another device with DEV=CPU or DEV=CL"
 
 def _nvrtc():
   try:
@@ -17,9 +18,10 @@ def _nvrtc():
     nvrtc.nvrtcVersion()
     return nvrtc
   except ImportError as e:
-    raise RuntimeError(f"CUDA needs cuda-python: pip install cuda-python nvidia-cuda-nvrtc ({e})") from None
+    raise RuntimeError(f"CUDA needs cuda-python: {NO_CUDA_PYTHON_FIX} ({e})") from None
   except Exception as e:
-    raise RuntimeError(f"NVRTC could not be loaded: pip install nvidia-cuda-nvrtc (or the -cu12 wheel) ({e})") from None
+    raise RuntimeError(f"NVRTC could not be loaded ({e}): pip install nvidia-cuda-nvrtc (or the -cu12 wheel), "
+                       "or pick another device with DEV=CPU or DEV=CL") from None
 
 def _check_nvrtc(ret: tuple, what: str) -> Any:
   nvrtc = _nvrtc()
@@ -147,7 +149,7 @@ class CUDADevice(Compiled):
     try:
       from cuda.bindings import driver
       _check(driver.cuInit(0), "cuInit")
-    except ImportError as e: raise RuntimeError(f"{name}: CUDA needs cuda-python (pip install cuda-python) ({e})") from None
+    except ImportError as e: raise RuntimeError(f"{name}: CUDA needs cuda-python ({e}): {NO_CUDA_PYTHON_FIX}") from None
     except Exception as e: raise RuntimeError(f"no CUDA driver found for {name} ({e}): {NO_DRIVER_FIX}") from None
     count = _check(driver.cuDeviceGetCount(), "cuDeviceGetCount")
     if idx >= count:
