@@ -328,9 +328,8 @@ def test_setitem_tensor_index_out_of_range(bad):
   raises_like(torch_set, teeny_set, bad)
 
 @needs_values
-@pytest.mark.xfail(strict=True, reason="an in-place write keeps the tensor's BUFFER uop, so Tensor.host_range still "
-                   "returns the range from before the write (assign / setitem should drop _host_range)")
 def test_host_range_forgotten_after_inplace_write():
+  """A write moves the tensor to a new version node, so the free host range of the old contents no longer applies."""
   y = Tensor(np.array([1, 2, 0], np.int32))
   y[0] = 9
   with CHECKED, pytest.raises(IndexError, match="index 9 is out of bounds"): Tensor(A)[y]

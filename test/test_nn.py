@@ -406,11 +406,12 @@ def test_sgd_step_fused_schedule():
     outputs = {becomes[r].base for r in roots}
     kernels = [(i, it) for i, it in enumerate(items) if it.kind == "kernel"]
     for i, it in kernels:
-      out = it.bufs[0]
-      assert out in outputs or any(out in later.bufs[1:] for later in items[i + 1:]), f"kernel {it.ast.arg.name} is dead"
-    computations = [(it.ast, tuple(it.bufs[1:])) for _, it in kernels]
+      # what a kernel makes: a fresh buffer, or (an in-place write) the next version of the memory it writes
+      out = it.produced()[0]
+      assert out in outputs or any(out in later.consumed() for later in items[i + 1:]), f"kernel {it.ast.arg.name} is dead"
+    computations = [(it.ast, tuple(it.consumed())) for _, it in kernels]
     assert len(set(computations)) == len(computations), "two kernels compute the same thing"
-    assert len({it.bufs[0] for _, it in kernels}) == len(kernels), "a buffer is written by two kernels"
+    assert len({it.produced()[0] for _, it in kernels}) == len(kernels), "a buffer version is written by two kernels"
     n += len(kernels)
   assert GlobalCounters.kernel_count == n, "the step ran what it scheduled"
   print(f"one SGD step of a 784-128-10 MLP: {n} kernels")

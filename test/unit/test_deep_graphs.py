@@ -164,18 +164,6 @@ def test_5000_deep_custom_kernel_runs(kind):
   # -ffp-contract=fast fuses x*A+B into one rounding where numpy rounds twice: 5000 steps drift by ~1e-5
   np.testing.assert_allclose(got, ref, rtol=1e-4, atol=1e-5)
 
-def _scheduled_with_room(monkeypatch):
-  """Until the scheduler walks graphs without recursion (the lead's change), give it, and only it, a higher limit: every
-  layer after it (codegen, render, compile, run) works under the default limit set by the fixture."""
-  import teeny.engine.schedule as schedule
-  real = schedule.create_schedule
-  def roomy(*a, **kw):
-    old = sys.getrecursionlimit()
-    sys.setrecursionlimit(max(old, 20000))
-    try: return real(*a, **kw)
-    finally: sys.setrecursionlimit(old)
-  monkeypatch.setattr(schedule, "create_schedule", roomy)
-
 @needs_values
 def test_129_step_chain_end_to_end():
   """The report: 129 steps of x*1.0001+0.5 failed in clang and printed the whole source."""
@@ -191,11 +179,9 @@ def test_129_step_chain_end_to_end():
 
 @needs_values
 @pytest.mark.parametrize("steps", [200, 1000])
-def test_euler_loop_is_one_kernel(steps, monkeypatch):
-  """x += 0.01 * -x, `steps` times, lazily: one fused kernel. 200 steps schedule under the default recursion limit
-  today; 1000 need the scheduler's limit raised (only the scheduler's) until it is iterative."""
+def test_euler_loop_is_one_kernel(steps):
+  """x += 0.01 * -x, `steps` times, lazily: one fused kernel, scheduled and rendered under the default recursion limit."""
   from teeny.helpers import GlobalCounters
-  if steps > 200: _scheduled_with_room(monkeypatch)
   x0 = np.linspace(-2, 2, 64, dtype=np.float32)
   x, ref = Tensor(x0), x0.copy()
   for _ in range(steps):
