@@ -58,9 +58,19 @@ class dtypes:
   @staticmethod
   def from_py(x) -> DType:
     if isinstance(x, (bool, np.bool_)): return dtypes.bool
-    if isinstance(x, (int, np.integer)): return dtypes.default_int
+    if isinstance(x, np.integer): return dtypes.default_int
+    if isinstance(x, int): return dtypes.int_for_range(x, x)
     if isinstance(x, (float, np.floating)): return dtypes.default_float
     raise TypeError(f"cannot infer a dtype from {type(x).__name__} value {x!r}")
+  @staticmethod
+  def int_for_range(lo: int, hi: int) -> DType:
+    """The dtype of Python ints in [lo, hi] (as numpy and torch pick it): the default int, else int64 when they do
+    not fit it; beyond int64 is an error rather than a silent wrap."""
+    if dtypes.min(dtypes.default_int) <= lo and hi <= dtypes.max(dtypes.default_int): return dtypes.default_int
+    if -(1 << 63) <= lo and hi < (1 << 63): return dtypes.int64
+    bad = hi if hi >= (1 << 63) else lo
+    raise OverflowError(f"Python int {bad} does not fit int64, the widest signed integer dtype (range -2**63..2**63-1); "
+                        "pass dtype=dtypes.uint64 for values up to 2**64-1, or use a float")
   @staticmethod
   def from_np(d) -> DType:
     d = np.dtype(d)
