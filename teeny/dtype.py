@@ -133,6 +133,8 @@ def sum_acc_dtype(d: DType) -> DType:
   if d.kind == "u": return dtypes.uint64 if d == dtypes.uint64 else (dtypes.uint32 if d == dtypes.uint32 else dtypes.default_int)
   return d
 
+_OVERFLOW = {dtypes.float32: 3.4028235677973366e38, dtypes.float16: 65520.0}
+
 def truncate_value(x, d: DType):
   """The Python value a constant of dtype `d` holds (wrapping ints, rounding floats)."""
   if d.kind == "b": return bool(x)
@@ -142,6 +144,8 @@ def truncate_value(x, d: DType):
     return v - (1 << d.bits) if d.kind == "i" and v >= (1 << (d.bits - 1)) else v
   if d.kind == "f":
     x = float(x)
+    # past the largest finite value (plus half an ulp) rounds to inf: said here, numpy warns about the overflow
+    if d in _OVERFLOW and abs(x) >= _OVERFLOW[d] and x == x: return math.copysign(math.inf, x)
     if d == dtypes.float32: return float(np.float32(x))
     if d == dtypes.float16: return float(np.float16(x))
     if d == dtypes.bfloat16: return float(np_to_bf16_float(np.array([x], np.float32))[0])

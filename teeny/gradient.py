@@ -38,7 +38,8 @@ def _reduce_grad(g: UOp, ret: UOp) -> tuple[UOp | None, ...]:
     rest = zero.where(_c(x, 1.0), x).r(Ops.MUL, axes).expand(x.shape)  # the product of the non-zero elements
     no_zero = (ge * ret.expand(x.shape)) / x
     one_zero = zero.where(ge * rest, _c(ge, 0.0))
-    return (nzero.alu(Ops.CMPEQ, _c(nzero, 0)).where(no_zero, nzero.alu(Ops.CMPEQ, _c(nzero, 1)).where(one_zero, _c(ge, 0.0))),)
+    some_zero = nzero.alu(Ops.CMPEQ, _c(nzero, 1)).where(one_zero, _c(ge, 0.0))
+    return (nzero.alu(Ops.CMPEQ, _c(nzero, 0)).where(no_zero, some_zero),)
   # max/min: ties split evenly among the maxima
   mask = x.alu(Ops.CMPEQ, ret.expand(x.shape)).cast(g.dtype)
   count = mask.r(Ops.ADD, ret.arg[1]).expand(x.shape)

@@ -12,8 +12,8 @@ def getenv(key: str, default: Any = 0) -> Any:
   if isinstance(default, bool): return val not in ("", "0", "false", "False")
   try: return type(default)(val)
   except ValueError:
-    raise ValueError(f"environment variable {key}={val!r} must be {'an int' if isinstance(default, int) else type(default).__name__}"
-                     f" (unset it for the default, {default!r})") from None
+    kind = "an int" if isinstance(default, int) else f"a {type(default).__name__}"
+    raise ValueError(f"environment variable {key}={val!r} must be {kind} (unset it for the default, {default!r})") from None
 
 def prod(xs: Iterable[Any], start: Any = 1) -> Any:
   return functools.reduce(lambda a, b: a * b, xs, start)

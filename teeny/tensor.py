@@ -1157,9 +1157,11 @@ def _from_host(data: Any, device: str, dtype: DType | None) -> UOp:
     arr = np.array(data)
     if dtype is None:
       if arr.dtype == np.bool_: dtype = dtypes.bool
-      elif arr.dtype.kind in "iu": dtype = dtypes.int_for_range(int(arr.min()), int(arr.max())) if arr.size else dtypes.default_int
+      elif arr.dtype.kind in "iu":  # the default int, or int64 for values it cannot hold (as numpy and torch do)
+        dtype = dtypes.int_for_range(int(arr.min()), int(arr.max())) if arr.size else dtypes.default_int
       elif arr.dtype.kind == "f":
-        if arr.size and np.abs(arr).max() >= 2.0 ** 63 and all(isinstance(v, int) for v in np.array(data, dtype=object).reshape(-1)):
+        # numpy turns ints it has no one dtype for ([2**63, -1]) into float64: an error, as in torch
+        if arr.size and np.abs(arr).max() >= 2.0 ** 63 and all(isinstance(v, int) for v in np.array(data, dtype=object).ravel()):
           raise OverflowError(f"integers in [{int(arr.min())}, {int(arr.max())}] fit no single integer dtype (int64 or uint64)")
         dtype = dtypes.default_float
       elif arr.size == 0: dtype = dtypes.default_float

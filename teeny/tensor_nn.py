@@ -161,7 +161,8 @@ class NNMixin:
       raise ValueError(f"conv_transpose: output_padding {op_} must be non-negative and smaller than either stride {s_} "
                        f"or dilation {d_}")
     pads = _resolve_pads(padding, hw, d_)
-    outs = tuple((i - 1) * s - pb - pa + d * (k - 1) + o + 1 for i, s, (pb, pa), d, k, o in zip(self.shape[2:], s_, pads, d_, hw, op_))
+    outs = tuple((i - 1) * s - pb - pa + d * (k - 1) + o + 1
+                 for i, s, (pb, pa), d, k, o in zip(self.shape[2:], s_, pads, d_, hw, op_))
     if any(o < 1 for o in outs) and all(i > 0 for i in self.shape[2:]):
       raise ValueError(f"conv_transpose: input {tuple(self.shape)} with weight {tuple(weight.shape)}, stride {s_}, padding "
                        f"{padding}, dilation {d_} gives output size {outs}, which is too small")

@@ -412,3 +412,14 @@ class TestZeroSize:
     np.testing.assert_array_equal(_t(a).sum(0).numpy(), torch.tensor(a).sum(0).numpy())
     np.testing.assert_array_equal(_t(a).prod(0).numpy(), torch.tensor(a).prod(0).numpy())
     assert _t(a).sum(1).shape == (0,)
+
+class TestMultinomial:
+  def test_valid_weights_sample_their_distribution(self):
+    # the argument checks must leave valid weights alone: frequencies follow them, zero weights are never drawn
+    Tensor.manual_seed(7)
+    w = np.array([[0.0, 1.0, 3.0, 0.0, 4.0], [5.0, 0.0, 0.0, 5.0, 0.0]], np.float32)
+    idx = Tensor(w).multinomial(20000, replacement=True).numpy()
+    for row, wr in zip(idx, w):
+      freq = np.bincount(row, minlength=len(wr)) / len(row)
+      np.testing.assert_allclose(freq, wr / wr.sum(), atol=0.02)
+      assert (freq[wr == 0] == 0).all()

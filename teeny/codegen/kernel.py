@@ -48,8 +48,8 @@ def get_program(ast: UOp, renderer) -> ProgramSpec:
     # every store targets a buffer with no elements (a zero-size output): the kernel computes nothing. Its index math
     # has the empty dims as constant 0, so rendered as is it wrote the other dims' elements past the end of the
     # 0-byte buffer (heap corruption) and took `% 0`; an empty body over the same parameters matches the launch
-    ast = UOp(Ops.SINK, ast.dtype, tuple(sorted((u for u in ast.toposort if u.op is Ops.DEFINE_GLOBAL), key=lambda u: u.arg[0])),
-              ast.arg)
+    params = sorted((u for u in ast.toposort if u.op is Ops.DEFINE_GLOBAL), key=lambda u: u.arg[0])
+    ast = UOp(Ops.SINK, ast.dtype, tuple(params), ast.arg)
   ast = graph_rewrite(ast, symbolic)
   if not NOOPT and info.opts_to_apply is None and ast.src and any(u.op is not Ops.DEFINE_GLOBAL for u in ast.src):
     ast = optimize(ast, renderer)
