@@ -245,8 +245,12 @@ class Tensor(NNMixin):
   def arange(start, stop=None, step=1, dtype: DType | str | None = None, device: str | None = None, **kw) -> Tensor:
     if stop is None: start, stop = 0, start
     if step == 0: raise ValueError("arange: step must not be zero")
-    dt = to_dtype(dtype) if dtype else (dtypes.default_float if any(isinstance(x, float) for x in (start, stop, step)) else dtypes.default_int)
     n = max(0, math.ceil((stop - start) / step))
+    if dtype: dt = to_dtype(dtype)
+    elif any(isinstance(x, float) for x in (start, stop, step)): dt = dtypes.default_float
+    else:  # ints past int32 (arange(2**31, 2**31 + 4)) make an int64 range, as for Tensor(2**31)
+      last = start + (n - 1) * step if n else start
+      dt = dtypes.int_for_range(min(start, last), max(start, last))
     dev = Device.canonicalize(device)
     idx = Tensor(UOp(Ops.ARANGE, dt, (), (n, dev)))
     out = idx * step + start if (step != 1 or start != 0) else idx

@@ -370,6 +370,12 @@ class TestIntInference:
     with pytest.raises((OverflowError, ValueError)) as e: Tensor(v)
     assert "int64" in str(e.value) or "integer dtype" in str(e.value)
 
+  @pytest.mark.parametrize("args", [(2 ** 31, 2 ** 31 + 5), (-(2 ** 31) - 3, -(2 ** 31) + 2), (2 ** 40, 2 ** 40 + 20, 7), (0, 10), (5, 0, -2)])
+  def test_arange(self, args):
+    t, r = Tensor.arange(*args), torch.arange(*args)
+    assert t.dtype == (dtypes.int32 if max(abs(v) for v in args) < 2 ** 31 else dtypes.int64)
+    np.testing.assert_array_equal(t.numpy(), r.numpy())
+
   def test_uint64_explicit(self):
     assert Tensor([2 ** 63 + 5], dtype=dtypes.uint64).tolist() == [2 ** 63 + 5]
 
