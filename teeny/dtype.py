@@ -58,9 +58,19 @@ class dtypes:
   @staticmethod
   def from_py(x) -> DType:
     if isinstance(x, (bool, np.bool_)): return dtypes.bool
-    if isinstance(x, (int, np.integer)): return dtypes.default_int
+    if isinstance(x, np.integer): return dtypes.default_int
+    if isinstance(x, int): return dtypes.int_for_range(x, x)
     if isinstance(x, (float, np.floating)): return dtypes.default_float
     raise TypeError(f"cannot infer a dtype from {type(x).__name__} value {x!r}")
+  @staticmethod
+  def int_for_range(lo: int, hi: int) -> DType:
+    """The dtype of Python ints in [lo, hi] (as numpy and torch pick it): the default int, else int64 when they do
+    not fit it; beyond int64 is an error rather than a silent wrap."""
+    if dtypes.min(dtypes.default_int) <= lo and hi <= dtypes.max(dtypes.default_int): return dtypes.default_int
+    if -(1 << 63) <= lo and hi < (1 << 63): return dtypes.int64
+    bad = hi if hi >= (1 << 63) else lo
+    raise OverflowError(f"Python int {bad} does not fit int64, the widest signed integer dtype (range -2**63..2**63-1); "
+                        "pass dtype=dtypes.uint64 for values up to 2**64-1, or use a float")
   @staticmethod
   def from_np(d) -> DType:
     d = np.dtype(d)
@@ -123,6 +133,8 @@ def sum_acc_dtype(d: DType) -> DType:
   if d.kind == "u": return dtypes.uint64 if d == dtypes.uint64 else (dtypes.uint32 if d == dtypes.uint32 else dtypes.default_int)
   return d
 
+_OVERFLOW = {dtypes.float32: 3.4028235677973366e38, dtypes.float16: 65520.0}
+
 def truncate_value(x, d: DType):
   """The Python value a constant of dtype `d` holds (wrapping ints, rounding floats)."""
   if d.kind == "b": return bool(x)
@@ -132,6 +144,8 @@ def truncate_value(x, d: DType):
     return v - (1 << d.bits) if d.kind == "i" and v >= (1 << (d.bits - 1)) else v
   if d.kind == "f":
     x = float(x)
+    # past the largest finite value (plus half an ulp) rounds to inf: said here, numpy warns about the overflow
+    if d in _OVERFLOW and abs(x) >= _OVERFLOW[d] and x == x: return math.copysign(math.inf, x)
     if d == dtypes.float32: return float(np.float32(x))
     if d == dtypes.float16: return float(np.float16(x))
     if d == dtypes.bfloat16: return float(np_to_bf16_float(np.array([x], np.float32))[0])

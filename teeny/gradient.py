@@ -29,7 +29,17 @@ def _reduce_grad(g: UOp, ret: UOp) -> tuple[UOp | None, ...]:
   op = ret.arg[0]
   ge = g.expand(x.shape)
   if op is Ops.ADD: return (ge,)
-  if op is Ops.MUL: return ((ge * ret.expand(x.shape)) / x,)
+  if op is Ops.MUL:
+    # d prod / d x_i is the product of the other elements. prod / x_i is that only when x_i != 0 (a zero gave nan): with
+    # one zero in the group, the zero gets the product of the rest and the others 0; with two or more, all get 0
+    axes = ret.arg[1]
+    zero = x.alu(Ops.CMPEQ, _c(x, 0.0))
+    nzero = zero.cast(dtypes.int32).r(Ops.ADD, axes).expand(x.shape)
+    rest = zero.where(_c(x, 1.0), x).r(Ops.MUL, axes).expand(x.shape)  # the product of the non-zero elements
+    no_zero = (ge * ret.expand(x.shape)) / x
+    one_zero = zero.where(ge * rest, _c(ge, 0.0))
+    some_zero = nzero.alu(Ops.CMPEQ, _c(nzero, 1)).where(one_zero, _c(ge, 0.0))
+    return (nzero.alu(Ops.CMPEQ, _c(nzero, 0)).where(no_zero, some_zero),)
   # max/min: ties split evenly among the maxima
   mask = x.alu(Ops.CMPEQ, ret.expand(x.shape)).cast(g.dtype)
   count = mask.r(Ops.ADD, ret.arg[1]).expand(x.shape)

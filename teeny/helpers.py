@@ -8,8 +8,12 @@ T = TypeVar("T")
 def getenv(key: str, default: Any = 0) -> Any:
   """Read an env var, converted to the type of `default`."""
   val = os.environ.get(key)
-  if val is None: return default
-  return type(default)(val) if not isinstance(default, bool) else val not in ("", "0", "false", "False")
+  if val is None or (val.strip() == "" and not isinstance(default, str)): return default
+  if isinstance(default, bool): return val not in ("", "0", "false", "False")
+  try: return type(default)(val)
+  except ValueError:
+    kind = "an int" if isinstance(default, int) else f"a {type(default).__name__}"
+    raise ValueError(f"environment variable {key}={val!r} must be {kind} (unset it for the default, {default!r})") from None
 
 def prod(xs: Iterable[Any], start: Any = 1) -> Any:
   return functools.reduce(lambda a, b: a * b, xs, start)

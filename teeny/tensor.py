@@ -23,6 +23,8 @@ def _root(t: Tensor) -> Tensor: return t if t._base is None else t._base
 def _lazy(u: UOp) -> bool: return u.base.op not in (Ops.BUFFER, Ops.CONST)
 def _plain(u: UOp) -> bool: return u.op is Ops.BUFFER or (u.op is Ops.RESHAPE and u.src[0].op is Ops.BUFFER)
 
+HALF = (dtypes.float16, dtypes.bfloat16)  # reductions over these accumulate in float32
+
 def _axis(axis: int, ndim: int) -> int:
   if not -max(ndim, 1) <= axis < max(ndim, 1):
     raise IndexError(f"axis {axis} is out of range for a tensor with {ndim} dimensions (valid: {-max(ndim,1)}..{max(ndim,1)-1})")
@@ -406,8 +408,12 @@ class Tensor(NNMixin, metaclass=_TensorMeta):
   def arange(start, stop=None, step=1, dtype: DType | str | None = None, device: str | None = None, **kw) -> Tensor:
     if stop is None: start, stop = 0, start
     if step == 0: raise ValueError("arange: step must not be zero")
-    dt = to_dtype(dtype) if dtype else (dtypes.default_float if any(isinstance(x, float) for x in (start, stop, step)) else dtypes.default_int)
     n = max(0, math.ceil((stop - start) / step))
+    if dtype: dt = to_dtype(dtype)
+    elif any(isinstance(x, float) for x in (start, stop, step)): dt = dtypes.default_float
+    else:  # ints past int32 (arange(2**31, 2**31 + 4)) make an int64 range, as for Tensor(2**31)
+      last = start + (n - 1) * step if n else start
+      dt = dtypes.int_for_range(min(start, last), max(start, last))
     dev = Device.canonicalize(device)
     idx = Tensor(UOp(Ops.ARANGE, dt, (), (n, dev)))
     out = idx * step + start if (step != 1 or start != 0) else idx
@@ -452,8 +458,8 @@ class Tensor(NNMixin, metaclass=_TensorMeta):
   def rand(*shape, dtype: DType | str | None = None, device: str | None = None, **kw) -> Tensor:
     """Uniform in [0, 1)."""
     shape = _shape_arg(shape)
+    dt = _random_float_dtype("rand", dtype)
     bits = Tensor._random_bits(prod(shape), device)
-    dt = to_dtype(dtype) if dtype else dtypes.default_float
     out = ((bits >> 8).cast(dtypes.float32) * (1.0 / (1 << 24))).cast(dt).reshape(shape)
     out.requires_grad = kw.get("requires_grad")
     return out
@@ -462,9 +468,10 @@ class Tensor(NNMixin, metaclass=_TensorMeta):
   def randn(*shape, dtype: DType | str | None = None, device: str | None = None, **kw) -> Tensor:
     """Standard normal, by Box-Muller."""
     shape = _shape_arg(shape)
+    dt = _random_float_dtype("randn", dtype)
     u = Tensor.rand(2, *shape, device=device)
     z = (1 - u[0]).log().mul(-2).sqrt() * (u[1] * (2 * math.pi)).cos()
-    out = z.cast(to_dtype(dtype) if dtype else dtypes.default_float)
+    out = z.cast(dt)
     out.requires_grad = kw.get("requires_grad")
     return out
   def randn_like(self, **kw) -> Tensor: return Tensor.randn(*self.shape, **{"dtype": self.dtype, "device": self.device, **kw})
@@ -481,11 +488,13 @@ class Tensor(NNMixin, metaclass=_TensorMeta):
     return r.cast(to_dtype(dtype) if dtype else dtypes.default_int)
   @staticmethod
   def uniform(*shape, low: float = 0.0, high: float = 1.0, dtype=None, device=None, **kw) -> Tensor:
+    _random_float_dtype("uniform", dtype)
     out = Tensor.rand(*shape, device=device, dtype=dtype) * (high - low) + low
     out.requires_grad = kw.get("requires_grad")
     return out
   @staticmethod
   def normal(*shape, mean: float = 0.0, std: float = 1.0, dtype=None, device=None, **kw) -> Tensor:
+    _random_float_dtype("normal", dtype)
     out = Tensor.randn(*shape, device=device, dtype=dtype) * std + mean
     out.requires_grad = kw.get("requires_grad")
     return out
@@ -510,8 +519,19 @@ class Tensor(NNMixin, metaclass=_TensorMeta):
   def multinomial(self, num_samples: int = 1, replacement: bool = False) -> Tensor:
     """Sample indices from (unnormalised) probabilities along the last axis, by inverse CDF."""
     if self.ndim not in (1, 2): raise ValueError(f"multinomial needs a 1-D or 2-D tensor, got shape {self.shape}")
+    if not isinstance(num_samples, int) or num_samples <= 0:
+      raise ValueError(f"multinomial: num_samples must be a positive int, got {num_samples!r}")
     if num_samples > 1 and not replacement: raise NotImplementedError("multinomial without replacement needs num_samples=1")
+    if self.shape[-1] == 0: raise ValueError(f"multinomial: the weights of shape {self.shape} have no categories")
     w = self.reshape(1, -1) if self.ndim == 1 else self
+    if not Device[self.device].runs_nothing:
+      # as torch does, check the weights (one small read): negative, inf or nan weights, or a row summing to zero, have
+      # no distribution, and the inverse CDF silently returned some index for them
+      bad = (w < 0) | w.isinf() | w.isnan() if w.dtype.kind == "f" else (w < 0)
+      flags = bad.any().cast(dtypes.int32) + (w.sum(-1) <= 0).any().cast(dtypes.int32) * 2
+      f = int(flags.item())
+      if f & 1: raise RuntimeError("multinomial: the probability tensor contains inf, nan or an element < 0")
+      if f & 2: raise RuntimeError("multinomial: invalid distribution, a row of weights sums to 0 (sum of probabilities <= 0)")
     cdf = w.cumsum(1)
     cdf = cdf / cdf[:, -1:]
     u = Tensor.rand(w.shape[0], num_samples, 1, device=self.device)
@@ -529,9 +549,10 @@ class Tensor(NNMixin, metaclass=_TensorMeta):
       a, b = self, x
     else:
       if isinstance(x, (list, tuple, np.ndarray)): return self._binop(Tensor(x, device=self.device), reverse)
-      xd = dtypes.from_py(x)
       rank = {"b": 0, "i": 1, "u": 1, "f": 2}
-      dt = self.dtype if rank[self.dtype.kind] >= rank[xd.kind] else xd
+      xk = "b" if isinstance(x, (bool, np.bool_)) else "i" if isinstance(x, (int, np.integer)) else dtypes.from_py(x).kind
+      # a scalar of a lower or equal category takes the tensor's dtype (a float tensor times 2**70 is fine)
+      dt = self.dtype if rank[self.dtype.kind] >= rank[xk] else dtypes.from_py(x)
       a, b = self, Tensor(UOp.const(dt, x, self.device))
     if a.dtype != dt: a = a.cast(dt)
     if b.dtype != dt: b = b.cast(dt)
@@ -570,7 +591,18 @@ class Tensor(NNMixin, metaclass=_TensorMeta):
     safe_b = zero.where(b._const(1), b)
     return zero.where(self._const(0), self._alu(Ops.IDIV, safe_b))
   def _floordiv(self, b: Tensor) -> Tensor:
-    if self.dtype.kind == "f": return (self._alu(Ops.FDIV, b)).floor()
+    if self.dtype.kind == "f":
+      # Python's (and torch's) float floor division, consistent with % : (a - fmod(a, b)) / b is exact up to one
+      # rounding, stepped down when fmod's sign differs from b's; floor(a / b) is wrong when a / b rounds up to an
+      # integer (1e10 // 3) and at the infinities (-5.5 // inf is -1)
+      m = self._alu(Ops.MOD, b)
+      div = (self - m)._alu(Ops.FDIV, b)
+      div = ((m != 0) & ((m < 0) != (b < 0))).where(div - 1, div)
+      fl = div.floor()
+      fl = (div - fl > 0.5).where(fl + 1, fl)
+      q = self._alu(Ops.FDIV, b)
+      # a zero quotient keeps the sign of a / b; a zero divisor gives a / b (inf or nan), as in IEEE division
+      return (b == 0).where(q, (div == 0).where(q * 0, fl))
     if self.dtype.kind == "b": raise TypeError("floor division of bool tensors is not supported")
     q = self._idiv_safe(b)
     if self.dtype.kind == "u": return q
@@ -581,10 +613,22 @@ class Tensor(NNMixin, metaclass=_TensorMeta):
   def floordiv(self, x, reverse=False) -> Tensor:
     a, b = self._binop(x, reverse)
     return a._floordiv(b)
+  floor_divide = floordiv
   def mod(self, x, reverse=False) -> Tensor:
+    """Python's % (torch.remainder): the result has the divisor's sign. Integer division by zero gives 0."""
     a, b = self._binop(x, reverse)
-    if a.dtype.kind == "f": return a - (a._alu(Ops.FDIV, b)).floor() * b
+    if a.dtype.kind == "f":
+      # fmod is exact (a - floor(a / b) * b is not: 1e10 % 3 came out 256); move it into b's sign
+      r = a._alu(Ops.MOD, b)
+      return ((r != 0) & ((r < 0) != (b < 0))).where(r + b, r)
     return (b == 0).where(a._const(0), a - a._floordiv(b) * b)
+  remainder = mod
+  def fmod(self, x, reverse=False) -> Tensor:
+    """C's fmod (torch.fmod): the result has the dividend's sign. Integer division by zero gives 0."""
+    a, b = self._binop(x, reverse)
+    if a.dtype.kind == "f": return a._alu(Ops.MOD, b)
+    if a.dtype.kind == "b": raise TypeError("fmod of bool tensors is not supported")
+    return (b == 0).where(a._const(0), a - a._idiv_safe(b) * b)
   def pow(self, x, reverse=False) -> Tensor:
     if not reverse and isinstance(x, (int, float)) and not isinstance(x, bool):
       if x == 2: return self * self
@@ -816,11 +860,12 @@ class Tensor(NNMixin, metaclass=_TensorMeta):
     axis = dim if dim is not None else axis
     acc = to_dtype(dtype) if dtype else sum_acc_dtype(self.dtype)
     x = self.cast(acc)
-    if acc in (dtypes.float16, dtypes.bfloat16): return x.cast(dtypes.float32)._reduce(Ops.ADD, axis, keepdim).cast(acc)
+    if acc in HALF: return x.cast(dtypes.float32)._reduce(Ops.ADD, axis, keepdim).cast(acc)
     return x._reduce(Ops.ADD, axis, keepdim)
   def prod(self, axis=None, keepdim: bool = False, dtype=None, dim=None) -> Tensor:
     axis = dim if dim is not None else axis
     acc = to_dtype(dtype) if dtype else (dtypes.int64 if self.dtype.kind in "biu" else self.dtype)
+    if acc in HALF: return self.cast(dtypes.float32)._reduce(Ops.MUL, axis, keepdim).cast(acc)
     return self.cast(acc)._reduce(Ops.MUL, axis, keepdim)
   def max(self, axis=None, keepdim: bool = False, dim=None) -> Tensor:
     return self._reduce(Ops.MAX, dim if dim is not None else axis, keepdim)
@@ -835,6 +880,9 @@ class Tensor(NNMixin, metaclass=_TensorMeta):
   def mean(self, axis=None, keepdim: bool = False, dim=None) -> Tensor:
     axis = dim if dim is not None else axis
     x = self._float()
+    # float16/bfloat16 statistics are computed in float32 and rounded once at the end (as torch does): a float16 sum
+    # of 1000 x 100.0 is inf before the division
+    if x.dtype in HALF: return x.cast(dtypes.float32).mean(axis, keepdim).cast(x.dtype)
     n = prod(self.shape[a] for a in self._axes(axis))
     s = x.sum(axis, keepdim)
     return s / n if n else s * math.nan
@@ -842,10 +890,12 @@ class Tensor(NNMixin, metaclass=_TensorMeta):
     axis = dim if dim is not None else axis
     if unbiased is not None: correction = int(unbiased)
     x = self._float()
+    if x.dtype in HALF: return x.cast(dtypes.float32).var(axis, keepdim, correction).cast(x.dtype)
     n = prod(self.shape[a] for a in self._axes(axis))
     sq = (x - x.mean(axis, keepdim=True)).square().sum(axis, keepdim)
     return sq / max(n - correction, 0) if n - correction > 0 else sq * math.nan
   def std(self, axis=None, keepdim: bool = False, correction: int = 1, dim=None, unbiased: bool | None = None) -> Tensor:
+    if self.dtype in HALF: return self.cast(dtypes.float32).std(axis, keepdim, correction, dim, unbiased).cast(self.dtype)
     return self.var(axis, keepdim, correction, dim, unbiased).sqrt()
   def var_mean(self, axis=None, keepdim=False, correction=1): return self.var(axis, keepdim, correction), self.mean(axis, keepdim)
   def std_mean(self, axis=None, keepdim=False, correction=1): return self.std(axis, keepdim, correction), self.mean(axis, keepdim)
@@ -856,6 +906,9 @@ class Tensor(NNMixin, metaclass=_TensorMeta):
     n = self.shape[ax]
     if n == 0: raise ValueError(f"argmax/argmin of an empty axis (shape {self.shape})")
     m = self == fn(self, ax)
+    # max and min propagate nan, so a nan extreme matches no element by ==: then the nans are the hits (torch: nan is
+    # the max for argmax and the min for argmin; without this the index came out as n, one past the end)
+    if self.dtype.kind == "f": m = m | self.isnan()
     rev = Tensor.arange(n, 0, -1, device=self.device).reshape(*[n if i == ax else 1 for i in range(self.ndim)])
     idx = n - (m * rev).max(ax, keepdim=keepdim)
     return idx.cast(dtypes.int32)
@@ -866,6 +919,7 @@ class Tensor(NNMixin, metaclass=_TensorMeta):
   def logsumexp(self, axis=None, keepdim: bool = False, dim=None) -> Tensor:
     axis = dim if dim is not None else axis
     x = self._float()
+    if x.dtype in HALF: return x.cast(dtypes.float32).logsumexp(axis, keepdim).cast(x.dtype)
     m = x.max(axis, keepdim=True)
     m = m.isinf().where(0, m).detach()
     out = (x - m).exp().sum(axis, keepdim=True).log() + m
@@ -873,11 +927,13 @@ class Tensor(NNMixin, metaclass=_TensorMeta):
   def softmax(self, axis: int = -1, dim=None) -> Tensor:
     axis = dim if dim is not None else axis
     x = self._float()
+    if x.dtype in HALF: return x.cast(dtypes.float32).softmax(axis).cast(x.dtype)
     e = (x - x.max(axis, keepdim=True).detach()).exp()
     return e / e.sum(axis, keepdim=True)
   def log_softmax(self, axis: int = -1, dim=None) -> Tensor:
     axis = dim if dim is not None else axis
     x = self._float()
+    if x.dtype in HALF: return x.cast(dtypes.float32).log_softmax(axis).cast(x.dtype)
     m = x - x.max(axis, keepdim=True).detach()
     return m - m.exp().sum(axis, keepdim=True).log()
   def cumsum(self, axis: int = 0, dim=None) -> Tensor:
@@ -890,6 +946,8 @@ class Tensor(NNMixin, metaclass=_TensorMeta):
     ax = _axis(axis, self.ndim)
     x = self.transpose(ax, -1) if ax != self.ndim - 1 else self
     if op is Ops.ADD and x.dtype.kind in "biu": x = x.cast(sum_acc_dtype(x.dtype))
+    if op in (Ops.ADD, Ops.MUL) and x.dtype in HALF:  # running sums and products of float16 accumulate in float32
+      return self.cast(dtypes.float32)._cumulative(op, axis).cast(self.dtype)
     out = x._cum_last(op)
     return out.transpose(ax, -1) if ax != self.ndim - 1 else out
   def _cum_last(self, op: Ops) -> Tensor:
@@ -1051,6 +1109,8 @@ class Tensor(NNMixin, metaclass=_TensorMeta):
       off += s
     return tuple(out)
   def chunk(self, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
+    if not isinstance(chunks, (int, np.integer)) or isinstance(chunks, bool) or chunks <= 0:
+      raise ValueError(f"chunk: chunks must be a positive int, got {chunks!r}")
     n = self.shape[_axis(dim, self.ndim)]
     return self.split(max(1, -(-n // chunks)), dim)
   def unbind(self, dim: int = 0) -> tuple[Tensor, ...]:
@@ -1104,6 +1164,11 @@ class Tensor(NNMixin, metaclass=_TensorMeta):
     lhs, rhs = f.split("->") if "->" in f else (f, "".join(sorted(c for c in set(f.replace(",", "")) if f.replace(",", "").count(c) == 1)))
     ins = lhs.split(",")
     if len(ins) != len(operands): raise ValueError(f"einsum: {formula!r} names {len(ins)} operands, got {len(operands)}")
+    if "..." in f: raise NotImplementedError(f"einsum: ellipsis ('...') in {formula!r} is not supported")
+    for c in rhs:
+      if not c.isalpha(): raise ValueError(f"einsum: output subscript {c!r} in {formula!r} is not a letter")
+      if c not in lhs: raise ValueError(f"einsum: output subscript {c!r} in {formula!r} does not appear in the inputs {lhs!r}")
+      if rhs.count(c) > 1: raise ValueError(f"einsum: output subscript {c!r} appears more than once in {formula!r}")
     sizes: dict[str, int] = {}
     for spec, t in zip(ins, operands):
       if len(spec) != t.ndim: raise ValueError(f"einsum: operand {spec!r} has {t.ndim} dims (shape {t.shape})")
@@ -1305,6 +1370,12 @@ def _shape_arg(shape: tuple, allow_neg: bool = False) -> tuple[int, ...]:
     out.append(int(s))
   return tuple(out)
 
+def _random_float_dtype(fn: str, dtype) -> DType:
+  dt = to_dtype(dtype) if dtype is not None else dtypes.default_float
+  if dt.kind != "f":
+    raise RuntimeError(f"{fn} makes floating point numbers, not {dt}; pass a float dtype (or use randint for integers)")
+  return dt
+
 def _hash32_py(x: int) -> int:
   x &= 0xFFFFFFFF
   x ^= x >> 16
@@ -1338,9 +1409,17 @@ def _from_host(data: Any, device: str, dtype: DType | None) -> UOp:
     arr = np.array(data)
     if dtype is None:
       if arr.dtype == np.bool_: dtype = dtypes.bool
-      elif arr.dtype.kind in "iu": dtype = dtypes.default_int
-      elif arr.dtype.kind == "f": dtype = dtypes.default_float
+      elif arr.dtype.kind in "iu":  # the default int, or int64 for values it cannot hold (as numpy and torch do)
+        dtype = dtypes.int_for_range(int(arr.min()), int(arr.max())) if arr.size else dtypes.default_int
+      elif arr.dtype.kind == "f":
+        # numpy turns ints it has no one dtype for ([2**63, -1]) into float64: an error, as in torch
+        if arr.size and np.abs(arr).max() >= 2.0 ** 63 and all(isinstance(v, int) for v in np.array(data, dtype=object).ravel()):
+          raise OverflowError(f"integers in [{int(arr.min())}, {int(arr.max())}] fit no single integer dtype (int64 or uint64)")
+        dtype = dtypes.default_float
       elif arr.size == 0: dtype = dtypes.default_float
+      elif arr.dtype == object and all(isinstance(v, (int, np.integer)) for v in arr.reshape(-1)):
+        dtypes.int_for_range(int(arr.min()), int(arr.max()))  # ints beyond int64: numpy made objects; raises
+        raise OverflowError(f"integers in [{arr.min()}, {arr.max()}] fit no single integer dtype")
       else: raise TypeError(f"cannot make a tensor from a sequence of {arr.dtype}")
   elif isinstance(data, np.ndarray):
     arr = data

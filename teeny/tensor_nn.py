@@ -55,6 +55,29 @@ def _resolve_pads(padding, k: Sequence[int], dilation: Sequence[int],
     return [(int(b), int(a)) for b, a in padding]
   raise ValueError(f"padding {padding!r} does not fit {n} spatial dims")
 
+def _positive(name: str, vals: Sequence[int], what: str = "must be positive"):
+  if any(v <= 0 for v in vals): raise ValueError(f"{name} {what}, got {tuple(vals) if len(vals) != 1 else vals[0]}")
+
+def check_conv_args(fn: str, x_shape, w_shape, stride, padding, dilation, groups) -> None:
+  """The argument checks F.conv* does: stride, dilation, groups and kernel sizes positive, padding not negative (negative
+  padding would silently crop the input), groups dividing the channels. Shapes are (N, C, *spatial)."""
+  n = len(w_shape) - 2
+  _positive(f"{fn}: stride", _tuple(stride, n, "stride"), "must be positive (non-positive stride is not supported)")
+  _positive(f"{fn}: dilation", _tuple(dilation, n, "dilation"))
+  if not isinstance(groups, int) or groups <= 0: raise ValueError(f"{fn}: groups must be a positive int, got {groups!r}")
+  _positive(f"{fn}: kernel size", tuple(w_shape[2:]), f"must be positive (weight shape {tuple(w_shape)})")
+  if not isinstance(padding, str):
+    flat = [padding] if isinstance(padding, int) else [v for p in padding for v in ((p,) if isinstance(p, int) else p)]
+    if any(p < 0 for p in flat): raise ValueError(f"{fn}: negative padding is not supported, got padding={padding!r}")
+
+def _check_pool_args(fn: str, k_, s_, d_, padding) -> None:
+  _positive(f"{fn}: kernel_size", k_)
+  _positive(f"{fn}: stride", s_)
+  _positive(f"{fn}: dilation", d_)
+  if isinstance(padding, str): raise ValueError(f"{fn}: padding must be an int or a tuple, got {padding!r}")
+  flat = [padding] if isinstance(padding, int) else [v for p in padding for v in ((p,) if isinstance(p, int) else p)]
+  if any(p < 0 for p in flat): raise ValueError(f"{fn}: padding must be non-negative, got {padding!r}")
+
 def _ceil_mode_pads(shape: Sequence[int], pads: list[tuple[int, int]], k, s, d) -> list[tuple[int, int]]:
   """Extra trailing padding so the last partial window is kept (PyTorch's ceil_mode), never starting in the padding."""
   out = []
@@ -93,6 +116,7 @@ class NNMixin:
     hw = tuple(weight.shape[2:])
     if self.ndim != weight.ndim or self.ndim < 3:
       raise ValueError(f"conv input {tuple(self.shape)} and weight {tuple(weight.shape)} need the same ndim (>= 3)")
+    check_conv_args("conv", self.shape, weight.shape, stride, padding, dilation, groups)
     (bs, cin_), (cout, cin) = self.shape[:2], weight.shape[:2]
     if groups * cin != cin_ or cout % groups != 0:
       raise ValueError(f"conv input {tuple(self.shape)} has {cin_} channels but weight {tuple(weight.shape)} with "
@@ -125,12 +149,24 @@ class NNMixin:
     """PyTorch's F.conv_transpose2d: weight (C_in, C_out/groups, *k); argument order as in torch."""
     hw = tuple(weight.shape[2:])
     n = len(hw)
-    if self.ndim != weight.ndim or self.shape[1] != weight.shape[0] or weight.shape[0] % groups != 0:
+    if self.ndim != weight.ndim or self.ndim < 3:
+      raise ValueError(f"conv_transpose input {tuple(self.shape)} and weight {tuple(weight.shape)} need the same ndim (>= 3)")
+    check_conv_args("conv_transpose", self.shape, weight.shape, stride, padding, dilation, groups)
+    if self.shape[1] != weight.shape[0] or weight.shape[0] % groups != 0:
       raise ValueError(f"conv_transpose input {tuple(self.shape)} does not match weight {tuple(weight.shape)} "
                        f"(groups={groups})")
+    if isinstance(padding, str): raise ValueError(f"conv_transpose: padding must be an int or a tuple, got {padding!r}")
     s_, d_ = _tuple(stride, n, "stride"), _tuple(dilation, n, "dilation")
     op_ = _tuple(output_padding, n, "output_padding")
+    if any(o < 0 or (o >= s and o >= d) for o, s, d in zip(op_, s_, d_)):
+      raise ValueError(f"conv_transpose: output_padding {op_} must be non-negative and smaller than either stride {s_} "
+                       f"or dilation {d_}")
     pads = _resolve_pads(padding, hw, d_)
+    outs = tuple((i - 1) * s - pb - pa + d * (k - 1) + o + 1
+                 for i, s, (pb, pa), d, k, o in zip(self.shape[2:], s_, pads, d_, hw, op_))
+    if any(o < 1 for o in outs) and all(i > 0 for i in self.shape[2:]):
+      raise ValueError(f"conv_transpose: input {tuple(self.shape)} with weight {tuple(weight.shape)}, stride {s_}, padding "
+                       f"{padding}, dilation {d_} gives output size {outs}, which is too small")
     cin, rcout = weight.shape[0], weight.shape[1]
     w = weight.reshape(groups, cin // groups, rcout, *hw).permute(0, 2, 1, *range(3, 3 + n))
     w = w.flip(tuple(range(3, 3 + n))).reshape(groups * rcout, cin // groups, *hw)
@@ -150,6 +186,7 @@ class NNMixin:
     """PyTorch's F.max_pool2d over the last two dims."""
     k_ = _tuple(kernel_size, 2, "kernel_size")
     s_, d_ = _tuple(stride if stride is not None else k_, 2, "stride"), _tuple(dilation, 2, "dilation")
+    _check_pool_args("max_pool2d", k_, s_, d_, padding)
     pads = _resolve_pads(padding, k_, d_)
     if any(2 * max(p) > k for p, k in zip(pads, k_)):
       raise ValueError(f"padding {padding} must be at most half of kernel {k_}")
@@ -161,7 +198,10 @@ class NNMixin:
     """PyTorch's F.avg_pool2d over the last two dims."""
     k_ = _tuple(kernel_size, 2, "kernel_size")
     s_ = _tuple(stride if stride is not None else k_, 2, "stride")
+    _check_pool_args("avg_pool2d", k_, s_, (1, 1), padding)
     reg = _resolve_pads(padding, k_, (1, 1))
+    if any(2 * max(p) > k for p, k in zip(reg, k_)):
+      raise ValueError(f"avg_pool2d: padding {padding} must be at most half of kernel {k_}")
     pads = _ceil_mode_pads(self.shape[-2:], reg, k_, s_, (1, 1)) if ceil_mode else reg
     from teeny.tensor import Tensor
     total = _pad_or_shrink(self, pads)._pool(k_, s_).sum((-2, -1))
@@ -225,6 +265,8 @@ class NNMixin:
 
   def layernorm(self: Tensor, axis=-1, eps: float = 1e-5) -> Tensor:
     """Normalise to zero mean, unit variance over `axis` (no affine)."""
+    if self.dtype in (dtypes.float16, dtypes.bfloat16):  # in float32: (x - mean)**2 overflows float16 from 256 on
+      return self.cast(dtypes.float32).layernorm(axis, eps).cast(self.dtype)
     y = self - self.mean(axis, keepdim=True)
     return y * (y * y).mean(axis, keepdim=True).add(eps).rsqrt()
 

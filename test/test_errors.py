@@ -141,3 +141,103 @@ class TestSurvives:
     before = Device.DEFAULT
     with pytest.raises((RuntimeError, ValueError)): Tensor([1.0], device="FOOBAR")
     assert Device.DEFAULT == before
+
+class TestBadArguments:
+  @pytest.mark.parametrize("chunks", [0, -1])
+  def test_chunk(self, chunks):
+    with pytest.raises((ValueError, RuntimeError)) as e: Tensor.ones(4).chunk(chunks)
+    _names(str(e.value), "chunks", chunks)
+
+  @pytest.mark.parametrize("kw,named", [(dict(stride=0), "stride"), (dict(stride=(1, -1)), "stride"), (dict(dilation=0), "dilation"),
+                                        (dict(padding=-1), "negative padding"), (dict(padding=(1, -2)), "negative padding"),
+                                        (dict(groups=0), "groups"), (dict(groups=-2), "groups")])
+  def test_conv2d(self, kw, named):
+    x, w = Tensor.ones(1, 2, 5, 5), Tensor.ones(3, 2, 3, 3)
+    with pytest.raises((ValueError, RuntimeError)) as e: x.conv2d(w, **kw)
+    _names(str(e.value), named)
+
+  def test_conv_kernel_size_zero(self):
+    with pytest.raises((ValueError, RuntimeError)) as e: Tensor.ones(1, 2, 5, 5).conv2d(Tensor.ones(3, 2, 0, 3))
+    _names(str(e.value), "kernel size")
+
+  def test_conv_groups_channels(self):
+    with pytest.raises((ValueError, RuntimeError)) as e: Tensor.ones(1, 4, 5, 5).conv2d(Tensor.ones(3, 2, 3, 3), groups=2)
+    _names(str(e.value), "groups=2")
+
+  def test_nn_conv2d(self):
+    from teeny import nn
+    for kw in (dict(stride=0), dict(padding=-1), dict(dilation=0)):
+      with pytest.raises((ValueError, RuntimeError)) as e: nn.Conv2d(2, 3, 3, **kw)(Tensor.ones(1, 2, 5, 5))
+      _names(str(e.value), next(iter(kw)) if "padding" not in kw else "negative padding")
+
+  @pytest.mark.parametrize("kw,named", [(dict(stride=0), "stride"), (dict(padding=-1), "negative padding"), (dict(dilation=0), "dilation"),
+                                        (dict(stride=2, output_padding=2), "output_padding"), (dict(output_padding=-1), "output_padding"),
+                                        (dict(padding=3), "too small")])
+  def test_conv_transpose2d(self, kw, named):
+    x, w = Tensor.ones(1, 2, 2, 2), Tensor.ones(2, 3, 3, 3)
+    with pytest.raises((ValueError, RuntimeError)) as e: x.conv_transpose2d(w, **kw)
+    _names(str(e.value), named)
+
+  @pytest.mark.parametrize("fn", ["max_pool2d", "avg_pool2d"])
+  @pytest.mark.parametrize("kw,named", [(dict(kernel_size=0), "kernel_size"), (dict(stride=0), "stride"), (dict(padding=-1), "padding"),
+                                        (dict(padding=2), "padding")])
+  def test_pool(self, fn, kw, named):
+    with pytest.raises((ValueError, RuntimeError)) as e: getattr(Tensor.ones(1, 2, 6, 6), fn)(**{"kernel_size": 2, **kw})
+    _names(str(e.value), named)
+
+  def test_max_pool_dilation(self):
+    with pytest.raises((ValueError, RuntimeError)) as e: Tensor.ones(1, 2, 6, 6).max_pool2d(2, dilation=0)
+    _names(str(e.value), "dilation")
+
+  @pytest.mark.parametrize("formula,named", [("ij->ijk", "'k'"), ("ij->ii", "'i'"), ("ij,jk->iz", "'z'")])
+  def test_einsum_output(self, formula, named):
+    ops = [Tensor.ones(2, 2)] * (formula.split("->")[0].count(",") + 1)
+    with pytest.raises(ValueError) as e: Tensor.einsum(formula, *ops)
+    _names(str(e.value), named)
+
+  @pytest.mark.skipif(is_null(), reason="the weights are checked on the host")
+  @pytest.mark.parametrize("w,named", [([0.5, -0.1, 0.6], "< 0"), ([1.0, float("inf")], "inf"), ([1.0, float("nan")], "nan"),
+                                       ([[0.0, 0.0], [1.0, 1.0]], "sums to 0"), ([0.0, 0.0, 0.0], "sums to 0")])
+  def test_multinomial(self, w, named):
+    with pytest.raises(RuntimeError) as e: Tensor(w).multinomial()
+    _names(str(e.value), named)
+
+  def test_multinomial_num_samples(self):
+    with pytest.raises((ValueError, RuntimeError)) as e: Tensor([1.0, 2.0]).multinomial(0)
+    _names(str(e.value), "num_samples")
+
+  @pytest.mark.parametrize("fn", [lambda d: Tensor.rand(5, dtype=d), lambda d: Tensor.randn(5, dtype=d),
+                                  lambda d: Tensor.uniform(5, dtype=d), lambda d: Tensor.normal(5, dtype=d),
+                                  lambda d: Tensor.ones(5, dtype=d).rand_like()])
+  @pytest.mark.parametrize("dtype", ["int32", "int64", "bool", "uint8"])
+  def test_random_int_dtype(self, fn, dtype):
+    with pytest.raises((RuntimeError, TypeError)) as e: fn(dtype)
+    _names(str(e.value), dtype)
+
+  def test_random_float_dtypes_work(self):
+    for d in ("float16", "float64", "bfloat16"):
+      assert Tensor.rand(3, dtype=d).dtype.name == d and Tensor.randn(3, dtype=d).dtype.name == d
+
+  @pytest.mark.parametrize("v", [2 ** 63, [2 ** 64], [1, -(2 ** 63) - 1]])
+  def test_int_too_big(self, v):
+    with pytest.raises((OverflowError, ValueError)) as e: Tensor(v)
+    _names(str(e.value), "int64")
+
+class TestCPUThreads:
+  @pytest.mark.parametrize("val", ["-1", "0", "abc", "1.5", "-4"])
+  def test_env(self, val):
+    import os, subprocess, sys
+    env = {**os.environ, "CPU_THREADS": val, "DEV": "CPU"}
+    code = "from teeny import Tensor\nprint(Tensor.ones(100000, device='CPU').sum().item())"
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300,
+                       cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    assert r.returncode != 0, f"CPU_THREADS={val} ran: {r.stdout}"
+    assert "CPU_THREADS" in r.stderr and "Error" in r.stderr.splitlines()[-1], r.stderr[-500:]
+
+  def test_context(self):
+    from teeny.helpers import Context
+    try: Tensor.ones(2, device="CPU")
+    except Exception as e: pytest.skip(f"no CPU device: {e}")
+    with Context(CPU_THREADS=-1):
+      with pytest.raises(ValueError) as e: Tensor.ones(100000, device="CPU").sum().item()
+    _names(str(e.value), "CPU_THREADS")

@@ -33,11 +33,26 @@ def estimate(uops: list[UOp]) -> tuple[int, int, int]:
   mem = sum(prod(u.arg[1]) * u.dtype.base.itemsize for u in uops if u.op is Ops.DEFINE_GLOBAL)
   return flops, mem, iters
 
+def _writes_nothing(ast: UOp) -> bool:
+  """Does every store of this kernel go to a buffer with no elements (and nothing else have an effect)?"""
+  topo = list(ast.toposort)
+  if any(u.op in (Ops.ATOMIC, Ops.ATOMIC_CAS, Ops.CUSTOM) for u in topo): return False
+  stores = [u for u in topo if u.op is Ops.STORE]
+  return bool(stores) and all(st.src[0].op is Ops.INDEX and st.src[0].src[0].op is Ops.DEFINE_GLOBAL and
+                              prod(st.src[0].src[0].arg[1]) == 0 for st in stores)
+
 def get_program(ast: UOp, renderer) -> ProgramSpec:
   from teeny.codegen.opt import optimize
   info: KernelInfo = ast.arg if isinstance(ast.arg, KernelInfo) else KernelInfo()
+  if _writes_nothing(ast):
+    # every store targets a buffer with no elements (a zero-size output): the kernel computes nothing. Its index math
+    # has the empty dims as constant 0, so rendered as is it wrote the other dims' elements past the end of the
+    # 0-byte buffer (heap corruption) and took `% 0`; an empty body over the same parameters matches the launch
+    params = sorted((u for u in ast.toposort if u.op is Ops.DEFINE_GLOBAL), key=lambda u: u.arg[0])
+    ast = UOp(Ops.SINK, ast.dtype, tuple(params), ast.arg)
   ast = graph_rewrite(ast, symbolic)
-  if not NOOPT and info.opts_to_apply is None: ast = optimize(ast, renderer)
+  if not NOOPT and info.opts_to_apply is None and ast.src and any(u.op is not Ops.DEFINE_GLOBAL for u in ast.src):
+    ast = optimize(ast, renderer)
   if DEBUG >= 5: print(ast)
   uops = linearize(ast)
   name = info.name

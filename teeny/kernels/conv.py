@@ -42,7 +42,7 @@ they only widen the gather's lead on the CPU (8x64x56x56 -> 64, 3x3, s2: 90 -> 1
 from __future__ import annotations
 from dataclasses import dataclass, replace
 from teeny.tensor import Tensor
-from teeny.tensor_nn import _pad_or_shrink, _resolve_pads, _tuple
+from teeny.tensor_nn import _pad_or_shrink, _resolve_pads, _tuple, check_conv_args
 from teeny.uop.ops import AxisType, KernelInfo, MemSem, Ops, UOp
 from teeny.kernels import acc_dtype, in_range, is_gpu, reduce_sum, use_custom_kernels, with_grad
 
@@ -63,6 +63,7 @@ class ConvShape:
            f"d{self.dh}{self.dw}_g{self.groups}"
 
 def conv_shape(x_shape, w_shape, stride=1, padding=0, dilation=1, groups: int = 1) -> ConvShape:
+  check_conv_args("conv2d", x_shape, w_shape, stride, padding, dilation, groups)
   bs, cin, h, w = x_shape
   cout, _, kh, kw = w_shape
   (sh, sw), (dh, dw) = _tuple(stride, 2, "stride"), _tuple(dilation, 2, "dilation")

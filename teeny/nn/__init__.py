@@ -86,8 +86,10 @@ class BatchNorm:
     shape = (1, -1) + (1,) * (x.ndim - 2)
     if Tensor.training or not self.track_running_stats:
       axes = tuple(a for a in range(x.ndim) if a != 1)
-      mean = x.mean(axes)
-      y = x - mean.detach().reshape(shape)  # d(var)/d(mean) is 0, so detaching keeps the graph smaller
+      # float16/bfloat16 batches: statistics in float32 ((x - mean)**2 overflows float16 from 256 on)
+      xs = x.cast(dtypes.float32) if x.dtype in (dtypes.float16, dtypes.bfloat16) else x
+      mean = xs.mean(axes)
+      y = xs - mean.detach().reshape(shape)  # d(var)/d(mean) is 0, so detaching keeps the graph smaller
       var = (y * y).mean(axes)
       if self.track_running_stats and Tensor.training:
         n = x.numel() // x.shape[1]
@@ -123,7 +125,8 @@ class RMSNorm:
     self.eps = eps if eps is not None else 1.1920928955078125e-07
     self.weight = _param(Tensor.ones(*self.normalized_shape)) if elementwise_affine else None
   def __call__(self, x: Tensor) -> Tensor:
-    x = x * (x * x).mean(self.axis, keepdim=True).add(self.eps).rsqrt()
+    xs = x.cast(dtypes.float32) if x.dtype in (dtypes.float16, dtypes.bfloat16) else x  # x*x overflows float16
+    x = (xs * (xs * xs).mean(self.axis, keepdim=True).add(self.eps).rsqrt()).cast(x.dtype)
     return x * self.weight if self.weight is not None else x
 
 class GroupNorm:

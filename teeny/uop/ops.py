@@ -60,6 +60,15 @@ class KernelInfo:
   name: str = "kernel"
   opts_to_apply: tuple | None = None
 
+def _c_mod(a: int, b: int) -> int:
+  """C's integer %: the dividend's sign (0 for a zero divisor, which C leaves undefined)."""
+  if b == 0: return 0
+  return a - b * (int(a / b) if abs(a) < 2**52 else (abs(a) // abs(b)) * (1 if (a < 0) == (b < 0) else -1))
+
+def _round_f(f: Callable, a):
+  if not isinstance(a, float): return a  # an int rounds to itself
+  return math.copysign(float(f(a)), a) if math.isfinite(a) else a
+
 def _exec_alu(op: Ops, dtype: DType, vals: tuple) -> Any:
   """Evaluate an ALU op on Python values (constant folding), with C semantics for ints."""
   a = vals[0]
@@ -76,13 +85,17 @@ def _exec_alu(op: Ops, dtype: DType, vals: tuple) -> Any:
     Ops.LOG2: lambda: (safe(lambda: math.log2(a)) if a > 0 else (-math.inf if a == 0 else math.nan)),
     Ops.SIN: lambda: safe(lambda: math.sin(a)), Ops.COS: lambda: safe(lambda: math.cos(a)), Ops.TAN: lambda: safe(lambda: math.tan(a)),
     Ops.TANH: lambda: math.tanh(a), Ops.ERF: lambda: math.erf(a),
-    Ops.TRUNC: lambda: safe(lambda: float(math.trunc(a))), Ops.FLOOR: lambda: safe(lambda: float(math.floor(a))),
-    Ops.CEIL: lambda: safe(lambda: float(math.ceil(a))), Ops.RINT: lambda: safe(lambda: float(round(a))),
+    # rounding keeps inf and nan (math.floor(inf) raises: folding floor(inf) gave nan) and, as C does, the sign of zero
+    Ops.TRUNC: lambda: _round_f(math.trunc, a), Ops.FLOOR: lambda: _round_f(math.floor, a),
+    Ops.CEIL: lambda: _round_f(math.ceil, a), Ops.RINT: lambda: _round_f(round, a),
     Ops.ADD: lambda: a + b, Ops.SUB: lambda: a - b, Ops.MUL: lambda: a * b,
     Ops.FDIV: lambda: (a / b if b != 0 else (math.nan if a == 0 or a != a else math.copysign(math.inf, a) * math.copysign(1, b))),
     Ops.IDIV: lambda: (int(a / b) if abs(a) < 2**52 else (abs(a) // abs(b)) * (1 if (a < 0) == (b < 0) else -1)) if b != 0 else 0,
-    Ops.MOD: lambda: (a - b * (int(a / b) if abs(a) < 2**52 else (abs(a) // abs(b)) * (1 if (a < 0) == (b < 0) else -1))) if b != 0 else 0,
-    Ops.MAX: lambda: max(a, b), Ops.MIN: lambda: min(a, b), Ops.POW: lambda: safe(lambda: float(a) ** b),
+    # floats: C's fmod (exact; the sign of the dividend; nan for an inf dividend or a zero divisor)
+    Ops.MOD: lambda: safe(lambda: math.fmod(a, b)) if fl else _c_mod(a, b),
+    # nan wins a float max/min, as in the kernels (teeny_fmax)
+    Ops.MAX: lambda: a if a != a else (b if b != b else max(a, b)),
+    Ops.MIN: lambda: a if a != a else (b if b != b else min(a, b)), Ops.POW: lambda: safe(lambda: float(a) ** b),
     Ops.CMPLT: lambda: a < b, Ops.CMPLE: lambda: a <= b, Ops.CMPNE: lambda: a != b, Ops.CMPEQ: lambda: a == b,
     Ops.AND: lambda: a & b if not fl else math.nan, Ops.OR: lambda: a | b, Ops.XOR: lambda: a ^ b,
     Ops.SHL: lambda: a << b, Ops.SHR: lambda: a >> b, Ops.WHERE: lambda: vals[1] if a else vals[2],
@@ -170,6 +183,9 @@ class UOpMetaClass(type):
   cache: dict[tuple, WeakKeyed] = {}   # (op, dtype, src, arg) -> the one live node with those fields
   def __call__(cls, op: Ops, dtype: DType = dtypes.void, src: tuple = (), arg: Any = None):
     key = (op, dtype, src, arg)
+    # -0.0 == 0.0 (and hashes alike): without the mark a constant -0.0 became the cached 0.0 (1 / Tensor(-0.0) was +inf)
+    if op is Ops.CONST and arg == 0 and type(arg) is float and math.copysign(1.0, arg) < 0:
+      key = (op, dtype, src, arg, "-0")
     try: r = UOpMetaClass.cache.get(key)
     except TypeError: raise TypeError(f"UOp arg must be hashable, got {arg!r}") from None
     if r is not None and (ret := r()) is not None: return ret

@@ -75,12 +75,16 @@ class CStyleLanguage:
   def render_max(self, a: str, b: str, dt: DType, is_max: bool) -> str:
     if dt.kind == "f": return f"teeny_f{'max' if is_max else 'min'}{'64' if dt == dtypes.float64 else ''}({a},{b})"
     return f"(({a}{'>' if is_max else '<'}{b})?{a}:{b})"
+  def render_fmod(self, a: str, b: str, dt: DType) -> str:
+    """Float MOD is C's fmod: exact, with the dividend's sign (the floor-style % is built on it in Tensor.mod)."""
+    return f"fmod{'f' if dt != dtypes.float64 else ''}({a},{b})"
   def render_alu(self, op: Ops, srcs: list[str], dt: DType, src_dt: DType) -> str:
     if op in self.unary: return self.unary[op](srcs[0], dt)
     if op is Ops.NEG: return f"(!{srcs[0]})" if dt == dtypes.bool else f"(-{srcs[0]})"
     if op is Ops.RECIP: return f"(1.0/{srcs[0]})" if dt == dtypes.float64 else f"(1.0f/{srcs[0]})"
     if op in (Ops.MAX, Ops.MIN): return self.render_max(srcs[0], srcs[1], dt, op is Ops.MAX)
     if op is Ops.POW: return f"pow{'f' if dt != dtypes.float64 else ''}({srcs[0]},{srcs[1]})"
+    if op is Ops.MOD and dt.kind == "f": return self.render_fmod(srcs[0], srcs[1], dt)
     if op is Ops.WHERE: return f"({srcs[0]}?{srcs[1]}:{srcs[2]})"
     if op in self.infix:
       # x+-3 reads better as x-3

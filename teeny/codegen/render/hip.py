@@ -60,4 +60,6 @@ class HIPRenderer(GPULanguage):
       if dt == dtypes.float64: return f"((double)teeny_powf((float)({srcs[0]}),(float)({srcs[1]})))"
       return f"teeny_powf({srcs[0]},{srcs[1]})"
     return super().render_alu(op, srcs, dt, src_dt)
+  def render_fmod(self, a: str, b: str, dt) -> str:  # no libm (-nogpulib): clang's builtin lowers to LLVM's frem
+    return f"__builtin_fmod{'f' if dt != dtypes.float64 else ''}({a},{b})"
   def render_bitcast(self, x: str, src, dst) -> str: return f"__builtin_bit_cast({self.render_dtype(dst)}, {x})"
