@@ -7,3 +7,14 @@ def pytest_report_header(config):
     return f"teeny device: {Device.DEFAULT}"
   except Exception as e:  # the report header must never break collection
     return f"teeny device: unavailable ({e!r})"
+
+# hypothesis profiles (test/test_properties.py): `ci` is the default and deterministic; HYPOTHESIS_PROFILE=long runs more
+try:
+  from hypothesis import HealthCheck, settings
+  _slow = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much]
+  settings.register_profile("ci", max_examples=200, deadline=None, derandomize=True, print_blob=True, database=None,
+                            suppress_health_check=_slow)
+  settings.register_profile("long", max_examples=2000, deadline=None, print_blob=True, suppress_health_check=_slow)
+  settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+except ImportError:  # hypothesis is a test dependency; only the property tests need it
+  pass
