@@ -61,7 +61,7 @@ def _normalize(t, indices) -> list:
   if n_ell > 1: raise IndexError("an index can only have a single ellipsis ('...')")
   consumed = sum(1 for i in out if i is not None and i is not Ellipsis)
   if consumed > t.ndim: raise IndexError(f"too many indices for tensor of dimension {t.ndim} (shape {t.shape})")
-  if n_ell: k = out.index(Ellipsis); out = out[:k] + [slice(None)] * (t.ndim - consumed) + out[k + 1:]  # noqa: E702
+  if n_ell: k = next(j for j, i in enumerate(out) if i is Ellipsis); out = out[:k] + [slice(None)] * (t.ndim - consumed) + out[k + 1:]  # noqa: E702
   else: out = out + [slice(None)] * (t.ndim - consumed)
   return out
 

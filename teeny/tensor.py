@@ -6,7 +6,7 @@ import numpy as np
 from teeny.dtype import DType, dtypes, least_upper_dtype, sum_acc_dtype, to_dtype, float32_to_bf16_bits
 from teeny.helpers import prod, DEBUG
 from teeny.device import Device
-from teeny.uop.ops import Ops, UOp, toposort_many
+from teeny.uop.ops import GroupOp, Ops, UOp, toposort_many
 from teeny.tensor_nn import NNMixin
 
 # Side tables keyed weakly by graph node (an entry lives as long as some graph still holds the node), so finding what a
@@ -233,8 +233,11 @@ class Tensor(NNMixin, metaclass=_TensorMeta):
   def is_grad_enabled() -> bool: return not _no_grad_var.get()
 
   # ---- realizing
-  def _wrap(self, u: UOp, *srcs: Tensor) -> Tensor:
+  def _wrap(self, u: UOp, *srcs: Tensor, view: bool = False) -> Tensor:
     """A new tensor for `u`, made from self and srcs (gradient tracking follows its sources)."""
+    if not view and u.base.op in (Ops.BUFFER, Ops.ASSIGN) and (u.op in GroupOp.Movement or u.op in (Ops.BUFFER, Ops.ASSIGN)):
+      # an op that changed nothing (a sum over size-1 axes) still makes a new tensor, not a second owner of the memory
+      u = UOp(Ops.CONTIGUOUS, u.dtype, (u,))
     rg = any(s.requires_grad for s in (self,) + srcs)
     if rg and Tensor._no_grad: u, rg = UOp(Ops.DETACH, u.dtype, (u,)), False
     t = Tensor(u)
@@ -244,7 +247,7 @@ class Tensor(NNMixin, metaclass=_TensorMeta):
   def _view(self, u: UOp) -> Tensor:
     """A new tensor for `u`, a chain of movement ops over self's UOp, that shares self's storage: a write through
     either is seen by both (PyTorch's views)."""
-    t = self._wrap(u)
+    t = self._wrap(u, view=True)
     b = _root(self)
     t._base, t._seen = b, b._uop
     if b is not self and b._users is not None: b._users.append((t._ref, b._uop))   # a view of a view: registered with the base too
@@ -262,7 +265,10 @@ class Tensor(NNMixin, metaclass=_TensorMeta):
       if (u := resolve_executed(t._uop)) is not t._uop: t._set_uop(u)
     todo = [t for t in todo if _lazy(t._uop)]
     if not todo: return
-    if _write_origin: todo += _pending_readers(todo)
+    if _write_origin:
+      for t in (more := _pending_readers(todo)):
+        if (u := resolve_executed(t._uop)) is not t._uop: t._set_uop(u)
+      todo += more
     if DEBUG >= 5:
       for t in todo: print(t._uop)
     items, becomes = create_schedule(list(dict.fromkeys(t._uop for t in todo)))
@@ -359,7 +365,8 @@ class Tensor(NNMixin, metaclass=_TensorMeta):
     target = self.uop
     prev = target.base
     if prev.op not in (Ops.BUFFER, Ops.ASSIGN):
-      if self is base and index is None:
+      # (a recorded write that drops the old value entirely still connects it to autograd, with zero gradient)
+      if self is base and index is None and not (record and base._uop not in value.toposort):
         # the whole of a tensor that has no memory: its value simply becomes x (views of it follow)
         base._set_uop(value)
         if record: base._requires_grad = True
@@ -572,8 +579,9 @@ class Tensor(NNMixin, metaclass=_TensorMeta):
     a, b = self._binop(x, reverse)
     return a._alu(Ops.ADD, b)
   def sub(self, x, reverse=False) -> Tensor:
+    if self.dtype == dtypes.bool or (isinstance(x, Tensor) and x.dtype == dtypes.bool):
+      raise TypeError("subtraction with a bool tensor is not supported (as in torch); use ^ or logical_not(), or cast first")
     a, b = self._binop(x, reverse)
-    if a.dtype == dtypes.bool: raise TypeError("subtraction of bool tensors is not supported; use ^ or logical_not()")
     return a._alu(Ops.SUB, b)
   def mul(self, x, reverse=False) -> Tensor:
     a, b = self._binop(x, reverse)
@@ -1321,7 +1329,7 @@ def _pending_readers(todo: list[Tensor]) -> list[Tensor]:
   """Lazy tensors outside `todo` that read contents a write in this realize overwrites: they are realized in the same
   schedule, before the write, so they keep the values they were built from. Found by walking the links from the
   written tensors to the tensors computed from them (costs what those graphs cost, not what the process holds)."""
-  from teeny.engine.schedule import custom_written
+  from teeny.engine.schedule import custom_written, _done_writes
   prevs: set[UOp] = set()
   origins: list[Tensor] = []
   for n in toposort_many([t._uop for t in todo]):
@@ -1337,9 +1345,12 @@ def _pending_readers(todo: list[Tensor]) -> list[Tensor]:
   while stack:
     s = stack.pop()
     for r, node in (s._users or ()):
-      # follow what was built from the overwritten contents, or from a lazy value (which may read them below)
+      # follow what was built from the overwritten contents, from a lazy value (which may read them below), and every
+      # view (an alias: what was built from it read whichever version its base had then)
       b = node.base
-      if (t := r()) is None or id(t) in seen or not (b in prevs or b.op not in (Ops.BUFFER, Ops.ASSIGN)): continue
+      if b.op is Ops.ASSIGN and (done := _done_writes.get(b)) is not None: b = done.base   # a write that already ran
+      if (t := r()) is None or id(t) in seen: continue
+      if not (b in prevs or b.op not in (Ops.BUFFER, Ops.ASSIGN) or t._base is not None): continue
       seen.add(id(t))
       stack.append(t)
       del t

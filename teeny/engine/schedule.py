@@ -172,7 +172,7 @@ class KernelBuilder:
     self.bufs = [b for i, b in enumerate(self.bufs) if i in used]
     return ast
   def build(self, value_node: UOp, out_shape: tuple[int, ...]) -> UOp:
-    idx = [UOp.range(s, i, AxisType.GLOBAL) if s > 1 else UOp.const(dtypes.index, 0) for i, s in enumerate(out_shape)]
+    idx = [UOp.range(s, i, AxisType.GLOBAL) if s != 1 else UOp.const(dtypes.index, 0) for i, s in enumerate(out_shape)]
     val = self.lower(value_node, idx, None)
     if val.dtype != self.out_buf.dtype: val = val.cast(self.out_buf.dtype)
     store = UOp(Ops.INDEX, self.slots[self.out_buf].dtype, (self.slots[self.out_buf], linear_index(idx, out_shape))).store(val)
@@ -182,7 +182,7 @@ class KernelBuilder:
     store `value` at the address the view maps it to. Positions a PAD invented have no address: nothing is stored.
     With `index` (a scatter), value element i goes to position index[i] of the flat view `target`."""
     shape = value.shape if index is not None else target.shape
-    idx = [UOp.range(s, i, AxisType.GLOBAL) if s > 1 else UOp.const(dtypes.index, 0) for i, s in enumerate(shape)]
+    idx = [UOp.range(s, i, AxisType.GLOBAL) if s != 1 else UOp.const(dtypes.index, 0) for i, s in enumerate(shape)]
     cidx, valid = idx, None
     if index is not None:
       pos = self.lower(index, idx, None).cast(dtypes.index)
@@ -319,6 +319,9 @@ def _create_schedule(roots: list[UOp], nodes: list[UOp]) -> tuple[list[ScheduleI
       target, value, index = n.src[0], n.src[1], (n.src[2] if len(n.src) > 2 else None)
       prev = target.base
       pbuf = _memory_of(prev, buffer_of)
+      if prod(value.shape) == 0:   # writes nothing: the memory keeps its version
+        buffer_of[n] = pbuf
+        continue
       kb = KernelBuilder(n, pbuf, buffer_of)
       ast = kb.build_write(target, prev, value, index)
       if _reads_at_other_index(ast):
@@ -337,6 +340,7 @@ def _create_schedule(roots: list[UOp], nodes: list[UOp]) -> tuple[list[ScheduleI
       continue
     out = new_buffer_uop(n.device, prod(n.shape), n.dtype)
     buffer_of[n] = out
+    if prod(n.shape) == 0: continue   # nothing to compute
     kb = KernelBuilder(n, out, buffer_of)
     items.append(ScheduleItem("kernel", kb.build(n, n.shape), kb.bufs))
   items = order_items(items)
