@@ -90,7 +90,7 @@ class CStyleLanguage:
       # x+-3 reads better as x-3
       if op is Ops.ADD and dt.kind == "i" and srcs[1].startswith("-") and srcs[1][1:].isdigit(): return f"({srcs[0]}{srcs[1]})"
       # a negative literal on the right needs parentheses: x - -1.0f would lex as x -- 1.0f
-      rhs = f"({srcs[1]})" if srcs[1].startswith("-") else srcs[1]
+      rhs = f"({srcs[1]})" if op is Ops.SUB and srcs[1].startswith("-") else srcs[1]
       out = f"({srcs[0]}{self.infix[op]}{rhs})"
       # C promotes small ints to int: wrap back to the narrow type so overflow behaves like the dtype
       if dt.kind in "iu" and dt.itemsize < 4 and op not in GroupOp.Comparison: out = f"(({self.render_dtype(dt)}){out})"
