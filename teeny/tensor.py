@@ -15,6 +15,10 @@ from teeny.tensor_nn import NNMixin
 _leaf_of: weakref.WeakKeyDictionary[UOp, weakref.ref] = weakref.WeakKeyDictionary()
 # the node a realized tensor that requires grad became -> the graph that computed it (realize never cuts autograd)
 _ad_of: weakref.WeakKeyDictionary[UOp, UOp] = weakref.WeakKeyDictionary()
+# the lazy node a tensor had -> the buffer version it was realized into: a graph still holding the node (built from the
+# tensor before it was realized) reads that buffer instead of computing the node again
+# (the buffer node weakly too: _ad_of maps it back to the same lazy node, and two strong values would keep both alive)
+_realized_as: weakref.WeakKeyDictionary[UOp, weakref.ref] = weakref.WeakKeyDictionary()
 # a pending write (ASSIGN, or a custom kernel writing its operands) -> the tensors it writes into
 _write_origin: weakref.WeakKeyDictionary[UOp, tuple] = weakref.WeakKeyDictionary()
 _USERS_PRUNE = 64
@@ -161,13 +165,16 @@ class Tensor(NNMixin, metaclass=_TensorMeta):
   def _link(self, srcs: tuple):
     """Record that self was computed from srcs (strong, while it may be needed) and register self with each of them."""
     self._srcs = self._srcs + srcs if self._srcs else srcs
-    for s in srcs:
-      if s._users is None: s._users = []
-      us = s._users
-      entry = (self._ref, s.uop)
-      us.append(entry)
-      if len(us) >= _USERS_PRUNE and len(us) & (len(us) - 1) == 0:
-        us[:] = [e for e in us if e[0]() is not None]
+    for s in srcs: s._add_user(self, s.uop)
+  def _add_user(self, t: Tensor, read: UOp):
+    """Register t as computed from self, with what it read: a memory version (kept: no sources, no graph), a weak
+    reference to a pending write (the write's graph must not outlive it), or None for a lazy value."""
+    b = read.base
+    tag = b if b.op is Ops.BUFFER else weakref.ref(b) if b.op is Ops.ASSIGN else None
+    if self._users is None: self._users = []
+    us = self._users
+    us.append((t._ref, tag))
+    if len(us) >= _USERS_PRUNE and len(us) & (len(us) - 1) == 0: us[:] = [e for e in us if e[0]() is not None]
 
   # ---- basic properties
   @property
@@ -250,28 +257,29 @@ class Tensor(NNMixin, metaclass=_TensorMeta):
     t = self._wrap(u, view=True)
     b = _root(self)
     t._base, t._seen = b, b._uop
-    if b is not self and b._users is not None: b._users.append((t._ref, b._uop))   # a view of a view: registered with the base too
+    if b is not self: b._add_user(t, b._uop)   # a view of a view: registered with the base too
     return t
   @staticmethod
   def realize_all(*tensors: Tensor) -> None:
     """Realize tensors in one schedule. A view realizes its base. Lazy tensors that read memory a write in this schedule
     overwrites are realized in it too, before the write."""
-    from teeny.engine.schedule import create_schedule, resolve_executed, _done_writes, _reapply_views
+    from teeny.engine.schedule import create_schedule, _done_writes, _reapply_views
     from teeny.engine.realize import run_schedule
     todo = list({id(b): b for b in (_root(t) for t in tensors)}.values())
     todo = [t for t in todo if _lazy(t._uop)]
     if not todo: return
-    for t in todo:
-      if (u := resolve_executed(t._uop)) is not t._uop: t._set_uop(u)
-    todo = [t for t in todo if _lazy(t._uop)]
+    nodes: list[UOp] | None = _resolve_executed(todo)
+    if not all(_lazy(t._uop) for t in todo): todo, nodes = [t for t in todo if _lazy(t._uop)], None
     if not todo: return
-    if _write_origin:
-      for t in (more := _pending_readers(todo)):
-        if (u := resolve_executed(t._uop)) is not t._uop: t._set_uop(u)
+    if nodes is None: nodes = list(toposort_many([t._uop for t in todo]))
+    if _write_origin and (more := _pending_readers(todo, nodes)):
+      _resolve_executed(more)
       todo += more
+      nodes = None
     if DEBUG >= 5:
       for t in todo: print(t._uop)
-    items, becomes = create_schedule(list(dict.fromkeys(t._uop for t in todo)))
+    roots = list(dict.fromkeys(t._uop for t in todo))
+    items, becomes = create_schedule(roots, nodes if nodes is not None and len(roots) == len(todo) else None)
     run_schedule(items)
     from teeny.engine.schedule import _ran_custom
     for n in [n for n in _write_origin if n.op is Ops.CUSTOM_KERNEL and n in _ran_custom]: del _write_origin[n]
@@ -295,6 +303,7 @@ class Tensor(NNMixin, metaclass=_TensorMeta):
         new = Tensor(UOp(Ops.CONTIGUOUS, new.dtype, (new,))).realize().uop
       seen.add(old)
       if t._requires_grad and not t._leaf and new is not old: _ad_of[new] = old
+      if new.base.op is Ops.BUFFER: _realized_as[old] = weakref.ref(new)
       t._set_uop(new)
       _drop_links(t)
   def realize(self, *more: Tensor) -> Tensor:
@@ -1290,8 +1299,8 @@ class Tensor(NNMixin, metaclass=_TensorMeta):
     return out
 
 def _drop_links(t: Tensor):
-  """A realized tensor keeps its sources only while tensors built from its lazy graph may still need the links."""
-  if t._srcs and not any(r() is not None and _lazy(u) for r, u in (t._users or ())): t._srcs = ()
+  """A realized tensor needs no path to its sources: tensors built from its lazy graph read its buffer (_realized_as)."""
+  t._srcs = ()
 
 def _differentiable(root: UOp) -> UOp:
   """root's graph with every realized tensor that required grad swapped back for the graph that computed it (and so on
@@ -1325,14 +1334,41 @@ def _check_writable(target: UOp, prev: UOp):
     if n.op is Ops.WINDOW: raise RuntimeError("cannot write through a sliding-window view: windows overlap in memory; write into a .clone()")
     n = n.src[0]
 
-def _pending_readers(todo: list[Tensor]) -> list[Tensor]:
+def _resolve_executed(ts: list[Tensor]) -> list[UOp]:
+  """Swap writes that already ran (ASSIGNs, custom-kernel outputs) in the tensors' graphs for the versions they made,
+  in one walk shared by all of them; returns the nodes of the (resolved) graphs, sources first."""
+  from teeny.engine.schedule import _ran_custom, _done_writes, _as_shaped
+  from teeny.engine.realize import buffer_for
+  roots = [t._uop for t in ts]
+  nodes = list(toposort_many(roots))
+  if not _ran_custom and not _done_writes and not _realized_as: return nodes
+  mapping: dict[UOp, UOp] = {}
+  rootset = set(roots)
+  for n in nodes:
+    if n.op is Ops.ASSIGN and (v := _done_writes.get(n)) is not None: mapping[n] = v
+    elif n.op is Ops.KERNEL_OUT and n.src[0] in _ran_custom: mapping[n] = _as_shaped(_ran_custom[n.src[0]][n.arg], n.shape)
+    elif (r := _realized_as.get(n)) is not None and (v := r()) is not None and n not in rootset and \
+        buffer_for(v.base).version == v.base.arg[3]:
+      mapping[n] = v   # (a root gets memory of its own; a buffer overwritten since is not the node's value any more)
+  if not mapping: return nodes
+  memo: dict[UOp, UOp] = {}
+  for n in nodes:
+    if n in mapping: memo[n] = mapping[n]
+    else:
+      new_src = tuple(memo[x] for x in n.src)
+      memo[n] = n if all(a is b for a, b in zip(new_src, n.src)) else n.replace(src=new_src)
+  for t in ts:
+    if (u := memo[t._uop]) is not t._uop: t._set_uop(u)
+  return list(toposort_many([t._uop for t in ts]))
+
+def _pending_readers(todo: list[Tensor], nodes: list[UOp]) -> list[Tensor]:
   """Lazy tensors outside `todo` that read contents a write in this realize overwrites: they are realized in the same
   schedule, before the write, so they keep the values they were built from. Found by walking the links from the
   written tensors to the tensors computed from them (costs what those graphs cost, not what the process holds)."""
   from teeny.engine.schedule import custom_written, _done_writes
   prevs: set[UOp] = set()
   origins: list[Tensor] = []
-  for n in toposort_many([t._uop for t in todo]):
+  for n in nodes:
     if n.op is Ops.ASSIGN and n in _write_origin: prevs.add(n.src[0].base)
     elif n.op is Ops.CUSTOM_KERNEL and n in _write_origin: prevs.update(n.src[k].base for k in custom_written(n.arg[0]))
     else: continue
@@ -1344,13 +1380,13 @@ def _pending_readers(todo: list[Tensor]) -> list[Tensor]:
   stack = list(origins)
   while stack:
     s = stack.pop()
-    for r, node in (s._users or ()):
+    for r, tag in (s._users or ()):
       # follow what was built from the overwritten contents, from a lazy value (which may read them below), and every
       # view (an alias: what was built from it read whichever version its base had then)
-      b = node.base
-      if b.op is Ops.ASSIGN and (done := _done_writes.get(b)) is not None: b = done.base   # a write that already ran
       if (t := r()) is None or id(t) in seen: continue
-      if not (b in prevs or b.op not in (Ops.BUFFER, Ops.ASSIGN) or t._base is not None): continue
+      if isinstance(tag, weakref.ref):   # a pending write then: the version it made if it ran; gone: follow
+        tag = None if (a := tag()) is None else (d.base if (d := _done_writes.get(a)) is not None else a)
+      if not (tag is None or tag in prevs or t._base is not None): continue
       seen.add(id(t))
       stack.append(t)
       del t

@@ -208,15 +208,6 @@ class KernelBuilder:
 _ran_custom: weakref.WeakKeyDictionary[UOp, tuple[UOp, ...]] = weakref.WeakKeyDictionary()
 _done_writes: weakref.WeakKeyDictionary[UOp, UOp] = weakref.WeakKeyDictionary()
 
-def resolve_executed(u: UOp) -> UOp:
-  """Replace writes (ASSIGN, custom-kernel outputs) that already ran with views of the versions they made."""
-  if not _ran_custom and not _done_writes: return u
-  mapping = {}
-  for n in u.toposort:
-    if n.op is Ops.KERNEL_OUT and n.src[0] in _ran_custom: mapping[n] = _as_shaped(_ran_custom[n.src[0]][n.arg], n.shape)
-    elif n.op is Ops.ASSIGN and (v := _done_writes.get(n)) is not None: mapping[n] = v
-  return u.substitute(mapping) if mapping else u
-
 def _reads_at_other_index(ast: UOp) -> bool:
   """Does the kernel read its output buffer (slot 0) at an address other than the one it writes?"""
   store = ast.src[0]
@@ -226,13 +217,13 @@ def _reads_at_other_index(ast: UOp) -> bool:
 # schedules by graph structure: a training step builds the same graph every time, only its buffers differ
 _schedule_cache: dict[tuple, tuple] = {}
 
-def _structure(roots: list[UOp]) -> tuple[tuple, list[UOp], list[UOp]]:
+def _structure(roots: list[UOp], nodes: list[UOp] | None = None) -> tuple[tuple, list[UOp], list[UOp]]:
   """A key equal for graphs that differ only in which buffers they read, the distinct buffers in first-seen order, and
-  the nodes in walk order."""
+  the nodes in walk order (`nodes`, when the caller already walked the roots' graphs with toposort_many)."""
   index: dict[UOp, int] = {}
   parts: list[tuple] = []
   bufs: list[UOp] = []
-  nodes = list(toposort_many(roots))
+  if nodes is None: nodes = list(toposort_many(roots))
   for n in nodes:
     if n.op is Ops.BUFFER:
       parts.append((Ops.BUFFER, n.dtype, n.arg[1], n.arg[2], len(bufs)))
@@ -241,11 +232,11 @@ def _structure(roots: list[UOp]) -> tuple[tuple, list[UOp], list[UOp]]:
     index[n] = len(parts) - 1
   return (tuple(parts), tuple(index[r] for r in roots)), bufs, nodes
 
-def create_schedule(roots: list[UOp]) -> tuple[list[ScheduleItem], dict[UOp, UOp]]:
+def create_schedule(roots: list[UOp], nodes: list[UOp] | None = None) -> tuple[list[ScheduleItem], dict[UOp, UOp]]:
   """The kernels that realize `roots`, in a valid order, and for each root (and each ASSIGN the schedule runs) the UOp
   (a view of a BUFFER version) it becomes. Graphs seen before (up to which buffers they read) reuse their schedule:
   only new output buffers and version nodes are made."""
-  key, bufs, nodes = _structure(roots)
+  key, bufs, nodes = _structure(roots, nodes)
   if (tpl := _schedule_cache.get(key)) is not None: return _instantiate(tpl, roots, bufs, nodes)
   items, becomes = _create_schedule(roots, nodes)
   _schedule_cache[key] = _template(items, becomes, roots, bufs, nodes)
