@@ -588,7 +588,7 @@ class Tensor(NNMixin, metaclass=_TensorMeta):
     a, b = self._binop(x, reverse)
     return a._alu(Ops.ADD, b)
   def sub(self, x, reverse=False) -> Tensor:
-    if self.dtype == dtypes.bool or (isinstance(x, Tensor) and x.dtype == dtypes.bool):
+    if self.dtype == dtypes.bool or isinstance(x, (bool, np.bool_)) or (isinstance(x, Tensor) and x.dtype == dtypes.bool):
       raise TypeError("subtraction with a bool tensor is not supported (as in torch); use ^ or logical_not(), or cast first")
     a, b = self._binop(x, reverse)
     return a._alu(Ops.SUB, b)

@@ -65,7 +65,8 @@ class TestPromotion:
   def test_python_scalar(self, dt, scalar, want):
     # a Python scalar never widens a tensor of its own kind; bool + int gives teeny's default int (torch: int64)
     x = Tensor.ones(3, dtype=dt)
-    for out in (x + scalar, scalar + x, x * scalar, scalar * x, x - scalar if dt != dtypes.bool else x + scalar):
+    # (torch refuses subtraction with a bool tensor or a bool scalar, and so does teeny)
+    for out in (x + scalar, scalar + x, x * scalar, scalar * x, x - scalar if dt != dtypes.bool and not isinstance(scalar, bool) else x + scalar):
       assert out.dtype == want, f"{dt} with {scalar!r}: got {out.dtype}, want {want}"
 
   def test_python_scalar_values(self):
