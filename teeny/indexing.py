@@ -146,14 +146,12 @@ def setitem(t, indices, value: Any) -> None:
   """t[indices] = value, in place. Ints, slices (any step), None and ... select a view of t's storage, written through
   assign; integer tensors select positions that are written with one scatter (for a position given twice, one of
   its values is stored, as in numpy and torch)."""
-  from teeny.tensor import Tensor, _broadcast_shape
+  from teeny.tensor import Tensor, _broadcasts_to
   if not isinstance(value, Tensor): value = Tensor(value, device=t.device, dtype=t.dtype)
   idx = _normalize(t, indices)
   advanced = any(isinstance(i, Tensor) for i in idx)
   region = t[indices] if not advanced else Tensor.arange(t.numel(), device=t.device).reshape(t.shape)[indices]
-  try: fits = _broadcast_shape(value.shape, region.shape) == region.shape
-  except ValueError: fits = False
-  if not fits:
+  if not _broadcasts_to(value.shape, region.shape):
     raise RuntimeError(f"shape mismatch: value tensor of shape {list(value.shape)} cannot be broadcast to indexing result of "
                        f"shape {list(region.shape)}")
   if value.device != t.device: raise RuntimeError(f"setitem: value is on {value.device}, the tensor on {t.device}; move it with .to()")

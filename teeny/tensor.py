@@ -6,7 +6,7 @@ import numpy as np
 from teeny.dtype import DType, dtypes, least_upper_dtype, sum_acc_dtype, to_dtype, float32_to_bf16_bits
 from teeny.helpers import prod, DEBUG
 from teeny.device import Device
-from teeny.uop.ops import GroupOp, Ops, UOp, toposort_many
+from teeny.uop.ops import GroupOp, Ops, UOp, substitute_nodes, toposort_many
 from teeny.tensor_nn import NNMixin
 
 # Side tables keyed weakly by graph node (an entry lives as long as some graph still holds the node), so finding what a
@@ -69,6 +69,11 @@ class _ModeCtx:
       with type(self)(self.value): return fn(*a, **k)
     return wrapped
 
+def _broadcasts_to(shape: tuple[int, ...], target: tuple[int, ...]) -> bool:
+  """Can a value of `shape` be broadcast to exactly `target` (what an in-place write needs)?"""
+  try: return _broadcast_shape(shape, target) == tuple(target)
+  except ValueError: return False
+
 class _TrainCtx(_ModeCtx):
   var = _training_var
 
@@ -129,9 +134,9 @@ class Tensor(NNMixin, metaclass=_TensorMeta):
       self._uop = data if dt is None or data.dtype == dt else data.cast(dt)
     elif isinstance(data, Tensor):
       if dt is None or dt == data.dtype:
-        b = _root(data)
-        self._uop, self._base, self._seen = data.uop, b, b._uop
-        self._link((data,) if b is data else (data, b))
+        self._uop = data.uop
+        self._link((data,))
+        self._alias(data)
       else:
         self._uop = data.uop.cast(dt)
         self._link((data,))
@@ -166,6 +171,12 @@ class Tensor(NNMixin, metaclass=_TensorMeta):
     """Record that self was computed from srcs (strong, while it may be needed) and register self with each of them."""
     self._srcs = self._srcs + srcs if self._srcs else srcs
     for s in srcs: s._add_user(self, s.uop)
+  def _alias(self, src: Tensor):
+    """Make self (whose UOp is a chain of movement ops over src's) a view of src's storage: registered with the base
+    too, so a write into the base finds what was computed from the view."""
+    b = _root(src)
+    self._base, self._seen = b, b._uop
+    if b is not src: b._add_user(self, b._uop)
   def _add_user(self, t: Tensor, read: UOp):
     """Register t as computed from self, with what it read: a memory version (kept: no sources, no graph), a weak
     reference to a pending write (the write's graph must not outlive it), or None for a lazy value."""
@@ -255,9 +266,7 @@ class Tensor(NNMixin, metaclass=_TensorMeta):
     """A new tensor for `u`, a chain of movement ops over self's UOp, that shares self's storage: a write through
     either is seen by both (PyTorch's views)."""
     t = self._wrap(u, view=True)
-    b = _root(self)
-    t._base, t._seen = b, b._uop
-    if b is not self: b._add_user(t, b._uop)   # a view of a view: registered with the base too
+    t._alias(self)
     return t
   @staticmethod
   def realize_all(*tensors: Tensor) -> None:
@@ -347,9 +356,8 @@ class Tensor(NNMixin, metaclass=_TensorMeta):
   def detach(self) -> Tensor:
     """The same storage without autograd history (writes through either are seen by both, as in PyTorch)."""
     t = Tensor(UOp(Ops.DETACH, self.dtype, (self.uop,)))
-    b = _root(self)
-    t._base, t._seen = b, b._uop
-    t._link((self,) if b is self else (self, b))
+    t._link((self,))
+    t._alias(self)
     return t
   def assign(self, x: Any) -> Tensor:
     """Write x into this tensor in place (lazily). The write goes to the storage this tensor views, at the view's
@@ -359,9 +367,8 @@ class Tensor(NNMixin, metaclass=_TensorMeta):
     if not isinstance(x, Tensor): x = Tensor(x, device=self.device, dtype=self.dtype)
     if x.device != self.device: raise RuntimeError(f"assign: value is on {x.device}, target on {self.device}; move it with .to()")
     if x.shape != self.shape:
-      try: ok = _broadcast_shape(x.shape, self.shape) == self.shape
-      except ValueError: ok = False
-      if not ok: raise RuntimeError(f"assign: the value's shape {x.shape} cannot be broadcast to the target's shape {self.shape}")
+      if not _broadcasts_to(x.shape, self.shape):
+        raise RuntimeError(f"assign: the value's shape {x.shape} cannot be broadcast to the target's shape {self.shape}")
       x = x.expand(self.shape)
     return self._write(x)
   def _write(self, x: Tensor, index: Tensor | None = None) -> Tensor:
@@ -1351,12 +1358,7 @@ def _resolve_executed(ts: list[Tensor]) -> list[UOp]:
         buffer_for(v.base).version == v.base.arg[3]:
       mapping[n] = v   # (a root gets memory of its own; a buffer overwritten since is not the node's value any more)
   if not mapping: return nodes
-  memo: dict[UOp, UOp] = {}
-  for n in nodes:
-    if n in mapping: memo[n] = mapping[n]
-    else:
-      new_src = tuple(memo[x] for x in n.src)
-      memo[n] = n if all(a is b for a, b in zip(new_src, n.src)) else n.replace(src=new_src)
+  memo = substitute_nodes(nodes, mapping)
   for t in ts:
     if (u := memo[t._uop]) is not t._uop: t._set_uop(u)
   return list(toposort_many([t._uop for t in ts]))

@@ -121,6 +121,17 @@ def toposort_many(roots) -> dict:
           if x not in out: stack.append((x, False))
   return out
 
+def substitute_nodes(nodes, mapping: dict) -> dict:
+  """Every node of `nodes` (sources before users, e.g. a toposort shared by several roots) -> that node with the
+  nodes in `mapping` replaced, rebuilding only what changed."""
+  memo: dict = {}
+  for n in nodes:
+    if n in mapping: memo[n] = mapping[n]
+    else:
+      new_src = tuple(memo[s] for s in n.src)
+      memo[n] = n if all(a is b for a, b in zip(new_src, n.src)) else n.replace(src=new_src)
+  return memo
+
 class _cached:
   """A computed attribute stored on the node at first use (functools.cached_property takes a lock on every first
   use in Python 3.11, a cost paid for every new node)."""
@@ -219,14 +230,7 @@ class UOp(metaclass=UOpMetaClass):
     # the cache leaves the node itself out: a cached dict holding its owner would be a reference cycle, and a cycle keeps
     # a BUFFER node (and the device memory behind it) alive until the cyclic garbage collector happens to run
     return toposort_many(self.src)
-  def substitute(self, mapping: dict[UOp, UOp]) -> UOp:
-    memo: dict[UOp, UOp] = {}
-    for n in self.toposort:
-      if n in mapping: memo[n] = mapping[n]
-      else:
-        new_src = tuple(memo[s] for s in n.src)
-        memo[n] = n if all(a is b for a, b in zip(new_src, n.src)) else n.replace(src=new_src)
-    return memo[self]
+  def substitute(self, mapping: dict[UOp, UOp]) -> UOp: return substitute_nodes(self.toposort, mapping)[self]
 
   # ---- tensor-level shape
   @_cached_up(lambda n: n.op not in (Ops.CONST, Ops.BUFFER, Ops.ARANGE, Ops.RESHAPE, Ops.EXPAND))
