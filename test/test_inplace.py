@@ -246,6 +246,26 @@ def test_setitem_advanced_matches_numpy():
     ref[idx] = val
     np.testing.assert_allclose(a.numpy(), ref)
 
+@pytest.mark.parametrize("shape,idx", [
+  ((1, 1, 3, 1), (slice(None), slice(None), [0, 1, 2], Ellipsis, [0, 0, 0])),  # an empty Ellipsis between index arrays
+  ((3, 2, 1, 3), (1, slice(None), slice(None), [1, 2])),                        # an int next to an index array
+  ((1, 0, 2, 1), (0, slice(None), [0, 0, 0], [0, 0, 0])),
+  ((2, 3, 4), ([1, 0], None, [2, 1])),
+])
+def test_index_follows_torch_where_numpy_differs(shape, idx):
+  """torch applies int indices first and does not count an empty Ellipsis as a separator; numpy does both. teeny follows
+  torch, for reads and for `v[idx] += value`."""
+  arr = np.arange(int(np.prod(shape)), dtype=np.float32).reshape(shape)
+  a, ta = t_and_torch(arr)
+  t_idx = tuple(Tensor(np.array(i, dtype=np.int32)) if isinstance(i, list) else i for i in idx)
+  torch_idx = tuple(torch.tensor(i) if isinstance(i, list) else i for i in idx)
+  assert a[t_idx].shape == tuple(ta[torch_idx].shape)
+  close(a[t_idx], ta[torch_idx])
+  val = np.arange(int(np.prod(ta[torch_idx].shape)), dtype=np.float32).reshape(ta[torch_idx].shape) + 100
+  a[t_idx] += Tensor(val)
+  ta[torch_idx] += torch.tensor(val)
+  close(a, ta)
+
 # ---- read after overwrite is an error, not a wrong number
 
 def test_stale_read_raises_instead_of_wrong_answer():

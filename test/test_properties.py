@@ -104,6 +104,9 @@ def draw_index(draw, shape, *, neg_steps=True, adv=False, adv_dups=False, torch_
     out.insert(draw(st.integers(0, len(out))), None)
     event("index: None")
   np_idx = tuple(out)
+  if n_adv and ell:  # numpy counts even an empty Ellipsis between index arrays as a separator (torch does not): spell it out
+    k = next(i for i, x in enumerate(np_idx) if x is Ellipsis)
+    np_idx = np_idx[:k] + (slice(None),) * (len(shape) - sum(x is not None for x in out) + 1) + np_idx[k + 1:]
   tn_idx = tuple(Tensor(x) if isinstance(x, np.ndarray) else x for x in out)
   if len(out) == 1 and draw(st.booleans()): np_idx, tn_idx = np_idx[0], tn_idx[0]
   return tn_idx, np_idx, _idx_repr(out), items, ell
