@@ -40,8 +40,11 @@ def _reduce_grad(g: UOp, ret: UOp) -> tuple[UOp | None, ...]:
     one_zero = zero.where(ge * rest, _c(ge, 0.0))
     some_zero = nzero.alu(Ops.CMPEQ, _c(nzero, 1)).where(one_zero, _c(ge, 0.0))
     return (nzero.alu(Ops.CMPEQ, _c(nzero, 0)).where(no_zero, some_zero),)
-  # max/min: ties split evenly among the maxima
-  mask = x.alu(Ops.CMPEQ, ret.expand(x.shape)).cast(g.dtype)
+  # max/min: ties split evenly among the maxima (a nan result: among the nans, as torch)
+  re = ret.expand(x.shape)
+  hit = x.alu(Ops.CMPEQ, re)
+  if x.dtype.kind == "f": hit = hit.alu(Ops.OR, x.alu(Ops.CMPNE, x).alu(Ops.AND, re.alu(Ops.CMPNE, re)))
+  mask = hit.cast(g.dtype)
   count = mask.r(Ops.ADD, ret.arg[1]).expand(x.shape)
   return ((ge * mask) / count,)
 

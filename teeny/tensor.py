@@ -722,12 +722,12 @@ class Tensor(NNMixin, metaclass=_TensorMeta):
     return cond._wrap(UOp(Ops.WHERE, xx.dtype, (cond.uop, xx.uop, yy.uop)), xx, yy)
   def clip(self, min_=None, max_=None) -> Tensor:
     """min(max(x, min_), max_) (torch.clamp): the gradient passes where min_ <= x <= max_, bounds included, and goes to
-    a tensor bound where it clips; nan stays nan; min_ > max_ gives max_ everywhere."""
+    a tensor bound where it clips; nan stays nan (with a 0 gradient); min_ > max_ gives max_ everywhere."""
     if min_ is None and max_ is None: raise ValueError("clip needs at least one of min_ or max_")
     out = self
     if min_ is not None: out = (out < min_).where(min_, out)
     if max_ is not None: out = (out > max_).where(max_, out)
-    return out
+    return self.isnan().where(self.detach(), out) if self.dtype.kind == "f" and self.requires_grad else out
   clamp = clip
   def cmplt(self, x, reverse=False) -> Tensor:
     a, b = self._binop(x, reverse)
@@ -828,10 +828,10 @@ class Tensor(NNMixin, metaclass=_TensorMeta):
   def ceil(self): return self._rounding(Ops.CEIL)
   def round(self): return self._rounding(Ops.RINT)
   def abs(self) -> Tensor:
-    """|x|; abs(-0.0) is 0.0 and the gradient at 0 is 0 (torch)."""
+    """|x|; abs(-0.0) is 0.0, and the gradient is 0 at 0 and at nan (torch)."""
     if self.dtype.kind in "ub": return self
     if self.dtype.kind != "f": return (self < 0).where(-self, self)
-    return (self < 0).where(-self, (self == 0).where(0.0, self))
+    return (self > 0).where(self, (self < 0).where(-self, self - self))   # x - x: +0.0 for +-0.0, nan for nan
   def sign(self) -> Tensor:
     if self.dtype == dtypes.bool: return self
     return (self > 0).where(self._const(1), (self < 0).where(self._const(-1), self * 0))
@@ -1136,10 +1136,10 @@ class Tensor(NNMixin, metaclass=_TensorMeta):
       return self._reduce(op, axis, keepdim)
     ax = _axis(axis, self.ndim)
     if self.shape[ax] == 0: return self._reduce(op, axis, keepdim)
-    # only the first extreme element of each slice is left in; the reduce then routes the whole gradient to it
+    # a sum of the first extreme element of each slice and zeros: the value, and the whole gradient to that element
+    # (also when every element ties, -inf included); only the sign of a -0.0 maximum is lost
     first = self._first_hit(self._extreme_hits(op, ax), ax).detach()
-    fill = self._const(dtypes.min(self.dtype) if op is Ops.MAX else dtypes.max(self.dtype))
-    return first.where(self, fill._broadcast_to(self.shape))._reduce(op, ax, keepdim)
+    return first.where(self, 0.0).sum(ax, keepdim)
   def _extreme_hits(self, op: Ops, ax: int) -> Tensor:
     """True where an element equals its slice's max (op MAX) or min; a nan is the extreme (max and min propagate it)."""
     m = self == self._reduce(op, ax, keepdim=True)
