@@ -950,8 +950,8 @@ class Tensor(NNMixin, metaclass=_TensorMeta):
     floats. The gradient is +-1 for self (0 where self is 0) and 0 for other."""
     a, b = self._binop(other)
     a, b = a._float(), b._float()
-    ib = {1: dtypes.int8, 2: dtypes.int16, 4: dtypes.int32, 8: dtypes.int64}[b.dtype.itemsize]
-    neg = b.detach().bitcast(ib) < 0
+    sb = b.detach().cast(dtypes.float32) if b.dtype in HALF else b.detach()   # (OpenCL cannot bitcast a half)
+    neg = sb.bitcast(dtypes.int64 if sb.dtype == dtypes.float64 else dtypes.int32) < 0
     mag = a.abs()
     return neg.where(-mag, mag)
   def logaddexp(self, other) -> Tensor:
