@@ -40,10 +40,28 @@ def _reduce_grad(g: UOp, ret: UOp) -> tuple[UOp | None, ...]:
     one_zero = zero.where(ge * rest, _c(ge, 0.0))
     some_zero = nzero.alu(Ops.CMPEQ, _c(nzero, 1)).where(one_zero, _c(ge, 0.0))
     return (nzero.alu(Ops.CMPEQ, _c(nzero, 0)).where(no_zero, some_zero),)
-  # max/min: ties split evenly among the maxima
-  mask = x.alu(Ops.CMPEQ, ret.expand(x.shape)).cast(g.dtype)
+  # max/min: ties split evenly among the maxima (a nan result: among the nans, as torch)
+  re = ret.expand(x.shape)
+  hit = x.alu(Ops.CMPEQ, re)
+  if x.dtype.kind == "f": hit = hit.alu(Ops.OR, x.alu(Ops.CMPNE, x).alu(Ops.AND, re.alu(Ops.CMPNE, re)))
+  mask = hit.cast(g.dtype)
   count = mask.r(Ops.ADD, ret.arg[1]).expand(x.shape)
   return ((ge * mask) / count,)
+
+def _pow_grad(g: UOp, r: UOp) -> tuple[UOp | None, ...]:
+  """torch's rule: the base gets 0 where the exponent is 0 (0 ** 0 gave 0 * inf = nan), the exponent gets 0 where the base
+  is 0 and the exponent >= 0 (else result * log(base), -inf for 0 ** -1)."""
+  a, b = r.src
+  zero = _c(r, 0.0)
+  da = b.alu(Ops.CMPEQ, zero).where(zero, b * a.alu(Ops.POW, b - _c(r, 1.0)))
+  flat = a.alu(Ops.CMPEQ, zero).alu(Ops.AND, zero.alu(Ops.CMPLE, b))
+  return (g * da, g * flat.where(zero, r * a.alu(Ops.LOG)))
+
+def _fmod_grad(g: UOp, r: UOp) -> tuple[UOp | None, ...]:
+  """Float fmod(a, b) = a - trunc(a / b) * b: 1 for a, -trunc(a / b) for b (torch). Integer % has no gradient."""
+  if r.dtype.kind != "f": return (None, None)
+  a, b = r.src
+  return (g, (g * a.alu(Ops.FDIV, b).alu(Ops.TRUNC)).alu(Ops.NEG))
 
 def _gather_grad(g: UOp, ret: UOp) -> tuple[UOp | None, ...]:
   """Scatter-add of g into the source rows its index picked: a one-hot compare reduced over the gathered axis."""
@@ -106,8 +124,8 @@ RULES: dict[Ops, Callable[[UOp, UOp], tuple[UOp | None, ...]]] = {
   Ops.TAN: lambda g, r: (g * (_c(r, 1.0) + r * r),),
   Ops.TANH: lambda g, r: (g * (_c(r, 1.0) - r * r),),
   Ops.ERF: lambda g, r: (g * _c(r, 2 / math.sqrt(math.pi)) * (r.src[0] * r.src[0]).alu(Ops.NEG).alu(Ops.EXP),),
-  Ops.POW: lambda g, r: (g * r.src[1] * r.src[0].alu(Ops.POW, r.src[1] - _c(r, 1.0)),
-                         g * r.src[0].alu(Ops.CMPEQ, _c(r, 0.0)).where(_c(r, 0.0), r * r.src[0].alu(Ops.LOG))),
+  Ops.POW: _pow_grad,
+  Ops.MOD: _fmod_grad,
   Ops.MAX: lambda g, r: _max_grad(g, r.src[0], r.src[1], True),
   Ops.MIN: lambda g, r: _max_grad(g, r.src[0], r.src[1], False),
   Ops.WHERE: lambda g, r: (None, r.src[0].where(g, _c(g, 0.0)), r.src[0].where(_c(g, 0.0), g)),
@@ -124,8 +142,10 @@ RULES: dict[Ops, Callable[[UOp, UOp], tuple[UOp | None, ...]]] = {
   Ops.CONTIGUOUS: lambda g, r: (g,),
   Ops.COPY: lambda g, r: (UOp(Ops.COPY, g.dtype, (UOp(Ops.CONTIGUOUS, g.dtype, (g,)),), r.src[0].device),),
 }
-NO_GRAD = {Ops.CMPLT, Ops.CMPLE, Ops.CMPNE, Ops.CMPEQ, Ops.AND, Ops.OR, Ops.XOR, Ops.SHL, Ops.SHR, Ops.IDIV, Ops.MOD, Ops.TRUNC, Ops.FLOOR,
-           Ops.CEIL, Ops.RINT, Ops.DETACH, Ops.BUFFER, Ops.CONST, Ops.ARANGE, Ops.BITCAST, Ops.NOOP}
+# rounding is flat almost everywhere: a zero gradient (torch gives the input zeros, not None)
+for _op in (Ops.TRUNC, Ops.FLOOR, Ops.CEIL, Ops.RINT): RULES[_op] = lambda g, r: (_c(g, 0.0),)
+NO_GRAD = {Ops.CMPLT, Ops.CMPLE, Ops.CMPNE, Ops.CMPEQ, Ops.AND, Ops.OR, Ops.XOR, Ops.SHL, Ops.SHR, Ops.IDIV, Ops.DETACH,
+           Ops.BUFFER, Ops.CONST, Ops.ARANGE, Ops.BITCAST, Ops.NOOP}
 
 def _custom_kernel_grad(g: UOp, ck: UOp) -> tuple[UOp | None, ...]:
   """A custom kernel is differentiable through its grad_fxn(grad_out, *inputs) -> one gradient (or None) per input."""

@@ -29,10 +29,28 @@ def _plain(u: UOp) -> bool: return u.op is Ops.BUFFER or (u.op is Ops.RESHAPE an
 
 HALF = (dtypes.float16, dtypes.bfloat16)  # reductions over these accumulate in float32
 
-def _axis(axis: int, ndim: int) -> int:
-  if not -max(ndim, 1) <= axis < max(ndim, 1):
-    raise IndexError(f"axis {axis} is out of range for a tensor with {ndim} dimensions (valid: {-max(ndim,1)}..{max(ndim,1)-1})")
-  return axis % max(ndim, 1)
+def _axis(axis: int, ndim: int, name: str = "dim") -> int:
+  """The one check behind every dim argument: an int in [-ndim, ndim) (a 0-d tensor takes 0 and -1, as in torch), else
+  IndexError naming the argument and the allowed range (torch's "Dimension out of range")."""
+  n = max(ndim, 1)
+  if not isinstance(axis, (int, np.integer)) or isinstance(axis, (bool, np.bool_)):
+    raise TypeError(f"{name} must be an int, got {axis!r}")
+  if not -n <= axis < n:
+    raise IndexError(f"{name} {axis} is out of range for a tensor with {ndim} dimensions (expected to be in range of "
+                     f"[{-n}, {n - 1}])")
+  return int(axis) % n
+
+def _dims(dims, ndim: int, name: str = "dim") -> tuple[int, ...]:
+  """A sequence of dims checked by _axis, in the given order; a dim named twice is a RuntimeError, as in torch."""
+  out = tuple(_axis(d, ndim, name) for d in dims)
+  if len(set(out)) != len(out):
+    dup = next(d for d in out if out.count(d) > 1)
+    raise RuntimeError(f"{name} {dup} appears multiple times in the list of dims {tuple(dims)}")
+  return out
+
+class ShapeError(RuntimeError, ValueError):
+  """Shapes that do not fit (reshape, expand, cat, stack, permute): a RuntimeError as torch raises, and a ValueError as
+  tinygrad and numpy raise, so code written against either catches it."""
 
 def _broadcast_shape(*shapes: tuple[int, ...]) -> tuple[int, ...]:
   nd = max(len(s) for s in shapes)
@@ -445,11 +463,21 @@ class Tensor(NNMixin, metaclass=_TensorMeta):
     return out
   @staticmethod
   def linspace(start, stop, steps: int, dtype: DType | str | None = None, device: str | None = None, **kw) -> Tensor:
-    if steps < 0: raise ValueError(f"linspace: steps must be >= 0, got {steps}")
+    """`steps` values from start to stop, both included (torch.linspace): the first half counted up from start and the
+    second down from stop, so the last value is exactly stop; an int dtype truncates toward zero. steps=0 is empty,
+    steps=1 is [start]."""
+    if not isinstance(steps, (int, np.integer)) or isinstance(steps, bool): raise TypeError(f"linspace: steps must be an int, got {steps!r}")
+    if steps < 0: raise RuntimeError(f"linspace: number of steps must be non-negative, got {steps}")
     dt = to_dtype(dtype) if dtype else dtypes.default_float
-    if steps == 1: return Tensor.full((1,), start, dtype=dt, device=device)
-    step = (stop - start) / max(steps - 1, 1)
-    out = (Tensor.arange(steps, device=device, dtype=dtypes.float64 if dt == dtypes.float64 else dtypes.float32) * step + start).cast(dt)
+    if steps <= 1:
+      out = Tensor.full((steps,), start, dtype=dt, device=device) if dt.kind == "f" else \
+        Tensor.full((steps,), math.trunc(start), dtype=dt, device=device)
+    else:
+      ct = dtypes.float64 if dt in (dtypes.float64, dtypes.int64, dtypes.uint64) else dtypes.float32
+      step = (stop - start) / (steps - 1)
+      i = Tensor.arange(steps, device=device, dtype=ct)
+      out = (i < steps // 2).where(i * step + start, stop - (steps - 1 - i) * step)
+      out = out.trunc().cast(dt) if dt.kind != "f" else out.cast(dt)
     out.requires_grad = kw.get("requires_grad")
     return out
   @staticmethod
@@ -588,7 +616,9 @@ class Tensor(NNMixin, metaclass=_TensorMeta):
     x = self.reshape((1,) * (len(shape) - self.ndim) + self.shape) if self.ndim < len(shape) else self
     return x._view(x.uop.expand(shape)) if x.shape != shape else x
   def _alu(self, op: Ops, *srcs: Tensor, dtype: DType | None = None) -> Tensor:
-    return self._wrap(self.uop.alu(op, *[s.uop for s in srcs], dtype=dtype), *srcs)
+    t = self._wrap(self.uop.alu(op, *[s.uop for s in srcs], dtype=dtype), *srcs)
+    if t.dtype.kind != "f": t._requires_grad = None  # comparisons and int results have no gradient (torch)
+    return t
   def _float(self) -> Tensor: return self if self.dtype.kind == "f" else self.cast(dtypes.default_float)
 
   def add(self, x, reverse=False) -> Tensor:
@@ -603,7 +633,15 @@ class Tensor(NNMixin, metaclass=_TensorMeta):
     a, b = self._binop(x, reverse)
     return a._alu(Ops.MUL, b)
   def div(self, x, reverse=False, rounding_mode: str | None = None) -> Tensor:
+    """self / x (true division: ints give floats). rounding_mode "trunc" or "floor" rounds the quotient and keeps an int
+    dtype. Float division by 0 gives inf or nan as IEEE does; integer division by 0 in "trunc"/"floor" mode raises
+    ZeroDivisionError when the divisor is known on the host to be 0 (a Python 0, or host data holding only zeros; torch
+    raises on the CPU) and otherwise gives 0 (what a device divisor holds is not read: that would realize it)."""
+    if rounding_mode not in (None, "trunc", "floor"):
+      raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found {rounding_mode!r}")
     a, b = self._binop(x, reverse)
+    if rounding_mode is not None and a.dtype.kind in "iu" and _host_zero(x if not reverse else self):
+      raise ZeroDivisionError(f"integer division by zero in div(rounding_mode={rounding_mode!r}) (torch raises on the CPU too)")
     if rounding_mode == "floor": return a._floordiv(b)
     if rounding_mode == "trunc":
       return a._idiv_safe(b) if a.dtype.kind in "iub" else (a._float()._alu(Ops.FDIV, b._float())).trunc()
@@ -683,11 +721,13 @@ class Tensor(NNMixin, metaclass=_TensorMeta):
     cond, xx, yy = cond._broadcast_to(shape), xx._broadcast_to(shape), yy._broadcast_to(shape)
     return cond._wrap(UOp(Ops.WHERE, xx.dtype, (cond.uop, xx.uop, yy.uop)), xx, yy)
   def clip(self, min_=None, max_=None) -> Tensor:
+    """min(max(x, min_), max_) (torch.clamp): the gradient passes where min_ <= x <= max_, bounds included, and goes to
+    a tensor bound where it clips; nan stays nan (with a 0 gradient); min_ > max_ gives max_ everywhere."""
     if min_ is None and max_ is None: raise ValueError("clip needs at least one of min_ or max_")
     out = self
-    if min_ is not None: out = out.maximum(min_)
-    if max_ is not None: out = out.minimum(max_)
-    return out
+    if min_ is not None: out = (out < min_).where(min_, out)
+    if max_ is not None: out = (out > max_).where(max_, out)
+    return self.isnan().where(self.detach(), out) if self.dtype.kind == "f" and self.requires_grad else out
   clamp = clip
   def cmplt(self, x, reverse=False) -> Tensor:
     a, b = self._binop(x, reverse)
@@ -723,10 +763,24 @@ class Tensor(NNMixin, metaclass=_TensorMeta):
     if self.dtype.kind not in "iub": raise TypeError(f"~ needs an int or bool tensor, not {self.dtype}")
     return self.logical_not() if self.dtype == dtypes.bool else self._alu(Ops.XOR, self._const(dtypes.max(self.dtype) if
                                                                                                  self.dtype.kind == "u" else -1)._broadcast_to(self.shape))
+  def _shift(self, x, reverse: bool, left: bool) -> Tensor:
+    for v in (self, x):
+      if (v.dtype if isinstance(v, Tensor) else dtypes.from_py(v)).kind not in "iu":
+        raise TypeError(f"{'<<' if left else '>>'} needs integer operands (torch), not {v.dtype if isinstance(v, Tensor) else v!r}")
+    a, b = self._binop(x, reverse)
+    # torch's rule for shift counts C leaves undefined: a count < 0 or >= the bit width shifts everything out, giving 0
+    # (or -1, the sign, for >> of a negative value)
+    bits = a.dtype.itemsize * 8
+    ok = (b >= 0) & (b < bits)
+    out = a._alu(Ops.SHL if left else Ops.SHR, ok.where(b, 0))
+    return ok.where(out, 0 if left or a.dtype.kind == "u" else (a < 0).where(-1, 0).cast(a.dtype))
   def lshift(self, x, reverse=False):
-    return self._bitop(Ops.SHL, x, reverse)
+    """self << x for integer tensors (torch): a count < 0 or >= the bit width gives 0."""
+    return self._shift(x, reverse, True)
   def rshift(self, x, reverse=False):
-    return self._bitop(Ops.SHR, x, reverse)
+    """self >> x for integer tensors, arithmetic for signed ones (torch): a count < 0 or >= the bit width gives 0, or
+    -1 for a negative value."""
+    return self._shift(x, reverse, False)
   def logical_not(self) -> Tensor: return self.cast(dtypes.bool)._alu(Ops.CMPEQ, self._const(False, dtypes.bool)._broadcast_to(self.shape))
   def logical_and(self, x) -> Tensor: return self.cast(dtypes.bool) & (x.cast(dtypes.bool) if isinstance(x, Tensor) else bool(x))
   def logical_or(self, x) -> Tensor: return self.cast(dtypes.bool) | (x.cast(dtypes.bool) if isinstance(x, Tensor) else bool(x))
@@ -741,8 +795,24 @@ class Tensor(NNMixin, metaclass=_TensorMeta):
   def exp2(self): return self._unary(Ops.EXP2)
   def log2(self): return self._unary(Ops.LOG2)
   def log10(self): return self.log2() * (1 / math.log2(10))
-  def log1p(self): return (self + 1).log()
-  def expm1(self): return self.exp() - 1
+  def log1p(self) -> Tensor:
+    """log(1 + x), accurate for small |x| (a series in s = x / (2 + x) there, log(1 + x) elsewhere)."""
+    def f(x: Tensor) -> Tensor:
+      small = (x > -0.4) & (x < 0.6)
+      # the branch not taken gets a harmless input, so its gradient (0 * its derivative) is never 0 * inf = nan
+      s = (xs := small.where(x, 0.0)) / (xs + 2)
+      n = 14 if x.dtype == dtypes.float64 else 7
+      series = _poly(s * s, [2 / (2 * k + 1) for k in range(n)]) * s
+      return small.where(series, (small.where(1.0, x) + 1).log())
+    return _f32(self, f)
+  def expm1(self) -> Tensor:
+    """exp(x) - 1, accurate for small |x| (its Taylor series there)."""
+    def f(x: Tensor) -> Tensor:
+      small = (x > -0.7) & (x < 0.7)
+      n = 17 if x.dtype == dtypes.float64 else 10
+      series = _poly(small.where(x, 0.0), [0.0] + [1 / math.factorial(k) for k in range(1, n + 1)])
+      return small.where(series, x.exp() - 1)
+    return _f32(self, f)
   def sqrt(self): return self._unary(Ops.SQRT)
   def rsqrt(self): return self.sqrt().reciprocal()
   def sin(self): return self._unary(Ops.SIN)
@@ -758,19 +828,29 @@ class Tensor(NNMixin, metaclass=_TensorMeta):
   def ceil(self): return self._rounding(Ops.CEIL)
   def round(self): return self._rounding(Ops.RINT)
   def abs(self) -> Tensor:
+    """|x|; abs(-0.0) is 0.0, and the gradient is 0 at 0 and at nan (torch)."""
     if self.dtype.kind in "ub": return self
-    return (self < 0).where(-self, self)
+    if self.dtype.kind != "f": return (self < 0).where(-self, self)
+    return (self > 0).where(self, (self < 0).where(-self, self - self))   # x - x: +0.0 for +-0.0, nan for nan
   def sign(self) -> Tensor:
     if self.dtype == dtypes.bool: return self
     return (self > 0).where(self._const(1), (self < 0).where(self._const(-1), self * 0))
   def isnan(self) -> Tensor: return self != self if self.dtype.kind == "f" else self.full_like(False, dtype=dtypes.bool)
-  def isinf(self) -> Tensor:
-    if self.dtype.kind != "f": return self.full_like(False, dtype=dtypes.bool)
+  def isinf(self, detect_positive: bool = True, detect_negative: bool = True) -> Tensor:
+    """True at +inf (detect_positive) and -inf (detect_negative)."""
+    if self.dtype.kind != "f" or not (detect_positive or detect_negative): return self.full_like(False, dtype=dtypes.bool)
+    if not detect_negative: return self == math.inf
+    if not detect_positive: return self == -math.inf
     return (self == math.inf) | (self == -math.inf)
   def isfinite(self) -> Tensor: return (self.isnan() | self.isinf()).logical_not()
   def relu(self) -> Tensor: return (self <= 0).where(0, self)
   def relu6(self) -> Tensor: return self.relu().minimum(6)
-  def sigmoid(self) -> Tensor: return (1 + (-self._float()).exp()).reciprocal()
+  def sigmoid(self) -> Tensor:
+    """1 / (1 + exp(-x)), from exp(-|x|) <= 1 so nothing overflows: no nan in the value or the gradient at any |x|."""
+    x = self._float()
+    neg = x < 0
+    e = neg.where(x, -x).exp()
+    return neg.where(e / (e + 1), (e + 1).reciprocal())
   def hardsigmoid(self, alpha=1/6, beta=0.5): return (alpha * self + beta).relu().minimum(1)
   def logsigmoid(self) -> Tensor: return -(-self).softplus()
   def leaky_relu(self, neg_slope: float = 0.01) -> Tensor: return (self < 0).where(self * neg_slope, self)
@@ -792,6 +872,151 @@ class Tensor(NNMixin, metaclass=_TensorMeta):
   def hardswish(self): return self * (self + 3).relu6() * (1 / 6)
   def softsign(self): return self / (1 + self.abs())
   def lerp(self, end: Tensor, weight) -> Tensor: return self + (end - self) * weight
+
+  # ---- inverse trigonometric and hyperbolic functions: nan outside the domain (torch), accurate near 0 and at large
+  # |x| (no x*x that overflows, no exp that does where the result fits); float16/bfloat16 are computed in float32
+  def atan(self) -> Tensor:
+    """Arctangent, in (-pi/2, pi/2)."""
+    def f(x: Tensor) -> Tensor:
+      s, ax = _sign_trick(x)
+      return _atan2_pos(ax, x.full_like(1.0)) * s
+    return _f32(self, f)
+  def asin(self) -> Tensor:
+    """Arcsine, in [-pi/2, pi/2]; nan outside [-1, 1]."""
+    def f(x: Tensor) -> Tensor:
+      s, ax = _sign_trick(x)
+      return _atan2_pos(ax, _sqrt_1mx2(ax)) * s
+    return _f32(self, f)
+  def acos(self) -> Tensor:
+    """Arccosine, in [0, pi]; nan outside [-1, 1]."""
+    def f(x: Tensor) -> Tensor:
+      _, ax = _sign_trick(x)
+      a = _atan2_pos(_sqrt_1mx2(ax), ax)
+      return (x < 0).where(math.pi - a, a)
+    return _f32(self, f)
+  def sinh(self) -> Tensor:
+    """Hyperbolic sine; finite wherever the result fits the dtype."""
+    def f(x: Tensor) -> Tensor:
+      top = 709.0 if x.dtype == dtypes.float64 else 88.0    # exp(top) still fits
+      small = (x > -1) & (x < 1)
+      em = small.where(x, 0.0).expm1()
+      near0 = (em + em / (em + 1)) * 0.5                    # (e**x - e**-x) / 2 without the cancellation
+      s, ax = _sign_trick(x)
+      mid = ax <= top
+      e = (small | ~mid).where(1.0, ax).exp()
+      h = mid.where(0.0, ax * 0.5).exp()                    # past top: e**x / 2 = h * (h / 2), h = e**(x/2)
+      return small.where(near0, s * mid.where((e - e.reciprocal()) * 0.5, h * (h * 0.5)))
+    return _f32(self, f)
+  def cosh(self) -> Tensor:
+    """Hyperbolic cosine; finite wherever the result fits the dtype."""
+    def f(x: Tensor) -> Tensor:
+      top = 709.0 if x.dtype == dtypes.float64 else 88.0
+      _, ax = _sign_trick(x)
+      mid = ax <= top
+      e = mid.where(ax, 0.0).exp()
+      h = mid.where(0.0, ax * 0.5).exp()
+      return mid.where((e + e.reciprocal()) * 0.5, h * (h * 0.5))
+    return _f32(self, f)
+  def asinh(self) -> Tensor:
+    """Inverse hyperbolic sine."""
+    def f(x: Tensor) -> Tensor:
+      s, ax = _sign_trick(x)
+      big = ax > 1e8                                         # asinh(x) = log(2x) + O(1 / x**2) there
+      xm = big.where(0.0, ax)
+      mid = (xm + xm * xm / ((xm * xm + 1).sqrt() + 1)).log1p()   # log(x + sqrt(x*x + 1)), accurate near 0
+      return s * big.where(big.where(ax, 1.0).log() + math.log(2), mid)
+    return _f32(self, f)
+  def acosh(self) -> Tensor:
+    """Inverse hyperbolic cosine; nan below 1."""
+    def f(x: Tensor) -> Tensor:
+      big = x > 1e8
+      d = big.where(2.0, x) - 1
+      mid = (d + d.sqrt() * (d + 2).sqrt()).log1p()          # log(x + sqrt(x*x - 1)), accurate near 1
+      return big.where(big.where(x, 1.0).log() + math.log(2), mid)
+    return _f32(self, f)
+  def atanh(self) -> Tensor:
+    """Inverse hyperbolic tangent; +-inf at +-1, nan outside [-1, 1]."""
+    def f(x: Tensor) -> Tensor:
+      s, ax = _sign_trick(x)
+      return s * (ax.log1p() - (-ax).log1p()) * 0.5
+    return _f32(self, f)
+
+  # ---- more elementwise and reduction math in torch's names
+  def softmin(self, axis: int = -1, dim=None) -> Tensor:
+    """softmax(-x) along `axis` (torch.nn.functional.softmin)."""
+    return (-self._float()).softmax(dim if dim is not None else axis)
+  def copysign(self, other) -> Tensor:
+    """|self| with the sign of other (torch.copysign), sign bit included: -0.0 and -nan count as negative. Ints give
+    floats. The gradient is +-1 for self (0 where self is 0) and 0 for other."""
+    a, b = self._binop(other)
+    a, b = a._float(), b._float()
+    sb = b.detach().cast(dtypes.float32) if b.dtype in HALF else b.detach()   # (OpenCL cannot bitcast a half)
+    neg = sb.bitcast(dtypes.int64 if sb.dtype == dtypes.float64 else dtypes.int32) < 0
+    mag = a.abs()
+    return neg.where(-mag, mag)
+  def logaddexp(self, other) -> Tensor:
+    """log(exp(self) + exp(other)) without overflow or underflow (torch.logaddexp); ties split the gradient evenly."""
+    a, b = self._binop(other)
+    a, b = a._float(), b._float()
+    d = (a == b).where(0.0, a - b)    # two equal infinities: no inf - inf
+    return a.maximum(b) + (-d.abs()).exp().log1p()
+  def logcumsumexp(self, axis: int = 0, dim=None) -> Tensor:
+    """log(cumsum(exp(x))) along `axis`, stable at any magnitude: each output is a logsumexp of its prefix."""
+    axis = dim if dim is not None else axis
+    ax = _axis(axis, self.ndim)
+    x = self._float()
+    if x.ndim == 0: return x
+    if x.dtype in HALF: return x.cast(dtypes.float32).logcumsumexp(ax).cast(x.dtype)
+    x = x.transpose(ax, -1) if ax != x.ndim - 1 else x
+    out = x._logcumsumexp_last()
+    return out.transpose(ax, -1) if ax != self.ndim - 1 else out
+  def _logcumsumexp_last(self) -> Tensor:
+    n = self.shape[-1]
+    if n <= 1: return self
+    if n > 256:   # blocks of 64, then the running totals of the blocks, combined with logaddexp (as _cum_last does)
+      b = 64
+      nb = -(-n // b)
+      x = self.pad(((0, 0),) * (self.ndim - 1) + ((0, nb * b - n),), value=-math.inf).reshape(*self.shape[:-1], nb, b)
+      inner = x._logcumsumexp_last()
+      carry = inner[..., -1]._logcumsumexp_last()
+      carry = carry.pad(((0, 0),) * (carry.ndim - 1) + ((1, 0),), value=-math.inf)[..., :-1]
+      return inner.logaddexp(carry.unsqueeze(-1)).reshape(*self.shape[:-1], nb * b)[..., :n]
+    xe = self.unsqueeze(-2).expand(*self.shape[:-1], n, n)
+    tri = Tensor.arange(n, device=self.device).reshape(n, 1) >= Tensor.arange(n, device=self.device).reshape(1, n)
+    return tri.where(xe, -math.inf).logsumexp(-1)
+  def isclose(self, other, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> Tensor:
+    """|self - other| <= atol + rtol * |other| elementwise (torch.isclose); infinities are close only to themselves,
+    nan to nan only with equal_nan."""
+    if rtol < 0: raise RuntimeError(f"isclose: rtol must be greater than or equal to zero, but got {rtol}")
+    if atol < 0: raise RuntimeError(f"isclose: atol must be greater than or equal to zero, but got {atol}")
+    if isinstance(other, Tensor) and other.dtype != self.dtype:
+      raise RuntimeError(f"isclose: both tensors must have the same dtype, got {self.dtype} and {other.dtype}; cast one")
+    a, b = self._binop(other)
+    eq = a == b
+    if a.dtype.kind == "b": return eq
+    fa, fb = a._float(), b._float()
+    close = eq | (fa.isfinite() & fb.isfinite() & ((fa - fb).abs() <= atol + rtol * fb.abs()))
+    return close | (fa.isnan() & fb.isnan()) if equal_nan else close
+  def allclose(self, other, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> bool:
+    """Whether every element isclose (torch.allclose); reads the result, so it realizes."""
+    return bool(self.isclose(other, rtol, atol, equal_nan).all().item())
+  def normalize(self, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Tensor:
+    """x / max(||x||_p along dim, eps) (torch.nn.functional.normalize). A zero vector stays zero, with a finite
+    gradient (1 / eps, as in torch)."""
+    x = self._float()
+    ax = _axis(dim, x.ndim)
+    return x / x._pnorm(p, ax).maximum(eps)
+  def _pnorm(self, p: float, ax: int) -> Tensor:
+    """||x||_p along ax, keepdim; its gradient is 0 (not nan) where the norm is 0, as torch's."""
+    ab = self.abs()
+    if p == math.inf: return ab.amax(ax, keepdim=True)
+    if p == -math.inf: return ab.amin(ax, keepdim=True)
+    if p == 1: return ab.sum(ax, keepdim=True)
+    if p == 0: return (self != 0).cast(self.dtype).sum(ax, keepdim=True)
+    s = (ab * ab).sum(ax, keepdim=True) if p == 2 else ab.pow(p).sum(ax, keepdim=True)
+    pos = s > 0
+    safe = pos.where(s, 1.0)
+    return pos.where(safe.sqrt() if p == 2 else safe.pow(1 / p), 0.0)
 
   def cast(self, dtype: DType | str) -> Tensor:
     dt = to_dtype(dtype)
@@ -848,9 +1073,10 @@ class Tensor(NNMixin, metaclass=_TensorMeta):
 
   # ---- reductions
   def _axes(self, axis) -> tuple[int, ...]:
+    """The dims a reduction's axis/dim argument names, sorted (None: all); each checked by _axis, none twice."""
     if axis is None: return tuple(range(self.ndim))
-    if isinstance(axis, int): return (_axis(axis, self.ndim),) if self.ndim else ()
-    return tuple(sorted({_axis(a, self.ndim) for a in axis}))
+    axes = _dims((axis,) if isinstance(axis, (int, np.integer)) else tuple(axis), self.ndim)
+    return tuple(sorted(axes)) if self.ndim else ()
   def _reduce(self, op: Ops, axis=None, keepdim: bool = False) -> Tensor:
     axes = self._axes(axis)
     out_shape = tuple(s for i, s in enumerate(self.shape) if i not in axes or keepdim) if not keepdim else \
@@ -892,17 +1118,51 @@ class Tensor(NNMixin, metaclass=_TensorMeta):
     if acc in HALF: return self.cast(dtypes.float32)._reduce(Ops.MUL, axis, keepdim).cast(acc)
     return self.cast(acc)._reduce(Ops.MUL, axis, keepdim)
   def max(self, axis=None, keepdim: bool = False, dim=None) -> Tensor:
-    return self._reduce(Ops.MAX, dim if dim is not None else axis, keepdim)
+    """The largest value over `axis` (None: all). Returns the values only; argmax gives the indices. Gradient as in
+    torch: over one int dim it goes whole to the first maximal element (torch's max(dim)); over all dims or a tuple of
+    dims it is split evenly among ties (torch's max() and amax)."""
+    return self._extreme(Ops.MAX, dim if dim is not None else axis, keepdim)
   def min(self, axis=None, keepdim: bool = False, dim=None) -> Tensor:
+    """The smallest value over `axis`; the gradient follows max's rules (first minimal element for one int dim)."""
+    return self._extreme(Ops.MIN, dim if dim is not None else axis, keepdim)
+  def amax(self, axis=None, keepdim: bool = False, dim=None) -> Tensor:
+    """The largest value over `axis` (int or tuple); the gradient is split evenly among ties (torch.amax)."""
+    return self._reduce(Ops.MAX, dim if dim is not None else axis, keepdim)
+  def amin(self, axis=None, keepdim: bool = False, dim=None) -> Tensor:
+    """The smallest value over `axis` (int or tuple); the gradient is split evenly among ties (torch.amin)."""
     return self._reduce(Ops.MIN, dim if dim is not None else axis, keepdim)
-  def amax(self, axis=None, keepdim=False): return self.max(axis, keepdim)
-  def amin(self, axis=None, keepdim=False): return self.min(axis, keepdim)
+  def _extreme(self, op: Ops, axis, keepdim: bool) -> Tensor:
+    if not (isinstance(axis, (int, np.integer)) and self.requires_grad and not Tensor._no_grad and self.ndim):
+      return self._reduce(op, axis, keepdim)
+    ax = _axis(axis, self.ndim)
+    if self.shape[ax] == 0: return self._reduce(op, axis, keepdim)
+    # a sum of the first extreme element of each slice and zeros: the value, and the whole gradient to that element
+    # (also when every element ties, -inf included); only the sign of a -0.0 maximum is lost
+    first = self._first_hit(self._extreme_hits(op, ax), ax).detach()
+    return first.where(self, 0.0).sum(ax, keepdim)
+  def _extreme_hits(self, op: Ops, ax: int) -> Tensor:
+    """True where an element equals its slice's max (op MAX) or min; a nan is the extreme (max and min propagate it)."""
+    m = self == self._reduce(op, ax, keepdim=True)
+    return m | self.isnan() if self.dtype.kind == "f" else m
+  def _first_hit(self, m: Tensor, ax: int, keepdim: bool = True, index: bool = False) -> Tensor:
+    """The first True of bool `m` along ax: its index (index=True), or a mask with only that True left."""
+    n = self.shape[ax]
+    rev = Tensor.arange(n, 0, -1, device=self.device).reshape(*[n if i == ax else 1 for i in range(self.ndim)])
+    idx = n - (m * rev)._reduce(Ops.MAX, ax, keepdim=keepdim or not index)
+    if index: return idx
+    return Tensor.arange(n, device=self.device).reshape(*[n if i == ax else 1 for i in range(self.ndim)]) == idx
   def any(self, axis=None, keepdim: bool = False, dim=None) -> Tensor:
     return self.cast(dtypes.bool)._reduce(Ops.MAX, dim if dim is not None else axis, keepdim)
   def all(self, axis=None, keepdim: bool = False, dim=None) -> Tensor:
     return self.cast(dtypes.bool)._reduce(Ops.MIN, dim if dim is not None else axis, keepdim)
-  def mean(self, axis=None, keepdim: bool = False, dim=None) -> Tensor:
+  def mean(self, axis=None, keepdim: bool = False, dim=None, dtype: DType | str | None = None) -> Tensor:
+    """The mean over `axis`; dtype= casts the input first and must be a float dtype (as in torch). An int tensor's mean
+    is a float (tinygrad; torch refuses it)."""
     axis = dim if dim is not None else axis
+    if dtype is not None:
+      dt = to_dtype(dtype)
+      if dt.kind != "f": raise RuntimeError(f"mean(): dtype must be a floating point dtype, got {dt}")
+      return self.cast(dt).mean(axis, keepdim)
     x = self._float()
     # float16/bfloat16 statistics are computed in float32 and rounded once at the end (as torch does): a float16 sum
     # of 1000 x 100.0 is inf before the division
@@ -923,28 +1183,24 @@ class Tensor(NNMixin, metaclass=_TensorMeta):
     return self.var(axis, keepdim, correction, dim, unbiased).sqrt()
   def var_mean(self, axis=None, keepdim=False, correction=1): return self.var(axis, keepdim, correction), self.mean(axis, keepdim)
   def std_mean(self, axis=None, keepdim=False, correction=1): return self.std(axis, keepdim, correction), self.mean(axis, keepdim)
-  def _arg(self, fn: Callable, axis, keepdim: bool) -> Tensor:
+  def _arg(self, fn: Ops, axis, keepdim: bool) -> Tensor:
     if axis is None:
       return self.flatten()._arg(fn, 0, False).reshape(()) if not keepdim else self.flatten()._arg(fn, 0, True).reshape((1,) * self.ndim)
     ax = _axis(axis, self.ndim)
-    n = self.shape[ax]
-    if n == 0: raise ValueError(f"argmax/argmin of an empty axis (shape {self.shape})")
-    m = self == fn(self, ax)
+    if self.ndim == 0: return Tensor.zeros((), dtype=dtypes.int32, device=self.device)
+    if self.shape[ax] == 0: raise ValueError(f"argmax/argmin of an empty axis (shape {self.shape})")
     # max and min propagate nan, so a nan extreme matches no element by ==: then the nans are the hits (torch: nan is
     # the max for argmax and the min for argmin; without this the index came out as n, one past the end)
-    if self.dtype.kind == "f": m = m | self.isnan()
-    rev = Tensor.arange(n, 0, -1, device=self.device).reshape(*[n if i == ax else 1 for i in range(self.ndim)])
-    idx = n - (m * rev).max(ax, keepdim=keepdim)
-    return idx.cast(dtypes.int32)
+    return self._first_hit(self._extreme_hits(fn, ax), ax, keepdim, index=True).cast(dtypes.int32)
   def argmax(self, axis=None, keepdim: bool = False, dim=None) -> Tensor:
-    return self._arg(lambda t, ax: t.max(ax, keepdim=True), dim if dim is not None else axis, keepdim)
+    return self._arg(Ops.MAX, dim if dim is not None else axis, keepdim)
   def argmin(self, axis=None, keepdim: bool = False, dim=None) -> Tensor:
-    return self._arg(lambda t, ax: t.min(ax, keepdim=True), dim if dim is not None else axis, keepdim)
+    return self._arg(Ops.MIN, dim if dim is not None else axis, keepdim)
   def logsumexp(self, axis=None, keepdim: bool = False, dim=None) -> Tensor:
     axis = dim if dim is not None else axis
     x = self._float()
     if x.dtype in HALF: return x.cast(dtypes.float32).logsumexp(axis, keepdim).cast(x.dtype)
-    m = x.max(axis, keepdim=True)
+    m = x.amax(axis, keepdim=True)
     m = m.isinf().where(0, m).detach()
     out = (x - m).exp().sum(axis, keepdim=True).log() + m
     return out if keepdim else out.reshape(tuple(s for i, s in enumerate(self.shape) if i not in self._axes(axis)))
@@ -952,22 +1208,26 @@ class Tensor(NNMixin, metaclass=_TensorMeta):
     axis = dim if dim is not None else axis
     x = self._float()
     if x.dtype in HALF: return x.cast(dtypes.float32).softmax(axis).cast(x.dtype)
-    e = (x - x.max(axis, keepdim=True).detach()).exp()
+    e = (x - x.amax(axis, keepdim=True).detach()).exp()
     return e / e.sum(axis, keepdim=True)
   def log_softmax(self, axis: int = -1, dim=None) -> Tensor:
     axis = dim if dim is not None else axis
     x = self._float()
     if x.dtype in HALF: return x.cast(dtypes.float32).log_softmax(axis).cast(x.dtype)
-    m = x - x.max(axis, keepdim=True).detach()
+    m = x - x.amax(axis, keepdim=True).detach()
     return m - m.exp().sum(axis, keepdim=True).log()
-  def cumsum(self, axis: int = 0, dim=None) -> Tensor:
-    return self._cumulative(Ops.ADD, dim if dim is not None else axis)
-  def cumprod(self, axis: int = 0, dim=None) -> Tensor:
-    return self._cumulative(Ops.MUL, dim if dim is not None else axis)
+  def cumsum(self, axis: int = 0, dim=None, dtype: DType | str | None = None) -> Tensor:
+    """Running sums along `axis`; dtype= casts the input first (torch)."""
+    x = self.cast(dtype) if dtype is not None else self
+    return x._cumulative(Ops.ADD, dim if dim is not None else axis)
+  def cumprod(self, axis: int = 0, dim=None, dtype: DType | str | None = None) -> Tensor:
+    """Running products along `axis`; dtype= casts the input first (torch)."""
+    x = self.cast(dtype) if dtype is not None else self
+    return x._cumulative(Ops.MUL, dim if dim is not None else axis)
   def cummax(self, axis: int = 0) -> Tensor: return self._cumulative(Ops.MAX, axis)
   def _cumulative(self, op: Ops, axis: int) -> Tensor:
-    if self.ndim == 0: return self
     ax = _axis(axis, self.ndim)
+    if self.ndim == 0: return self
     x = self.transpose(ax, -1) if ax != self.ndim - 1 else self
     if op is Ops.ADD and x.dtype.kind in "biu": x = x.cast(sum_acc_dtype(x.dtype))
     if op in (Ops.ADD, Ops.MUL) and x.dtype in HALF:  # running sums and products of float16 accumulate in float32
@@ -999,29 +1259,31 @@ class Tensor(NNMixin, metaclass=_TensorMeta):
   # ---- movement
   def reshape(self, *shape) -> Tensor:
     shape = _shape_arg(shape, allow_neg=True)
-    if shape.count(-1) > 1: raise ValueError(f"reshape: only one dimension can be -1, got {shape}")
+    if shape.count(-1) > 1: raise ShapeError(f"reshape: only one dimension can be -1, got {shape}")
     if -1 in shape:
       known = prod(s for s in shape if s != -1)
-      if known == 0 or self.numel() % known: raise ValueError(f"cannot reshape tensor of shape {self.shape} into {shape}")
+      if known == 0 or self.numel() % known:
+        raise ShapeError(f"cannot reshape tensor of shape {self.shape} ({self.numel()} elements) into {shape}")
       shape = tuple(self.numel() // known if s == -1 else s for s in shape)
     if prod(shape) != self.numel() or any(s < 0 for s in shape):
-      raise ValueError(f"cannot reshape tensor of shape {self.shape} ({self.numel()} elements) into {shape}")
+      raise ShapeError(f"cannot reshape tensor of shape {self.shape} ({self.numel()} elements) into {shape}")
     return self if shape == self.shape else self._view(self.uop.reshape(shape))
   view = reshape
   def expand(self, *shape) -> Tensor:
     shape = _shape_arg(shape, allow_neg=True)
-    if len(shape) < self.ndim: raise ValueError(f"expand: target {shape} has fewer dims than the tensor's shape {self.shape}")
+    if len(shape) < self.ndim: raise ShapeError(f"expand: target {shape} has fewer dims than the tensor's shape {self.shape}")
     x = self.reshape((1,) * (len(shape) - self.ndim) + self.shape) if len(shape) > self.ndim else self
     new = tuple(s if n == -1 else n for s, n in zip(x.shape, shape))
     for s, n in zip(x.shape, new):
-      if s != n and s != 1: raise ValueError(f"expand: cannot expand shape {self.shape} to {shape}")
+      if s != n and s != 1: raise ShapeError(f"expand: cannot expand shape {self.shape} to {shape}")
     return x if new == x.shape else x._view(x.uop.expand(new))
   def broadcast_to(self, *shape): return self.expand(*shape)
   def expand_as(self, other: Tensor): return self.expand(other.shape)
   def permute(self, *order) -> Tensor:
     if len(order) == 1 and isinstance(order[0], (tuple, list)): order = tuple(order[0])
-    order = tuple(_axis(int(o), self.ndim) for o in order)
-    if sorted(order) != list(range(self.ndim)): raise ValueError(f"permute: {order} is not a permutation of {self.ndim} dims")
+    if len(order) != self.ndim:
+      raise ShapeError(f"permute: dims {tuple(order)} name {len(order)} dims; the tensor of shape {self.shape} has {self.ndim}")
+    order = _dims(order, self.ndim)
     return self._view(self.uop.permute(order))
   def transpose(self, dim0: int = 1, dim1: int = 0) -> Tensor:
     order = list(range(self.ndim))
@@ -1041,8 +1303,7 @@ class Tensor(NNMixin, metaclass=_TensorMeta):
     return self.reshape(*self.shape[:d], *sizes, *self.shape[d + 1:])
   def squeeze(self, dim=None) -> Tensor:
     if dim is None: return self.reshape(*[s for s in self.shape if s != 1])
-    dims = (dim,) if isinstance(dim, int) else dim
-    ds = {_axis(d, self.ndim) for d in dims} if self.ndim else set()
+    ds = set(_dims((dim,) if isinstance(dim, (int, np.integer)) else dim, self.ndim))
     return self.reshape(*[s for i, s in enumerate(self.shape) if not (i in ds and s == 1)])
   def unsqueeze(self, dim: int) -> Tensor:
     d = _axis(dim, self.ndim + 1)
@@ -1077,7 +1338,8 @@ class Tensor(NNMixin, metaclass=_TensorMeta):
     return self._view(self.uop.shrink(arg))
   def flip(self, *axis, dims=None) -> Tensor:
     axis = dims if dims is not None else (axis[0] if len(axis) == 1 else (axis if axis else None))
-    axes = tuple(range(self.ndim)) if axis is None else tuple(_axis(a, self.ndim) for a in ((axis,) if isinstance(axis, int) else axis))
+    axes = tuple(range(self.ndim)) if axis is None else _dims((axis,) if isinstance(axis, (int, np.integer)) else axis, self.ndim)
+    if not self.ndim: return self
     return self._view(self.uop.flip(axes))
   def _window(self, k_: Sequence[int], s_: Sequence[int], d_: Sequence[int]) -> Tensor:
     """Sliding windows over the last len(k_) dims, (..., *in) -> (..., *out, *k_): a view, no copy."""
@@ -1099,11 +1361,19 @@ class Tensor(NNMixin, metaclass=_TensorMeta):
     x = x.unsqueeze(d + 1)
     return x.expand(*x.shape[:d + 1], repeats, *x.shape[d + 2:]).flatten(d, d + 1)
   def cat(self, *others: Tensor, dim: int = 0) -> Tensor:
+    if isinstance(self, (list, tuple)): self, others = self[0], tuple(self[1:]) + others  # Tensor.cat([a, b])
+    if len(others) == 1 and isinstance(others[0], (list, tuple)): others = tuple(others[0])
     tensors = [self, *others]
+    for i, t in enumerate(tensors):
+      if not isinstance(t, Tensor): raise TypeError(f"cat: expected Tensors, got {type(t).__name__} at position {i}")
+      if t.ndim == 0: raise ShapeError(f"cat: zero-dimensional tensor (at position {i}) cannot be concatenated; unsqueeze it")
     d = _axis(dim, self.ndim)
-    for t in tensors:
-      if t.ndim != self.ndim or any(a != b for i, (a, b) in enumerate(zip(t.shape, self.shape)) if i != d):
-        raise ValueError(f"cat: shapes {[x.shape for x in tensors]} differ outside dim {d}")
+    for i, t in enumerate(tensors):
+      if t.ndim != self.ndim:
+        raise ShapeError(f"cat: tensors must have the same number of dimensions: got {self.ndim} and {t.ndim} (tensor {i})")
+      if any(a != b for j, (a, b) in enumerate(zip(t.shape, self.shape)) if j != d):
+        raise ShapeError(f"cat: shapes {[tuple(x.shape) for x in tensors]} must match except in dim {d}: tensor {i} has "
+                         f"shape {t.shape}")
     dt = least_upper_dtype(*[t.dtype for t in tensors])
     tensors = [t.cast(dt) for t in tensors]
     total = sum(t.shape[d] for t in tensors)
@@ -1118,6 +1388,10 @@ class Tensor(NNMixin, metaclass=_TensorMeta):
     tensors = (self, *others) if isinstance(self, Tensor) else tuple(self) + others
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)): tensors = tuple(tensors[0])
     if not tensors: raise ValueError("stack needs at least one tensor")
+    for i, t in enumerate(tensors):
+      if t.shape != tensors[0].shape:
+        raise ShapeError(f"stack expects each tensor to be equal size, but got {tensors[0].shape} at entry 0 and {t.shape} "
+                         f"at entry {i}")
     d = _axis(dim, tensors[0].ndim + 1)
     return tensors[0].unsqueeze(d).cat(*[t.unsqueeze(d) for t in tensors[1:]], dim=d)
   def split(self, sizes, dim: int = 0) -> tuple[Tensor, ...]:
@@ -1126,7 +1400,7 @@ class Tensor(NNMixin, metaclass=_TensorMeta):
     if isinstance(sizes, int):
       if sizes <= 0: raise ValueError(f"split size must be positive, got {sizes}")
       sizes = [min(sizes, n - i) for i in range(0, n, sizes)] or [0]
-    if sum(sizes) != n: raise ValueError(f"split sizes {sizes} do not add up to {n} (dim {d} of shape {self.shape})")
+    if sum(sizes) != n: raise ShapeError(f"split sizes {sizes} do not add up to {n} (dim {d} of shape {self.shape})")
     out, off = [], 0
     for s in sizes:
       out.append(self.shrink(tuple((off, off + s) if i == d else None for i in range(self.ndim))))
@@ -1158,7 +1432,11 @@ class Tensor(NNMixin, metaclass=_TensorMeta):
     return src._wrap(UOp(Ops.GATHER, self.dtype, (src.uop, index.uop), d), index)
 
   # ---- linear algebra
-  def dot(self, w: Tensor) -> Tensor: return self.matmul(w)
+  def dot(self, w: Tensor) -> Tensor:
+    """The inner product of two 1-D tensors of one size (torch.dot); other ranks are matmul (tinygrad's dot)."""
+    if isinstance(w, Tensor) and self.ndim == 1 and w.ndim == 1 and self.shape != w.shape:
+      raise ShapeError(f"dot: 1-D tensors of different sizes, {self.shape[0]} and {w.shape[0]}")
+    return self.matmul(w)
   def matmul(self, w: Tensor) -> Tensor:
     if not isinstance(w, Tensor): w = Tensor(w, device=self.device)
     x = self
@@ -1410,12 +1688,57 @@ def _held_outside(r: weakref.ref) -> bool:
   # not counted as outside: this frame's `t`, getrefcount's argument, and the caller's walk stack
   return sys.getrefcount(t) - 3 > inner
 
+def _host_zero(v) -> bool:
+  """Is divisor v known on the host, without reading any device, to hold a zero: a Python 0 or a constant-0 tensor?"""
+  if isinstance(v, Tensor):
+    u = v.uop
+    while u.op in GroupOp.Movement: u = u.src[0]
+    return u.op is Ops.CONST and u.arg == 0 and v.numel() > 0
+  return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_)) and v == 0
+
+def _poly(x: Tensor, coeffs: Sequence[float]) -> Tensor:
+  """c0 + c1*x + c2*x**2 + ... by Horner's rule."""
+  out = x * coeffs[-1] + coeffs[-2]
+  for c in reversed(coeffs[:-2]): out = out * x + c
+  return out
+
+def _sign_trick(x: Tensor) -> tuple[Tensor, Tensor]:
+  """(s, x * s) with s = -1 where x < 0, else 1: |x| whose derivative is s, 1 at 0 (abs has 0 there), so an odd function
+  built as s * f(|x|) differentiates right at 0."""
+  s = (x < 0).where(-1.0, 1.0).cast(x.dtype)
+  return s, x * s
+
+def _f32(x: Tensor, fn: Callable[[Tensor], Tensor]) -> Tensor:
+  """fn on a float tensor; float16/bfloat16 go through float32 (as torch computes them) and are rounded once at the end."""
+  x = x._float()
+  return fn(x.cast(dtypes.float32)).cast(x.dtype) if x.dtype in HALF else fn(x)
+
+def _sqrt_1mx2(x: Tensor) -> Tensor:
+  """sqrt(1 - x*x) for x >= 0 as sqrt(1 - x) * sqrt(1 + x): exact 1 - x near 1, and a gradient of -inf (not nan) at 1."""
+  return (1 - x).sqrt() * (1 + x).sqrt()
+
+def _atan_unit(r: Tensor) -> Tensor:
+  """atan(r) for r in [0, 1]: two halvings t -> t / (1 + sqrt(1 + t*t)) (atan(r) = 4 atan(t)) bring t below
+  tan(pi/16) ~ 0.2, where the odd Taylor series t - t**3/3 + t**5/5 - ... reaches float32 (5 terms) or float64 (12)."""
+  t = r
+  for _ in range(2): t = t / ((t * t + 1).sqrt() + 1)
+  n = 12 if r.dtype == dtypes.float64 else 5
+  return (_poly(t * t, [(-1) ** k / (2 * k + 1) for k in range(n)]) * t) * 4
+
+def _atan2_pos(num: Tensor, den: Tensor) -> Tensor:
+  """atan2(num, den) for num, den >= 0: atan of the ratio no larger than 1, reflected about pi/4 (no division
+  overflows; atan2(0, 0) = 0; nan stays nan)."""
+  swap = num > den
+  lo, hi = swap.where(den, num), swap.where(num, den)
+  a = _atan_unit(lo / (hi == 0).where(1.0, hi))
+  return swap.where(math.pi / 2 - a, a)
+
 def _shape_arg(shape: tuple, allow_neg: bool = False) -> tuple[int, ...]:
   if len(shape) == 1 and isinstance(shape[0], (tuple, list)): shape = tuple(shape[0])
   out = []
   for s in shape:
     if not isinstance(s, (int, np.integer)) or isinstance(s, bool): raise TypeError(f"shape entries must be ints, got {shape}")
-    if s < 0 and not (allow_neg and s == -1): raise ValueError(f"negative dimension in shape {shape}")
+    if s < 0 and not (allow_neg and s == -1): raise ShapeError(f"negative dimension {s} in shape {shape}")
     out.append(int(s))
   return tuple(out)
 

@@ -241,3 +241,28 @@ class TestCPUThreads:
     with Context(CPU_THREADS=-1):
       with pytest.raises(ValueError) as e: Tensor.ones(100000, device="CPU").sum().item()
     _names(str(e.value), "CPU_THREADS")
+
+class TestTorchKinds:
+  """Errors of torch's kind for bad dims and shapes (issue 10): IndexError for a dim out of range, naming the dim and the
+  allowed range; RuntimeError for shapes that do not fit (also a ValueError, for tinygrad-style code)."""
+  @pytest.mark.parametrize("fn", [lambda x: x.sum(3), lambda x: x.squeeze(5), lambda x: x.cumsum(-3), lambda x: x.softmax(2),
+                                  lambda x: x.argmax(4), lambda x: x.unsqueeze(9), lambda x: x.transpose(0, 2),
+                                  lambda x: x.flatten(1, 2), lambda x: x.cat(x, dim=2), lambda x: x.flip(-3)])
+  def test_dim_out_of_range(self, fn):
+    with pytest.raises(IndexError) as e: fn(Tensor.ones(2, 3))
+    _names(str(e.value), "dim", "range")
+
+  def test_repeated_dim(self):
+    with pytest.raises(RuntimeError) as e: Tensor.ones(2, 3).sum((1, -1))
+    _names(str(e.value), "dim 1")
+
+  @pytest.mark.parametrize("fn", [lambda: Tensor.cat(Tensor.ones(2, 3), Tensor.ones(3, 3), dim=1),
+                                  lambda: Tensor.stack(Tensor.ones(2, 3), Tensor.ones(2)), lambda: Tensor.ones(2, 3).reshape(7),
+                                  lambda: Tensor.ones(2, 3).permute(1, 0, 2), lambda: Tensor.ones(2, 3).permute(1, 1),
+                                  lambda: Tensor.ones(2, 3).flip((0, 0))])
+  def test_shape_runtime_error(self, fn):
+    with pytest.raises(RuntimeError): fn()
+
+  def test_one_hot_negative(self):
+    with pytest.raises(RuntimeError) as e: Tensor([1, -2]).one_hot(4)
+    _names(str(e.value), "-2")

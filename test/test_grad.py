@@ -262,11 +262,15 @@ class TestReduce:
   @pytest.mark.parametrize("op", ["max", "min"])
   @pytest.mark.parametrize("axis,keepdim", [(None, False), (1, False), (0, True), (-1, True)])
   def test_max_min_ties_split_evenly(self, op, axis, keepdim):
-    # many tied extremes: teeny spreads the gradient evenly among them, like torch.amax/amin
+    # many tied extremes: amax/amin and max/min over all dims spread the gradient evenly among them (torch.amax/amin,
+    # torch.max()); max/min over one int dim give it whole to the first extreme element (torch.max(dim))
     v = np.array([[[1, 3, 3, 0], [2, 2, -1, 2], [0, 0, 0, 0]], [[3, 1, 3, 3], [-1, -1, 5, -1], [4, 4, 4, 4]]],
                  dtype=np.float32)
     tfx = (lambda x: getattr(x, "a" + op)(_norm_axis(axis), keepdim=keepdim))
-    helper_test_grad(None, tfx, lambda x: getattr(x, op)(axis, keepdim=keepdim), vals=[v])
+    helper_test_grad(None, tfx, lambda x: getattr(x, "a" + op)(axis, keepdim=keepdim), vals=[v])
+    if axis is None: helper_test_grad(None, lambda x: getattr(x, op)(), lambda x: getattr(x, op)(), vals=[v])
+    else: helper_test_grad(None, lambda x: getattr(x, op)(axis, keepdim=keepdim).values,
+                           lambda x: getattr(x, op)(axis, keepdim=keepdim), vals=[v])
 
   @pytest.mark.parametrize("op", ["sum", "mean", "max"])
   def test_big_reduce(self, op):
