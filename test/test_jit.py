@@ -288,3 +288,22 @@ def test_cuda_graph_replay():
     np.testing.assert_allclose(e.numpy(), np.exp(xv), rtol=1e-5)
     np.testing.assert_allclose(w.numpy(), ref, rtol=1e-5)
   assert isinstance(next(iter(f.captures.values())).graph, CUDAGraph)
+
+@needs_values
+def test_batchnorm_running_stats_follow_eager():
+  def run(jit: bool):
+    Tensor.manual_seed(5)
+    conv, bn = nn.Conv2d(2, 4, 3), nn.BatchNorm(4)
+    opt = nn.optim.SGD(get_parameters([conv, bn]), lr=0.05)
+    rng = np.random.default_rng(2)
+    def step(x):
+      with Tensor.train():
+        opt.zero_grad()
+        loss = bn(conv(x)).relu().mean()
+        loss.backward()
+        opt.step()
+        return loss
+    f = TinyJit(step) if jit else step
+    losses = [f(Tensor(rng.standard_normal((3, 2, 6, 6)).astype(np.float32))).item() for _ in range(6)]
+    return losses, bn.running_mean.numpy(), bn.running_var.numpy(), conv.weight.numpy()
+  for a, b in zip(run(False), run(True)): np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-6)

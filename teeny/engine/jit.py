@@ -54,15 +54,16 @@ from teeny.device import Buffer, Device
 from teeny.uop.ops import Ops, UOp
 from teeny.engine import realize
 from teeny.engine.realize import buffer_for, check_version, copy_buffer, launch_work
-from teeny.engine.schedule import new_buffer_uop, next_version, _as_shaped, _buffer_ids, _reapply_views, _structure, \
-  _version_ids
+from teeny.engine.schedule import new_buffer_uop, next_version, _as_shaped, _buffer_ids, _done_writes, _reapply_views, \
+  _structure, _version_ids
+from teeny import tensor
+from teeny.tensor import Tensor, _hash32_py, _root
 
 # ---- arguments and return values: Tensors found inside lists, tuples and dicts
 
 _SIMPLE = (int, float, complex, str, bytes, bool, type(None))
 
 def _walk(obj: Any, path: str, tensors: list, others: list, sig: list):
-  from teeny.tensor import Tensor
   if isinstance(obj, Tensor):
     tensors.append((path, obj))
     sig.append(0)
@@ -95,7 +96,6 @@ def _same(a: Any, b: Any) -> bool:
 
 def _rebuild(obj: Any, new: Any) -> Any:
   """obj with each Tensor in it replaced by next(new); other values kept."""
-  from teeny.tensor import Tensor
   if isinstance(obj, Tensor): return next(new)
   if isinstance(obj, (list, tuple)):
     items = [_rebuild(x, new) for x in obj]
@@ -111,13 +111,10 @@ def _input_key(t) -> tuple:
   if b.op is Ops.BUFFER and (u is b or (u.op is Ops.RESHAPE and u.src[0] is b)): return (u.shape, u.dtype, b.arg[1])
   return (u.shape, u.dtype, u.device, _structure([u])[0])
 
-def _lazy(t) -> bool:
-  from teeny.tensor import _lazy as lazy, _root
-  return lazy(_root(t)._uop)
+def _lazy(t) -> bool: return tensor._lazy(_root(t)._uop)
 
 def _flush_pending_writes():
   """Run every pending in-place write: a capture must start from, and a replay must read, memory that holds it."""
-  from teeny import tensor
   if not tensor._write_origin: return
   ts = [t for refs in list(tensor._write_origin.values()) for r in refs if (t := r()) is not None and _lazy(t)]
   if ts: tensor.Tensor.realize_all(*ts)
@@ -125,8 +122,6 @@ def _flush_pending_writes():
 def _realize_readers(written: list):
   """Realize the lazy tensors computed from tensors a replay is about to overwrite, so they keep the values they read
   (a realized one is then read from its own buffer by anything built from it)."""
-  from teeny.tensor import _root, Tensor
-  from teeny.engine.schedule import _done_writes
   lazy = {}
   for w in written:
     cur = w._uop.base
@@ -142,7 +137,6 @@ class _Recorder:
   """Installed as realize.recorder while TinyJit runs a function: records the host data Tensors are made from and, when
   capturing, every item run_schedule runs (with its Buffers) and every tensor written in place."""
   def __init__(self, capture: bool):
-    from teeny.tensor import Tensor
     self.capture = capture
     self.start = next(_buffer_ids)   # memories numbered from here on were made during the call
     self.rng_start = Tensor._rng_counter
@@ -153,7 +147,6 @@ class _Recorder:
     self.origins: dict[int, weakref.ref] = {}
   def schedule(self, items: list):
     if not self.capture: return
-    from teeny import tensor
     for refs in tensor._write_origin.values():
       for r in refs:
         if r() is not None: self.origins[id(r())] = r
@@ -178,7 +171,6 @@ class _Recorder:
                          "(or call the function without TinyJit, JIT=0)")
 
 def _run_recorded(rec: _Recorder, fxn: Callable, args: tuple, kwargs: dict) -> Any:
-  from teeny.tensor import Tensor
   if realize.recorder is not None: raise RuntimeError("internal: a TinyJit recorder is already installed")
   realize.recorder = rec
   try:
@@ -186,7 +178,6 @@ def _run_recorded(rec: _Recorder, fxn: Callable, args: tuple, kwargs: dict) -> A
     with Context(TEENY_CHECK_INDICES=0) if rec.capture and int(CHECK_INDICES) < 0 else Context():
       ret = fxn(*args, **kwargs)
     outs, _, _ = _flatten((ret,), {})
-    from teeny import tensor
     pending = [t for refs in list(tensor._write_origin.values()) for r in refs if (t := r()) is not None and _lazy(t)]
     Tensor.realize_all(*[t for _, t in outs], *pending)
   finally: realize.recorder = None
@@ -229,7 +220,6 @@ def _host_mismatch(name: str, warm: list, rec: _Recorder, used: set[int]) -> str
 
 class _Capture:
   def __init__(self, name: str, rec: _Recorder, inputs: list, others: list, ret: Any, warm: tuple):
-    from teeny.tensor import Tensor, _root
     self.name, self.others = name, others
     mem_input: dict[int, int] = {}
     self.in_mem: list[int | None] = []
@@ -301,7 +291,6 @@ class _Capture:
             f"replayed by {type(self.graph).__name__}")
 
   def replay(self, inputs: list, others: list) -> Any:
-    from teeny.tensor import Tensor, _root
     for (path, v), (_, cv) in zip(others, self.others):
       if not _same(v, cv):
         raise ValueError(f"TinyJit: argument {path} of {self.name} is {_short(v)} but was {_short(cv)} when the function "
@@ -328,7 +317,6 @@ class _Capture:
     written_args = [_root(inputs[k][1]) for k in self.written_args]
     if any(t._users for t in state) or any(t._users for t in written_args): _realize_readers(state + written_args)
     if self.rng:
-      from teeny.tensor import _hash32_py
       c0 = Tensor._rng_counter
       key = _hash32_py((Tensor._seed * 0x9E3779B1 + 0x7F4A7C15) & 0xFFFFFFFF)
       for s, off in self.rng: self.bufs[s].copyin(memoryview(np.array([(c0 + off + key) & 0xFFFFFFFF], np.uint32)).cast("B"))
@@ -398,7 +386,6 @@ class TinyJit:
     self.captures.clear()
     self._warm.clear()
   def __call__(self, *args: Any, **kwargs: Any) -> Any:
-    from teeny.tensor import Tensor
     self.cnt += 1
     if not JIT or realize.recorder is not None: return self.fxn(*args, **kwargs)   # JIT=0, or inside another capture
     inputs, others, sig = _flatten(args, kwargs)
