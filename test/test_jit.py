@@ -307,3 +307,26 @@ def test_batchnorm_running_stats_follow_eager():
     losses = [f(Tensor(rng.standard_normal((3, 2, 6, 6)).astype(np.float32))).item() for _ in range(6)]
     return losses, bn.running_mean.numpy(), bn.running_var.numpy(), conv.weight.numpy()
   for a, b in zip(run(False), run(True)): np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-6)
+
+@needs_values
+def test_output_fed_back_as_input():
+  f = TinyJit(lambda h, x: (h * 0.5 + x).tanh())
+  h, hr = Tensor(np.zeros(5, np.float32)), np.zeros(5, np.float32)
+  for _ in range(6):
+    xv = rnd(5)
+    h, hr = f(h, Tensor(xv)), np.tanh(hr * 0.5 + xv)
+    np.testing.assert_allclose(h.numpy(), hr, rtol=1e-5, atol=1e-6)
+
+def test_error_during_capture_leaves_no_recorder():
+  from teeny.engine import realize
+  calls = []
+  def step(x):
+    calls.append(1)
+    if len(calls) == 2: raise KeyError("boom")
+    return x + 1
+  f = TinyJit(step)
+  f(Tensor(rnd(3)))
+  with pytest.raises(KeyError): f(Tensor(rnd(3)))
+  assert realize.recorder is None and not f.captures
+  f(Tensor(rnd(3)))   # captures now
+  assert len(f.captures) == 1
