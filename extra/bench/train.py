@@ -145,6 +145,26 @@ def measure_teeny() -> dict[str, float]:
   del keep
   return out
 
+def jit_replay_overhead(n_kernels: int = 10, calls: int = 500) -> tuple[float, float]:
+  """Microseconds per kernel of a TinyJit replay of a chain of n kernels that do almost nothing (4 floats each): the
+  whole call (binding, launches, fresh output, versions), and the launch loop alone."""
+  from teeny import Tensor, TinyJit
+  def chain(x):
+    for _ in range(n_kernels): x = (x + 1).contiguous()
+    return x
+  f = TinyJit(chain)
+  x = Tensor(np.zeros(4, np.float32))
+  for _ in range(3): f(x)
+  graph = next(iter(f.captures.values())).graph
+  def per_kernel(fn) -> float:
+    best = float("inf")
+    for _ in range(3):
+      st = time.perf_counter()
+      for _ in range(calls): fn()
+      best = min(best, (time.perf_counter() - st) / calls / n_kernels * 1e6)
+    return best
+  return per_kernel(lambda: f(x)), per_kernel(graph)
+
 def baseline_tree(commit: str) -> Path:
   """A detached worktree of `commit` under /tmp (made once, then reused)."""
   repo = Path(__file__).resolve().parents[2]
@@ -214,6 +234,9 @@ def main():
     spread = lambda who, k: "..".join(f"{f(r[k] for r in runs[who]):.1f}" for f in (min, max))
     print("spread over rounds (min..max), this tree | baseline: " +
           "; ".join(f"{k} {spread('cur', k)} | {spread('base', k)}" for k in ("mlp", "cnn", "sgd_ms", "sgd_live_ms")))
+  call_us, loop_us = jit_replay_overhead()
+  print(f"TinyJit replay of 10 near-empty kernels (teeny of this tree): {call_us:.1f} us per kernel for the whole call, "
+        f"{loop_us:.1f} us per kernel in the launch loop")
   print(f"\nSGD step, MLP 784-128-10 batch 128, ms/step over {LIVE_STEPS} steps (lower is better); {N_LIVE:,} live tensors: "
         "half realized, half lazy")
   print(f"{'':36s} {'no extra':>9s} {f'{N_LIVE:,} live':>12s} {'live/none':>10s}")
