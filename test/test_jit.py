@@ -330,3 +330,14 @@ def test_error_during_capture_leaves_no_recorder():
   assert realize.recorder is None and not f.captures
   f(Tensor(rnd(3)))   # captures now
   assert len(f.captures) == 1
+
+def test_capture_keeps_no_returned_tensor_or_its_memory():
+  import weakref
+  from teeny.engine.realize import buffer_for
+  f = TinyJit(lambda x: x * 2)
+  f(Tensor(rnd(4)))
+  out = f(Tensor(rnd(4)))   # the captured call
+  t_ref, b_ref = weakref.ref(out), weakref.ref(buffer_for(out.uop.base))
+  f(Tensor(rnd(4)))          # a replay writes fresh memory
+  del out
+  assert t_ref() is None and b_ref() is None

@@ -94,9 +94,12 @@ def _same(a: Any, b: Any) -> bool:
   if isinstance(a, _SIMPLE + (np.generic,)): return bool(a == b)
   return False   # any other object must be the captured one itself
 
+class _Slot:
+  """Where a returned Tensor was, in a capture's template of the return value (which holds no tensors)."""
+
 def _rebuild(obj: Any, new: Any) -> Any:
-  """obj with each Tensor in it replaced by next(new); other values kept."""
-  if isinstance(obj, Tensor): return next(new)
+  """obj with each Tensor (or _Slot) in it replaced by next(new); other values kept."""
+  if isinstance(obj, (Tensor, _Slot)): return next(new)
   if isinstance(obj, (list, tuple)):
     items = [_rebuild(x, new) for x in obj]
     if isinstance(obj, list): return items
@@ -246,13 +249,13 @@ class _Capture:
       if m is None: self.outs.append(("const", u))
       elif m in mem_input:
         k = mem_input[m]
-        self.outs.append(("arg", k) if t is inputs[k][1] else ("argview", k, u, b))
+        self.outs.append(("arg", k) if t is inputs[k][1] else ("argview", k, *_detached(u, b)))
       elif m < rec.start: self.outs.append(("same", t))
       elif m in produced and m in slot:
-        self.outs.append(("new", slot[m], u, b))
+        self.outs.append(("new", slot[m], *_detached(u, b)))
         out_mem.add(m)
       else: self.outs.append(("copy", u))   # host data or an untouched empty buffer: a copy, never the JIT's own
-    self.ret = ret
+    self.ret = _rebuild(ret, iter([_Slot() for _ in out_leaves]))   # the captured call's tensors are not kept
     self.in_slot = [slot.get(m) if m is not None else None for m in self.in_mem]
     self.fresh = [(slot[m], (b.device, b.size, b.dtype)) for m in out_mem for b in (self.bufs[slot[m]],)]
     self.rng = [(slot[m], off) for m, off in rec.rng.items() if m in slot and m not in produced]
@@ -355,6 +358,12 @@ class _Capture:
       elif kind == "const": outs.append(Tensor(o[1]))
       else: outs.append(Tensor(UOp(Ops.CONTIGUOUS, o[1].dtype, (o[1],))))
     return _rebuild(self.ret, iter(outs))
+
+def _detached(u: UOp, base: UOp) -> tuple[UOp, UOp]:
+  """u, a view of BUFFER node `base`, as the same view of a stand-in node that maps to no memory (a capture that kept
+  `base` would keep the captured call's buffer alive)."""
+  stand_in = UOp(Ops.BUFFER, base.dtype, (), (-1,) + base.arg[1:3] + (0,))
+  return _reapply_views(u, base, stand_in), stand_in
 
 def _bump(t):
   """t (a base tensor) names its memory's next version: the memory was just written by a replay."""
