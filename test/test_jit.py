@@ -341,3 +341,30 @@ def test_capture_keeps_no_returned_tensor_or_its_memory():
   f(Tensor(rnd(4)))          # a replay writes fresh memory
   del out
   assert t_ref() is None and b_ref() is None
+
+@needs_values
+def test_tiny_gpt_training_matches_eager():
+  """Custom kernels (the embedding's atomic scatter-add backward, cross-entropy), attention, LayerNorm, AdamW."""
+  import os, sys
+  sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "examples"))
+  import teeny.kernels as K
+  from tiny_gpt import TinyGPT
+  def run(jit: bool):
+    Tensor.manual_seed(0)
+    rng = np.random.default_rng(0)
+    model = TinyGPT(40, dim=32, heads=2, layers=1, context=16)
+    opt = nn.optim.AdamW(get_parameters(model), lr=1e-2, weight_decay=0.01)
+    def step(x, y):
+      with Tensor.train():
+        opt.zero_grad()
+        loss = K.cross_entropy(model(x).reshape(-1, 40), y.reshape(-1))
+        loss.backward()
+        opt.step()
+        return loss
+    f = TinyJit(step) if jit else step
+    losses = [f(Tensor(rng.integers(0, 40, (4, 16)).astype(np.int32)), Tensor(rng.integers(0, 40, (4, 16)).astype(np.int32)))
+              for _ in range(5)]
+    return [x.item() for x in losses], model.tok.numpy()
+  (a, ta), (b, tb) = run(False), run(True)
+  np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
+  np.testing.assert_allclose(ta, tb, rtol=1e-3, atol=1e-5)   # float atomics: not bit-reproducible
