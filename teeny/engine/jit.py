@@ -39,7 +39,8 @@ What a replay does, and what it cannot see:
   by every replay, and reading one after a replay raises RuntimeError. Return what you need.
 - A Tensor made inside the step from host data (numpy, lists) is captured as a constant when its data is the same in the
   warm-up and the captured call; when it differs, the capture raises RuntimeError: pass such data as an argument.
-- Random numbers: each replay draws new ones (it advances Tensor's counter exactly as the eager call would).
+- Random numbers: each replay draws new ones (it advances Tensor's counter exactly as the eager call would). A
+  Tensor.manual_seed call inside the step is not replayed: seed outside it.
 - `.numpy()`, `.item()`, `.tolist()` and `bool()` inside the step raise RuntimeError during the capture: a replay
   never runs Python, so a value read there would be frozen. Read the returned tensors after the call.
 - Index range checks run in the uncaptured calls only; in replays, kernels mask out-of-range indices (reads give 0).
