@@ -382,3 +382,12 @@ def test_const_inputs_no_inputs_and_no_outputs():
   a = Tensor.zeros(1, dtype="int8").contiguous().realize()
   for _ in range(5): assert f(a) is None
   assert a.item() == 5
+
+@needs_values
+def test_nested_jit_runs_plain_inside_a_capture():
+  inner = TinyJit(lambda x: x * 2)
+  for _ in range(3): inner(Tensor(rnd(4)))   # captured on its own
+  outer = TinyJit(lambda x: inner(x) + 1)
+  for _ in range(5):
+    x = rnd(4)
+    np.testing.assert_allclose(outer(Tensor(x)).numpy(), x * 2 + 1, rtol=1e-6)
