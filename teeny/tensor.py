@@ -355,6 +355,8 @@ class Tensor(NNMixin, metaclass=_TensorMeta):
     return buffer_for(Tensor(UOp(Ops.CONTIGUOUS, self.dtype, (u,))).realize().uop.base)
   def numpy(self) -> np.ndarray:
     """The values as a numpy array (bfloat16 comes back as float32)."""
+    from teeny.engine import realize
+    if realize.recorder is not None: realize.recorder.host_read(self)   # TinyJit: no host reads in a captured step
     if self.numel() == 0:
       return np.zeros(self.shape, dtype=np.float32 if self.dtype == dtypes.bfloat16 else self.dtype.np)
     if Device[self.device].runs_nothing:
@@ -502,6 +504,8 @@ class Tensor(NNMixin, metaclass=_TensorMeta):
     dev = Device.canonicalize(device)
     ctr = Tensor(np.array([(base + key) & 0xFFFFFFFF], dtype=np.uint32), device=dev) if not Device[dev].runs_nothing else \
       Tensor.empty(1, dtype=dtypes.uint32, device=dev)
+    from teeny.engine import realize
+    if realize.recorder is not None: realize.recorder.rng_counter(ctr.uop.base, base)   # TinyJit replays advance it
     i = Tensor.arange(numel, device=device, dtype=dtypes.uint32) + ctr.reshape((1,)).expand(numel)
     h = _hash32(_hash32(i) ^ key)
     return h
@@ -1812,4 +1816,6 @@ def _from_host(data: Any, device: str, dtype: DType | None) -> UOp:
     host = np.ascontiguousarray(arr.astype(dtype.np, copy=False))
   buf = new_buffer_uop(device, int(np.prod(shape, dtype=np.int64)), dtype)
   if host.size: buffer_for(buf).copyin(memoryview(host.reshape(-1)).cast("B"))
+  from teeny.engine import realize
+  if realize.recorder is not None: realize.recorder.host_copy(buf, host)   # TinyJit: data made on the host in a step
   return buf.reshape(shape) if len(shape) != 1 else buf

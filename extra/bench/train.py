@@ -7,8 +7,9 @@
   python extra/bench/train.py --baseline 20f7e57   # also teeny at that commit, side by side (ROUNDS=n, default 2)
 
 Cases: a 784-128-10 MLP (batch 128, Adam, cross-entropy) on random data, and the digits CNN from
-examples/train_digits_cnn.py (batch 64, Adam). Each step is forward, backward and the optimizer update, with the loss
-read back to the host (as a training loop that logs does).
+examples/train_digits_cnn.py (batch 64, Adam), each without and with TinyJit (the step captured once, then replayed;
+tinygrad with its own TinyJit). Each step is forward, backward and the optimizer update, with the loss read back to the
+host (as a training loop that logs does; under TinyJit the read is after the jitted call).
 Then an SGD step of the same MLP, alone and with 20,000 unrelated tensors kept alive (half realized from numpy, half
 lazy), in ms per step: the cost of a step should not grow with the number of live tensors.
 --baseline COMMIT checks that commit out into /tmp/teeny-baseline-<sha> (a detached git worktree, reused when present)
@@ -41,31 +42,32 @@ def data(shape_x, n_classes, bs, seed=0):
   rng = np.random.default_rng(seed)
   return rng.standard_normal((bs, *shape_x)).astype(np.float32), rng.integers(0, n_classes, bs).astype(np.int64)
 
-def teeny_step(model, params: list, lr: float, X: np.ndarray, Y: np.ndarray):
-  from teeny import Tensor, nn
+def teeny_step(model, params: list, lr: float, X: np.ndarray, Y: np.ndarray, jit: bool = False):
+  from teeny import Tensor, TinyJit, nn
   opt = nn.optim.Adam(params, lr=lr)
   x, y = Tensor(X), Tensor(Y.astype(np.int32))
-  def step():
+  def train_step(x, y):
     with Tensor.train():
       opt.zero_grad()
       loss = model(x).cross_entropy(y)
       loss.backward()
       Tensor.realize(loss, *opt.schedule_step())
-      return loss.item()
-  return step
+      return loss
+  f = TinyJit(train_step) if jit else train_step
+  return lambda: f(x, y).item()
 
-def teeny_mlp():
+def teeny_mlp(jit: bool = False):
   from teeny import nn
   from teeny.nn.state import get_parameters
   l1, l2 = nn.Linear(784, 128), nn.Linear(128, 10)
-  return teeny_step(lambda x: l2(l1(x).relu()), get_parameters([l1, l2]), 1e-3, *data((784,), 10, 128))
+  return teeny_step(lambda x: l2(l1(x).relu()), get_parameters([l1, l2]), 1e-3, *data((784,), 10, 128), jit=jit)
 
-def teeny_cnn():
+def teeny_cnn(jit: bool = False):
   from teeny.nn.state import get_parameters
   sys.path.insert(0, str(ROOT / "examples"))
   from train_digits_cnn import DigitsCNN
   model = DigitsCNN()
-  return teeny_step(model, get_parameters(model), 3e-3, *data((1, 8, 8), 10, 64))
+  return teeny_step(model, get_parameters(model), 3e-3, *data((1, 8, 8), 10, 64), jit=jit)
 
 def torch_step(m, lr: float, X: np.ndarray, Y: np.ndarray):
   import torch
@@ -90,8 +92,8 @@ def torch_cnn():
                           torch.nn.Conv2d(32, 32, 3, padding=1), torch.nn.ReLU(), torch.nn.Flatten(), torch.nn.Linear(512, 10))
   return torch_step(m, 3e-3, *data((1, 8, 8), 10, 64))
 
-def tinygrad_mlp():
-  from tinygrad import Tensor as TT, nn as tnn  # type: ignore
+def tinygrad_mlp(jit: bool = False):
+  from tinygrad import Tensor as TT, TinyJit as TJ, nn as tnn  # type: ignore
   X, Y = data((784,), 10, 128)
   l1, l2 = tnn.Linear(784, 128), tnn.Linear(128, 10)
   opt = tnn.optim.Adam(tnn.state.get_parameters([l1, l2]), lr=1e-3)
@@ -101,14 +103,15 @@ def tinygrad_mlp():
   else:
     from tinygrad.helpers import Context  # type: ignore
     def train(): return Context(TRAINING=1)
-  def step():
+  def train_step(x, y):
     with train():
       opt.zero_grad()
       loss = l2(l1(x).relu()).sparse_categorical_crossentropy(y)
       loss.backward()
       opt.step()
-      return loss.item()
-  return step
+      return loss.realize()
+  f = TJ(train_step) if jit else train_step
+  return lambda: f(x, y).item()
 
 def teeny_sgd_mlp():
   from teeny import Tensor, nn
@@ -133,13 +136,34 @@ def live_tensors(n: int) -> list:
 
 def measure_teeny() -> dict[str, float]:
   """teeny's numbers for every case: steps/s for the Adam cases, ms per step for the SGD step with and without live tensors."""
-  out = {"mlp": timed(teeny_mlp()), "cnn": timed(teeny_cnn())}
+  out = {"mlp": timed(teeny_mlp()), "cnn": timed(teeny_cnn()), "mlp_jit": timed(teeny_mlp(jit=True)),
+         "cnn_jit": timed(teeny_cnn(jit=True))}
   step = teeny_sgd_mlp()
   out["sgd_ms"] = 1000 / timed(step, LIVE_STEPS)
   keep = live_tensors(N_LIVE)
   out["sgd_live_ms"] = 1000 / timed(step, LIVE_STEPS)
   del keep
   return out
+
+def jit_replay_overhead(n_kernels: int = 10, calls: int = 500) -> tuple[float, float]:
+  """Microseconds per kernel of a TinyJit replay of a chain of n kernels that do almost nothing (4 floats each): the
+  whole call (binding, launches, fresh output, versions), and the launch loop alone."""
+  from teeny import Tensor, TinyJit
+  def chain(x):
+    for _ in range(n_kernels): x = (x + 1).contiguous()
+    return x
+  f = TinyJit(chain)
+  x = Tensor(np.zeros(4, np.float32))
+  for _ in range(3): f(x)
+  graph = next(iter(f.captures.values())).graph
+  def per_kernel(fn) -> float:
+    best = float("inf")
+    for _ in range(3):
+      st = time.perf_counter()
+      for _ in range(calls): fn()
+      best = min(best, (time.perf_counter() - st) / calls / n_kernels * 1e6)
+    return best
+  return per_kernel(lambda: f(x)), per_kernel(graph)
 
 def baseline_tree(commit: str) -> Path:
   """A detached worktree of `commit` under /tmp (made once, then reused)."""
@@ -185,11 +209,12 @@ def main():
                              ("digits CNN, batch 64, Adam", "cnn", torch_cnn, None)]:
     try: torch_sps = timed(ref())
     except ImportError: torch_sps = None
-    tg_sps = None
+    tg_sps = tg_jit = None
     if tg is not None:
-      try: tg_sps = timed(tg())
+      try: tg_sps, tg_jit = timed(tg()), timed(tg(jit=True))
       except ImportError: pass
     rows.append((name, key, cur[key], torch_sps, tg_sps))
+    if key + "_jit" in cur: rows.append(("  the same with TinyJit", key + "_jit", cur[key + "_jit"], torch_sps, tg_jit))
   try:
     import torch
     tver = f"torch {torch.__version__} ({torch.get_num_threads()} threads)"
@@ -203,11 +228,15 @@ def main():
   print(head + (f" {'baseline':>9s} {'teeny/base':>11s}" if base else ""))
   for name, key, a, b, c in rows:
     line = f"{name:36s} {fmt(a)} {fmt(b)} {fmt(c, 9)} {(a / b if b else float('nan')):12.2f}"
-    print(line + (f" {fmt(base[key], 9)} {a / base[key]:11.3f}" if base else ""))
+    print(line + (f" {fmt(base[key], 9)} {a / base[key]:11.3f}" if base and key in base else ""))
+  print("TinyJit / without: " + ", ".join(f"{k} {cur[k + '_jit'] / cur[k]:.2f}x" for k in ("mlp", "cnn") if k + "_jit" in cur))
   if base:
     spread = lambda who, k: "..".join(f"{f(r[k] for r in runs[who]):.1f}" for f in (min, max))
     print("spread over rounds (min..max), this tree | baseline: " +
           "; ".join(f"{k} {spread('cur', k)} | {spread('base', k)}" for k in ("mlp", "cnn", "sgd_ms", "sgd_live_ms")))
+  call_us, loop_us = jit_replay_overhead()
+  print(f"TinyJit replay of 10 near-empty kernels (teeny of this tree): {call_us:.1f} us per kernel for the whole call, "
+        f"{loop_us:.1f} us per kernel in the launch loop")
   print(f"\nSGD step, MLP 784-128-10 batch 128, ms/step over {LIVE_STEPS} steps (lower is better); {N_LIVE:,} live tensors: "
         "half realized, half lazy")
   print(f"{'':36s} {'no extra':>9s} {f'{N_LIVE:,} live':>12s} {'live/none':>10s}")

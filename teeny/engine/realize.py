@@ -25,6 +25,10 @@ def check_version(u: UOp, what: str = "a kernel") -> Buffer:
   """The Buffer of version node u, refusing to read it when its memory has since been overwritten in place."""
   b = buffer_for(u)
   if b.version != u.arg[3]:
+    if b.version == JIT_OWNED:
+      raise RuntimeError(f"{what} reads a tensor computed inside a TinyJit capture ({u.dtype}, {u.arg[2]} elements on "
+                         f"{u.arg[1]}) whose memory the JIT reuses on every replay; return it from the jitted function to "
+                         "get a fresh tensor per call")
     raise RuntimeError(f"{what} needs the contents a tensor had before it was modified in place ({u.dtype}, {u.arg[2]} "
                        f"elements on {u.arg[1]}), and that memory has been overwritten since. Realize or .clone() the "
                        "tensors that read it before writing into it (as torch says: a variable needed here was modified "
@@ -32,6 +36,12 @@ def check_version(u: UOp, what: str = "a kernel") -> Buffer:
   return b
 
 def is_allocated(u: UOp) -> bool: return u in _buffers
+
+# set by TinyJit (engine/jit.py) while it runs a function it will capture: it sees every schedule and item run
+recorder: Any = None
+# the version a TinyJit gives the memories it owns (a capture's intermediates) once it replays: a tensor left over from
+# the capture that still names one reads memory every replay overwrites
+JIT_OWNED = -1
 
 _program_cache: dict[tuple[str, UOp], Any] = {}
 
@@ -62,18 +72,29 @@ def _check_args(spec, bufs: list[Buffer], name: str):
     if dt != b.dtype: raise TypeError(f"kernel {name}: parameter data{slot} is {dt}, but the buffer passed is {b.dtype}")
 
 def run_schedule(items: list[ScheduleItem]):
+  if recorder is not None: recorder.schedule(items)
   for it in items:
     for b in it.consumed(): check_version(b)
     if it.kind == "copy":
       dst, src = buffer_for(it.bufs[0]), buffer_for(it.bufs[1])
-      if Device[dst.device].runs_nothing or Device[src.device].runs_nothing: dst.ensure_allocated()
-      else: dst.copyin(memoryview(src.numpy().view("uint8") if src.dtype.np_name else src.numpy()).cast("B"))
+      copy_buffer(dst, src)
+      if recorder is not None: recorder.copy(it, dst, src)
       continue
     _run_kernel(it)
     for slot, new in it.bumps:
       b = buffer_for(it.bufs[slot])
       _buffers[new] = b
       b.version = new.arg[3]
+
+def copy_buffer(dst: Buffer, src: Buffer):
+  if Device[dst.device].runs_nothing or Device[src.device].runs_nothing: dst.ensure_allocated()
+  else: dst.copyin(memoryview(src.numpy().view("uint8") if src.dtype.np_name else src.numpy()).cast("B"))
+
+def launch_work(spec) -> int:
+  """How much work a launch is, for the CPU's choice of threads: the most times any op runs, or the grid size."""
+  work = 1
+  for s in spec.global_size: work *= s
+  return max(work, spec.ops, spec.iters)
 
 def _run_kernel(it: ScheduleItem):
   device = it.bufs[0].arg[1]
@@ -84,9 +105,8 @@ def _run_kernel(it: ScheduleItem):
       raise RuntimeError(f"kernel {spec.name} runs on {device} but a buffer lives on {b.device}; move it with .to({device!r})")
   _check_args(spec, bufs, spec.name)
   opaque = [b.ensure_allocated()._opaque for b in bufs]
-  work = 1
-  for s in spec.global_size: work *= s
-  t = prg(*opaque, global_size=spec.global_size, local_size=spec.local_size, wait=DEBUG >= 2, work=max(work, spec.ops, spec.iters))
+  t = prg(*opaque, global_size=spec.global_size, local_size=spec.local_size, wait=DEBUG >= 2, work=launch_work(spec))
+  if recorder is not None: recorder.kernel(it, prg, spec, bufs)
   GlobalCounters.kernel_count += 1
   GlobalCounters.global_ops += spec.ops
   GlobalCounters.global_mem += spec.mem

@@ -91,7 +91,39 @@ class CPUProgram:
       for f in futs: f.result()
     return time.perf_counter() - st
 
+class CPUGraph:
+  """A TinyJit capture replayed on the CPU: each launch is one C call with ctypes arguments built once. A buffer's
+  address lives in one c_void_p shared by every launch that uses it, so rebinding a buffer is one store and a replay is
+  only the launch loop. `launches`: ("kernel", program, spec, slots, vals, work) or ("copy", dst slot, src slot, nbytes)."""
+  def __init__(self, launches: list[tuple], bufs: list[Any]):
+    self.ptrs = [ctypes.c_void_p(b.ensure_allocated()._opaque.ctypes.data) for b in bufs]
+    nt_all, forced = n_threads(), bool(CPU_THREADS.value)
+    self.calls: list[tuple] = []
+    for ln in launches:
+      if ln[0] == "copy":
+        self.calls.append((ctypes.memmove, (self.ptrs[ln[1]], self.ptrs[ln[2]], ctypes.c_size_t(ln[3])), ()))
+        continue
+      _, prg, _spec, slots, vals, work = ln
+      args = tuple(self.ptrs[s] for s in slots) + tuple(ctypes.c_int(int(v)) for v in vals)
+      nt = nt_all if forced or work >= 1 << 16 else 1   # the same split CPUProgram.__call__ makes
+      cores = [args + (ctypes.c_int(i), ctypes.c_int(nt)) for i in range(nt)]
+      self.calls.append((prg.fxn, cores[0], tuple(cores[1:])))
+    self.threaded = any(rest for _, _, rest in self.calls)
+  def bind(self, slot: int, buf: Any): self.ptrs[slot].value = buf.ensure_allocated()._opaque.ctypes.data
+  def __call__(self) -> float:
+    submit = get_pool().submit if self.threaded else None
+    st = time.perf_counter()
+    for fxn, first, rest in self.calls:
+      if rest:
+        futs = [submit(fxn, *a) for a in rest]
+        fxn(*first)
+        for f in futs: f.result()
+      else: fxn(*first)
+    return time.perf_counter() - st
+
 def open_device(name: str) -> Compiled:
   from teeny.codegen.render.c import CRenderer
   if DEBUG >= 1: print(f"teeny: opened {name} with {find_cc()}, {n_threads()} threads")
-  return Compiled(name, CPUAllocator(), CRenderer(), CCompiler(), CPUProgram)
+  dev = Compiled(name, CPUAllocator(), CRenderer(), CCompiler(), CPUProgram)
+  dev.graph = CPUGraph
+  return dev

@@ -143,6 +143,59 @@ class CUDAProgram:
     _check(driver.cuEventSynchronize(en), f"running {self.name}")
     return _check(driver.cuEventElapsedTime(st, en), "cuEventElapsedTime") * 1e-3
 
+def _dims(size: Any) -> list[int]: return list(size or [1]) + [1] * (3 - len(size or [1]))
+
+class CUDAGraph:
+  """A TinyJit capture replayed as one CUDA graph built node by node through the driver's graph API: one kernel node
+  per launch, each depending on the one before (launch order is the capture's). A buffer's address lives in one host
+  cell that the kernel nodes' parameter arrays point at; rebinding a buffer writes the cell and, before the next launch,
+  updates the nodes that use it in the instantiated graph (cuGraphExecKernelNodeSetParams), so nothing re-instantiates.
+  Copies are not graph nodes here: a capture with copies replays launch by launch instead (NotImplementedError)."""
+  def __init__(self, dev: CUDADevice, launches: list[tuple], bufs: list[Any]):
+    from cuda.bindings import driver
+    if any(ln[0] != "kernel" for ln in launches): raise NotImplementedError("CUDA graphs here hold kernel launches only")
+    dev.activate()
+    self.dev = dev
+    self.cells = [np.array([int(b.ensure_allocated()._opaque)], dtype=np.uint64) for b in bufs]
+    self.graph = _check(driver.cuGraphCreate(0), "cuGraphCreate")
+    self.nodes: list[Any] = []
+    self.params: list[Any] = []
+    self.keep: list[Any] = []   # what each node's parameter array points at must outlive the graph
+    self.users: list[list[int]] = [[] for _ in bufs]
+    self.dirty: set[int] = set()
+    for i, (_, prg, spec, slots, vals, _work) in enumerate(launches):
+      holders = [self.cells[s] for s in slots] + [np.array([int(v)], dtype=np.int32) for v in vals]
+      argv = np.array([h.ctypes.data for h in holders], dtype=np.uint64)
+      p = driver.CUDA_KERNEL_NODE_PARAMS()
+      p.func = prg.fxn
+      p.gridDimX, p.gridDimY, p.gridDimZ = _dims(spec.global_size)
+      p.blockDimX, p.blockDimY, p.blockDimZ = _dims(spec.local_size)
+      p.sharedMemBytes = 0
+      p.kernelParams = argv.ctypes.data
+      deps = self.nodes[-1:]
+      self.nodes.append(_check(driver.cuGraphAddKernelNode(self.graph, deps, len(deps), p), f"adding {prg.name} to a CUDA graph"))
+      self.params.append(p)
+      self.keep.append((holders, argv))
+      for s in set(slots): self.users[s].append(i)
+    self.exec = _check(driver.cuGraphInstantiate(self.graph, 0), "cuGraphInstantiate")
+  def bind(self, slot: int, buf: Any):
+    self.cells[slot][0] = int(buf.ensure_allocated()._opaque)
+    self.dirty.update(self.users[slot])
+  def __call__(self) -> float:
+    from cuda.bindings import driver
+    self.dev.activate()
+    for i in self.dirty:
+      _check(driver.cuGraphExecKernelNodeSetParams(self.exec, self.nodes[i], self.params[i]), "cuGraphExecKernelNodeSetParams")
+    self.dirty.clear()
+    _check(driver.cuGraphLaunch(self.exec, 0), "cuGraphLaunch")
+    return 0.0
+  def __del__(self):
+    try:
+      from cuda.bindings import driver
+      driver.cuGraphExecDestroy(self.exec)
+      driver.cuGraphDestroy(self.graph)
+    except Exception: pass   # half built, or the driver is gone at interpreter exit
+
 class CUDADevice(Compiled):
   def __init__(self, name: str):
     idx = int(name.split(":")[1]) if ":" in name else 0
@@ -166,6 +219,7 @@ class CUDADevice(Compiled):
     self.events = (_check(driver.cuEventCreate(0), "cuEventCreate"), _check(driver.cuEventCreate(0), "cuEventCreate"))
     from teeny.codegen.render.cuda import CUDARenderer
     super().__init__(name, CUDAAllocator(self), CUDARenderer(), NVRTCCompiler(self.arch), functools.partial(CUDAProgram, self))
+    self.graph = functools.partial(CUDAGraph, self)
     if DEBUG >= 1:
       dn = _check(driver.cuDeviceGetName(256, self.cu_device), "cuDeviceGetName").split(bytes(1))[0].decode()
       print(f"teeny: opened {name}: {dn} ({self.arch}), NVRTC {self.compiler.version}")
