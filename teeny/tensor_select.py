@@ -8,7 +8,8 @@ Sorting (`sort`, `argsort`, `topk`) is a bitonic sorting network over the sorted
 its log2(n)*(log2(n)+1)/2 stages is one elementwise kernel in which every element meets its partner (the same view
 flipped) and keeps the one that comes first or last. Elements are compared by an integer key (the value's order, NaN
 largest) with the original index as the tie-break, so the result is always stable, which torch allows for any
-`stable`. Keys of up to 32 bits travel packed with the index in one int64.
+`stable`. Keys of up to 32 bits travel packed with the index in one int64. The values are then read at the sorted
+indices (a gather), which is also the gradient's path back to the picked positions.
 """
 from __future__ import annotations
 from collections import namedtuple
@@ -171,7 +172,6 @@ class SelectMixin:
 
   def diagonal(self: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
     """The diagonal of dims dim1 and dim2 (offset above it if > 0, below if < 0) as a new last dim; a view."""
-    if self.ndim < 2: raise RuntimeError(f"diagonal needs a tensor of at least 2 dimensions, got shape {tuple(self.shape)}")
     offset = _int_arg(offset, "offset")
     d1, d2 = _dim(dim1, self.ndim, "dim1"), _dim(dim2, self.ndim, "dim2")
     if d1 == d2: raise RuntimeError(f"diagonal dimensions cannot be identical: dim1={dim1}, dim2={dim2}")
@@ -248,7 +248,7 @@ class SelectMixin:
 
   def masked_fill(self: Tensor, mask: Tensor, value) -> Tensor:
     """self with value (a scalar or a 0-d tensor) where the bool mask (broadcast with self) is True."""
-    from teeny.tensor import Tensor
+    from teeny.tensor import Tensor, _broadcast_shape
     if not isinstance(mask, Tensor) or mask.dtype != dtypes.bool:
       got = mask.dtype if isinstance(mask, Tensor) else type(mask).__name__
       raise RuntimeError(f"masked_fill only supports boolean masks, but got mask with dtype {got}; use mask.bool()")
@@ -258,6 +258,10 @@ class SelectMixin:
                            "dimension(s); use where() to fill from a tensor")
       v = value.cast(self.dtype)
     else: v = Tensor(_scalar_for(value, self.dtype), device=self.device, dtype=self.dtype)
+    try: _broadcast_shape(self.shape, mask.shape)
+    except ValueError:
+      raise RuntimeError(f"masked_fill: the mask's shape {tuple(mask.shape)} does not broadcast with the tensor's shape "
+                         f"{tuple(self.shape)}") from None
     return mask.where(v, self)
 
   def masked_select(self: Tensor, mask: Tensor) -> Tensor:
@@ -289,7 +293,7 @@ class SelectMixin:
     sh = (shifts,) if isinstance(shifts, (int, np.integer)) else tuple(shifts)
     sh = tuple(_int_arg(s, "shifts") for s in sh)
     if dims is None:
-      if len(sh) != 1: raise RuntimeError(f"roll: with dims=None, shifts must be one int, got {shifts!r}")
+      if len(sh) != 1: raise RuntimeError(f"roll: shifts and dims must align: with dims=None, shifts must be one int, got {shifts!r}")
       return self.reshape(-1).roll(sh, 0).reshape(self.shape)
     ds = (dims,) if isinstance(dims, (int, np.integer)) else tuple(dims)
     if len(sh) != len(ds) or not sh:
