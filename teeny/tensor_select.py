@@ -54,8 +54,9 @@ def _order_key(x: Tensor, descending: bool) -> tuple[Tensor, bool]:
     if not wide: key = key.cast(dtypes.int64)
   elif dt.itemsize == 8: key, wide = x, True                        # int64 / uint64: compared as they are
   else:
-    key, wide = x.cast(dtypes.int64), False
-    if dt == dtypes.uint32: key = key - (1 << 31)                     # into int32's range, order kept
+    # uint32 does not fit int32's range: it takes the unpacked path (shifting it down before packing made the index
+    # math overflow once the rewrites distributed the product)
+    key, wide = x.cast(dtypes.int64), dt == dtypes.uint32
   if descending: key = ~key   # reverses the order of signed and unsigned ints alike, without overflow
   return key, not wide
 
