@@ -5,3 +5,4 @@ from teeny.device import Device  # noqa: F401
 from teeny.helpers import Context, GlobalCounters, getenv  # noqa: F401
 from teeny.engine.jit import TinyJit  # noqa: F401
 from teeny import nn  # noqa: F401
+from teeny.tensor_select import meshgrid  # noqa: F401

@@ -8,6 +8,7 @@ from teeny.helpers import prod, DEBUG
 from teeny.device import Device
 from teeny.uop.ops import GroupOp, Ops, UOp, substitute_nodes, toposort_many
 from teeny.tensor_nn import NNMixin
+from teeny.tensor_select import SelectMixin
 
 # Side tables keyed weakly by graph node (an entry lives as long as some graph still holds the node), so finding what a
 # realize or a backward needs costs what its own graph costs, never what the whole process holds:
@@ -124,7 +125,7 @@ class _TensorMeta(type):
   @_no_grad.setter
   def _no_grad(cls, v: bool): _no_grad_var.set(bool(v))
 
-class Tensor(NNMixin, metaclass=_TensorMeta):
+class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
   """A lazy n-dimensional array. `Tensor(data, device=, dtype=, requires_grad=)`."""
   # the calling thread's modes, also read on an instance (t.training); assign them on the class (Tensor.training = True)
   training = property(lambda self: _training_var.get(), doc="whether this thread is in training mode (Dropout, BatchNorm)")
@@ -1228,7 +1229,6 @@ class Tensor(NNMixin, metaclass=_TensorMeta):
     """Running products along `axis`; dtype= casts the input first (torch)."""
     x = self.cast(dtype) if dtype is not None else self
     return x._cumulative(Ops.MUL, dim if dim is not None else axis)
-  def cummax(self, axis: int = 0) -> Tensor: return self._cumulative(Ops.MAX, axis)
   def _cumulative(self, op: Ops, axis: int) -> Tensor:
     ax = _axis(axis, self.ndim)
     if self.ndim == 0: return self
