@@ -1,18 +1,15 @@
-"""GPU kernel shaping, shared by the CUDA, HIP and OpenCL renderers: which ranges become grid and thread indices, the
-launch dims that follow from them, the grouped reduce (one block per output, lanes combined in shared memory), and
-register tiling for matmul-like kernels."""
+"""GPU kernel shaping, shared by the CUDA, HIP and OpenCL renderers: which ranges become grid and thread indices and the
+launch dims that follow from them (grid_map, launch_dims), the grid-mapping pass (map_to_grid), and the C-family base of
+the GPU languages. The choices (grouped reduces, register tiles, LOCAL splits) are Opts (codegen/opt.py)."""
 from __future__ import annotations
 from dataclasses import dataclass
 from teeny.dtype import dtypes
-from teeny.helpers import ceildiv, getenv, prod
-from teeny.uop.ops import AxisType, Ops, UOp
-from teeny.uop.rewrite import graph_rewrite
-from teeny.uop.symbolic import symbolic
+from teeny.helpers import ceildiv, prod
+from teeny.uop.ops import AxisType, KernelInfo, Ops, UOp
+from teeny.codegen.opt import GPU_LOCAL, OptOps, flatten_ranges, global_ranges, has_opt
 
-LOCAL_SIZE = getenv("GPU_LOCAL", 256)      # threads per block of elementwise kernels, lanes of a grouped reduce
+LOCAL_SIZE = GPU_LOCAL                     # threads per block of elementwise kernels
 MAX_GRID = (2**31 - 1, 65535, 65535)      # CUDA/HIP limits on blocks per grid dimension
-GROUP_MIN_REDUCE = 256                     # a reduce at least this long may be spread over a block's lanes
-LANE = UOp(Ops.SPECIAL, dtypes.index, (), ("lidx0", LOCAL_SIZE))
 
 @dataclass(frozen=True)
 class AxisMap:
@@ -39,12 +36,13 @@ def grid_map(uops: list[UOp]) -> dict[UOp, AxisMap]:
     for i, r in enumerate(local): out[r] = AxisMap("local", i, _need_const(r), _need_const(r))
     return out
   grouped = any(r.arg[1] is AxisType.GROUP for r in rngs)
+  nolocals = bool(uops) and uops[-1].op is Ops.SINK and has_opt(uops[-1], OptOps.NOLOCALS)
   dim = 0
   # the innermost (highest axis id, usually contiguous) range is x, so neighbouring threads touch neighbouring memory
   for r in sorted(glob, key=lambda r: -r.arg[0]):
     size = _const_size(r)
     if size is None or dim > 2 or size > MAX_GRID[dim]: out[r] = AxisMap("loop", -1, size or 0)
-    elif dim == 0 and not grouped: out[r] = AxisMap("thread", 0, size, min(LOCAL_SIZE, size))
+    elif dim == 0 and not grouped and not nolocals: out[r] = AxisMap("thread", 0, size, min(LOCAL_SIZE, size))
     else: out[r] = AxisMap("block", dim, size)
     if out[r].kind != "loop": dim += 1
   return out
@@ -60,97 +58,23 @@ def launch_dims(uops: list[UOp]) -> tuple[list[int], list[int]]:
     if m.kind == "thread": grid[m.dim], local[m.dim] = ceildiv(m.size, m.local), m.local
     elif m.kind == "block": grid[m.dim] = m.size
     elif m.kind == "local": local[m.dim] = m.size
-  if any(u.op is Ops.RANGE and u.arg[1] is AxisType.GROUP for u in uops): local[0] = LOCAL_SIZE
+  if (lanes := group_lanes(uops)): local[0] = lanes
   return grid, local
 
-# ---- kernel shaping before linearize
+def group_lanes(uops: list[UOp]) -> int:
+  """The lanes of a grouped reduce (the lane index SPECIAL carries the count), 0 if the kernel has none."""
+  if not any(u.op is Ops.RANGE and u.arg[1] is AxisType.GROUP for u in uops): return 0
+  return next(u.arg[1] for u in uops if u.op is Ops.SPECIAL and u.arg[0] == "lidx0")
 
-def _ranges(ast: UOp, t: AxisType) -> list[UOp]:
-  return sorted([u for u in ast.toposort if u.op is Ops.RANGE and u.arg[1] is t], key=lambda r: r.arg[0])
+# ---- the grid-mapping pass
 
-def flatten_ranges(ast: UOp, rngs: list[UOp], axis_type: AxisType) -> tuple[UOp, UOp | None]:
-  """Replace ranges (outermost first) by one range over their product; their values come back by div/mod."""
-  if not rngs: return ast, None
-  sizes = [r.src[0].arg for r in rngs]
-  new = UOp.range(prod(sizes), rngs[0].arg[0], axis_type)
-  mapping, stride = {}, 1
-  for r, s in zip(reversed(rngs), reversed(sizes)):
-    q = new if stride == 1 else new // stride
-    mapping[r] = q % s if stride * s < prod(sizes) else q
-    stride *= s
-  return graph_rewrite(ast.substitute(mapping), symbolic), new
-
-def _loads(u: UOp) -> list[UOp]: return [x.src[0] for x in u.toposort if x.op is Ops.LOAD]
-
-def _contiguous_in(loads: list[UOp], r: UOp) -> bool:
-  from teeny.codegen.opt import coefficient
-  return any(coefficient(ld.src[1], r) == 1 for ld in loads)
-
-def _groupable(ast: UOp) -> bool:
-  """A reduce long enough to share between lanes, with outputs too few to fill the GPU or laid out so that one thread per
-  output would read memory with a large stride."""
-  reds = [u for u in ast.toposort if u.op is Ops.REDUCE]
-  if not reds or any(r is not s and s in r.src[0].toposort for r in reds for s in reds): return False
-  if any(_const_size(r) is None for red in reds for r in red.src[1:]): return False
-  if any(u.op is Ops.RANGE and u.arg[1] not in (AxisType.GLOBAL, AxisType.REDUCE) for u in ast.toposort): return False
-  rsize = min(prod(r.src[0].arg for r in red.src[1:]) for red in reds)
-  glob = _ranges(ast, AxisType.GLOBAL)
-  nout = prod(_const_size(g) or 1 for g in glob)
-  if rsize < GROUP_MIN_REDUCE: return False
-  loads = _loads(ast)
-  contig_reduce = any(_contiguous_in(loads, r) for red in reds for r in red.src[1:])
-  contig_out = bool(glob) and _contiguous_in(loads, glob[-1])
-  return nout <= 8192 or (contig_reduce and not contig_out)
-
-def group_reduces(ast: UOp) -> UOp:
-  """Each REDUCE's ranges become one GROUP range that the block's lanes stride through; lane 0 stores."""
-  mapping = {}
-  for red in [u for u in ast.toposort if u.op is Ops.REDUCE]:
-    val, grp = flatten_ranges(red.src[0], list(red.src[1:]), AxisType.GROUP)
-    mapping[red] = UOp(Ops.REDUCE, red.dtype, (val, grp), red.arg)
-  ast = ast.substitute(mapping)
-  stores = []
-  for st in ast.src:
-    if st.op is not Ops.STORE:
-      stores.append(st)
-      continue
-    idx = st.src[0]
-    gate = LANE.eq(0) if len(idx.src) < 3 else idx.src[2].alu(Ops.AND, LANE.eq(0))
-    stores.append(st.replace(src=(idx.replace(src=idx.src[:2] + (gate,)),) + st.src[1:]))
-  return graph_rewrite(ast.replace(src=tuple(stores)), symbolic)
-
-UPCAST = tuple(int(x) for x in getenv("GPU_UPCAST", "4,8").split(","))   # outputs per thread: contiguous axis, other axis
-
-def upcast_gpu(ast: UOp) -> UOp:
-  """Register tiling for matmul-like reduces: each thread computes a block of outputs (UPCAST[0] along an axis some input
-  reads contiguously, UPCAST[1] along an axis that input does not depend on, so each load is reused)."""
-  from teeny.codegen.opt import coefficient, split_upcast
-  reds = [u for u in ast.toposort if u.op is Ops.REDUCE]
-  if len(reds) != 1: return ast
-  loads = _loads(reds[0].src[0])
-  glob = _ranges(ast, AxisType.GLOBAL)
-  ux, uy = UPCAST
-  cands = [g for g in reversed(glob) if g.src[0].arg % ux == 0 and g.src[0].arg >= 16 * ux and _contiguous_in(loads, g)]
-  if not cands: return ast
-  g1 = cands[0]
-  reused = [ld for ld in loads if coefficient(ld.src[1], g1) == 1]
-  ast = split_upcast(ast, g1, ux)
-  others = [g for g in _ranges(ast, AxisType.GLOBAL) if g.arg[0] != g1.arg[0] and g.src[0].arg % uy == 0 and g.src[0].arg >= 16 * uy]
-  others = [g for g in others if any(g not in ld.toposort for ld in reused)]
-  if others: ast = split_upcast(ast, others[0], uy)
-  return ast
-
-def optimize_gpu(ast: UOp) -> UOp:
-  """Shape a scheduled kernel for a GPU. Hand-written kernels (LOCAL ranges, barriers, atomics) are left as written."""
-  from teeny.codegen.opt import merge_globals
-  if any(u.op in (Ops.SPECIAL, Ops.BARRIER, Ops.ATOMIC, Ops.ATOMIC_CAS, Ops.CUSTOM) or
-         (u.op is Ops.RANGE and u.arg[1] not in (AxisType.GLOBAL, AxisType.REDUCE)) for u in ast.toposort): return ast
-  if any(_const_size(r) is None for r in _ranges(ast, AxisType.GLOBAL)): return ast
-  ast = merge_globals(ast)
-  if _groupable(ast): ast = group_reduces(ast)
-  else: ast = upcast_gpu(ast)
-  ast, _ = flatten_ranges(ast, _ranges(ast, AxisType.GLOBAL), AxisType.GLOBAL)
-  return ast
+def map_to_grid(ast: UOp) -> UOp:
+  """A scheduled kernel's GLOBAL ranges become one (grid_map then spreads it over blocks and threads); kernels with
+  LOCAL ranges keep theirs, one per grid dimension."""
+  if any(u.op is Ops.RANGE and u.arg[1] is AxisType.LOCAL for u in ast.toposort): return ast
+  info = ast.arg
+  ast, _ = flatten_ranges(ast, global_ranges(ast), AxisType.GLOBAL)
+  return ast.replace(arg=info) if isinstance(info, KernelInfo) else ast
 
 # ---- the C-family base of the GPU languages
 
@@ -178,7 +102,7 @@ class GPULanguage(CStyleLanguage):
 
   def render(self, name: str, uops: list[UOp]) -> str:
     self._map, (_, local) = grid_map(uops), launch_dims(uops)
-    self._threads = prod(local)
+    self._threads, self._lanes = prod(local), group_lanes(uops)
     self._shared: list[str] = []
     # a CUSTOM op that declares shared memory (custom kernels) belongs at kernel scope: OpenCL allows __local nowhere else
     decls = [u for u in uops if u.op is Ops.CUSTOM and not u.src and self._custom_fmt(u).lstrip().startswith(self.shared_prefix)]
@@ -187,10 +111,10 @@ class GPULanguage(CStyleLanguage):
     grouped = [u for u in uops if u.op is Ops.REDUCE and any(r.arg[1] is AxisType.GROUP for r in u.src[1:])]
     for k, red in enumerate(grouped):
       sm = f"smem{k}"
-      self._shared.append(f"{self.shared_prefix}{self.render_dtype(red.dtype)} {sm}[{LOCAL_SIZE}];")
+      self._shared.append(f"{self.shared_prefix}{self.render_dtype(red.dtype)} {sm}[{self._lanes}];")
       end = uops.index(UOp(Ops.END, src=(red.src[1],)))
       uops.insert(end + 1, UOp(Ops.CUSTOM, dtypes.void, (red,), self.render_tree_reduce(red, sm)))
-    self._lane = bool(grouped) or LANE in uops
+    self._lane = bool(grouped) or any(u.op is Ops.SPECIAL and u.arg[0] == "lidx0" for u in uops)
     return super().render(name, uops)
 
   def _custom_fmt(self, u: UOp) -> str:
@@ -201,7 +125,7 @@ class GPULanguage(CStyleLanguage):
     a, b = f"{sm}[lidx0]", f"{sm}[lidx0+s]"
     comb = self.render_max(a, b, red.dtype, red.arg is Ops.MAX) if red.arg in (Ops.MAX, Ops.MIN) else \
       self.render_alu(red.arg, [a, b], red.dtype, red.dtype)
-    code = (f"{a} = @ACC@;\n{self.barrier};\nfor (int s = {LOCAL_SIZE // 2}; s > 0; s >>= 1) {{\n"
+    code = (f"{a} = @ACC@;\n{self.barrier};\nfor (int s = {self._lanes // 2}; s > 0; s >>= 1) {{\n"
             f"  if (lidx0 < s) {a} = {comb};\n  {self.barrier};\n}}\n@ACC@ = {sm}[0];")
     return code.replace("{", "{{").replace("}", "}}").replace("@ACC@", "{0}")
 
@@ -213,7 +137,7 @@ class GPULanguage(CStyleLanguage):
   def render_buffer_param(self, slot: int, dt, written: bool) -> str:
     return f"{self.buffer_prefix}{'' if written else 'const '}{self.render_storage(dt)}* {self.restrict} data{slot}"
   def render_range_open(self, r: UOp, name: str, size: str, first_global: bool, const_bounds: bool = False) -> str:
-    if r.arg[1] is AxisType.GROUP: return f"for (int {name} = lidx0; {name} < {size}; {name} += {LOCAL_SIZE}) {{"
+    if r.arg[1] is AxisType.GROUP: return f"for (int {name} = lidx0; {name} < {size}; {name} += {self._lanes}) {{"
     m = self._map.get(r)
     if m is None or m.kind == "loop":
       loop = f"for (int {name} = 0; {name} < {size}; {name}++) {{"

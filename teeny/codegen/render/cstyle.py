@@ -254,7 +254,7 @@ class CStyleLanguage:
         else: define(u, code)
       elif op is Ops.BARRIER: emit(self.barrier + ";")
       elif op is Ops.SPECIAL: r[u] = self.render_special(u)
-      elif op is Ops.NOOP: pass
+      elif op in (Ops.NOOP, Ops.SINK): pass
       else: raise NotImplementedError(f"{self.lang} renderer cannot render {op}")
     # UNROLL ranges are not loops: their body is rendered once per value, with the range a constant in each copy
     def run(lo: int, hi: int):
