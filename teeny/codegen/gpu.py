@@ -1,10 +1,11 @@
 """GPU kernel shaping, shared by the CUDA, HIP and OpenCL renderers: which ranges become grid and thread indices and the
-launch dims that follow from them (grid_map, launch_dims), the grid-mapping pass (map_to_grid), and the C-family base of
-the GPU languages. The choices (grouped reduces, register tiles, LOCAL splits) are Opts (codegen/opt.py)."""
+launch dims that follow from them (grid_map, launch_dims), the grid-mapping pass (map_to_grid) and the pass that combines
+a grouped reduce's lanes (insert_tree_reduces). The choices (grouped reduces, register tiles, LOCAL splits) are Opts
+(codegen/opt.py); the GPU languages' C-family base is codegen/render/gpu.py."""
 from __future__ import annotations
 from dataclasses import dataclass
 from teeny.dtype import dtypes
-from teeny.helpers import ceildiv, prod
+from teeny.helpers import ceildiv
 from teeny.uop.ops import AxisType, KernelInfo, Ops, UOp
 from teeny.codegen.opt import GPU_LOCAL, OptOps, flatten_ranges, global_ranges, has_opt
 
@@ -76,76 +77,22 @@ def map_to_grid(ast: UOp) -> UOp:
   ast, _ = flatten_ranges(ast, global_ranges(ast), AxisType.GLOBAL)
   return ast.replace(arg=info) if isinstance(info, KernelInfo) else ast
 
-# ---- the C-family base of the GPU languages
+# ---- the grouped-reduce pass, after linearize
 
-from teeny.codegen.render.cstyle import CStyleLanguage  # noqa: E402
+@dataclass(frozen=True)
+class TreeReduce:
+  """The arg of the CUSTOM op that combines a grouped reduce's lanes in shared memory (buffer `smem{slot}` of `lanes`
+  values); afterwards every lane holds the total. Renderers spell it (GPULanguage.render_tree_reduce)."""
+  slot: int
+  lanes: int
 
-class GPULanguage(CStyleLanguage):
-  """What CUDA, HIP and OpenCL share: GLOBAL/LOCAL ranges become block and thread indices (see grid_map), a grouped
-  reduce combines its lanes in shared memory, no (core, ncores) parameters. Subclasses fill in the spellings."""
-  lang = "GPU"
-  is_gpu = True
-  kernel_prefix = "__global__ void"
-  restrict = "__restrict__"
-  block_idx = ("blockIdx.x", "blockIdx.y", "blockIdx.z")
-  thread_idx = ("threadIdx.x", "threadIdx.y", "threadIdx.z")
-  shared_prefix = "__shared__ "
-  barrier = "__syncthreads()"
-  unroll_pragma = "#pragma unroll"
-  type_map = {**CStyleLanguage.type_map, dtypes.bool: "bool"}
-  helpers: dict[str, str] = {}   # name -> definition, included when the kernel uses the name
-
-  def launch_dims(self, uops: list[UOp]) -> tuple[list[int], list[int]]: return launch_dims(uops)
-  def render_global_idx(self, m: AxisMap) -> str:
-    return f"({self.block_idx[m.dim]}*{m.local}+{self.thread_idx[m.dim]})" if m.local > 1 else self.block_idx[m.dim]
-  def render_kernel_prefix(self, threads: int) -> str: return self.kernel_prefix
-
-  def render(self, name: str, uops: list[UOp]) -> str:
-    self._map, (_, local) = grid_map(uops), launch_dims(uops)
-    self._threads, self._lanes = prod(local), group_lanes(uops)
-    self._shared: list[str] = []
-    # a CUSTOM op that declares shared memory (custom kernels) belongs at kernel scope: OpenCL allows __local nowhere else
-    decls = [u for u in uops if u.op is Ops.CUSTOM and not u.src and self._custom_fmt(u).lstrip().startswith(self.shared_prefix)]
-    for u in decls: self._shared.append(self._custom_fmt(u).strip().rstrip(";") + ";")
-    uops = [u for u in uops if u not in decls]
-    grouped = [u for u in uops if u.op is Ops.REDUCE and any(r.arg[1] is AxisType.GROUP for r in u.src[1:])]
-    for k, red in enumerate(grouped):
-      sm = f"smem{k}"
-      self._shared.append(f"{self.shared_prefix}{self.render_dtype(red.dtype)} {sm}[{self._lanes}];")
-      end = uops.index(UOp(Ops.END, src=(red.src[1],)))
-      uops.insert(end + 1, UOp(Ops.CUSTOM, dtypes.void, (red,), self.render_tree_reduce(red, sm)))
-    self._lane = bool(grouped) or any(u.op is Ops.SPECIAL and u.arg[0] == "lidx0" for u in uops)
-    return super().render(name, uops)
-
-  def _custom_fmt(self, u: UOp) -> str:
-    return (dict(u.arg).get(self.lang, dict(u.arg).get("C")) if isinstance(u.arg, tuple) else u.arg) or ""
-
-  def render_tree_reduce(self, red: UOp, sm: str) -> str:
-    """Lanes' partial results combined in shared memory; afterwards every lane holds the total (CUSTOM format, {0} = acc)."""
-    a, b = f"{sm}[lidx0]", f"{sm}[lidx0+s]"
-    comb = self.render_max(a, b, red.dtype, red.arg is Ops.MAX) if red.arg in (Ops.MAX, Ops.MIN) else \
-      self.render_alu(red.arg, [a, b], red.dtype, red.dtype)
-    code = (f"{a} = @ACC@;\n{self.barrier};\nfor (int s = {self._lanes // 2}; s > 0; s >>= 1) {{\n"
-            f"  if (lidx0 < s) {a} = {comb};\n  {self.barrier};\n}}\n@ACC@ = {sm}[0];")
-    return code.replace("{", "{{").replace("}", "}}").replace("@ACC@", "{0}")
-
-  def render_kernel_header(self, name: str, params: list[str], has_global: bool) -> list[str]:
-    lines = [f"{self.render_kernel_prefix(self._threads)} {name}({', '.join(params)}) {{"]
-    lines += [f"  {s}" for s in self._shared]
-    if self._lane: lines.append(f"  int lidx0 = {self.thread_idx[0]};")
-    return lines
-  def render_buffer_param(self, slot: int, dt, written: bool) -> str:
-    return f"{self.buffer_prefix}{'' if written else 'const '}{self.render_storage(dt)}* {self.restrict} data{slot}"
-  def render_range_open(self, r: UOp, name: str, size: str, first_global: bool, const_bounds: bool = False) -> str:
-    if r.arg[1] is AxisType.GROUP: return f"for (int {name} = lidx0; {name} < {size}; {name} += {self._lanes}) {{"
-    m = self._map.get(r)
-    if m is None or m.kind == "loop":
-      loop = f"for (int {name} = 0; {name} < {size}; {name}++) {{"
-      return f"{self.unroll_pragma}\n{loop}" if r.arg[1] is AxisType.UPCAST else loop
-    if m.kind == "thread": idx = self.render_global_idx(m)
-    else: idx = (self.block_idx if m.kind == "block" else self.thread_idx)[m.dim]
-    check = m.kind == "thread" and m.size % m.local != 0
-    return f"int {name} = {idx};\n" + (f"if ({name} < {size}) {{" if check else "{")
-  def render_special(self, u: UOp) -> str: return u.arg[0]
-  def render_prelude(self, body: str) -> str:
-    return "".join(code for n, code in self.helpers.items() if n in body)
+def insert_tree_reduces(uops: list[UOp]) -> list[UOp]:
+  """After the loop of each grouped reduce (a REDUCE over a GROUP range) its lanes are combined: a CUSTOM(TreeReduce) op
+  right after the GROUP range's END."""
+  grouped = [u for u in uops if u.op is Ops.REDUCE and any(r.arg[1] is AxisType.GROUP for r in u.src[1:])]
+  if not grouped: return uops
+  lanes, out = group_lanes(uops), list(uops)
+  for k, red in enumerate(grouped):
+    end = next(i for i, u in enumerate(out) if u.op is Ops.END and u.src[0] is red.src[1])
+    out.insert(end + 1, UOp(Ops.CUSTOM, dtypes.void, (red,), TreeReduce(k, lanes)))
+  return out

@@ -10,7 +10,7 @@ from teeny.uop.rewrite import graph_rewrite
 from teeny.uop.symbolic import symbolic
 from teeny.codegen.linearize import linearize, deps
 from teeny.codegen.opt import apply_opts, gpu_plain, hand_coded_opts, merge_globals
-from teeny.codegen.gpu import map_to_grid
+from teeny.codegen.gpu import insert_tree_reduces, map_to_grid
 
 @dataclass
 class ProgramSpec:
@@ -101,6 +101,7 @@ def get_program(ast: UOp, renderer) -> ProgramSpec:
     ast = fn(ast, ctx)
     if DEBUG >= 5: print(f"--- {info.name} after {name}{f': {list(ctx.opts)}' if name == 'choose opts' else ''}\n{ast}")
   uops = linearize(ast)
+  if getattr(renderer, "is_gpu", False): uops = insert_tree_reduces(uops)
   if DEBUG >= 5: print(f"--- {info.name} linearized\n" + "\n".join(f"{i:4d} {u.op.name:12s} {u.dtype} {u.arg}" for i, u in enumerate(uops)))
   src = renderer.render(info.name, uops)
   params = [(u.arg[0], u.dtype.base, u.arg[1]) for u in uops if u.op is Ops.DEFINE_GLOBAL]

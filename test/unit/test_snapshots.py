@@ -94,3 +94,29 @@ def test_every_snapshot_has_a_program():
   """A stored file no program renders any more is stale: delete it."""
   want = {f"{n}.{ext}" for n in PROGRAMS for ext in LANGS.values()}
   assert {p.name for p in SNAPSHOTS.iterdir()} <= want
+
+def test_renderers_build_no_uops(monkeypatch):
+  """Lowering happens in codegen's passes: rendering only spells the UOps it is given, in every language."""
+  from teeny.uop.ops import UOpMetaClass
+  programs = {}
+  for lang in LANGS:
+    dev = f"NULL:{lang}" if lang != "C" else "NULL"
+    with Context(DEBUG=0, NOOPT=0):
+      for name, prog in PROGRAMS.items():
+        items = [si for si in prog(dev).schedule() if si.kind in ("kernel", "custom")]
+        programs[(lang, name)] = [(Device[dev].renderer, get_program(si.ast, Device[dev].renderer)) for si in items]
+  built = []
+  orig = UOpMetaClass.__call__
+  monkeypatch.setattr(UOpMetaClass, "__call__", lambda cls, *a, **k: built.append(a[0]) or orig(cls, *a, **k))
+  for key, progs in programs.items():
+    for renderer, p in progs:
+      assert renderer.render(p.name, p.uops) == p.src, key
+      assert not built, f"{key}: the renderer built UOps {built[:5]}"
+
+def test_renderer_functions_fit_on_a_screen():
+  """No function of the renderers is longer than 60 lines."""
+  import ast as pyast
+  for path in (pathlib.Path(__file__).resolve().parents[2] / "teeny" / "codegen" / "render").glob("*.py"):
+    for node in pyast.walk(pyast.parse(path.read_text())):
+      if isinstance(node, (pyast.FunctionDef, pyast.AsyncFunctionDef)):
+        assert node.end_lineno - node.lineno + 1 <= 60, f"{path.name}: {node.name} is {node.end_lineno - node.lineno + 1} lines"
