@@ -5,7 +5,7 @@ The stored files are portable: kernel names are deterministic, and nothing in th
 target-dependent constant. After an intended change to the generated code, refresh them with
   UPDATE_SNAPSHOTS=1 python -m pytest test/unit/test_snapshots.py
 and review the diff (git diff test/snapshots/)."""
-import difflib, os, pathlib
+import difflib, os, pathlib, re
 import numpy as np
 import pytest
 from teeny import Context, Device, Tensor, dtypes
@@ -120,3 +120,12 @@ def test_renderer_functions_fit_on_a_screen():
     for node in pyast.walk(pyast.parse(path.read_text())):
       if isinstance(node, (pyast.FunctionDef, pyast.AsyncFunctionDef)):
         assert node.end_lineno - node.lineno + 1 <= 60, f"{path.name}: {node.name} is {node.end_lineno - node.lineno + 1} lines"
+
+def test_unused_atomic_is_a_statement():
+  """An atomic whose old value nobody reads is a statement, also when the SINK lists it directly (no END)."""
+  i = UOp.range(8, 0, AxisType.GLOBAL)
+  out, ids = UOp.placeholder(0, dtypes.float32, (8,)), UOp.placeholder(1, dtypes.int32, (8,))
+  sink = out.index(ids.index(i).load()).atomic("add", 1.0, sem=MemSem.Relaxed).sink(arg=KernelInfo("hist8", ()))
+  for lang in LANGS:
+    src = get_program(sink, Device[f"NULL:{lang}" if lang != "C" else "NULL"].renderer).src
+    assert not re.search(r"\w+ val\d+ = ", src) and src.count("data0") >= 2, (lang, src)

@@ -240,8 +240,8 @@ class RenderState:
     self.params: list[str] = []
     self.depth, self.counter = 1, 0
     self.uses: dict[UOp, int] = {}
-    for u in uops:
-      for s in u.src: self.uses[s] = self.uses.get(s, 0) + 1
+    for u in uops:   # the SINK that ends the list lists the effects: not a use
+      for s in (u.src if u.op is not Ops.SINK else ()): self.uses[s] = self.uses.get(s, 0) + 1
     self.written = {u.src[0].src[0] for u in uops if u.op in (Ops.STORE, Ops.ATOMIC, Ops.ATOMIC_CAS) and u.src[0].op is Ops.INDEX}
     self.written |= {s.src[0] for u in uops if u.op is Ops.CUSTOM for s in u.src if s.op is Ops.INDEX}
     self.streamed = {u for u in uops if u.op is Ops.STORE and lang.streams(u)}
