@@ -1,12 +1,16 @@
-"""From a kernel AST to a ProgramSpec: optimise, linearize, render; plus the cost estimates DEBUG=2 prints."""
+"""From a kernel AST to a ProgramSpec: a named list of passes (PASSES), then linearize and render; plus the cost
+estimates DEBUG=2 prints."""
 from __future__ import annotations
 from dataclasses import dataclass, field
+from typing import Callable
 from teeny.dtype import DType
 from teeny.helpers import DEBUG, NOOPT, prod
 from teeny.uop.ops import AxisType, GroupOp, KernelInfo, Ops, UOp
 from teeny.uop.rewrite import graph_rewrite
 from teeny.uop.symbolic import symbolic
 from teeny.codegen.linearize import linearize, deps
+from teeny.codegen.opt import apply_opts, gpu_plain, hand_coded_opts, merge_globals
+from teeny.codegen.gpu import insert_tree_reduces, map_to_grid
 
 @dataclass
 class ProgramSpec:
@@ -20,6 +24,7 @@ class ProgramSpec:
   mem: int = 0
   iters: int = 0      # how often the innermost loop body runs: the CPU splits kernels with enough of it over threads
   vars: list[UOp] = field(default_factory=list)
+  opts: tuple = ()    # the Opts applied (codegen/opt.py), in order
 
 def estimate(uops: list[UOp]) -> tuple[int, int, int]:
   """FLOPs (each float ALU op or atomic times the trip count of the loops around it), bytes touched (each buffer once),
@@ -41,26 +46,69 @@ def _writes_nothing(ast: UOp) -> bool:
   return bool(stores) and all(st.src[0].op is Ops.INDEX and st.src[0].src[0].op is Ops.DEFINE_GLOBAL and
                               prod(st.src[0].src[0].arg[1]) == 0 for st in stores)
 
+@dataclass
+class Compile:
+  """What the passes share: the renderer, whether the heuristics choose (opts_to_apply None, NOOPT off), whether the
+  kernel is a plain scheduled one a GPU may reshape, and the Opts chosen."""
+  renderer: object
+  heuristic: bool
+  gpu_plain: bool = False
+  opts: tuple = ()
+
+def pass_empty_outputs(ast: UOp, ctx: Compile) -> UOp:
+  """Every store targets a buffer with no elements (a zero-size output): the kernel computes nothing. Its index math
+  has the empty dims as constant 0, so rendered as is it wrote the other dims' elements past the end of the 0-byte
+  buffer (heap corruption) and took `% 0`; an empty body over the same parameters matches the launch."""
+  if not _writes_nothing(ast): return ast
+  params = sorted((u for u in ast.toposort if u.op is Ops.DEFINE_GLOBAL), key=lambda u: u.arg[0])
+  return UOp(Ops.SINK, ast.dtype, tuple(params), ast.arg)
+
+def pass_symbolic(ast: UOp, ctx: Compile) -> UOp:
+  """Index math simplified (uop/symbolic.py's matcher)."""
+  return graph_rewrite(ast, symbolic)
+
+def pass_normalize(ast: UOp, ctx: Compile) -> UOp:
+  """Before the heuristics choose: adjacent parallel loops merged where no address needs div/mod (opt.merge_globals).
+  A kernel with its own Opt list keeps its ranges as written, so the list's axis ids mean what its author meant."""
+  ctx.gpu_plain = getattr(ctx.renderer, "is_gpu", False) and gpu_plain(ast)
+  if not ctx.heuristic or (getattr(ctx.renderer, "is_gpu", False) and not ctx.gpu_plain): return ast
+  return merge_globals(ast)
+
+def pass_choose_opts(ast: UOp, ctx: Compile) -> UOp:
+  """The Opt list: the kernel's own (KernelInfo.opts_to_apply), none under NOOPT, else the heuristics' choice."""
+  info = ast.arg if isinstance(ast.arg, KernelInfo) else KernelInfo()
+  if info.opts_to_apply is not None: ctx.opts = tuple(info.opts_to_apply)
+  else: ctx.opts = tuple(hand_coded_opts(ast, ctx.renderer)) if ctx.heuristic else ()
+  return ast
+
+def pass_apply_opts(ast: UOp, ctx: Compile) -> UOp:
+  """The chosen Opts applied in order (opt.apply_opts); the SINK's KernelInfo records them."""
+  return apply_opts(ast, ctx.opts, ctx.renderer)
+
+def pass_grid(ast: UOp, ctx: Compile) -> UOp:
+  """GPU: a plain scheduled kernel's GLOBAL ranges flattened into one, which grid_map spreads over blocks and threads."""
+  return map_to_grid(ast) if ctx.heuristic and ctx.gpu_plain else ast
+
+PASSES: list[tuple[str, Callable[[UOp, Compile], UOp]]] = [
+  ("empty outputs", pass_empty_outputs), ("symbolic", pass_symbolic), ("normalize", pass_normalize),
+  ("choose opts", pass_choose_opts), ("apply opts", pass_apply_opts), ("grid", pass_grid)]
+
 def get_program(ast: UOp, renderer) -> ProgramSpec:
-  from teeny.codegen.opt import optimize
+  """A kernel AST through PASSES, then linearized and rendered. DEBUG>=5 prints the kernel after each pass."""
   info: KernelInfo = ast.arg if isinstance(ast.arg, KernelInfo) else KernelInfo()
-  if _writes_nothing(ast):
-    # every store targets a buffer with no elements (a zero-size output): the kernel computes nothing. Its index math
-    # has the empty dims as constant 0, so rendered as is it wrote the other dims' elements past the end of the
-    # 0-byte buffer (heap corruption) and took `% 0`; an empty body over the same parameters matches the launch
-    params = sorted((u for u in ast.toposort if u.op is Ops.DEFINE_GLOBAL), key=lambda u: u.arg[0])
-    ast = UOp(Ops.SINK, ast.dtype, tuple(params), ast.arg)
-  ast = graph_rewrite(ast, symbolic)
-  if not NOOPT and info.opts_to_apply is None and ast.src and any(u.op is not Ops.DEFINE_GLOBAL for u in ast.src):
-    ast = optimize(ast, renderer)
-  if DEBUG >= 5: print(ast)
+  ctx = Compile(renderer, info.opts_to_apply is None and not NOOPT)
+  for name, fn in PASSES:
+    ast = fn(ast, ctx)
+    if DEBUG >= 5: print(f"--- {info.name} after {name}{f': {list(ctx.opts)}' if name == 'choose opts' else ''}\n{ast}")
   uops = linearize(ast)
-  name = info.name
-  src = renderer.render(name, uops)
+  if getattr(renderer, "is_gpu", False): uops = insert_tree_reduces(uops)
+  if DEBUG >= 5: print(f"--- {info.name} linearized\n" + "\n".join(f"{i:4d} {u.op.name:12s} {u.dtype} {u.arg}" for i, u in enumerate(uops)))
+  src = renderer.render(info.name, uops)
   params = [(u.arg[0], u.dtype.base, u.arg[1]) for u in uops if u.op is Ops.DEFINE_GLOBAL]
   gl = [r.src[0].arg for r in uops if r.op is Ops.RANGE and r.arg[1] is AxisType.GLOBAL and r.src[0].op is Ops.CONST]
   # GPU renderers place ranges on the grid themselves (teeny/codegen/gpu.py): blocks per grid dim, threads per block
   ll = None
   if hasattr(renderer, "launch_dims"): gl, ll = renderer.launch_dims(uops)
   flops, mem, iters = estimate(uops)
-  return ProgramSpec(name, src, uops, params, gl or [1], ll, flops, mem, iters, [u for u in uops if u.op is Ops.DEFINE_VAR])
+  return ProgramSpec(info.name, src, uops, params, gl or [1], ll, flops, mem, iters,
+                     [u for u in uops if u.op is Ops.DEFINE_VAR], ctx.opts)

@@ -107,7 +107,7 @@ class Linearizer:
         while r in self.open: self.close_range()
 
 def linearize(sink: UOp) -> list[UOp]:
-  """The kernel SINK as an ordered instruction list (loops balanced)."""
+  """The kernel SINK as an ordered instruction list (loops balanced), ending with the SINK itself."""
   lin = Linearizer()
   for g in sorted([u for u in sink.toposort if u.op is Ops.DEFINE_GLOBAL], key=lambda u: u.arg[0]): lin.out.append(g)
   for v in sorted([u for u in sink.toposort if u.op is Ops.DEFINE_VAR], key=lambda u: u.arg[0]): lin.out.append(v)
@@ -118,4 +118,5 @@ def linearize(sink: UOp) -> list[UOp]:
   for e in sink.src:
     if e.op is not Ops.DEFINE_GLOBAL: lin.emit_effect(e)
   while lin.open: lin.close_range()
-  return lin.out
+  # the SINK ends the list: its KernelInfo (name, applied Opts) is there for the renderer and the launch dims
+  return lin.out + [sink]

@@ -1,18 +1,83 @@
-"""Optimisations on a kernel AST before linearizing. Each is a small rewrite; heuristics pick which to apply."""
+"""Optimisations as data. An `Opt(op, axis, arg)` names one change to a kernel's ranges; `apply_opts` applies a list of
+them to a kernel AST, and the heuristics (`hand_coded_opts`) only *choose* a list. Heuristics, BEAM and hand-written
+kernels (`KernelInfo(opts_to_apply=[...])`) therefore speak one language, and the list a kernel ran with is recorded
+(`ProgramSpec.opts`, the SINK's `KernelInfo.opts_to_apply`, `DEBUG=3`).
+
+`axis` is a range's axis id (`RANGE.arg[0]`), the number its loop variable is named after (`g1`, `r3`...). The ops:
+
+  UPCAST  axis, n   the axis's inner n values become an accumulator / register dimension looped inside the reduce (on a
+                    GLOBAL axis: a register tile of outputs; on a REDUCE axis: n independent partial results, combined
+                    at the end); the new range's id is 100 + axis
+  UNROLL  axis, n   the same, the dimension written out straight-line (one copy per value) instead of looped
+  LOCAL   axis, n   GPU: the axis's inner n values become thread indices of one block (id 200 + axis)
+  GROUP   axis, n   GPU: the reduce over `axis` (with all its ranges) is shared by n lanes of a block and combined in
+                    shared memory; only lane 0 stores
+  PADTO   axis, n   the axis is padded up to a multiple of n; the extra iterations are masked
+  SWAP    axis, b   axes `axis` and `b` (same kind) trade places in the loop nest / grid
+  NOLOCALS          GPU: no threads per block for the grid's x axis (one block per index)
+  TC                reserved for tensor cores (not implemented: always refused)
+
+An Opt that does not fit the kernel raises `KernelOptError` (a ValueError) naming the axis and its size; BEAM skips it."""
 from __future__ import annotations
-from teeny.uop.ops import AxisType, Ops, UOp
+from dataclasses import dataclass
+from enum import Enum, auto
+from typing import Any
+from teeny.dtype import dtypes
+from teeny.helpers import getenv, prod
+from teeny.uop.ops import AxisType, KernelInfo, Ops, UOp
 from teeny.uop.rewrite import graph_rewrite
 from teeny.uop.symbolic import symbolic, decompose
 
-def global_ranges(ast: UOp) -> list[UOp]:
-  return sorted([u for u in ast.toposort if u.op is Ops.RANGE and u.arg[1] is AxisType.GLOBAL], key=lambda r: r.arg[0])
+class OptOps(Enum):
+  __hash__ = object.__hash__
+  UPCAST = auto(); UNROLL = auto(); LOCAL = auto(); GROUP = auto(); PADTO = auto(); SWAP = auto()  # noqa: E702
+  NOLOCALS = auto(); TC = auto()  # noqa: E702
+  def __repr__(self): return f"OptOps.{self.name}"
+
+@dataclass(frozen=True)
+class Opt:
+  op: OptOps
+  axis: int | None = None
+  arg: Any = None
+  def __repr__(self): return f"Opt({self.op!r}, {self.axis}, {self.arg})"
+
+class KernelOptError(ValueError):
+  """An Opt that does not fit the kernel it is applied to."""
+
+GPU_LOCAL = getenv("GPU_LOCAL", 256)        # threads per block of elementwise kernels, lanes of a grouped reduce
+GROUP_MIN_REDUCE = 256                     # a reduce at least this long may be spread over a block's lanes
+GPU_UPCAST = tuple(int(x) for x in getenv("GPU_UPCAST", "4,8").split(","))   # GPU register tile: contiguous, other axis
+UPCAST_ID, LOCAL_ID = 100, 200             # the axis id of the range an UPCAST/UNROLL (LOCAL) splits off axis a: 100+a (200+a)
+_SPLITTABLE = (AxisType.GLOBAL, AxisType.LOOP, AxisType.REDUCE)
+
+def lane_special(lanes: int) -> UOp:
+  """The lane index of a grouped reduce (thread x of its block); its arg carries the lane count to the renderer."""
+  return UOp(Ops.SPECIAL, dtypes.index, (), ("lidx0", lanes))
+
+# ---- ranges
+
+def ranges_of(ast: UOp, t: AxisType | None = None) -> list[UOp]:
+  """The kernel's RANGEs (of one kind, if given), by axis id."""
+  return sorted([u for u in ast.toposort if u.op is Ops.RANGE and (t is None or u.arg[1] is t)], key=lambda r: r.arg[0])
+
+def global_ranges(ast: UOp) -> list[UOp]: return ranges_of(ast, AxisType.GLOBAL)
+def const_size(r: UOp) -> int | None: return r.src[0].arg if r.src[0].op is Ops.CONST else None
+
+def coefficient(idx: UOp, r: UOp) -> int | None:
+  """The stride of range r in an index expression (None if r appears non-linearly)."""
+  terms, _ = decompose(idx)
+  coef = 0
+  for t, k in terms:
+    if t is r: coef += k
+    elif r in t.toposort: return None
+  return coef
 
 def _has_divmod_of(ast: UOp, r: UOp) -> int:
   return sum(1 for u in ast.toposort if u.op in (Ops.IDIV, Ops.MOD) and r in u.src[0].toposort)
 
 def merge_globals(ast: UOp) -> UOp:
   """Fuse adjacent parallel loops into one when every address stays free of div/mod: fewer, longer loops split
-  better across cores and vectorise."""
+  better across cores and vectorise. (A normalisation that runs before the heuristics choose, not an Opt.)"""
   changed = True
   while changed:
     changed = False
@@ -26,73 +91,266 @@ def merge_globals(ast: UOp) -> UOp:
         break
   return ast
 
-def coefficient(idx: UOp, r: UOp) -> int | None:
-  """The stride of range r in an index expression (None if r appears non-linearly)."""
-  terms, _ = decompose(idx)
-  coef = 0
-  for t, k in terms:
-    if t is r: coef += k
-    elif r in t.toposort: return None
-  return coef
+def replace_range(ast: UOp, r: UOp, value: UOp, ranges: tuple[UOp, ...]) -> UOp:
+  """ast with range r replaced: by `value` where it is read, by `ranges` where an END closes it."""
+  memo: dict[UOp, UOp] = {}
+  for n in ast.toposort:
+    src = tuple(memo[s] for s in n.src)
+    if n.op is Ops.END and r in n.src[1:]:
+      src = (src[0],) + tuple(dict.fromkeys(x for s, m in zip(n.src[1:], src[1:]) for x in (ranges if s is r else (m,))))
+    memo[n] = value if n is r else n if all(a is b for a, b in zip(src, n.src)) else n.replace(src=src)
+  return memo[ast]
 
-def _split(r: UOp, amount: int) -> tuple[UOp, UOp]:
-  """(r_outer, u) with r = r_outer*amount + u: r_outer keeps r's kind, u is an UPCAST range."""
-  return UOp.range(r.src[0].arg // amount, r.arg[0], r.arg[1]), UOp.range(amount, 100 + r.arg[0], AxisType.UPCAST)
+def flatten_ranges(ast: UOp, rngs: list[UOp], axis_type: AxisType) -> tuple[UOp, UOp | None]:
+  """Replace ranges (outermost first) by one range over their product; their values come back by div/mod."""
+  if not rngs: return ast, None
+  sizes = [r.src[0].arg for r in rngs]
+  new = UOp.range(prod(sizes), rngs[0].arg[0], axis_type)
+  stride = 1
+  for r, s in zip(reversed(rngs), reversed(sizes)):
+    q = new if stride == 1 else new // stride
+    ast = replace_range(ast, r, q % s if stride * s < prod(sizes) else q, (new,))
+    stride *= s
+  return graph_rewrite(ast, symbolic), new
 
-def split_upcast(ast: UOp, r: UOp, amount: int) -> UOp:
-  """r -> r_outer*amount + u, with u an UPCAST range (unrolled / vectorised by the compiler inside the reduce loop)."""
-  outer, up = _split(r, amount)
-  return graph_rewrite(ast.substitute({r: outer * amount + up}), symbolic)
+# ---- applying one Opt
 
-def upcast_reduce(ast: UOp) -> UOp:
-  """Register tiling for reduces (matmul-like): give each program a block of outputs along an axis that some input reads
-  contiguously (vector loads), and along a second axis that input does not depend on (each load reused)."""
-  reduces = [u for u in ast.toposort if u.op is Ops.REDUCE]
-  if len(reduces) != 1: return ast
+def _describe(ast: UOp) -> str:
+  return ", ".join(f"{r.arg[0]} ({r.arg[1].name}, {const_size(r) or r.src[0]})" for r in ranges_of(ast)) or "none"
+
+def _axis(ast: UOp, opt: Opt, kinds: tuple[AxisType, ...]) -> tuple[UOp, int]:
+  """The range `opt.axis` names, checked to be of one of `kinds` with a constant size; (range, size)."""
+  found = [r for r in ranges_of(ast) if r.arg[0] == opt.axis]
+  if not found: raise KernelOptError(f"{opt.op.name}: the kernel has no axis {opt.axis}; its axes (id, kind, size) are {_describe(ast)}")
+  r = found[0]
+  if r.arg[1] not in kinds:
+    raise KernelOptError(f"{opt.op.name} axis {opt.axis} (size {r.src[0].arg}) is a {r.arg[1].name} range; "
+                         f"{opt.op.name} applies to {'/'.join(k.name for k in kinds)} ranges")
+  if (size := const_size(r)) is None: raise KernelOptError(f"{opt.op.name} axis {opt.axis} has a symbolic size ({r.src[0]}); it needs a constant")
+  return r, size
+
+def _amount(opt: Opt, size: int, divides: bool = True) -> int:
+  n = opt.arg
+  if not isinstance(n, int) or isinstance(n, bool) or n < 2:
+    raise KernelOptError(f"{opt.op.name} axis {opt.axis} (size {size}): the amount must be an int >= 2, got {n!r}")
+  if divides and size % n != 0:
+    raise KernelOptError(f"{opt.op.name} axis {opt.axis} (size {size}) by {n}: {size} is not a multiple of {n} (PADTO it first)")
+  return n
+
+def _fresh_id(ast: UOp, want: int) -> int:
+  used = {r.arg[0] for r in ranges_of(ast)}
+  while want in used: want += 1
+  return want
+
+def _need_gpu(opt: Opt, renderer):
+  if not getattr(renderer, "is_gpu", False):
+    raise KernelOptError(f"{opt.op.name} needs a GPU renderer (threads in blocks); {type(renderer).__name__} has none")
+
+def _reduces_over(ast: UOp, r: UOp) -> list[UOp]: return [u for u in ast.toposort if u.op is Ops.REDUCE and r in u.src[1:]]
+
+def _split_off(ast: UOp, opt: Opt, kind: AxisType) -> UOp:
+  """UPCAST/UNROLL (and LOCAL): r -> r_outer*n + inner, inner a new range of `kind`. On a REDUCE axis the reduce is split
+  in two, REDUCE(REDUCE(x[r_outer*n + lane], r_outer), lane): n partial results combined at the end."""
+  r, size = _axis(ast, opt, _SPLITTABLE if kind is not AxisType.LOCAL else (AxisType.GLOBAL,))
+  n = _amount(opt, size)
+  outer = UOp.range(size // n, r.arg[0], r.arg[1])
+  inner = UOp.range(n, _fresh_id(ast, (LOCAL_ID if kind is AxisType.LOCAL else UPCAST_ID) + r.arg[0]), kind)
+  if r.arg[1] is not AxisType.REDUCE: return graph_rewrite(replace_range(ast, r, outer * n + inner, (outer, inner)), symbolic)
+  mapping = {}
+  for red in _reduces_over(ast, r):
+    rest = tuple(outer if x is r else x for x in red.src[1:])
+    part = UOp(Ops.REDUCE, red.dtype, (red.src[0].substitute({r: outer * n + inner}),) + rest, red.arg)
+    mapping[red] = UOp(Ops.REDUCE, red.dtype, (part, inner), red.arg)
+  return graph_rewrite(ast.substitute(mapping), symbolic)
+
+def _gate(idx: UOp, valid: UOp) -> UOp:
+  return idx.replace(src=idx.src[:2] + ((valid if len(idx.src) < 3 else idx.src[2].alu(Ops.AND, valid)),))
+
+def _identity(red: UOp) -> UOp:
+  v = {Ops.ADD: 0, Ops.MUL: 1, Ops.MAX: dtypes.min(red.dtype), Ops.MIN: dtypes.max(red.dtype)}[red.arg]
+  return UOp.const(red.dtype, v)
+
+def _gate_loads(u: UOp, new: UOp, valid: UOp) -> UOp:
+  """u with every load whose address depends on `new` masked by `valid` (a masked load reads 0, never out of bounds)."""
+  idxs = {x.src[0] for x in u.toposort if x.op is Ops.LOAD and new in x.src[0].toposort}
+  return u.substitute({i: _gate(i, valid) for i in idxs})
+
+def _padto(ast: UOp, opt: Opt) -> UOp:
+  r, size = _axis(ast, opt, _SPLITTABLE)
+  n = _amount(opt, size, divides=False)
+  if size % n == 0: raise KernelOptError(f"PADTO axis {opt.axis} (size {size}) to {n}: already a multiple of {n}")
+  topo = list(ast.toposort)
+  if any(u.op in (Ops.ATOMIC, Ops.ATOMIC_CAS, Ops.CUSTOM, Ops.BARRIER) for u in topo):
+    raise KernelOptError(f"PADTO axis {opt.axis} (size {size}): the kernel has atomics or custom code that cannot be masked")
+  if any(u.op in (Ops.IDIV, Ops.MOD) and u.dtype.kind in "iu" and u.src[1].op is not Ops.CONST for u in topo):
+    raise KernelOptError(f"PADTO axis {opt.axis} (size {size}): an integer division by a loaded value would divide by "
+                         "the masked loads' 0")
+  new = UOp.range(-(-size // n) * n, r.arg[0], r.arg[1])
+  valid = new < size
+  if r.arg[1] is AxisType.REDUCE:
+    mapping = {}
+    for red in _reduces_over(ast, r):
+      val = _gate_loads(red.src[0].substitute({r: new}), new, valid)
+      mapping[red] = UOp(Ops.REDUCE, red.dtype, (valid.where(val, _identity(red)),) + tuple(new if x is r else x for x in red.src[1:]), red.arg)
+    return graph_rewrite(ast.substitute(mapping), symbolic)
+  ast = _gate_loads(replace_range(ast, r, new, (new,)), new, valid)
+  targets = {u.src[0] for u in ast.toposort if u.op is Ops.STORE and new in u.src[0].toposort}
+  return graph_rewrite(ast.substitute({i: _gate(i, valid) for i in targets}), symbolic)
+
+def _swap(ast: UOp, opt: Opt) -> UOp:
+  a, _ = _axis(ast, opt, (AxisType.GLOBAL, AxisType.LOOP, AxisType.REDUCE))
+  b, _ = _axis(ast, Opt(opt.op, opt.arg), (a.arg[1],))
+  if a is b: raise KernelOptError(f"SWAP axis {opt.axis} with itself")
+  na, nb = UOp.range(a.src[0], b.arg[0], a.arg[1]), UOp.range(b.src[0], a.arg[0], b.arg[1])
+  return ast.substitute({a: na, b: nb})   # simultaneous: na may be b itself (equal sizes)
+
+def _group(ast: UOp, opt: Opt) -> UOp:
+  r, size = _axis(ast, opt, (AxisType.REDUCE,))
+  n = opt.arg
+  if not isinstance(n, int) or n < 2 or n > 1024 or n & (n - 1):
+    raise KernelOptError(f"GROUP axis {opt.axis} (size {size}): the lane count must be a power of two in 2..1024, got {n!r}")
+  topo = list(ast.toposort)
+  if any(u.op in (Ops.ATOMIC, Ops.ATOMIC_CAS, Ops.CUSTOM, Ops.BARRIER) for u in topo) or \
+     any(u.op is Ops.RANGE and u.arg[1] in (AxisType.LOCAL, AxisType.UPCAST, AxisType.UNROLL, AxisType.LOOP) for u in topo):
+    raise KernelOptError(f"GROUP axis {opt.axis} (size {size}): only a kernel of GLOBAL and REDUCE ranges (no LOCAL, UPCAST, "
+                         "UNROLL or LOOP ranges, atomics or custom code) can group a reduce; apply GROUP first")
+  if (other := next((u for u in topo if u.op is Ops.SPECIAL and u.arg[0] == "lidx0"), None)) is not None and other.arg[1] != n:
+    raise KernelOptError(f"GROUP axis {opt.axis} (size {size}) by {n}: the kernel's reduces are grouped by {other.arg[1]} lanes already")
+  reds = _reduces_over(ast, r)
+  allreds = [u for u in topo if u.op is Ops.REDUCE]
+  if any(a is not b and (a in b.src[0].toposort or b in a.src[0].toposort) for a in reds for b in allreds):
+    raise KernelOptError(f"GROUP axis {opt.axis} (size {size}): the reduce is nested in (or holds) another reduce")
+  if any(const_size(x) is None for red in reds for x in red.src[1:]):
+    raise KernelOptError(f"GROUP axis {opt.axis} (size {size}): every range of the reduce needs a constant size")
+  mapping = {}
+  for red in reds:
+    val, grp = flatten_ranges(red.src[0], list(red.src[1:]), AxisType.GROUP)
+    mapping[red] = UOp(Ops.REDUCE, red.dtype, (val, grp), red.arg)
+  ast = ast.substitute(mapping)
+  lane0 = lane_special(n).eq(0)
+  stores = {st: st.replace(src=(_gate(st.src[0], lane0),) + st.src[1:]) for st in ast.toposort
+            if st.op is Ops.STORE and lane0 not in st.src[0].toposort}
+  return graph_rewrite(ast.substitute(stores), symbolic)
+
+def _nolocals(ast: UOp, opt: Opt) -> UOp:
+  if any(u.op is Ops.RANGE and u.arg[1] in (AxisType.LOCAL, AxisType.GROUP) for u in ast.toposort):
+    raise KernelOptError("NOLOCALS: the kernel already has LOCAL or GROUP ranges (threads in blocks)")
+  return ast
+
+def apply_opt(ast: UOp, opt: Opt, renderer) -> UOp:
+  """The kernel with one Opt applied (KernelOptError if it does not fit)."""
+  if not isinstance(opt, Opt): raise KernelOptError(f"expected an Opt, got {opt!r}")
+  if opt.op is OptOps.TC: raise KernelOptError("TC (tensor cores) is reserved: no renderer implements it yet")
+  if opt.op in (OptOps.LOCAL, OptOps.GROUP, OptOps.NOLOCALS): _need_gpu(opt, renderer)
+  if opt.op is OptOps.UPCAST: return _split_off(ast, opt, AxisType.UPCAST)
+  if opt.op is OptOps.UNROLL: return _split_off(ast, opt, AxisType.UNROLL)
+  if opt.op is OptOps.LOCAL:
+    if ranges_of(ast, AxisType.GROUP): raise KernelOptError(f"LOCAL axis {opt.axis}: the kernel has a grouped reduce")
+    out = _split_off(ast, opt, AxisType.LOCAL)
+    if len(global_ranges(out)) > 3 or len(ranges_of(out, AxisType.LOCAL)) > 3:
+      raise KernelOptError(f"LOCAL axis {opt.axis}: a GPU kernel with LOCAL ranges has at most 3 GLOBAL and 3 LOCAL ranges")
+    return out
+  if opt.op is OptOps.GROUP: return _group(ast, opt)
+  if opt.op is OptOps.PADTO: return _padto(ast, opt)
+  if opt.op is OptOps.SWAP: return _swap(ast, opt)
+  if opt.op is OptOps.NOLOCALS: return _nolocals(ast, opt)
+  raise KernelOptError(f"unknown Opt {opt!r}")
+
+def apply_opts(ast: UOp, opts, renderer) -> UOp:
+  """The kernel with `opts` applied in order; its SINK's KernelInfo records the list (opts_to_apply = what was applied)."""
+  opts = tuple(opts)
+  for o in opts: ast = apply_opt(ast, o, renderer)
+  info = ast.arg if isinstance(ast.arg, KernelInfo) else KernelInfo()
+  return ast.replace(arg=KernelInfo(info.name, opts))
+
+def has_opt(ast_or_info, op: OptOps) -> bool:
+  info = ast_or_info.arg if isinstance(ast_or_info, UOp) else ast_or_info
+  return isinstance(info, KernelInfo) and any(o.op is op for o in info.opts_to_apply or ())
+
+# ---- heuristics: each returns a list of Opts, applying nothing
+
+def _streaming_loads(red: UOp) -> list[UOp]:
+  """The INDEXes of the loads of a reduce's value that move along its reduce ranges."""
+  rr = set(red.src[1:])
+  return [u.src[0] for u in red.src[0].toposort if u.op is Ops.LOAD and any(r in rr for r in u.src[0].toposort)]
+
+def _tile_opts(ast: UOp, loads: list[UOp], first: tuple[int, ...], second: int, min_mult: int) -> list[Opt]:
+  """Register tiling for a matmul-like reduce: `first` outputs along an axis some load reads contiguously (vector loads),
+  `second` along an axis one of those loads does not depend on (each load reused)."""
+  glob = [g for g in global_ranges(ast) if const_size(g) is not None]
+  for amount in first:
+    cands = [g for g in reversed(glob) if g.src[0].arg % amount == 0 and g.src[0].arg >= amount * min_mult and
+             any(coefficient(ld.src[1], g) == 1 for ld in loads)]
+    if cands: break
+  else: return []
+  g1 = cands[0]
+  opts = [Opt(OptOps.UPCAST, g1.arg[0], amount)]
+  reused = [ld for ld in loads if coefficient(ld.src[1], g1) == 1]
+  others = [g for g in glob if g is not g1 and g.src[0].arg % second == 0 and g.src[0].arg >= second * min_mult]
+  others = [g for g in others if any(g not in ld.toposort for ld in reused)]
+  return opts + ([Opt(OptOps.UPCAST, others[0].arg[0], second)] if others else [])
+
+def cpu_opts(ast: UOp) -> list[Opt]:
+  """The C heuristics: register tiles for a reduce (16 or 8 outputs along a contiguous axis, 4 along a second; matmul),
+  and lanes for a float max/min (see lane_split_opts)."""
+  reds = [u for u in ast.toposort if u.op is Ops.REDUCE]
   # only the loads that stream along the reduce count: a per-output value read next to them (a row's max in softmax,
   # its label in cross-entropy) is contiguous in every output axis, and tiling for it turned row reductions into
   # 16 rows read at a stride (r_8192_32000 with an epilogue: 410 ms instead of about 40)
-  red_rngs = set(reduces[0].src[1:])
-  loads = [u.src[0] for u in reduces[0].src[0].toposort if u.op is Ops.LOAD and any(r in red_rngs for r in u.src[0].toposort)]
-  glob = global_ranges(ast)
-  for amount in (16, 8):
-    cands = [g for g in reversed(glob) if g.src[0].arg % amount == 0 and g.src[0].arg >= amount * 2 and
-             any(coefficient(ld.src[1], g) == 1 for ld in loads)]
-    if cands: break
-  else: return ast
-  g1 = cands[0]
-  reused = [ld for ld in loads if coefficient(ld.src[1], g1) == 1]
-  ast = split_upcast(ast, g1, amount)
-  others = [g for g in global_ranges(ast) if g.arg[0] != g1.arg[0] and g.src[0].arg % 4 == 0 and g.src[0].arg >= 8]
-  others = [g for g in others if any(g not in ld.toposort for ld in reused)]
-  if others: ast = split_upcast(ast, others[0], 4)
-  return ast
+  opts = _tile_opts(ast, _streaming_loads(reds[0]), (16, 8), 4, 2) if len(reds) == 1 else []
+  tiled = apply_opts(ast, opts, None) if opts else ast
+  return opts + lane_split_opts(tiled)
 
-def lane_split_minmax(ast: UOp) -> UOp:
-  """A max/min reduce along a contiguous run becomes L independent lanes, combined at the end: REDUCE(x, r) ->
-  REDUCE(REDUCE(x[r_o*L + lane], r_o), lane) with `lane` an UPCAST range (an accumulator array the compiler keeps in a
-  vector). Without it the NaN-propagating max cannot be vectorised (the order of a float max with NaNs matters to a
-  compiler); per lane it can, and max is exact in any order. A row max over 32000 floats: 1.8 -> 8.5 GB/s."""
+def lane_split_opts(ast: UOp) -> list[Opt]:
+  """A max/min reduce along a contiguous run becomes L independent lanes, combined at the end (UPCAST on the reduce
+  axis: an accumulator array the compiler keeps in a vector). Without it the NaN-propagating max cannot be vectorised
+  (the order of a float max with NaNs matters to a compiler); per lane it can, and max is exact in any order. A row max
+  over 32000 floats: 1.8 -> 8.5 GB/s."""
   reds = [u for u in ast.toposort if u.op is Ops.REDUCE]
-  if len(reds) != 1 or reds[0].arg not in (Ops.MAX, Ops.MIN) or len(reds[0].src) != 2: return ast
-  red = reds[0]
-  r = red.src[1]
-  if r.src[0].op is not Ops.CONST: return ast
-  n = r.src[0].arg
-  loads = [u.src[0] for u in red.src[0].toposort if u.op is Ops.LOAD]
-  if not any(coefficient(ld.src[1], r) == 1 for ld in loads): return ast
+  if len(reds) != 1 or reds[0].arg not in (Ops.MAX, Ops.MIN) or len(reds[0].src) != 2: return []
+  red, r = reds[0], reds[0].src[1]
+  if (n := const_size(r)) is None: return []
+  if not any(coefficient(ld.src[1], r) == 1 for ld in (u.src[0] for u in red.src[0].toposort if u.op is Ops.LOAD)): return []
   lanes = next((k for k in (16, 8) if n % k == 0 and n >= 4 * k), None)
-  if lanes is None: return ast
-  outer, lane = _split(r, lanes)
-  inner = UOp(Ops.REDUCE, red.dtype, (red.src[0].substitute({r: outer * lanes + lane}), outer), red.arg)
-  return graph_rewrite(ast.substitute({red: UOp(Ops.REDUCE, red.dtype, (inner, lane), red.arg)}), symbolic)
+  return [Opt(OptOps.UPCAST, r.arg[0], lanes)] if lanes is not None else []
 
-def optimize(ast: UOp, renderer) -> UOp:
-  if getattr(renderer, "is_gpu", False):  # GPU renderers: grid mapping, grouped reduce, register tiling (codegen/gpu.py)
-    from teeny.codegen.gpu import optimize_gpu
-    return optimize_gpu(ast)
-  ast = merge_globals(ast)
-  if getattr(renderer, "lang", "") == "C":
-    ast = upcast_reduce(ast)
-    ast = lane_split_minmax(ast)
-  return ast
+def gpu_plain(ast: UOp) -> bool:
+  """A scheduled kernel the GPU heuristics may reshape: GLOBAL and REDUCE ranges of constant size, nothing hand-written
+  (LOCAL ranges, thread indices, barriers, atomics, custom code)."""
+  return not any(u.op in (Ops.SPECIAL, Ops.BARRIER, Ops.ATOMIC, Ops.ATOMIC_CAS, Ops.CUSTOM) or
+                 (u.op is Ops.RANGE and u.arg[1] not in (AxisType.GLOBAL, AxisType.REDUCE)) for u in ast.toposort) and \
+    all(const_size(r) is not None for r in global_ranges(ast))
+
+def _contiguous_in(loads: list[UOp], r: UOp) -> bool: return any(coefficient(ld.src[1], r) == 1 for ld in loads)
+
+def _groupable(ast: UOp) -> bool:
+  """A reduce long enough to share between lanes, with outputs too few to fill the GPU or laid out so that one thread per
+  output would read memory with a large stride."""
+  reds = [u for u in ast.toposort if u.op is Ops.REDUCE]
+  if not reds or any(r is not s and s in r.src[0].toposort for r in reds for s in reds): return False
+  if any(const_size(r) is None for red in reds for r in red.src[1:]): return False
+  rsize = min(prod(r.src[0].arg for r in red.src[1:]) for red in reds)
+  glob = global_ranges(ast)
+  nout = prod(const_size(g) or 1 for g in glob)
+  if rsize < GROUP_MIN_REDUCE: return False
+  loads = [x.src[0] for x in ast.toposort if x.op is Ops.LOAD]
+  contig_reduce = any(_contiguous_in(loads, r) for red in reds for r in red.src[1:])
+  contig_out = bool(glob) and _contiguous_in(loads, glob[-1])
+  return nout <= 8192 or (contig_reduce and not contig_out)
+
+def gpu_opts(ast: UOp) -> list[Opt]:
+  """The GPU heuristics: a grouped reduce (one block per output, GPU_LOCAL lanes) for long reductions, else register
+  tiles for a matmul-like reduce (GPU_UPCAST outputs per thread)."""
+  if not gpu_plain(ast): return []
+  if _groupable(ast):
+    return list(dict.fromkeys(Opt(OptOps.GROUP, red.src[1].arg[0], GPU_LOCAL) for red in ast.toposort if red.op is Ops.REDUCE))
+  reds = [u for u in ast.toposort if u.op is Ops.REDUCE]
+  if len(reds) != 1: return []
+  loads = [x.src[0] for x in reds[0].src[0].toposort if x.op is Ops.LOAD]
+  return _tile_opts(ast, loads, GPU_UPCAST[:1], GPU_UPCAST[1], 16)
+
+def hand_coded_opts(ast: UOp, renderer) -> list[Opt]:
+  """The heuristics' choice for a kernel (normalised by merge_globals first), as a list of Opts."""
+  if not ast.src or all(u.op is Ops.DEFINE_GLOBAL for u in ast.src): return []
+  if getattr(renderer, "is_gpu", False): return gpu_opts(ast)
+  return cpu_opts(ast) if getattr(renderer, "lang", "") == "C" else []

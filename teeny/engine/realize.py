@@ -3,8 +3,8 @@ from __future__ import annotations
 import weakref
 from typing import Any
 from teeny.device import Buffer, Device
-from teeny.helpers import DEBUG, GlobalCounters, colored
-from teeny.uop.ops import Ops, UOp
+from teeny.helpers import BEAM, DEBUG, NOOPT, GlobalCounters, colored
+from teeny.uop.ops import KernelInfo, Ops, UOp
 from teeny.engine.schedule import ScheduleItem
 
 # the device memory behind each BUFFER node. Every version node of one memory maps to the same Buffer, which holds the
@@ -43,16 +43,18 @@ recorder: Any = None
 # the capture that still names one reads memory every replay overwrites
 JIT_OWNED = -1
 
-_program_cache: dict[tuple[str, UOp], Any] = {}
+_program_cache: dict[tuple, Any] = {}
 
 def get_runner(device: str, ast: UOp) -> tuple[Any, Any]:
-  """(program, spec) for an AST on a device; the in-memory cache is keyed by the hash-consed AST itself."""
-  key = (device, ast)
+  """(program, spec) for an AST on a device. The in-memory cache is keyed by the hash-consed AST itself (whose
+  KernelInfo holds a kernel's own Opt list) and by what picks the Opts otherwise (NOOPT, BEAM), so the key fixes the
+  Opts the program was built with."""
+  key = (device, ast, None if isinstance(ast.arg, KernelInfo) and ast.arg.opts_to_apply is not None else (NOOPT.value, BEAM.value))
   if (hit := _program_cache.get(key)) is not None: return hit
   from teeny.codegen.kernel import get_program
   dev = Device[device]
   spec = get_program(ast, dev.renderer)
-  if DEBUG >= 3: print(ast)
+  if DEBUG >= 3: print(f"{ast}\n{spec.name} opts: {list(spec.opts)}")
   if DEBUG >= 4: print(spec.src)
   lib = dev.compiler.compile_cached(spec.src) if dev.compiler is not None else b""
   if DEBUG >= 6 and hasattr(dev.compiler, "disassemble"): dev.compiler.disassemble(lib)

@@ -57,8 +57,13 @@ class MemScope(Enum):
 
 @dataclass(frozen=True)
 class KernelInfo:
+  """A kernel's name and its Opts (codegen/opt.py): None = the heuristics choose, () = none, a list = exactly those.
+  After codegen applied them, the SINK's KernelInfo holds the list applied."""
   name: str = "kernel"
   opts_to_apply: tuple | None = None
+  def __post_init__(self):
+    if self.opts_to_apply is not None and not isinstance(self.opts_to_apply, tuple):
+      object.__setattr__(self, "opts_to_apply", tuple(self.opts_to_apply))  # a list is accepted; the SINK must hash
 
 def _c_mod(a: int, b: int) -> int:
   """C's integer %: the dividend's sign (0 for a zero divisor, which C leaves undefined)."""

@@ -3,6 +3,7 @@ from __future__ import annotations
 import math
 from typing import Callable
 from teeny.dtype import DType, dtypes
+from teeny.helpers import prod
 from teeny.uop.ops import AxisType, GroupOp, Ops, UOp
 from teeny.codegen.linearize import deps
 from teeny.codegen.render.atomics import render_atomic
@@ -122,160 +123,173 @@ class CStyleLanguage:
 
   def render(self, name: str, uops: list[UOp]) -> str:
     """Source for one kernel from its linearized UOps."""
-    uses: dict[UOp, int] = {}
-    for u in uops:
-      for s in u.src: uses[s] = uses.get(s, 0) + 1
-    r: dict[UOp, str] = {}
-    lines: list[str] = []
-    params: list[str] = []
-    depth = 1
-    written = {u.src[0].src[0] for u in uops if u.op in (Ops.STORE, Ops.ATOMIC, Ops.ATOMIC_CAS) and u.src[0].op is Ops.INDEX}
-    written |= {s.src[0] for u in uops if u.op is Ops.CUSTOM for s in u.src if s.op is Ops.INDEX}
-    streamed = {u for u in uops if u.op is Ops.STORE and self.streams(u)}
-    # a value the linearizer hoisted out of a loop gets a variable: written inline it would be computed inside the loop
-    # again (a logf of a row's sum inside cross-entropy's loop over 32000 classes cost 0.7 s)
-    # one pass over the loop nesting: each value's depth, and where each RANGE's END is (UNROLL bodies are replayed)
-    level, end_of, opened = {}, {}, []
-    for i, u in enumerate(uops):
-      if u.op is Ops.RANGE: opened.append(i)
-      elif u.op is Ops.END: end_of[opened.pop()] = i
-      else: level[u] = len(opened)
-    used_deeper = {s for u in uops if u in level for s in u.src
-                   if s in level and level[s] < level[u] and s.op not in (Ops.CONST, Ops.DEFINE_GLOBAL, Ops.DEFINE_VAR, Ops.INDEX)}
-    has_unroll = any(u.op is Ops.RANGE and u.arg[1] is AxisType.UNROLL for u in uops)
-    first_global = next((u for u in uops if u.op is Ops.RANGE and u.arg[1] is AxisType.GLOBAL), None)
-    # accumulators indexed by the UPCAST/UNROLL ranges their value depends on; the reduce whose innermost loop each range is
-    acc_dims = {u: sorted([x for x in deps(u) if x.arg[1] in (AxisType.UPCAST, AxisType.UNROLL)], key=lambda x: x.arg[0])
-                for u in uops if u.op is Ops.REDUCE}
-    acc_arrays: dict[UOp, tuple[str, list[UOp]]] = {}
-    innermost_reduce = {u.src[-1]: u for u in uops if u.op is Ops.REDUCE and not acc_dims[u]}
-    counter = [0]
-    def fresh(prefix: str) -> str:
-      counter[0] += 1
-      return f"{prefix}{counter[0]}"
-    def emit(line: str):
-      for ln in line.split("\n"): lines.append("  " * depth + ln)
-    def val(u: UOp) -> str:
-      if u.op is Ops.CONST: return self.render_const(u.arg, u.dtype)
-      if u in acc_arrays:
-        # an accumulator array, indexed by the current values of its ranges (constants inside unrolled copies)
-        nm, ups = acc_arrays[u]
-        names, stride, parts, const = [r.get(x, "u" + str(x.arg[0])) for x in ups], 1, [], 0
-        for x, n in zip(reversed(ups), reversed(names)):
-          if n.isdigit(): const += int(n) * stride
-          else: parts.append(f"{n}*{stride}" if stride != 1 else n)
-          stride *= x.src[0].arg
-        if const or not parts: parts.append(str(const))
-        return f"{nm}[{'+'.join(reversed(parts))}]"
-      return r[u]
-    # how deep each value written inline nests (0 for names and constants)
-    nest: dict[UOp, int] = {}
-    def define(u: UOp, expr: str, prefix: str = "val"):
-      n = 1 + max((nest.get(s, 0) for s in u.src), default=0)
-      if uses.get(u, 0) > 1 or u in used_deeper or u.op in (Ops.ATOMIC, Ops.ATOMIC_CAS) or \
-         (u.op is Ops.CUSTOM and u.dtype != dtypes.void) or n >= self.max_nest:
-        nm = fresh(prefix)
-        emit(f"{self.render_dtype(u.dtype)} {nm} = {expr};")
-        r[u], nest[u] = nm, 0
-      else: r[u], nest[u] = expr, n
-    def step(u: UOp):
-      nonlocal depth
-      op = u.op
-      if op is Ops.DEFINE_GLOBAL:
-        params.append(self.render_buffer_param(u.arg[0], u.dtype.base, u in written))
-        r[u] = f"data{u.arg[0]}"
-      elif op is Ops.DEFINE_VAR:
-        params.append(f"{self.arg_int_prefix} {u.arg[0]}")
-        r[u] = u.arg[0]
-      elif op is Ops.RANGE:
-        nm = f"{ {AxisType.GLOBAL: 'g', AxisType.REDUCE: 'r', AxisType.UPCAST: 'u'}.get(u.arg[1], 'i')}{u.arg[0]}"
-        r[u] = nm
-        # not for float max/min: OpenMP starts each lane's copy at -FLT_MAX (+FLT_MAX), so a row of -inf came out as
-        # -3.4e38 (float max/min vectorise through lane_split_minmax in codegen/opt.py instead)
-        if (red := innermost_reduce.get(u)) is not None and red in r and red.arg in self.simd_reduce and \
-           (red.dtype.kind in "iu" or (red.dtype.kind == "f" and red.arg not in (Ops.MAX, Ops.MIN))):
-          emit(f"#pragma omp simd reduction({self.simd_reduce[red.arg]}:{val(red)})")
-        emit(self.render_range_open(u, nm, val(u.src[0]), u is first_global, has_unroll))
-        depth += 1
-      elif op is Ops.END:
-        depth -= 1
-        emit("}")
-      elif op is Ops.INDEX:
-        r[u] = val(u.src[1])
-        nest[u] = max(nest.get(s, 0) for s in u.src[1:])
-      elif op is Ops.LOAD:
-        idx = u.src[0]
-        ld = self.render_load(val(idx.src[0]), val(idx), u.dtype)
-        if len(idx.src) > 2: ld = f"({val(idx.src[2])}?{ld}:{self.render_const(0, u.dtype)})"
-        define(u, ld)
-      elif op is Ops.STORE:
-        idx, v = u.src
-        st = self.render_store(val(idx.src[0]), val(idx), self.render_store_value(val(v), v.dtype), u in streamed)
-        emit(f"if ({val(idx.src[2])}) {st}" if len(idx.src) > 2 else st)
-      elif op is Ops.REDUCE:
-        nm = fresh("acc")
-        init = self.render_const({Ops.ADD: 0, Ops.MUL: 1, Ops.MAX: dtypes.min(u.dtype), Ops.MIN: dtypes.max(u.dtype)}[u.arg], u.dtype)
-        ups = acc_dims.get(u, [])
-        if ups:
-          n = 1
-          for x in ups: n *= x.src[0].arg
-          emit(f"{self.render_dtype(u.dtype)} {nm}[{n}];")
-          emit(f"for (int {nm}_i = 0; {nm}_i < {n}; {nm}_i++) {nm}[{nm}_i] = {init};")
-          acc_arrays[u] = (nm, ups)
-        else:
-          emit(f"{self.render_dtype(u.dtype)} {nm} = {init};")
-          r[u] = nm
-      elif op is Ops.ASSIGN:
-        red, v = u.src
-        a = val(red)
-        if red.arg in (Ops.MAX, Ops.MIN): emit(f"{a} = {self.render_max(a, val(v), red.dtype, red.arg is Ops.MAX)};")
-        else: emit(f"{a} = {self.render_alu(red.arg, [a, val(v)], red.dtype, red.dtype)};")
-      elif op in GroupOp.ALU:
-        define(u, self.render_alu(op, [val(s) for s in u.src], u.dtype, u.src[-1].dtype))
-      elif op is Ops.CAST:
-        define(u, self.render_cast(val(u.src[0]), u.src[0].dtype, u.dtype))
-      elif op is Ops.BITCAST:
-        define(u, self.render_bitcast(val(u.src[0]), u.src[0].dtype, u.dtype))
-      elif op is Ops.CUSTOM:
-        fmt = dict(u.arg).get(self.lang, dict(u.arg).get("C")) if isinstance(u.arg, tuple) else u.arg
-        if fmt is None: raise NotImplementedError(f"custom op has no {self.lang} spelling: {u.arg}")
-        srcs = [f"({val(s.src[0])}+{val(s)})" if s.op is Ops.INDEX else val(s) for s in u.src]
-        code = fmt.format(*srcs)
-        if u.dtype == dtypes.void: emit(code if code.rstrip().endswith(("}", ";")) else code + ";")
-        else: define(u, code)
-      elif op in (Ops.ATOMIC, Ops.ATOMIC_CAS):
-        idx = u.src[0]
-        srcs = [val(s) for s in u.src[1:]]
-        if len(idx.src) > 2:  # a gated INDEX masks the atomic: the address may be out of bounds where the gate is false
-          has_mask = op is Ops.ATOMIC and len(u.src) > 2
-          srcs = srcs[:-1] + [f"({val(idx.src[2])}&&{srcs[-1]})"] if has_mask else srcs + [val(idx.src[2])]
-        code = self.render_atomic(u, f"({val(idx.src[0])}+{val(idx)})", srcs)
-        if uses.get(u, 0) == 0: emit(code + ";")
-        else: define(u, code)
-      elif op is Ops.BARRIER: emit(self.barrier + ";")
-      elif op is Ops.SPECIAL: r[u] = self.render_special(u)
-      elif op is Ops.NOOP: pass
-      else: raise NotImplementedError(f"{self.lang} renderer cannot render {op}")
-    # UNROLL ranges are not loops: their body is rendered once per value, with the range a constant in each copy
-    def run(lo: int, hi: int):
-      i = lo
-      while i < hi:
-        u = uops[i]
-        if u.op is Ops.RANGE and u.arg[1] is AxisType.UNROLL:
-          if u.src[0].op is not Ops.CONST: raise ValueError(f"an UNROLL range needs a constant size, got {u.src[0].op}")
-          for k in range(u.src[0].arg):
-            r[u] = str(k)
-            run(i + 1, end_of[i])
-          i = end_of[i] + 1
-          continue
-        step(u)
-        i += 1
-    run(0, len(uops))
-    head = self.render_kernel_header(name, params, first_global is not None)
-    body = "\n".join(head + lines + ["}"]) + "\n"
+    st = RenderState(self, uops)
+    self.render_span(st, 0, len(uops))
+    head = self.render_kernel_header(name, st.params, st.first_global is not None)
+    body = "\n".join(head + st.lines + ["}"]) + "\n"
     return self.render_prelude(body) + body
+
+  def render_span(self, st: RenderState, lo: int, hi: int):
+    """Render uops[lo:hi]. An UNROLL range is not a loop: its body is rendered once per value, the range a constant."""
+    i = lo
+    while i < hi:
+      u = st.uops[i]
+      if u.op is Ops.RANGE and u.arg[1] is AxisType.UNROLL:
+        if u.src[0].op is not Ops.CONST: raise ValueError(f"an UNROLL range needs a constant size, got {u.src[0].op}")
+        for k in range(u.src[0].arg):
+          st.r[u] = str(k)
+          self.render_span(st, i + 1, st.end_of[i])
+        i = st.end_of[i] + 1
+        continue
+      if (handler := self.handlers.get(u.op)) is None: raise NotImplementedError(f"{self.lang} renderer cannot render {u.op}")
+      getattr(self, handler)(st, u)
+      i += 1
+
+  # ---- one method per op: each spells its UOp with the tables above
+  def _r_param(self, st: RenderState, u: UOp):
+    if u.op is Ops.DEFINE_GLOBAL:
+      st.params.append(self.render_buffer_param(u.arg[0], u.dtype.base, u in st.written))
+      st.r[u] = f"data{u.arg[0]}"
+    else:
+      st.params.append(f"{self.arg_int_prefix} {u.arg[0]}")
+      st.r[u] = u.arg[0]
+  def _r_range(self, st: RenderState, u: UOp):
+    nm = f"{ {AxisType.GLOBAL: 'g', AxisType.REDUCE: 'r', AxisType.UPCAST: 'u'}.get(u.arg[1], 'i')}{u.arg[0]}"
+    st.r[u] = nm
+    # not for float max/min: OpenMP starts each lane's copy at -FLT_MAX (+FLT_MAX), so a row of -inf came out as
+    # -3.4e38 (float max/min vectorise through lane_split_opts in codegen/opt.py instead)
+    if (red := st.innermost_reduce.get(u)) is not None and red in st.r and red.arg in self.simd_reduce and \
+       (red.dtype.kind in "iu" or (red.dtype.kind == "f" and red.arg not in (Ops.MAX, Ops.MIN))):
+      st.emit(f"#pragma omp simd reduction({self.simd_reduce[red.arg]}:{st.val(red)})")
+    st.emit(self.render_range_open(u, nm, st.val(u.src[0]), u is st.first_global, st.has_unroll))
+    st.depth += 1
+  def _r_end(self, st: RenderState, u: UOp):
+    st.depth -= 1
+    st.emit("}")
+  def _r_index(self, st: RenderState, u: UOp):
+    st.r[u] = st.val(u.src[1])
+    st.nest[u] = max(st.nest.get(s, 0) for s in u.src[1:])
+  def _r_load(self, st: RenderState, u: UOp):
+    idx = u.src[0]
+    ld = self.render_load(st.val(idx.src[0]), st.val(idx), u.dtype)
+    if len(idx.src) > 2: ld = f"({st.val(idx.src[2])}?{ld}:{self.render_const(0, u.dtype)})"
+    st.define(u, ld)
+  def _r_store(self, st: RenderState, u: UOp):
+    idx, v = u.src
+    code = self.render_store(st.val(idx.src[0]), st.val(idx), self.render_store_value(st.val(v), v.dtype), u in st.streamed)
+    st.emit(f"if ({st.val(idx.src[2])}) {code}" if len(idx.src) > 2 else code)
+  def _r_reduce(self, st: RenderState, u: UOp):
+    nm = st.fresh("acc")
+    init = self.render_const({Ops.ADD: 0, Ops.MUL: 1, Ops.MAX: dtypes.min(u.dtype), Ops.MIN: dtypes.max(u.dtype)}[u.arg], u.dtype)
+    if ups := st.acc_dims.get(u, []):
+      n = prod([x.src[0].arg for x in ups])
+      st.emit(f"{self.render_dtype(u.dtype)} {nm}[{n}];")
+      st.emit(f"for (int {nm}_i = 0; {nm}_i < {n}; {nm}_i++) {nm}[{nm}_i] = {init};")
+      st.acc_arrays[u] = (nm, ups)
+    else:
+      st.emit(f"{self.render_dtype(u.dtype)} {nm} = {init};")
+      st.r[u] = nm
+  def _r_assign(self, st: RenderState, u: UOp):
+    red, v = u.src
+    a = st.val(red)
+    if red.arg in (Ops.MAX, Ops.MIN): st.emit(f"{a} = {self.render_max(a, st.val(v), red.dtype, red.arg is Ops.MAX)};")
+    else: st.emit(f"{a} = {self.render_alu(red.arg, [a, st.val(v)], red.dtype, red.dtype)};")
+  def _r_alu(self, st: RenderState, u: UOp):
+    st.define(u, self.render_alu(u.op, [st.val(s) for s in u.src], u.dtype, u.src[-1].dtype))
+  def _r_cast(self, st: RenderState, u: UOp):
+    conv = self.render_cast if u.op is Ops.CAST else self.render_bitcast
+    st.define(u, conv(st.val(u.src[0]), u.src[0].dtype, u.dtype))
+  def _r_custom(self, st: RenderState, u: UOp):
+    fmt = dict(u.arg).get(self.lang, dict(u.arg).get("C")) if isinstance(u.arg, tuple) else u.arg
+    if fmt is None: raise NotImplementedError(f"custom op has no {self.lang} spelling: {u.arg}")
+    code = fmt.format(*[f"({st.val(s.src[0])}+{st.val(s)})" if s.op is Ops.INDEX else st.val(s) for s in u.src])
+    if u.dtype == dtypes.void: st.emit(code if code.rstrip().endswith(("}", ";")) else code + ";")
+    else: st.define(u, code)
+  def _r_atomic(self, st: RenderState, u: UOp):
+    idx = u.src[0]
+    srcs = [st.val(s) for s in u.src[1:]]
+    if len(idx.src) > 2:  # a gated INDEX masks the atomic: the address may be out of bounds where the gate is false
+      has_mask = u.op is Ops.ATOMIC and len(u.src) > 2
+      srcs = srcs[:-1] + [f"({st.val(idx.src[2])}&&{srcs[-1]})"] if has_mask else srcs + [st.val(idx.src[2])]
+    code = self.render_atomic(u, f"({st.val(idx.src[0])}+{st.val(idx)})", srcs)
+    if st.uses.get(u, 0) == 0: st.emit(code + ";")
+    else: st.define(u, code)
+  def _r_barrier(self, st: RenderState, u: UOp): st.emit(self.barrier + ";")
+  def _r_special(self, st: RenderState, u: UOp): st.r[u] = self.render_special(u)
+  def _r_nothing(self, st: RenderState, u: UOp): pass
+  # op -> the method that spells it (by name, so a language overrides one method without copying the table)
+  handlers: dict[Ops, str] = {
+    Ops.DEFINE_GLOBAL: "_r_param", Ops.DEFINE_VAR: "_r_param", Ops.RANGE: "_r_range", Ops.END: "_r_end", Ops.INDEX: "_r_index",
+    Ops.LOAD: "_r_load", Ops.STORE: "_r_store", Ops.REDUCE: "_r_reduce", Ops.ASSIGN: "_r_assign", **dict.fromkeys(GroupOp.ALU, "_r_alu"),
+    Ops.CAST: "_r_cast", Ops.BITCAST: "_r_cast", Ops.CUSTOM: "_r_custom", Ops.ATOMIC: "_r_atomic", Ops.ATOMIC_CAS: "_r_atomic",
+    Ops.BARRIER: "_r_barrier", Ops.SPECIAL: "_r_special", Ops.NOOP: "_r_nothing", Ops.SINK: "_r_nothing"}
   def render_prelude(self, body: str) -> str:
     """The helper definitions this kernel's body uses (each helper is a block starting with its name)."""
     return self.prelude
   barrier = "__syncthreads()"
   def render_special(self, u: UOp) -> str: raise NotImplementedError
+
+class RenderState:
+  """What rendering one kernel tracks: each UOp's C expression or name, the lines so far, the loop depth, and facts read
+  off the linearized list once (use counts, loop nesting, accumulator dimensions). It spells nothing itself."""
+  def __init__(self, lang: CStyleLanguage, uops: list[UOp]):
+    self.lang, self.uops = lang, uops
+    self.r: dict[UOp, str] = {}
+    self.nest: dict[UOp, int] = {}       # how deep each value written inline nests (0 for names and constants)
+    self.lines: list[str] = []
+    self.params: list[str] = []
+    self.depth, self.counter = 1, 0
+    self.uses: dict[UOp, int] = {}
+    for u in uops:   # the SINK that ends the list lists the effects: not a use
+      for s in (u.src if u.op is not Ops.SINK else ()): self.uses[s] = self.uses.get(s, 0) + 1
+    self.written = {u.src[0].src[0] for u in uops if u.op in (Ops.STORE, Ops.ATOMIC, Ops.ATOMIC_CAS) and u.src[0].op is Ops.INDEX}
+    self.written |= {s.src[0] for u in uops if u.op is Ops.CUSTOM for s in u.src if s.op is Ops.INDEX}
+    self.streamed = {u for u in uops if u.op is Ops.STORE and lang.streams(u)}
+    # one pass over the loop nesting: each value's depth, and where each RANGE's END is (UNROLL bodies are replayed)
+    self.level: dict[UOp, int] = {}
+    self.end_of: dict[int, int] = {}
+    opened: list[int] = []
+    for i, u in enumerate(uops):
+      if u.op is Ops.RANGE: opened.append(i)
+      elif u.op is Ops.END: self.end_of[opened.pop()] = i
+      else: self.level[u] = len(opened)
+    # a value the linearizer hoisted out of a loop gets a variable: written inline it would be computed inside the loop
+    # again (a logf of a row's sum inside cross-entropy's loop over 32000 classes cost 0.7 s)
+    self.used_deeper = {s for u in uops if u in self.level for s in u.src if s in self.level and self.level[s] < self.level[u]
+                        and s.op not in (Ops.CONST, Ops.DEFINE_GLOBAL, Ops.DEFINE_VAR, Ops.INDEX)}
+    self.has_unroll = any(u.op is Ops.RANGE and u.arg[1] is AxisType.UNROLL for u in uops)
+    self.first_global = next((u for u in uops if u.op is Ops.RANGE and u.arg[1] is AxisType.GLOBAL), None)
+    # accumulators indexed by the UPCAST/UNROLL ranges their value depends on; the reduce whose innermost loop each range is
+    self.acc_dims = {u: sorted([x for x in deps(u) if x.arg[1] in (AxisType.UPCAST, AxisType.UNROLL)], key=lambda x: x.arg[0])
+                     for u in uops if u.op is Ops.REDUCE}
+    self.acc_arrays: dict[UOp, tuple[str, list[UOp]]] = {}
+    self.innermost_reduce = {u.src[-1]: u for u in uops if u.op is Ops.REDUCE and not self.acc_dims[u]}
+
+  def fresh(self, prefix: str) -> str:
+    self.counter += 1
+    return f"{prefix}{self.counter}"
+  def emit(self, line: str):
+    for ln in line.split("\n"): self.lines.append("  " * self.depth + ln)
+  def val(self, u: UOp) -> str:
+    if u.op is Ops.CONST: return self.lang.render_const(u.arg, u.dtype)
+    if u in self.acc_arrays:
+      # an accumulator array, indexed by the current values of its ranges (constants inside unrolled copies)
+      nm, ups = self.acc_arrays[u]
+      names, stride, parts, const = [self.r.get(x, "u" + str(x.arg[0])) for x in ups], 1, [], 0
+      for x, n in zip(reversed(ups), reversed(names)):
+        if n.isdigit(): const += int(n) * stride
+        else: parts.append(f"{n}*{stride}" if stride != 1 else n)
+        stride *= x.src[0].arg
+      if const or not parts: parts.append(str(const))
+      return f"{nm}[{'+'.join(reversed(parts))}]"
+    return self.r[u]
+  def define(self, u: UOp, expr: str, prefix: str = "val"):
+    """A value: written inline where it is used, or as a named variable when it is used twice, used in a deeper loop,
+    has an effect, or nests too deep."""
+    n = 1 + max((self.nest.get(s, 0) for s in u.src), default=0)
+    if self.uses.get(u, 0) > 1 or u in self.used_deeper or u.op in (Ops.ATOMIC, Ops.ATOMIC_CAS) or \
+       (u.op is Ops.CUSTOM and u.dtype != dtypes.void) or n >= self.lang.max_nest:
+      nm = self.fresh(prefix)
+      self.emit(f"{self.lang.render_dtype(u.dtype)} {nm} = {expr};")
+      self.r[u], self.nest[u] = nm, 0
+    else: self.r[u], self.nest[u] = expr, n

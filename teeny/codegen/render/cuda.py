@@ -1,7 +1,7 @@
 """CUDA C for NVRTC. No headers are needed: float16/bfloat16 are stored as 16 bits and computed in float32 through the
 PTX conversion instructions (cvt), math uses the device builtins (expf, ...)."""
 from __future__ import annotations
-from teeny.codegen.gpu import GPULanguage
+from teeny.codegen.render.gpu import GPULanguage
 
 CUDA_HELPERS = {
   "INFINITY": "#define INFINITY (__int_as_float(0x7f800000))\n",

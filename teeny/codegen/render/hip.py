@@ -3,7 +3,7 @@ math come from clang builtins, declared or spelled here. float16/bfloat16 are st
 from __future__ import annotations
 from teeny.dtype import dtypes
 from teeny.uop.ops import Ops
-from teeny.codegen.gpu import GPULanguage
+from teeny.codegen.render.gpu import GPULanguage
 
 _D = "static inline __attribute__((device)) "
 HIP_HELPERS = {

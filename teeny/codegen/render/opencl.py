@@ -4,7 +4,8 @@ from __future__ import annotations
 import math
 from teeny.dtype import dtypes
 from teeny.uop.ops import Ops
-from teeny.codegen.gpu import AxisMap, GPULanguage
+from teeny.codegen.gpu import AxisMap
+from teeny.codegen.render.gpu import GPULanguage
 
 CL_HELPERS = {
   "teeny_h2f": """static inline float teeny_h2f(ushort h) {

@@ -1,0 +1,29 @@
+#define INFINITY (__int_as_float(0x7f800000))
+__device__ __forceinline__ float teeny_fmax(float a, float b) { return (a > b || a != a) ? a : b; }
+extern "C" __global__ void __launch_bounds__(6) r_6_40(float* __restrict__ data0, const float* __restrict__ data1) {
+  int g0 = (blockIdx.x*6+threadIdx.x);
+  {
+    int val1 = (g0*40);
+    float acc2 = -INFINITY;
+    for (int r2 = 0; r2 < 40; r2++) {
+      float val3 = data1[(val1+r2)];
+      acc2 = teeny_fmax(acc2,val3);
+    }
+    data0[g0] = acc2;
+  }
+}
+
+extern "C" __global__ void __launch_bounds__(6) r_6_40(int* __restrict__ data0, const float* __restrict__ data1, const float* __restrict__ data2) {
+  int g0 = (blockIdx.x*6+threadIdx.x);
+  {
+    int val1 = (g0*40);
+    float val2 = data2[g0];
+    int acc3 = (-2147483647-1);
+    for (int r1 = 0; r1 < 40; r1++) {
+      float val4 = data1[(val1+r1)];
+      int val5 = (((int)(((val4==val2)|(val4!=val4))))*((r1*-1)+40));
+      acc3 = ((acc3>val5)?acc3:val5);
+    }
+    data0[g0] = ((acc3*-1)+40);
+  }
+}

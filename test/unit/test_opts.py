@@ -1,0 +1,181 @@
+"""Optimisations as data (teeny/codegen/opt.py): Opt lists chosen by the heuristics, applied exactly when a kernel
+names its own, checked (KernelOptError naming axis and size), recorded on the ProgramSpec, and part of the program
+cache key. Values are compared with numpy on the CPU, and on OpenCL (PoCL) for the GPU-only Opts."""
+import re
+import numpy as np
+import pytest
+from helpers import needs_values, toolchain
+from teeny import Context, Device, Tensor
+from teeny.codegen.kernel import get_program
+from teeny.codegen.opt import KernelOptError, Opt, OptOps, apply_opts, hand_coded_opts
+from teeny.codegen.render.c import CRenderer
+from teeny.dtype import dtypes
+from teeny.uop.ops import AxisType, KernelInfo, Ops, UOp
+
+U, UN, L, G, P, S, NL = OptOps.UPCAST, OptOps.UNROLL, OptOps.LOCAL, OptOps.GROUP, OptOps.PADTO, OptOps.SWAP, OptOps.NOLOCALS
+M, K, N = 24, 40, 36
+
+def matmul_fxn(opts, m=M, k=K, n=N, red=Ops.ADD):
+  """out[i, j] = red_k a[i, k] * b[k, j]: axes 0 (i, GLOBAL), 1 (j, GLOBAL), 2 (k, REDUCE)."""
+  def fxn(out: UOp, a: UOp, b: UOp) -> UOp:
+    i, j, kk = UOp.range(m, 0, AxisType.GLOBAL), UOp.range(n, 1, AxisType.GLOBAL), UOp.range(k, 2, AxisType.REDUCE)
+    acc = UOp(Ops.REDUCE, dtypes.float32, (a.index(i * k + kk).load() * b.index(kk * n + j).load(), kk), red)
+    return out.index(i * n + j).store(acc).end(i, j).sink(arg=KernelInfo(name="mm", opts_to_apply=opts))
+  return fxn
+
+def ref(a, b, red=Ops.ADD):
+  return (a[:, :, None] * b[None, :, :]).sum(1) if red is Ops.ADD else (a[:, :, None] * b[None, :, :]).max(1)
+
+def run_mm(opts, dev=None, red=Ops.ADD, m=M, k=K, n=N):
+  rng = np.random.default_rng(0)
+  a, b = rng.uniform(-1, 1, (m, k)).astype(np.float32), rng.uniform(-1, 1, (k, n)).astype(np.float32)
+  out = Tensor.zeros(m * n, device=dev).contiguous().realize()
+  got = out.custom_kernel(Tensor(a.reshape(-1), device=dev), Tensor(b.reshape(-1), device=dev),
+                          fxn=matmul_fxn(opts, m, k, n, red))[0]
+  return got, ref(a.astype(np.float64), b.astype(np.float64), red)
+
+def mm_ast(opts, m=M, k=K, n=N, red=Ops.ADD) -> UOp:
+  ph = [UOp.placeholder(0, dtypes.float32, (m * n,)), UOp.placeholder(1, dtypes.float32, (m * k,)),
+        UOp.placeholder(2, dtypes.float32, (k * n,))]
+  return matmul_fxn(opts, m, k, n, red)(*ph)
+
+def test_opt_is_frozen_data():
+  o = Opt(U, 1, 4)
+  assert o == Opt(OptOps.UPCAST, 1, 4) and hash(o) == hash(Opt(U, 1, 4))
+  with pytest.raises(AttributeError): o.arg = 8
+  assert KernelInfo("k", [o]).opts_to_apply == (o,), "a list is stored as a tuple (the SINK must hash)"
+
+# ---- applied exactly, values against numpy
+
+OPT_LISTS = {
+  "none": [], "upcast_out": [Opt(U, 1, 4)], "upcast_both": [Opt(U, 1, 4), Opt(U, 0, 8)], "unroll_out": [Opt(UN, 1, 6)],
+  "upcast_reduce": [Opt(U, 2, 8)], "unroll_reduce": [Opt(UN, 2, 4)], "pad_out": [Opt(P, 1, 16)], "pad_reduce": [Opt(P, 2, 16)],
+  "pad_then_upcast": [Opt(P, 1, 16), Opt(U, 1, 16)], "swap": [Opt(S, 0, 1)], "swap_upcast": [Opt(S, 0, 1), Opt(U, 0, 4)],
+  "everything": [Opt(P, 2, 32), Opt(U, 2, 4), Opt(UN, 1, 3), Opt(U, 0, 2), Opt(S, 0, 1)],
+}
+
+@needs_values
+@pytest.mark.parametrize("name", list(OPT_LISTS))
+def test_opt_list_values(name):
+  got, want = run_mm(OPT_LISTS[name])
+  np.testing.assert_allclose(got.numpy().reshape(M, N), want, rtol=1e-5, atol=1e-5)
+
+@needs_values
+@pytest.mark.parametrize("opts", [[Opt(P, 2, 16)], [Opt(U, 2, 8)], [Opt(P, 1, 16), Opt(UN, 2, 4)]], ids=str)
+def test_opt_list_values_max(opts):
+  """A padded max must not see the padding's zeros (the inputs are all negative here)."""
+  got, want = run_mm(opts, red=Ops.MAX)
+  np.testing.assert_allclose(got.numpy().reshape(M, N), want, rtol=1e-6)
+
+def test_applied_list_is_recorded_and_shapes_the_code():
+  p = get_program(mm_ast([Opt(U, 1, 4), Opt(UN, 2, 4)]), CRenderer())
+  assert p.opts == (Opt(U, 1, 4), Opt(UN, 2, 4))
+  assert p.uops[-1].op is Ops.SINK and p.uops[-1].arg.opts_to_apply == p.opts
+  assert "for (int u101 = 0; u101 < 4; u101++)" in p.src and "r2 < 10" in p.src
+  assert get_program(mm_ast(()), CRenderer()).opts == () and "u10" not in get_program(mm_ast(()), CRenderer()).src
+
+def test_padded_axis_masks_stores_and_loads():
+  src = get_program(mm_ast([Opt(P, 1, 16)]), CRenderer()).src
+  assert "g1 < 48" in src and "(g1<36)" in src, src
+
+# ---- heuristics return lists
+
+def scheduled(t: Tensor) -> UOp:
+  items = [si for si in t.schedule() if si.kind == "kernel"]
+  assert len(items) == 1
+  return items[0].ast
+
+def test_heuristics_return_opts_for_matmul():
+  a, b = Tensor(np.ones((64, 48), np.float32)), Tensor(np.ones((48, 64), np.float32))
+  p = get_program(scheduled(a @ b), CRenderer())
+  assert [o.op for o in p.opts] == [U, U] and sorted(o.arg for o in p.opts) == [4, 16], p.opts
+  assert all(isinstance(o.axis, int) for o in p.opts)
+
+def test_heuristics_lane_split_for_max():
+  ast = scheduled(Tensor(np.ones((4, 1024), np.float32)).max(1))
+  red_axis = next(u.arg[0] for u in ast.toposort if u.op is Ops.RANGE and u.arg[1] is AxisType.REDUCE)
+  p = get_program(ast, CRenderer())
+  assert p.opts == (Opt(U, red_axis, 16),), p.opts
+
+def test_heuristics_apply_nothing():
+  ast = mm_ast(None, n=64)
+  assert hand_coded_opts(ast, CRenderer()) and ast.arg.opts_to_apply is None, "choosing rewrites nothing"
+
+def test_fixed_list_skips_heuristics_and_noopt():
+  a, b = Tensor(np.ones((64, 48), np.float32)), Tensor(np.ones((48, 64), np.float32))
+  ast = scheduled(a @ b)
+  with Context(NOOPT=1): assert get_program(ast, CRenderer()).opts == ()
+  assert get_program(ast.replace(arg=KernelInfo(ast.arg.name, ())), CRenderer()).opts == ()
+
+@needs_values
+def test_program_cache_key_follows_noopt():
+  from teeny.engine.realize import get_runner
+  a, b = Tensor(np.ones((64, 48), np.float32)), Tensor(np.ones((48, 64), np.float32))
+  ast = scheduled(a @ b)
+  dev = Device.DEFAULT
+  _, s1 = get_runner(dev, ast)
+  with Context(NOOPT=1): _, s2 = get_runner(dev, ast)
+  assert s1.opts and s2.opts == () and s1.src != s2.src
+
+# ---- errors name the axis and its size
+
+@pytest.mark.parametrize("opt, match", [
+  (Opt(U, 1, 5), r"UPCAST axis 1 \(size 36\) by 5: 36 is not a multiple of 5"),
+  (Opt(U, 7, 2), r"no axis 7; its axes .* 0 \(GLOBAL, 24\), 1 \(GLOBAL, 36\), 2 \(REDUCE, 40\)"),
+  (Opt(U, 1, 1), r"amount must be an int >= 2"),
+  (Opt(P, 0, 8), r"PADTO axis 0 \(size 24\) to 8: already a multiple"),
+  (Opt(S, 0, 2), r"SWAP axis 2 \(size 40\) is a REDUCE range"),
+  (Opt(L, 0, 4), r"LOCAL needs a GPU renderer"),
+  (Opt(G, 2, 64), r"GROUP needs a GPU renderer"),
+  (Opt(NL), r"NOLOCALS needs a GPU renderer"),
+  (Opt(OptOps.TC, 0, 0), r"TC .* reserved"),
+], ids=lambda x: x if isinstance(x, str) else repr(x))
+def test_opt_that_does_not_fit_raises(opt, match):
+  with pytest.raises(KernelOptError, match=match): get_program(mm_ast([opt]), CRenderer())
+  assert issubclass(KernelOptError, ValueError)
+
+def test_gpu_opt_errors():
+  r = Device["NULL:CUDA"].renderer
+  with pytest.raises(KernelOptError, match=r"GROUP axis 2 \(size 40\): the lane count must be a power of two"):
+    apply_opts(mm_ast(None), [Opt(G, 2, 48)], r)
+  with pytest.raises(KernelOptError, match=r"GROUP axis 2 \(size 40\): only a kernel of GLOBAL and REDUCE"):
+    apply_opts(mm_ast(None), [Opt(U, 1, 4), Opt(G, 2, 32)], r)
+  with pytest.raises(KernelOptError, match=r"LOCAL axis 2 \(size 40\) is a REDUCE range"):
+    apply_opts(mm_ast(None), [Opt(L, 2, 8)], r)
+
+# ---- GPU Opts: rendered through NULL:<lang>, values on OpenCL
+
+def test_gpu_opts_shape_the_launch():
+  r = Device["NULL:CUDA"].renderer
+  p = get_program(mm_ast([Opt(G, 2, 32)]), r)
+  assert p.local_size == [32, 1, 1] and "smem0[32]" in p.src and "for (int s = 16; s > 0" in p.src
+  p = get_program(mm_ast([Opt(L, 1, 12), Opt(L, 0, 8)]), r)
+  assert p.global_size == [3, 3, 1] and p.local_size == [8, 12, 1], (p.global_size, p.local_size)
+  p = get_program(mm_ast([Opt(NL)]), r)
+  assert p.local_size == [1, 1, 1] and p.global_size == [N, M, 1], (p.global_size, p.local_size)
+
+@pytest.fixture(scope="module")
+def cl_device():
+  toolchain("CL")
+  return "CL"
+
+@pytest.mark.parametrize("opts", [[Opt(G, 2, 16)], [Opt(G, 2, 64)], [Opt(L, 1, 12), Opt(L, 0, 8)], [Opt(NL)],
+                                  [Opt(U, 1, 4), Opt(L, 0, 4)], [Opt(P, 2, 64), Opt(G, 2, 32)]], ids=str)
+def test_gpu_opt_values_on_cl(cl_device, opts):
+  got, want = run_mm(opts, dev=cl_device)
+  np.testing.assert_allclose(got.numpy().reshape(M, N), want, rtol=1e-5, atol=1e-5)
+
+# ---- DEBUG output
+
+def test_debug3_shows_applied_opts(capsys):
+  a, b = Tensor(np.ones((64, 48), np.float32), device="NULL"), Tensor(np.ones((48, 64), np.float32), device="NULL")
+  with Context(DEBUG=3): (a @ b + 0.5).realize()
+  out = capsys.readouterr().out
+  assert re.search(r"r_64_64_48 opts: \[Opt\(OptOps.UPCAST, \d+, 16\), Opt\(OptOps.UPCAST, \d+, 4\)\]", out), out[-2000:]
+
+def test_debug5_prints_each_pass(capsys):
+  with Context(DEBUG=5): get_program(mm_ast([Opt(U, 1, 4)]), CRenderer())
+  out = capsys.readouterr().out
+  from teeny.codegen.kernel import PASSES
+  for name, _ in PASSES: assert f"--- mm after {name}" in out
+  assert "--- mm linearized" in out
