@@ -45,8 +45,9 @@ def _resolve_pads(padding, k: Sequence[int], dilation: Sequence[int],
   n = len(k)
   if isinstance(padding, str):
     if padding == "valid": return [(0, 0)] * n
-    if padding != "same": raise ValueError(f"padding must be an int, a tuple, 'same' or 'valid', got {padding!r}")
-    if any(s != 1 for s in _tuple(stride, n)): raise ValueError("padding='same' does not support strided convolutions")
+    if padding != "same": raise RuntimeError(f"Invalid padding string {padding!r}: use an int, a tuple, 'same' or 'valid'")
+    if any(s != 1 for s in _tuple(stride, n)):
+      raise RuntimeError(f"padding='same' is not supported for strided convolutions (stride={stride}); pad explicitly")
     return [(d * (kk - 1) // 2, d * (kk - 1) - d * (kk - 1) // 2) for kk, d in zip(k, dilation)]
   if isinstance(padding, int): return [(padding, padding)] * n
   padding = tuple(padding)
@@ -59,8 +60,8 @@ def _positive(name: str, vals: Sequence[int], what: str = "must be positive"):
   if any(v <= 0 for v in vals): raise ValueError(f"{name} {what}, got {tuple(vals) if len(vals) != 1 else vals[0]}")
 
 def check_conv_args(fn: str, x_shape, w_shape, stride, padding, dilation, groups) -> None:
-  """The argument checks F.conv* does: stride, dilation, groups and kernel sizes positive, padding not negative (negative
-  padding would silently crop the input), groups dividing the channels. Shapes are (N, C, *spatial)."""
+  """The argument checks F.conv* does: stride, dilation, groups and kernel sizes positive, padding not negative
+  (RuntimeError, as torch; tinygrad crops instead). Shapes are (N, C, *spatial)."""
   n = len(w_shape) - 2
   _positive(f"{fn}: stride", _tuple(stride, n, "stride"), "must be positive (non-positive stride is not supported)")
   _positive(f"{fn}: dilation", _tuple(dilation, n, "dilation"))
@@ -68,7 +69,9 @@ def check_conv_args(fn: str, x_shape, w_shape, stride, padding, dilation, groups
   _positive(f"{fn}: kernel size", tuple(w_shape[2:]), f"must be positive (weight shape {tuple(w_shape)})")
   if not isinstance(padding, str):
     flat = [padding] if isinstance(padding, int) else [v for p in padding for v in ((p,) if isinstance(p, int) else p)]
-    if any(p < 0 for p in flat): raise ValueError(f"{fn}: negative padding is not supported, got padding={padding!r}")
+    if any(p < 0 for p in flat):  # as torch: crop the input first (x.pad with negative amounts) for tinygrad's meaning
+      raise RuntimeError(f"{fn}: negative padding is not supported, got padding={padding!r}; to crop, pad the input with "
+                         "negative amounts first (x.pad(...))")
 
 def _check_pool_args(fn: str, k_, s_, d_, padding) -> None:
   _positive(f"{fn}: kernel_size", k_)
@@ -144,6 +147,13 @@ class NNMixin:
       raise ValueError(f"conv1d wants a 3-d input and weight, got {tuple(self.shape)} and {tuple(weight.shape)}")
     return self.conv2d(weight, bias, stride, padding, dilation, groups)
 
+  def conv3d(self: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0, dilation=1,
+             groups: int = 1) -> Tensor:
+    """PyTorch's F.conv3d: input (N, C, D, H, W), weight (O, C/groups, kD, kH, kW); padding also 'same' or 'valid'."""
+    if self.ndim != 5 or weight.ndim != 5:
+      raise ValueError(f"conv3d wants a 5-d input and weight, got {tuple(self.shape)} and {tuple(weight.shape)}")
+    return self.conv2d(weight, bias, stride, padding, dilation, groups)
+
   def conv_transpose2d(self: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0, output_padding=0,
                        groups: int = 1, dilation=1) -> Tensor:
     """PyTorch's F.conv_transpose2d: weight (C_in, C_out/groups, *k); argument order as in torch."""
@@ -155,7 +165,7 @@ class NNMixin:
     if self.shape[1] != weight.shape[0] or weight.shape[0] % groups != 0:
       raise ValueError(f"conv_transpose input {tuple(self.shape)} does not match weight {tuple(weight.shape)} "
                        f"(groups={groups})")
-    if isinstance(padding, str): raise ValueError(f"conv_transpose: padding must be an int or a tuple, got {padding!r}")
+    if isinstance(padding, str): raise TypeError(f"conv_transpose: padding must be an int or a tuple, got {padding!r}")
     s_, d_ = _tuple(stride, n, "stride"), _tuple(dilation, n, "dilation")
     op_ = _tuple(output_padding, n, "output_padding")
     if any(o < 0 or (o >= s and o >= d) for o, s, d in zip(op_, s_, d_)):
@@ -182,35 +192,129 @@ class NNMixin:
 
   # ***** pooling *****
 
-  def max_pool2d(self: Tensor, kernel_size=2, stride=None, padding=0, dilation=1, ceil_mode: bool = False) -> Tensor:
-    """PyTorch's F.max_pool2d over the last two dims."""
-    k_ = _tuple(kernel_size, 2, "kernel_size")
-    s_, d_ = _tuple(stride if stride is not None else k_, 2, "stride"), _tuple(dilation, 2, "dilation")
-    _check_pool_args("max_pool2d", k_, s_, d_, padding)
+  def _max_pool(self: Tensor, n: int, fn: str, kernel_size, stride, padding, dilation, ceil_mode: bool,
+                return_indices: bool):
+    """Max pooling over the last n dims; with return_indices also torch's int64 indices, flat over each input plane."""
+    from teeny.tensor import Tensor
+    k_ = _tuple(kernel_size, n, "kernel_size")
+    s_, d_ = _tuple(stride if stride is not None else k_, n, "stride"), _tuple(dilation, n, "dilation")
+    _check_pool_args(fn, k_, s_, d_, padding)
+    if self.ndim < n + 1:
+      raise ValueError(f"{fn} wants ({n + 1} or {n + 2})-d input (C, *spatial) or (N, C, *spatial), got {tuple(self.shape)}")
     pads = _resolve_pads(padding, k_, d_)
     if any(2 * max(p) > k for p, k in zip(pads, k_)):
-      raise ValueError(f"padding {padding} must be at most half of kernel {k_}")
-    if ceil_mode: pads = _ceil_mode_pads(self.shape[-2:], pads, k_, s_, d_)
-    return _pad_or_shrink(self, pads, value=-math.inf)._pool(k_, s_, d_).max((-2, -1))
+      raise ValueError(f"{fn}: padding {padding} must be at most half of kernel {k_}")
+    if ceil_mode: pads = _ceil_mode_pads(self.shape[-n:], pads, k_, s_, d_)
+    win = _pad_or_shrink(self, pads, value=-math.inf if dtypes.is_float(self.dtype) else dtypes.min(self.dtype))
+    win = win._pool(k_, s_, d_)  # (..., *out, *k)
+    if not return_indices: return win.max(tuple(range(-n, 0)))
+    # which window element torch picks: the first (in window order) that equals the max, or is nan, among the elements
+    # inside the input (never the padding); the index is that element's position in its flattened input plane
+    sp, kk = tuple(self.shape[-n:]), math.prod(k_)
+    pos = _pad_or_shrink(Tensor.arange(math.prod(sp), device=self.device).reshape(*sp), pads, value=-1)._pool(k_, s_, d_)
+    win, pos = win.flatten(-n), pos.flatten(-n)  # (..., *out, kk)
+    hit = (pos >= 0) & ((win == win.max(-1, keepdim=True)) | win.isnan())
+    rev = Tensor.arange(kk, 0, -1, device=self.device)
+    first = (kk - hit.where(rev, 0).max(-1, keepdim=True)) == Tensor.arange(kk, device=self.device)
+    # values through the picked element, so the gradient goes to it alone (as torch's; plain max splits ties)
+    return first.where(win, 0).sum(-1).cast(self.dtype), first.where(pos, 0).sum(-1).cast(dtypes.int64)
 
-  def avg_pool2d(self: Tensor, kernel_size=2, stride=None, padding=0, ceil_mode: bool = False,
-                 count_include_pad: bool = True) -> Tensor:
-    """PyTorch's F.avg_pool2d over the last two dims."""
-    k_ = _tuple(kernel_size, 2, "kernel_size")
-    s_ = _tuple(stride if stride is not None else k_, 2, "stride")
-    _check_pool_args("avg_pool2d", k_, s_, (1, 1), padding)
-    reg = _resolve_pads(padding, k_, (1, 1))
-    if any(2 * max(p) > k for p, k in zip(reg, k_)):
-      raise ValueError(f"avg_pool2d: padding {padding} must be at most half of kernel {k_}")
-    pads = _ceil_mode_pads(self.shape[-2:], reg, k_, s_, (1, 1)) if ceil_mode else reg
+  def max_pool1d(self: Tensor, kernel_size=2, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
+                 return_indices: bool = False):
+    """PyTorch's F.max_pool1d over the last dim (return_indices: also the int64 argmax positions)."""
+    return self._max_pool(1, "max_pool1d", kernel_size, stride, padding, dilation, ceil_mode, return_indices)
+
+  def max_pool2d(self: Tensor, kernel_size=2, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
+                 return_indices: bool = False):
+    """PyTorch's F.max_pool2d over the last two dims; return_indices=True gives (values, int64 indices flat over H*W).
+    The gradient at tied maxima: split evenly without return_indices, all to the returned index with it (torch's)."""
+    return self._max_pool(2, "max_pool2d", kernel_size, stride, padding, dilation, ceil_mode, return_indices)
+
+  def max_pool3d(self: Tensor, kernel_size=2, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
+                 return_indices: bool = False):
+    """PyTorch's F.max_pool3d over the last three dims (return_indices: int64 indices flat over D*H*W)."""
+    return self._max_pool(3, "max_pool3d", kernel_size, stride, padding, dilation, ceil_mode, return_indices)
+
+  def _max_unpool(self: Tensor, n: int, fn: str, indices: Tensor, kernel_size, stride, padding, output_size) -> Tensor:
+    """Inverse of max pooling over the last n dims: zeros, with self's values written at the flat `indices`."""
     from teeny.tensor import Tensor
-    total = _pad_or_shrink(self, pads)._pool(k_, s_).sum((-2, -1))
+    k_ = _tuple(kernel_size, n, "kernel_size")
+    s_, p_ = _tuple(stride if stride is not None else k_, n, "stride"), _tuple(padding, n, "padding")
+    _check_pool_args(fn, k_, s_, (1,) * n, p_)
+    if tuple(indices.shape) != tuple(self.shape):
+      raise ValueError(f"{fn}: indices shape {tuple(indices.shape)} must match the input's {tuple(self.shape)}")
+    if not dtypes.is_int(indices.dtype): raise TypeError(f"{fn}: indices must be an integer tensor, got {indices.dtype}")
+    if self.ndim < n + 1: raise ValueError(f"{fn} wants (C, *spatial) or (N, C, *spatial) input, got {tuple(self.shape)}")
+    ins = tuple(self.shape[-n:])
+    default = tuple((i - 1) * s - 2 * p + k for i, s, p, k in zip(ins, s_, p_, k_))
+    if output_size is None: outs = default
+    else:
+      outs = tuple(int(o) for o in output_size)
+      if len(outs) == n + 2 or (len(outs) == n + 1 and self.ndim == n + 1): outs = outs[-n:]
+      if len(outs) != n: raise ValueError(f"{fn}: output_size must have {n} or {n + 2} elements, got {output_size}")
+      for d, (o, m, s) in enumerate(zip(outs, default, s_)):
+        if not m - s < o < m + s:
+          raise ValueError(f"{fn}: invalid output_size {tuple(outs)} (dim {d} must be between {m - s} and {m + s}, "
+                           "exclusive)")
+    lead, flat = tuple(self.shape[:-n]), math.prod(outs)
+    idx = indices.reshape(*lead, -1)
+    check_index_range(idx, flat, lambda v: f"{fn}: found an invalid max index {v} (output volumes are of size "
+                      f"{'x'.join(map(str, outs))})", RuntimeError)
+    out = Tensor.zeros(*lead, flat, dtype=self.dtype, device=self.device)
+    return out.scatter(-1, idx, self.reshape(*lead, -1)).reshape(*lead, *outs)
+
+  def max_unpool1d(self: Tensor, indices: Tensor, kernel_size, stride=None, padding=0, output_size=None) -> Tensor:
+    """PyTorch's F.max_unpool1d: self and indices as max_pool1d(return_indices=True) gave them."""
+    return self._max_unpool(1, "max_unpool1d", indices, kernel_size, stride, padding, output_size)
+
+  def max_unpool2d(self: Tensor, indices: Tensor, kernel_size, stride=None, padding=0, output_size=None) -> Tensor:
+    """PyTorch's F.max_unpool2d: self and indices as max_pool2d(return_indices=True) gave them; zeros elsewhere."""
+    return self._max_unpool(2, "max_unpool2d", indices, kernel_size, stride, padding, output_size)
+
+  def max_unpool3d(self: Tensor, indices: Tensor, kernel_size, stride=None, padding=0, output_size=None) -> Tensor:
+    """PyTorch's F.max_unpool3d: self and indices as max_pool3d(return_indices=True) gave them."""
+    return self._max_unpool(3, "max_unpool3d", indices, kernel_size, stride, padding, output_size)
+
+  def _avg_pool(self: Tensor, n: int, fn: str, kernel_size, stride, padding, ceil_mode: bool, count_include_pad: bool,
+                divisor_override: int | None = None) -> Tensor:
+    """Average pooling over the last n dims."""
+    from teeny.tensor import Tensor
+    k_ = _tuple(kernel_size, n, "kernel_size")
+    s_ = _tuple(stride if stride is not None else k_, n, "stride")
+    _check_pool_args(fn, k_, s_, (1,) * n, padding)
+    if self.ndim < n + 1:
+      raise ValueError(f"{fn} wants ({n + 1} or {n + 2})-d input (C, *spatial) or (N, C, *spatial), got {tuple(self.shape)}")
+    if divisor_override is not None and (not isinstance(divisor_override, int) or divisor_override == 0):
+      raise RuntimeError(f"{fn}: divisor_override must be a non-zero int, got {divisor_override!r}")
+    reg = _resolve_pads(padding, k_, (1,) * n)
+    if any(2 * max(p) > k for p, k in zip(reg, k_)):
+      raise ValueError(f"{fn}: padding {padding} must be at most half of kernel {k_}")
+    pads = _ceil_mode_pads(self.shape[-n:], reg, k_, s_, (1,) * n) if ceil_mode else reg
+    axes = tuple(range(-n, 0))
+    total = _pad_or_shrink(self, pads)._pool(k_, s_).sum(axes)
+    if divisor_override is not None:
+      return total / divisor_override if dtypes.is_float(total.dtype) else total.cast(dtypes.default_float) / divisor_override
     # the divisor: the window size, less what falls outside the (explicitly padded, if count_include_pad) input
-    ones = Tensor.ones(*self.shape[-2:], device=self.device)
+    ones = Tensor.ones(*self.shape[-n:], device=self.device)
     if count_include_pad: ones = _pad_or_shrink(ones, reg, value=1.0)
     extra = [(pb - rb, pa - ra) for (pb, pa), (rb, ra) in zip(pads, reg)] if count_include_pad else pads
-    count = _pad_or_shrink(ones, extra)._pool(k_, s_).sum((-2, -1))
+    count = _pad_or_shrink(ones, extra)._pool(k_, s_).sum(axes)
     return total / count.cast(total.dtype) if dtypes.is_float(total.dtype) else total.cast(dtypes.default_float) / count
+
+  def avg_pool1d(self: Tensor, kernel_size=2, stride=None, padding=0, ceil_mode: bool = False,
+                 count_include_pad: bool = True) -> Tensor:
+    """PyTorch's F.avg_pool1d over the last dim."""
+    return self._avg_pool(1, "avg_pool1d", kernel_size, stride, padding, ceil_mode, count_include_pad)
+
+  def avg_pool2d(self: Tensor, kernel_size=2, stride=None, padding=0, ceil_mode: bool = False,
+                 count_include_pad: bool = True, divisor_override: int | None = None) -> Tensor:
+    """PyTorch's F.avg_pool2d over the last two dims."""
+    return self._avg_pool(2, "avg_pool2d", kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+
+  def avg_pool3d(self: Tensor, kernel_size=2, stride=None, padding=0, ceil_mode: bool = False,
+                 count_include_pad: bool = True, divisor_override: int | None = None) -> Tensor:
+    """PyTorch's F.avg_pool3d over the last three dims."""
+    return self._avg_pool(3, "avg_pool3d", kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
 
   # ***** resampling *****
 
