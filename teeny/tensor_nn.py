@@ -320,39 +320,92 @@ class NNMixin:
 
   def interpolate(self: Tensor, size=None, scale_factor=None, mode: str = "nearest",
                   align_corners: bool | None = None) -> Tensor:
-    """PyTorch's F.interpolate over the spatial dims (all but the first two): nearest, linear, bilinear, trilinear."""
+    """PyTorch's F.interpolate over the spatial dims (all but the first two): nearest, nearest-exact, linear (3-d input),
+    bilinear (4-d), trilinear (5-d). uint8 inputs work for nearest, nearest-exact and bilinear (rounded as torch does);
+    other integer dtypes raise NotImplementedError, as in torch."""
     from teeny.tensor import Tensor
     import numpy as np
+    modes = {"nearest": None, "nearest-exact": None, "linear": 3, "bilinear": 4, "trilinear": 5}
     n = self.ndim - 2
-    if n < 1: raise ValueError(f"interpolate wants (N, C, *spatial), got shape {tuple(self.shape)}")
-    if mode not in ("nearest", "linear", "bilinear", "trilinear"): raise ValueError(f"unsupported mode {mode!r}")
-    if mode == "nearest" and align_corners: raise ValueError("align_corners only works with the linear modes")
-    if (size is None) == (scale_factor is None): raise ValueError("give exactly one of size and scale_factor")
+    if mode not in modes or not 1 <= n <= 3:
+      raise NotImplementedError(f"interpolate: only 3-d, 4-d and 5-d inputs and the modes {tuple(modes)} are supported, "
+                                f"got a {self.ndim}-d input and mode {mode!r}")
+    if modes[mode] is not None and modes[mode] != self.ndim:
+      raise NotImplementedError(f"interpolate: got a {self.ndim}-d input, but {mode} mode needs a {modes[mode]}-d input")
+    if modes[mode] is None and align_corners is not None:
+      raise ValueError("interpolate: align_corners can only be set with the interpolating modes linear, bilinear and "
+                       "trilinear")
+    if (size is None) == (scale_factor is None): raise ValueError("interpolate: give exactly one of size and scale_factor")
+    if not dtypes.is_float(self.dtype) and not (self.dtype == dtypes.uint8 and mode in ("nearest", "nearest-exact",
+                                                                                         "bilinear")):
+      raise NotImplementedError(f"interpolate: mode {mode!r} does not support {self.dtype} input (torch supports float, "
+                                "and uint8 for nearest, nearest-exact and bilinear); cast it to float first")
     ins = self.shape[2:]
     if size is not None:
       outs, scales = _tuple(size, n, "size"), [None] * n
     else:
       scales = [float(s) for s in ((scale_factor,) * n if isinstance(scale_factor, (int, float)) else scale_factor)]
+      if len(scales) != n: raise ValueError(f"interpolate: scale_factor {scale_factor} must have {n} elements")
       outs = tuple(int(math.floor(i * s)) for i, s in zip(ins, scales))
+    if any(o <= 0 for o in outs): raise ValueError(f"interpolate: output size {tuple(outs)} must be positive")
     x = self
+    if mode in ("nearest", "nearest-exact"):
+      # each output element copies one input element: a gather along each dim, with torch's float32 index math
+      for dim in range(n):
+        i, o, sc = ins[dim], outs[dim], scales[dim]
+        ratio = np.float32(1.0 / sc) if sc is not None and sc > 0 else np.float32(i) / np.float32(o)
+        dst = np.arange(o, dtype=np.float32) + (np.float32(0.5) if mode == "nearest-exact" else np.float32(0))
+        src = np.minimum(np.floor(dst * ratio).astype(np.int64), i - 1).astype(np.int32)
+        if o == i and (sc is None or sc == 1.0): continue
+        shape = [1] * x.ndim
+        shape[2 + dim] = o
+        idx = Tensor(src, device=self.device).reshape(shape).expand(*[o if d == 2 + dim else s for d, s in enumerate(x.shape)])
+        x = x.gather(2 + dim, idx)
+      return x
+    if self.dtype == dtypes.uint8: return self._interpolate_uint8(outs, scales, bool(align_corners))
     for dim in range(n):
       i, o, sc = ins[dim], outs[dim], scales[dim]
       # a constant (in, out) matrix of interpolation weights, applied as a matmul along this dim
       dst = np.arange(o, dtype=np.float64)
       ratio = (1.0 / sc) if sc is not None else (i / o)
       w = np.zeros((i, o), dtype=np.float32)
-      if mode == "nearest":
-        w[np.minimum(np.floor(dst * ratio).astype(np.int64), i - 1), np.arange(o)] = 1.0
-      else:
-        if align_corners: src = dst * ((i - 1) / (o - 1) if o > 1 else 0.0)
-        else: src = np.maximum((dst + 0.5) * ratio - 0.5, 0.0)
-        lo = np.minimum(np.floor(src).astype(np.int64), i - 1)
-        hi, frac = np.minimum(lo + 1, i - 1), (src - lo).astype(np.float32)
-        np.add.at(w, (lo, np.arange(o)), 1.0 - frac)
-        np.add.at(w, (hi, np.arange(o)), frac)
+      if align_corners: src = dst * ((i - 1) / (o - 1) if o > 1 else 0.0)
+      else: src = np.maximum((dst + 0.5) * ratio - 0.5, 0.0)
+      lo = np.minimum(np.floor(src).astype(np.int64), i - 1)
+      hi, frac = np.minimum(lo + 1, i - 1), (src - lo).astype(np.float32)
+      np.add.at(w, (lo, np.arange(o)), 1.0 - frac)
+      np.add.at(w, (hi, np.arange(o)), frac)
       axis = 2 + dim
       xt = x.transpose(axis, -1) if axis != x.ndim - 1 else x
       xt = xt.matmul(Tensor(w, device=self.device).cast(x.dtype))
+      x = xt.transpose(axis, -1) if axis != x.ndim - 1 else xt
+    return x
+
+  def _interpolate_uint8(self: Tensor, outs: Sequence[int], scales: Sequence[float | None], align_corners: bool) -> Tensor:
+    """torch's uint8 bilinear: one dim at a time (the last first, then the others backwards, skipping dims whose size
+    stays), each a weighted sum with int16 fixed-point weights, rounded and clamped back to uint8 before the next."""
+    from teeny.tensor import Tensor
+    import numpy as np
+    x, n = self, len(outs)
+    for dim in reversed(range(n)):
+      axis, i, o, sc = 2 + dim, self.shape[2 + dim], outs[dim], scales[dim]
+      if i == o: continue
+      if align_corners: scale = (i - 1) / (o - 1) if o > 1 else 0.0
+      else: scale = 1.0 / sc if sc is not None and sc > 0 else i / o
+      delta = 0.5 if align_corners else 0.0
+      w = np.zeros((i, o), dtype=np.float64)
+      for j in range(o):  # the linear filter's taps for output j, normalised to sum to 1
+        center = scale * (j + 0.5 - delta)
+        lo = max(int(center - 1 + 0.5 + delta), 0)
+        size = min(max(min(int(center + 1 + 0.5 + delta), i) - lo, 0), 2)
+        taps = np.maximum(1 - np.abs(np.arange(lo, lo + size) - center + 0.5 - delta), 0.0)
+        if taps.sum() != 0: w[lo:lo + size, j] = taps / taps.sum()
+      prec = 0
+      while prec < 22 and int(0.5 + w.max() * (1 << (prec + 1))) < (1 << 15): prec += 1
+      wi = np.where(w < 0, w * (1 << prec) - 0.5, w * (1 << prec) + 0.5).astype(np.int32)  # round half away from zero
+      xt = x.transpose(axis, -1) if axis != x.ndim - 1 else x
+      acc = xt.cast(dtypes.int32).matmul(Tensor(wi, device=self.device)) + (1 << (prec - 1))
+      xt = (acc // (1 << prec)).clip(0, 255).cast(dtypes.uint8)
       x = xt.transpose(axis, -1) if axis != x.ndim - 1 else xt
     return x
 
