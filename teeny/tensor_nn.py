@@ -608,20 +608,47 @@ class NNMixin:
   # ***** attention *****
 
   def scaled_dot_product_attention(self: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor | None = None,
-                                   dropout_p: float = 0.0, is_causal: bool = False,
-                                   scale: float | None = None) -> Tensor:
-    """PyTorch's F.scaled_dot_product_attention; self is the query (..., L, E), key (..., S, E), value (..., S, Ev)."""
+                                   dropout_p: float = 0.0, is_causal: bool = False, scale: float | None = None,
+                                   enable_gqa: bool = False) -> Tensor:
+    """PyTorch's F.scaled_dot_product_attention; self is the query (..., Hq, L, E), key (..., H, S, E), value (..., H, S, Ev).
+
+    attn_mask broadcasts to (..., L, S): bool (False = masked out) or float (added to the scores). is_causal masks with
+    tril(ones(L, S)), top-left aligned when L != S. enable_gqa: H divides Hq and each key/value head serves Hq/H query
+    heads. A row whose scores are all masked gives zeros (as torch). As in torch, dropout_p applies whenever it is > 0,
+    training or not (pass 0.0 in eval)."""
     from teeny.tensor import Tensor
+    if self.ndim < 2 or key.ndim < 2 or value.ndim < 2:
+      raise RuntimeError(f"scaled_dot_product_attention: query, key and value need at least 2 dims, got "
+                         f"{tuple(self.shape)}, {tuple(key.shape)}, {tuple(value.shape)}")
     if self.shape[-1] != key.shape[-1] or key.shape[-2] != value.shape[-2]:
-      raise ValueError(f"attention shapes don't fit: query {tuple(self.shape)}, key {tuple(key.shape)}, "
-                       f"value {tuple(value.shape)}")
+      raise RuntimeError(f"scaled_dot_product_attention: shapes don't fit: query {tuple(self.shape)} and key "
+                         f"{tuple(key.shape)} need the same last dim, key and value {tuple(value.shape)} the same "
+                         "sequence length (dim -2)")
+    if is_causal and attn_mask is not None:
+      raise RuntimeError("scaled_dot_product_attention: an explicit attn_mask should not be set when is_causal=True")
+    if not 0.0 <= dropout_p <= 1.0: raise ValueError(f"dropout_p must be in [0, 1], got {dropout_p}")
+    if enable_gqa and self.ndim >= 3:
+      hq, hk, hv = self.shape[-3], key.shape[-3], value.shape[-3]
+      if hq % hk or hq % hv:
+        raise RuntimeError(f"scaled_dot_product_attention: the number of heads in key ({hk}) and value ({hv}) must "
+                           f"divide the number of heads in query ({hq}) with enable_gqa=True")
+      key, value = key.repeat_interleave(hq // hk, dim=-3), value.repeat_interleave(hq // hv, dim=-3)
+    elif self.ndim >= 3 and key.ndim >= 3 and key.shape[-3] not in (1, self.shape[-3]):
+      raise RuntimeError(f"scaled_dot_product_attention: query has {self.shape[-3]} heads (dim -3) and key "
+                         f"{key.shape[-3]}; pass enable_gqa=True for grouped-query attention")
     acc = least_upper_dtype(self.dtype, key.dtype, dtypes.float32)
     scale = scale if scale is not None else 1 / math.sqrt(self.shape[-1])
     qk = self.cast(acc).matmul(key.cast(acc).transpose(-2, -1)) * scale
+    L, S = qk.shape[-2], qk.shape[-1]
     if is_causal:
-      if attn_mask is not None: raise ValueError("attn_mask and is_causal=True can't be used together")
-      L, S = qk.shape[-2], qk.shape[-1]
-      attn_mask = Tensor.arange(L, device=self.device).reshape(L, 1) >= Tensor.arange(S, device=self.device)
+      qk = (Tensor.arange(L, device=self.device).reshape(L, 1) >= Tensor.arange(S, device=self.device)).where(qk, -math.inf)
     if attn_mask is not None:
       qk = attn_mask.where(qk, -math.inf) if attn_mask.dtype == dtypes.bool else qk + attn_mask.cast(acc)
-    return qk.softmax(-1).cast(self.dtype).dropout(dropout_p).matmul(value)
+      # rows with every score -inf: zeros out and no gradient (softmax would give nan), as torch's
+      dead = (qk == -math.inf).all(-1, keepdim=True)
+      w = dead.where(0.0, dead.where(0.0, qk).softmax(-1))
+    else:
+      w = qk.softmax(-1)
+    if dropout_p > 0:
+      w = w * 0 if dropout_p == 1 else (Tensor.rand(*w.shape, device=self.device) >= dropout_p).where(w, 0) / (1 - dropout_p)
+    return w.cast(self.dtype).matmul(value)
