@@ -469,32 +469,83 @@ class NNMixin:
     x = x.unsqueeze(-1).transpose(-1, dim)
     return index.unsqueeze(-1)._one_hot_along_dim(self.shape[dim]).where(x, 0).sum(-1).cast(self.dtype)
 
-  def scatter(self: Tensor, dim: int, index: Tensor, src, reduce: str | None = None) -> Tensor:
-    """torch.scatter (reduce=None: on duplicates the last write wins) and scatter_add (reduce='add'), out of place."""
+  def _scatter_parts(self: Tensor, fn: str, dim: int, index: Tensor, src) -> tuple[int, Tensor, Tensor]:
+    """Checks, then (dim, src, mask), both self.shape + (index.shape[dim],): src[..., r] is the value that index's r-th
+    entry along dim sends to that position and mask[..., r] whether it goes there (a one-hot over self.shape[dim])."""
     from teeny.tensor import Tensor
-    if reduce not in (None, "add"): raise ValueError(f"scatter reduce must be None or 'add', got {reduce!r}")
+    if not isinstance(index, Tensor) or not dtypes.is_int(index.dtype):
+      raise TypeError(f"{fn}: index must be an integer tensor, got {getattr(index, 'dtype', type(index).__name__)}")
     if not isinstance(src, Tensor): src = Tensor.full(tuple(index.shape), src, dtype=self.dtype, device=self.device)
     if not index.ndim == self.ndim == src.ndim:
-      raise ValueError(f"scatter self {tuple(self.shape)}, index {tuple(index.shape)} and src {tuple(src.shape)} "
-                       "need the same ndim")
+      raise RuntimeError(f"{fn}: self {tuple(self.shape)}, index {tuple(index.shape)} and src {tuple(src.shape)} "
+                         "need the same number of dims")
+    if not -max(self.ndim, 1) <= dim < max(self.ndim, 1):
+      raise IndexError(f"{fn}: dim {dim} is out of range for a {self.ndim}-d tensor (expected to be in range of "
+                       f"[{-max(self.ndim, 1)}, {max(self.ndim, 1) - 1}])")
     dim = dim % self.ndim
     if not all((d == dim or s >= i) and c >= i for d, (s, i, c) in enumerate(zip(self.shape, index.shape, src.shape))):
-      raise ValueError(f"scatter index {tuple(index.shape)} must fit in src {tuple(src.shape)} and, off dim {dim}, "
-                       f"self {tuple(self.shape)}")
-    check_index_range(index, self.shape[dim], "scatter: index", RuntimeError, dim=dim,
-                      hint=f"scatter indices must be in [0, {self.shape[dim]}); negative ones are not wrapped")
+      raise RuntimeError(f"{fn}: index {tuple(index.shape)} must fit in src {tuple(src.shape)} and, off dim {dim}, "
+                         f"self {tuple(self.shape)}")
+    check_index_range(index, self.shape[dim], f"{fn}: index", RuntimeError, dim=dim,
+                      hint=f"indices must be in [0, {self.shape[dim]}); negative ones are not wrapped")
     src = src.cast(self.dtype).shrink(tuple((0, s) for s in index.shape))
     # put index's `dim` on a new trailing axis r and a one-hot over self.shape[dim] in its place
     src = src.unsqueeze(-1).expand(*src.shape, self.shape[dim]).transpose(-1, dim)
     mask = index.unsqueeze(-1)._one_hot_along_dim(self.shape[dim]).transpose(-1, dim)
     fill = tuple((0, self.shape[d] - src.shape[d]) if d != dim else (0, 0) for d in range(self.ndim)) + ((0, 0),)
-    src, mask = src.pad(fill), mask.pad(fill)
+    return dim, src.pad(fill), mask.pad(fill)
+
+  def scatter(self: Tensor, dim: int, index: Tensor, src, reduce: str | None = None) -> Tensor:
+    """torch.scatter, out of place: reduce=None writes (on duplicates the last write wins), 'add' adds (scatter_add),
+    'multiply' multiplies. src may be a scalar."""
+    from teeny.tensor import Tensor
+    if reduce not in (None, "add", "multiply"):
+      raise RuntimeError(f"scatter: reduce argument must be either add or multiply (or None), got {reduce!r}")
+    dim, src, mask = self._scatter_parts("scatter", dim, index, src)
     if reduce == "add": return self + mask.where(src, 0).sum(-1).cast(self.dtype)
+    if reduce == "multiply": return self * mask.where(src, 1).prod(-1).cast(self.dtype)
     # the last r that writes each position wins
     pos = Tensor.arange(1, mask.shape[-1] + 1, device=self.device)
     last = mask.where(pos, 0).max(-1, keepdim=True)
     sel = mask & (pos == last)
     return (last.squeeze(-1) > 0).where(sel.where(src, 0).sum(-1).cast(self.dtype), self)
+
+  def scatter_add(self: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
+    """torch.scatter_add, out of place: self with src's values added at index along dim."""
+    return self.scatter(dim, index, src, reduce="add")
+
+  def scatter_reduce(self: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str, include_self: bool = True) -> Tensor:
+    """torch.scatter_reduce, out of place: reduce 'sum', 'prod', 'mean' (floored for integers), 'amax' or 'amin' over
+    the src values index sends to each position, and self's value there unless include_self=False (untouched
+    positions keep self). Gradients as torch's: amax/amin split evenly among tied maxima."""
+    from teeny.tensor import Tensor
+    if not isinstance(src, Tensor): raise TypeError(f"scatter_reduce: src must be a Tensor, got {type(src).__name__}")
+    if reduce not in ("sum", "prod", "mean", "amax", "amin"):
+      raise RuntimeError(f"scatter_reduce: reduce argument must be either sum, prod, mean, amax or amin, got {reduce!r}")
+    dim, src, mask = self._scatter_parts("scatter_reduce", dim, index, src)
+    touched = mask.any(-1)
+    if reduce in ("sum", "mean"):
+      total = mask.where(src, 0).sum(-1).cast(self.dtype) + (self if include_self else touched.where(0, self))
+      if reduce == "sum": return total
+      count = mask.sum(-1) + (1 if include_self else 0)
+      count = count.maximum(1).cast(self.dtype)  # untouched positions (include_self=False) keep self: no 0/0 there
+      mean = total / count if dtypes.is_float(self.dtype) else total // count
+      return touched.where(mean, self)
+    if reduce == "prod":
+      return mask.where(src, 1).prod(-1).cast(self.dtype) * (self if include_self else touched.where(1, self))
+    big = math.inf if dtypes.is_float(self.dtype) else dtypes.max(self.dtype)
+    fill = (-big if dtypes.is_float(self.dtype) else dtypes.min(self.dtype)) if reduce == "amax" else big
+    vals = mask.where(src, fill)
+    # self joins the reduction as one more candidate, so a tie between self and src splits the gradient as torch's
+    if include_self: vals = self.unsqueeze(-1).cat(vals, dim=-1)
+    red = vals.max(-1) if reduce == "amax" else vals.min(-1)
+    if not include_self and dtypes.is_float(self.dtype):
+      # torch's quirk, followed: where self equals the result, self still takes a share in splitting the gradient (and
+      # gets none of it), so each of n tied src values gets 1/(n+1): scale red's gradient by n/(n+1) there
+      tie = touched & (self == red) & ~red.isinf()
+      n = (mask & (vals == red.unsqueeze(-1))).sum(-1).cast(self.dtype)
+      red = tie.where(self.detach() + (red - red.detach()) * (n / (n + 1)), red)
+    return touched.where(red, self)
 
   # ***** losses *****
 
