@@ -261,7 +261,16 @@ class NNMixin:
     check_index_range(idx, flat, lambda v: f"{fn}: found an invalid max index {v} (output volumes are of size "
                       f"{'x'.join(map(str, outs))})", RuntimeError)
     out = Tensor.zeros(*lead, flat, dtype=self.dtype, device=self.device)
-    return out.scatter(-1, idx, self.reshape(*lead, -1)).reshape(*lead, *outs)
+    src = self.reshape(*lead, -1)
+    ret = out.scatter(-1, idx, src)
+    if self.requires_grad and dtypes.is_float(self.dtype):
+      # overlapping windows can pick one element twice: the write keeps one, but as in torch each input's gradient is
+      # the output gradient at its index, so where several write, the gradient flows through their sum (forward + 0)
+      _, srcs, mask = out._scatter_parts(fn, -1, idx, src)
+      added = mask.where(srcs, 0).sum(-1)
+      several = (mask.sum(-1) > 1) & ~added.isinf() & ~added.isnan()
+      ret = several.where(ret.detach() + (added - added.detach()), ret)
+    return ret.reshape(*lead, *outs)
 
   def max_unpool1d(self: Tensor, indices: Tensor, kernel_size, stride=None, padding=0, output_size=None) -> Tensor:
     """PyTorch's F.max_unpool1d: self and indices as max_pool1d(return_indices=True) gave them."""
