@@ -1312,18 +1312,30 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
   def unsqueeze(self, dim: int) -> Tensor:
     d = _axis(dim, self.ndim + 1)
     return self.reshape(*self.shape[:d], 1, *self.shape[d:])
-  def pad(self, padding, value: float = 0.0, mode: str = "constant") -> Tensor:
-    """padding: a (before, after) pair per dim (None for none), or a flat torch-style tuple (last dim first)."""
-    if mode != "constant": raise NotImplementedError(f"pad mode {mode!r}; only 'constant' is supported")
+  def pad(self, padding, value: float | None = None, mode: str = "constant") -> Tensor:
+    """torch's F.pad: `padding` flat, last dim first ((left, right, top, bottom, ...)), or a (before, after) pair per dim
+    (None for none). mode 'constant' fills with `value` (default 0); 'reflect' mirrors without repeating the edge (each
+    amount < the dim's size), 'replicate' repeats the edge, 'circular' wraps around (each amount <= the size). Negative
+    amounts crop. Unlike torch, the non-constant modes pad any number of dims."""
+    modes = ("constant", "reflect", "replicate", "circular")
+    if mode not in modes: raise NotImplementedError(f"pad: unrecognised padding mode {mode!r}; use one of {modes}")
+    if mode != "constant" and value is not None:
+      raise RuntimeError(f"pad: padding mode {mode!r} doesn't take a value argument (only 'constant' does)")
     padding = tuple(padding)
-    if all(isinstance(p, int) for p in padding):
-      if len(padding) % 2 or len(padding) // 2 > self.ndim:
-        raise ValueError(f"flat padding {padding} must have an even length of at most 2*ndim ({2*self.ndim})")
+    if all(isinstance(p, (int, np.integer)) for p in padding):
+      if len(padding) % 2: raise RuntimeError(f"pad: flat padding length must be divisible by 2, got {padding}")
+      if len(padding) // 2 > self.ndim:
+        raise RuntimeError(f"pad: flat padding length ({len(padding)}) must be at most two times the input's dims "
+                           f"({self.ndim}), got {padding}")
       pairs = [(0, 0)] * self.ndim
-      for i in range(len(padding) // 2): pairs[self.ndim - 1 - i] = (padding[2 * i], padding[2 * i + 1])
+      for i in range(len(padding) // 2): pairs[self.ndim - 1 - i] = (int(padding[2 * i]), int(padding[2 * i + 1]))
     else:
       if len(padding) != self.ndim: raise ValueError(f"padding {padding} needs one (before, after) pair per dim ({self.ndim})")
       pairs = [(0, 0) if p is None else (int(p[0]), int(p[1])) for p in padding]
+    if mode != "constant": return self._pad_mode(pairs, mode)
+    for d, ((b, e), s) in enumerate(zip(pairs, self.shape)):
+      if s + min(b, 0) + min(e, 0) < 0:
+        raise RuntimeError(f"pad: padding {(b, e)} crops more than the {s} elements of dim {d} (shape {self.shape})")
     x = self
     # negative padding crops
     if any(b < 0 or e < 0 for b, e in pairs):
@@ -1331,10 +1343,37 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
       pairs = [(max(b, 0), max(e, 0)) for b, e in pairs]
     if all(b == 0 and e == 0 for b, e in pairs): return x
     out = x._view(x.uop.pad(tuple(pairs)))
-    if value == 0: return out
+    if value is None or value == 0: return out
     mask = Tensor(UOp.const(dtypes.bool, True, self.device)).reshape((1,) * x.ndim).expand(x.shape)
     mask = Tensor(mask.uop.pad(tuple(pairs)))
     return mask.where(out, out._const(value)._broadcast_to(out.shape))
+  def _pad_mode(self, pairs: list[tuple[int, int]], mode: str) -> Tensor:
+    """pad's reflect/replicate/circular, one dim at a time (so corners pad the padded edges, as torch's do). As in torch,
+    reflect and replicate take the positive amounts from the whole input and then crop; circular crops, then wraps."""
+    def cut(t: Tensor, d: int, lo: int, hi: int) -> Tensor: return t.shrink(tuple((lo, hi) if i == d else None for i in range(t.ndim)))
+    x = self
+    for d, ((b, e), s) in enumerate(zip(pairs, self.shape)):
+      if b == 0 and e == 0: continue
+      if s + b + e < 0:
+        raise RuntimeError(f"pad: padding {(b, e)} crops more than the {s} elements of dim {d} (shape {self.shape})")
+      pb, pe = max(b, 0), max(e, 0)
+      if mode == "circular" and (b < 0 or e < 0):  # torch's circular crops first, then wraps what is left
+        x, s = cut(x, d, -min(b, 0), s + min(e, 0)), s + min(b, 0) + min(e, 0)
+      if mode == "reflect" and (b >= s or e >= s):
+        raise RuntimeError(f"pad: reflect padding {(b, e)} must be less than the size {s} of dim {d} (shape {self.shape})")
+      if mode == "circular" and (pb > s or pe > s):
+        raise RuntimeError(f"pad: circular padding {(b, e)} wraps around more than once: it must be at most the size {s} "
+                           f"of dim {d} after cropping (shape {self.shape})")
+      if mode == "replicate" and s == 0:
+        raise RuntimeError(f"pad: replicate padding of dim {d} needs a non-empty dim (shape {self.shape})")
+      if mode == "reflect": left, right = cut(x, d, 1, pb + 1).flip(d), cut(x, d, s - 1 - pe, s - 1).flip(d)
+      elif mode == "circular": left, right = cut(x, d, s - pb, s), cut(x, d, 0, pe)
+      else:
+        left = cut(x, d, 0, 1).expand(*[pb if i == d else n for i, n in enumerate(x.shape)])
+        right = cut(x, d, s - 1, s).expand(*[pe if i == d else n for i, n in enumerate(x.shape)])
+      x = Tensor.cat(*[t for t in (left, x, right) if t.shape[d]], dim=d)
+      if mode != "circular" and (b < 0 or e < 0): x = cut(x, d, -min(b, 0), x.shape[d] + min(e, 0))
+    return x
   def shrink(self, arg) -> Tensor:
     arg = tuple((0, s) if a is None else (int(a[0]), int(a[1])) for a, s in zip(arg, self.shape))
     for (b, e), s in zip(arg, self.shape):
@@ -1465,34 +1504,72 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
     return x + bias if bias is not None else x
   @staticmethod
   def einsum(formula: str, *operands: Tensor) -> Tensor:
+    """torch.einsum: one subscript letter per dim and operand, '...' for broadcast leading/middle dims, and a letter
+    repeated within one operand takes that diagonal ('ii->i'; 'ii->' is the trace). Without '->' the output is '...'
+    then the letters used once, sorted."""
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)): operands = tuple(operands[0])
     f = formula.replace(" ", "")
-    lhs, rhs = f.split("->") if "->" in f else (f, "".join(sorted(c for c in set(f.replace(",", "")) if f.replace(",", "").count(c) == 1)))
+    lhs, rhs = f.split("->", 1) if "->" in f else (f, None)
     ins = lhs.split(",")
     if len(ins) != len(operands): raise ValueError(f"einsum: {formula!r} names {len(ins)} operands, got {len(operands)}")
-    if "..." in f: raise NotImplementedError(f"einsum: ellipsis ('...') in {formula!r} is not supported")
-    for c in rhs:
-      if not c.isalpha(): raise ValueError(f"einsum: output subscript {c!r} in {formula!r} is not a letter")
-      if c not in lhs: raise ValueError(f"einsum: output subscript {c!r} in {formula!r} does not appear in the inputs {lhs!r}")
-      if rhs.count(c) > 1: raise ValueError(f"einsum: output subscript {c!r} appears more than once in {formula!r}")
+    for i, c in enumerate(f.replace("->", "  ")):
+      if not (c.isascii() and c.isalpha()) and c not in ", .":
+        raise ValueError(f"einsum: invalid subscript {c!r} at index {i} of {formula!r}; subscripts must be in [a-zA-Z]")
+    def labels(spec: str, ndim: int | None, what: str) -> list[str]:
+      """Subscripts -> one label per dim; the dims under '...' get '.k', counted from the right (so they broadcast)."""
+      if spec.count("...") > 1 or spec.replace("...", "").count("."):
+        raise ValueError(f"einsum: {what} {spec!r} has a '.' that is not part of a single '...'")
+      if "..." not in spec:
+        if ndim is not None and len(spec) != ndim:
+          raise ValueError(f"einsum: {what} {spec!r} has {len(spec)} subscripts for {ndim} dims")
+        return list(spec)
+      a, b = spec.split("...")
+      k = (ndim - len(a) - len(b)) if ndim is not None else n_ell
+      if k < 0: raise ValueError(f"einsum: {what} {spec!r} has more subscripts than its {ndim} dims")
+      return list(a) + [f".{k - j}" for j in range(k)] + list(b)
+    n_ell = 0
+    specs = [labels(s, t.ndim, f"operand {i}") for i, (s, t) in enumerate(zip(ins, operands))]
+    n_ell = max([int(lb[1:]) for sp in specs for lb in sp if lb[0] == "."], default=0)
+    counts: dict[str, int] = {}
+    for sp in specs:
+      for lb in sp: counts[lb] = counts.get(lb, 0) + 1
+    if rhs is None: out_labels = [f".{n_ell - j}" for j in range(n_ell)] + sorted(c for c, n in counts.items() if n == 1 and c[0] != ".")
+    else: out_labels = labels(rhs, None, "output")
+    for c in out_labels:
+      if c not in counts: raise ValueError(f"einsum: output subscript {c!r} in {formula!r} does not appear in the inputs {lhs!r}")
+      if out_labels.count(c) > 1: raise ValueError(f"einsum: output subscript {c!r} appears more than once in {formula!r}")
     sizes: dict[str, int] = {}
-    for spec, t in zip(ins, operands):
-      if len(spec) != t.ndim: raise ValueError(f"einsum: operand {spec!r} has {t.ndim} dims (shape {t.shape})")
-      if len(set(spec)) != len(spec): raise NotImplementedError(f"einsum: repeated index in {spec!r} (diagonals) is not supported")
-      for c, s in zip(spec, t.shape):
+    ts: list[tuple[list[str], Tensor]] = []
+    for i, (sp, t) in enumerate(zip(specs, operands)):
+      while len(set(sp)) != len(sp):  # a repeated label: keep the diagonal of its first two dims
+        c = next(c for c in sp if sp.count(c) > 1)
+        p, q = sp.index(c), sp.index(c, sp.index(c) + 1)
+        t = Tensor._einsum_diagonal(t, p, q, f"einsum: subscript {c!r} of operand {i}")
+        sp = [x for j, x in enumerate(sp) if j not in (p, q)] + [c]
+      for c, s in zip(sp, t.shape):
         if sizes.setdefault(c, s) != s and s != 1 and sizes[c] != 1:
-          raise ValueError(f"einsum: index {c!r} has sizes {sizes[c]} and {s}")
+          raise ValueError(f"einsum: subscript {c!r} has sizes {sizes[c]} and {s}" if c[0] != "." else
+                           f"einsum: the dims under '...' do not broadcast: sizes {sizes[c]} and {s}")
         sizes[c] = max(sizes[c], s)
-    letters = list(rhs) + sorted(set(sizes) - set(rhs))
+      ts.append((sp, t))
+    letters = list(out_labels) + sorted(set(sizes) - set(out_labels))
     out = None
-    for spec, t in zip(ins, operands):
-      order = [spec.index(c) for c in letters if c in spec]
+    for sp, t in ts:
+      order = [sp.index(c) for c in letters if c in sp]
       x = t.permute(*order) if order else t
-      x = x.reshape(*[sizes[c] if c in spec and t.shape[spec.index(c)] != 1 else 1 for c in letters])
+      x = x.reshape(*[sizes[c] if c in sp and t.shape[sp.index(c)] != 1 else 1 for c in letters])
       out = x if out is None else out * x
     out = out.expand(*[sizes[c] for c in letters])  # type: ignore[union-attr]
-    red = tuple(range(len(rhs), len(letters)))
+    red = tuple(range(len(out_labels), len(letters)))
     return out.sum(red) if red else out
+  def _einsum_diagonal(self, p: int, q: int, what: str) -> Tensor:
+    """The diagonal of dims p < q, as a new last dim: flatten them, pad each row of n by one, keep column 0."""
+    n = self.shape[p]
+    if self.shape[q] != n: raise ValueError(f"{what} is repeated but its sizes differ: {n} != {self.shape[q]}")
+    rest = [i for i in range(self.ndim) if i not in (p, q)]
+    x = self.permute(*rest, p, q).reshape(*[self.shape[i] for i in rest], n * n)
+    x = x.pad(tuple((0, 0) for _ in rest) + ((0, n),)).reshape(*[self.shape[i] for i in rest], n, n + 1)
+    return x.shrink(tuple(None for _ in rest) + (None, (0, 1))).reshape(*[self.shape[i] for i in rest], n)
 
   # ---- custom kernels
   def custom_kernel(self, *inputs: Tensor, fxn: Callable[..., UOp], grad_fxn: Callable | None = None) -> list[Tensor]:

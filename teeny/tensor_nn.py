@@ -45,8 +45,9 @@ def _resolve_pads(padding, k: Sequence[int], dilation: Sequence[int],
   n = len(k)
   if isinstance(padding, str):
     if padding == "valid": return [(0, 0)] * n
-    if padding != "same": raise ValueError(f"padding must be an int, a tuple, 'same' or 'valid', got {padding!r}")
-    if any(s != 1 for s in _tuple(stride, n)): raise ValueError("padding='same' does not support strided convolutions")
+    if padding != "same": raise RuntimeError(f"Invalid padding string {padding!r}: use an int, a tuple, 'same' or 'valid'")
+    if any(s != 1 for s in _tuple(stride, n)):
+      raise RuntimeError(f"padding='same' is not supported for strided convolutions (stride={stride}); pad explicitly")
     return [(d * (kk - 1) // 2, d * (kk - 1) - d * (kk - 1) // 2) for kk, d in zip(k, dilation)]
   if isinstance(padding, int): return [(padding, padding)] * n
   padding = tuple(padding)
@@ -59,8 +60,8 @@ def _positive(name: str, vals: Sequence[int], what: str = "must be positive"):
   if any(v <= 0 for v in vals): raise ValueError(f"{name} {what}, got {tuple(vals) if len(vals) != 1 else vals[0]}")
 
 def check_conv_args(fn: str, x_shape, w_shape, stride, padding, dilation, groups) -> None:
-  """The argument checks F.conv* does: stride, dilation, groups and kernel sizes positive, padding not negative (negative
-  padding would silently crop the input), groups dividing the channels. Shapes are (N, C, *spatial)."""
+  """The argument checks F.conv* does: stride, dilation, groups and kernel sizes positive, padding not negative
+  (RuntimeError, as torch; tinygrad crops instead). Shapes are (N, C, *spatial)."""
   n = len(w_shape) - 2
   _positive(f"{fn}: stride", _tuple(stride, n, "stride"), "must be positive (non-positive stride is not supported)")
   _positive(f"{fn}: dilation", _tuple(dilation, n, "dilation"))
@@ -68,7 +69,9 @@ def check_conv_args(fn: str, x_shape, w_shape, stride, padding, dilation, groups
   _positive(f"{fn}: kernel size", tuple(w_shape[2:]), f"must be positive (weight shape {tuple(w_shape)})")
   if not isinstance(padding, str):
     flat = [padding] if isinstance(padding, int) else [v for p in padding for v in ((p,) if isinstance(p, int) else p)]
-    if any(p < 0 for p in flat): raise ValueError(f"{fn}: negative padding is not supported, got padding={padding!r}")
+    if any(p < 0 for p in flat):  # as torch: crop the input first (x.pad with negative amounts) for tinygrad's meaning
+      raise RuntimeError(f"{fn}: negative padding is not supported, got padding={padding!r}; to crop, pad the input with "
+                         "negative amounts first (x.pad(...))")
 
 def _check_pool_args(fn: str, k_, s_, d_, padding) -> None:
   _positive(f"{fn}: kernel_size", k_)
@@ -144,6 +147,13 @@ class NNMixin:
       raise ValueError(f"conv1d wants a 3-d input and weight, got {tuple(self.shape)} and {tuple(weight.shape)}")
     return self.conv2d(weight, bias, stride, padding, dilation, groups)
 
+  def conv3d(self: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0, dilation=1,
+             groups: int = 1) -> Tensor:
+    """PyTorch's F.conv3d: input (N, C, D, H, W), weight (O, C/groups, kD, kH, kW); padding also 'same' or 'valid'."""
+    if self.ndim != 5 or weight.ndim != 5:
+      raise ValueError(f"conv3d wants a 5-d input and weight, got {tuple(self.shape)} and {tuple(weight.shape)}")
+    return self.conv2d(weight, bias, stride, padding, dilation, groups)
+
   def conv_transpose2d(self: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0, output_padding=0,
                        groups: int = 1, dilation=1) -> Tensor:
     """PyTorch's F.conv_transpose2d: weight (C_in, C_out/groups, *k); argument order as in torch."""
@@ -155,7 +165,7 @@ class NNMixin:
     if self.shape[1] != weight.shape[0] or weight.shape[0] % groups != 0:
       raise ValueError(f"conv_transpose input {tuple(self.shape)} does not match weight {tuple(weight.shape)} "
                        f"(groups={groups})")
-    if isinstance(padding, str): raise ValueError(f"conv_transpose: padding must be an int or a tuple, got {padding!r}")
+    if isinstance(padding, str): raise TypeError(f"conv_transpose: padding must be an int or a tuple, got {padding!r}")
     s_, d_ = _tuple(stride, n, "stride"), _tuple(dilation, n, "dilation")
     op_ = _tuple(output_padding, n, "output_padding")
     if any(o < 0 or (o >= s and o >= d) for o, s, d in zip(op_, s_, d_)):
@@ -182,73 +192,229 @@ class NNMixin:
 
   # ***** pooling *****
 
-  def max_pool2d(self: Tensor, kernel_size=2, stride=None, padding=0, dilation=1, ceil_mode: bool = False) -> Tensor:
-    """PyTorch's F.max_pool2d over the last two dims."""
-    k_ = _tuple(kernel_size, 2, "kernel_size")
-    s_, d_ = _tuple(stride if stride is not None else k_, 2, "stride"), _tuple(dilation, 2, "dilation")
-    _check_pool_args("max_pool2d", k_, s_, d_, padding)
+  def _max_pool(self: Tensor, n: int, fn: str, kernel_size, stride, padding, dilation, ceil_mode: bool,
+                return_indices: bool):
+    """Max pooling over the last n dims; with return_indices also torch's int64 indices, flat over each input plane."""
+    from teeny.tensor import Tensor
+    k_ = _tuple(kernel_size, n, "kernel_size")
+    s_, d_ = _tuple(stride if stride is not None else k_, n, "stride"), _tuple(dilation, n, "dilation")
+    _check_pool_args(fn, k_, s_, d_, padding)
+    if self.ndim < n + 1:
+      raise ValueError(f"{fn} wants ({n + 1} or {n + 2})-d input (C, *spatial) or (N, C, *spatial), got {tuple(self.shape)}")
     pads = _resolve_pads(padding, k_, d_)
     if any(2 * max(p) > k for p, k in zip(pads, k_)):
-      raise ValueError(f"padding {padding} must be at most half of kernel {k_}")
-    if ceil_mode: pads = _ceil_mode_pads(self.shape[-2:], pads, k_, s_, d_)
-    return _pad_or_shrink(self, pads, value=-math.inf)._pool(k_, s_, d_).max((-2, -1))
+      raise ValueError(f"{fn}: padding {padding} must be at most half of kernel {k_}")
+    if ceil_mode: pads = _ceil_mode_pads(self.shape[-n:], pads, k_, s_, d_)
+    win = _pad_or_shrink(self, pads, value=-math.inf if dtypes.is_float(self.dtype) else dtypes.min(self.dtype))
+    win = win._pool(k_, s_, d_)  # (..., *out, *k)
+    if not return_indices: return win.max(tuple(range(-n, 0)))
+    # which window element torch picks: the first (in window order) that equals the max, or is nan, among the elements
+    # inside the input (never the padding); the index is that element's position in its flattened input plane
+    sp, kk = tuple(self.shape[-n:]), math.prod(k_)
+    pos = _pad_or_shrink(Tensor.arange(math.prod(sp), device=self.device).reshape(*sp), pads, value=-1)._pool(k_, s_, d_)
+    win, pos = win.flatten(-n), pos.flatten(-n)  # (..., *out, kk)
+    hit = (pos >= 0) & ((win == win.max(-1, keepdim=True)) | win.isnan())
+    rev = Tensor.arange(kk, 0, -1, device=self.device)
+    first = (kk - hit.where(rev, 0).max(-1, keepdim=True)) == Tensor.arange(kk, device=self.device)
+    # values through the picked element, so the gradient goes to it alone (as torch's; plain max splits ties)
+    return first.where(win, 0).sum(-1).cast(self.dtype), first.where(pos, 0).sum(-1).cast(dtypes.int64)
 
-  def avg_pool2d(self: Tensor, kernel_size=2, stride=None, padding=0, ceil_mode: bool = False,
-                 count_include_pad: bool = True) -> Tensor:
-    """PyTorch's F.avg_pool2d over the last two dims."""
-    k_ = _tuple(kernel_size, 2, "kernel_size")
-    s_ = _tuple(stride if stride is not None else k_, 2, "stride")
-    _check_pool_args("avg_pool2d", k_, s_, (1, 1), padding)
-    reg = _resolve_pads(padding, k_, (1, 1))
-    if any(2 * max(p) > k for p, k in zip(reg, k_)):
-      raise ValueError(f"avg_pool2d: padding {padding} must be at most half of kernel {k_}")
-    pads = _ceil_mode_pads(self.shape[-2:], reg, k_, s_, (1, 1)) if ceil_mode else reg
+  def max_pool1d(self: Tensor, kernel_size=2, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
+                 return_indices: bool = False):
+    """PyTorch's F.max_pool1d over the last dim (return_indices: also the int64 argmax positions)."""
+    return self._max_pool(1, "max_pool1d", kernel_size, stride, padding, dilation, ceil_mode, return_indices)
+
+  def max_pool2d(self: Tensor, kernel_size=2, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
+                 return_indices: bool = False):
+    """PyTorch's F.max_pool2d over the last two dims; return_indices=True gives (values, int64 indices flat over H*W).
+    The gradient at tied maxima: split evenly without return_indices, all to the returned index with it (torch's)."""
+    return self._max_pool(2, "max_pool2d", kernel_size, stride, padding, dilation, ceil_mode, return_indices)
+
+  def max_pool3d(self: Tensor, kernel_size=2, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
+                 return_indices: bool = False):
+    """PyTorch's F.max_pool3d over the last three dims (return_indices: int64 indices flat over D*H*W)."""
+    return self._max_pool(3, "max_pool3d", kernel_size, stride, padding, dilation, ceil_mode, return_indices)
+
+  def _max_unpool(self: Tensor, n: int, fn: str, indices: Tensor, kernel_size, stride, padding, output_size) -> Tensor:
+    """Inverse of max pooling over the last n dims: zeros, with self's values written at the flat `indices`."""
     from teeny.tensor import Tensor
-    total = _pad_or_shrink(self, pads)._pool(k_, s_).sum((-2, -1))
+    k_ = _tuple(kernel_size, n, "kernel_size")
+    s_, p_ = _tuple(stride if stride is not None else k_, n, "stride"), _tuple(padding, n, "padding")
+    _check_pool_args(fn, k_, s_, (1,) * n, p_)
+    if tuple(indices.shape) != tuple(self.shape):
+      raise ValueError(f"{fn}: indices shape {tuple(indices.shape)} must match the input's {tuple(self.shape)}")
+    if not dtypes.is_int(indices.dtype): raise TypeError(f"{fn}: indices must be an integer tensor, got {indices.dtype}")
+    if self.ndim < n + 1: raise ValueError(f"{fn} wants (C, *spatial) or (N, C, *spatial) input, got {tuple(self.shape)}")
+    ins = tuple(self.shape[-n:])
+    default = tuple((i - 1) * s - 2 * p + k for i, s, p, k in zip(ins, s_, p_, k_))
+    if output_size is None: outs = default
+    else:
+      outs = tuple(int(o) for o in output_size)
+      if len(outs) == n + 2 or (len(outs) == n + 1 and self.ndim == n + 1): outs = outs[-n:]
+      if len(outs) != n: raise ValueError(f"{fn}: output_size must have {n} or {n + 2} elements, got {output_size}")
+      for d, (o, m, s) in enumerate(zip(outs, default, s_)):
+        if not m - s < o < m + s:
+          raise ValueError(f"{fn}: invalid output_size {tuple(outs)} (dim {d} must be between {m - s} and {m + s}, "
+                           "exclusive)")
+    lead, flat = tuple(self.shape[:-n]), math.prod(outs)
+    idx = indices.reshape(*lead, -1)
+    check_index_range(idx, flat, lambda v: f"{fn}: found an invalid max index {v} (output volumes are of size "
+                      f"{'x'.join(map(str, outs))})", RuntimeError)
+    out = Tensor.zeros(*lead, flat, dtype=self.dtype, device=self.device)
+    src = self.reshape(*lead, -1)
+    ret = out.scatter(-1, idx, src)
+    if self.requires_grad and dtypes.is_float(self.dtype):
+      # overlapping windows can pick one element twice: the write keeps one, but as in torch each input's gradient is
+      # the output gradient at its index, so where several write, the gradient flows through their sum (forward + 0)
+      _, srcs, mask = out._scatter_parts(fn, -1, idx, src)
+      added = mask.where(srcs, 0).sum(-1)
+      several = (mask.sum(-1) > 1) & ~added.isinf() & ~added.isnan()
+      ret = several.where(ret.detach() + (added - added.detach()), ret)
+    return ret.reshape(*lead, *outs)
+
+  def max_unpool1d(self: Tensor, indices: Tensor, kernel_size, stride=None, padding=0, output_size=None) -> Tensor:
+    """PyTorch's F.max_unpool1d: self and indices as max_pool1d(return_indices=True) gave them."""
+    return self._max_unpool(1, "max_unpool1d", indices, kernel_size, stride, padding, output_size)
+
+  def max_unpool2d(self: Tensor, indices: Tensor, kernel_size, stride=None, padding=0, output_size=None) -> Tensor:
+    """PyTorch's F.max_unpool2d: self and indices as max_pool2d(return_indices=True) gave them; zeros elsewhere."""
+    return self._max_unpool(2, "max_unpool2d", indices, kernel_size, stride, padding, output_size)
+
+  def max_unpool3d(self: Tensor, indices: Tensor, kernel_size, stride=None, padding=0, output_size=None) -> Tensor:
+    """PyTorch's F.max_unpool3d: self and indices as max_pool3d(return_indices=True) gave them."""
+    return self._max_unpool(3, "max_unpool3d", indices, kernel_size, stride, padding, output_size)
+
+  def _avg_pool(self: Tensor, n: int, fn: str, kernel_size, stride, padding, ceil_mode: bool, count_include_pad: bool,
+                divisor_override: int | None = None) -> Tensor:
+    """Average pooling over the last n dims."""
+    from teeny.tensor import Tensor
+    k_ = _tuple(kernel_size, n, "kernel_size")
+    s_ = _tuple(stride if stride is not None else k_, n, "stride")
+    _check_pool_args(fn, k_, s_, (1,) * n, padding)
+    if self.ndim < n + 1:
+      raise ValueError(f"{fn} wants ({n + 1} or {n + 2})-d input (C, *spatial) or (N, C, *spatial), got {tuple(self.shape)}")
+    if divisor_override is not None and (not isinstance(divisor_override, int) or divisor_override == 0):
+      raise RuntimeError(f"{fn}: divisor_override must be a non-zero int, got {divisor_override!r}")
+    reg = _resolve_pads(padding, k_, (1,) * n)
+    if any(2 * max(p) > k for p, k in zip(reg, k_)):
+      raise ValueError(f"{fn}: padding {padding} must be at most half of kernel {k_}")
+    pads = _ceil_mode_pads(self.shape[-n:], reg, k_, s_, (1,) * n) if ceil_mode else reg
+    axes = tuple(range(-n, 0))
+    total = _pad_or_shrink(self, pads)._pool(k_, s_).sum(axes)
+    if divisor_override is not None:
+      return total / divisor_override if dtypes.is_float(total.dtype) else total.cast(dtypes.default_float) / divisor_override
     # the divisor: the window size, less what falls outside the (explicitly padded, if count_include_pad) input
-    ones = Tensor.ones(*self.shape[-2:], device=self.device)
+    ones = Tensor.ones(*self.shape[-n:], device=self.device)
     if count_include_pad: ones = _pad_or_shrink(ones, reg, value=1.0)
     extra = [(pb - rb, pa - ra) for (pb, pa), (rb, ra) in zip(pads, reg)] if count_include_pad else pads
-    count = _pad_or_shrink(ones, extra)._pool(k_, s_).sum((-2, -1))
+    count = _pad_or_shrink(ones, extra)._pool(k_, s_).sum(axes)
     return total / count.cast(total.dtype) if dtypes.is_float(total.dtype) else total.cast(dtypes.default_float) / count
+
+  def avg_pool1d(self: Tensor, kernel_size=2, stride=None, padding=0, ceil_mode: bool = False,
+                 count_include_pad: bool = True) -> Tensor:
+    """PyTorch's F.avg_pool1d over the last dim."""
+    return self._avg_pool(1, "avg_pool1d", kernel_size, stride, padding, ceil_mode, count_include_pad)
+
+  def avg_pool2d(self: Tensor, kernel_size=2, stride=None, padding=0, ceil_mode: bool = False,
+                 count_include_pad: bool = True, divisor_override: int | None = None) -> Tensor:
+    """PyTorch's F.avg_pool2d over the last two dims."""
+    return self._avg_pool(2, "avg_pool2d", kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+
+  def avg_pool3d(self: Tensor, kernel_size=2, stride=None, padding=0, ceil_mode: bool = False,
+                 count_include_pad: bool = True, divisor_override: int | None = None) -> Tensor:
+    """PyTorch's F.avg_pool3d over the last three dims."""
+    return self._avg_pool(3, "avg_pool3d", kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
 
   # ***** resampling *****
 
   def interpolate(self: Tensor, size=None, scale_factor=None, mode: str = "nearest",
                   align_corners: bool | None = None) -> Tensor:
-    """PyTorch's F.interpolate over the spatial dims (all but the first two): nearest, linear, bilinear, trilinear."""
+    """PyTorch's F.interpolate over the spatial dims (all but the first two): nearest, nearest-exact, linear (3-d input),
+    bilinear (4-d), trilinear (5-d). uint8 inputs work for nearest, nearest-exact and bilinear (rounded as torch does);
+    other integer dtypes raise NotImplementedError, as in torch."""
     from teeny.tensor import Tensor
     import numpy as np
+    modes = {"nearest": None, "nearest-exact": None, "linear": 3, "bilinear": 4, "trilinear": 5}
     n = self.ndim - 2
-    if n < 1: raise ValueError(f"interpolate wants (N, C, *spatial), got shape {tuple(self.shape)}")
-    if mode not in ("nearest", "linear", "bilinear", "trilinear"): raise ValueError(f"unsupported mode {mode!r}")
-    if mode == "nearest" and align_corners: raise ValueError("align_corners only works with the linear modes")
-    if (size is None) == (scale_factor is None): raise ValueError("give exactly one of size and scale_factor")
+    if mode not in modes or not 1 <= n <= 3:
+      raise NotImplementedError(f"interpolate: only 3-d, 4-d and 5-d inputs and the modes {tuple(modes)} are supported, "
+                                f"got a {self.ndim}-d input and mode {mode!r}")
+    if modes[mode] is not None and modes[mode] != self.ndim:
+      raise NotImplementedError(f"interpolate: got a {self.ndim}-d input, but {mode} mode needs a {modes[mode]}-d input")
+    if modes[mode] is None and align_corners is not None:
+      raise ValueError("interpolate: align_corners can only be set with the interpolating modes linear, bilinear and "
+                       "trilinear")
+    if (size is None) == (scale_factor is None): raise ValueError("interpolate: give exactly one of size and scale_factor")
+    if not dtypes.is_float(self.dtype) and not (self.dtype == dtypes.uint8 and mode in ("nearest", "nearest-exact",
+                                                                                         "bilinear")):
+      raise NotImplementedError(f"interpolate: mode {mode!r} does not support {self.dtype} input (torch supports float, "
+                                "and uint8 for nearest, nearest-exact and bilinear); cast it to float first")
     ins = self.shape[2:]
     if size is not None:
       outs, scales = _tuple(size, n, "size"), [None] * n
     else:
       scales = [float(s) for s in ((scale_factor,) * n if isinstance(scale_factor, (int, float)) else scale_factor)]
+      if len(scales) != n: raise ValueError(f"interpolate: scale_factor {scale_factor} must have {n} elements")
       outs = tuple(int(math.floor(i * s)) for i, s in zip(ins, scales))
+    if any(o <= 0 for o in outs): raise ValueError(f"interpolate: output size {tuple(outs)} must be positive")
     x = self
+    if mode in ("nearest", "nearest-exact"):
+      # each output element copies one input element: a gather along each dim, with torch's float32 index math
+      for dim in range(n):
+        i, o, sc = ins[dim], outs[dim], scales[dim]
+        ratio = np.float32(1.0 / sc) if sc is not None and sc > 0 else np.float32(i) / np.float32(o)
+        dst = np.arange(o, dtype=np.float32) + (np.float32(0.5) if mode == "nearest-exact" else np.float32(0))
+        src = np.minimum(np.floor(dst * ratio).astype(np.int64), i - 1).astype(np.int32)
+        if o == i and (sc is None or sc == 1.0): continue
+        shape = [1] * x.ndim
+        shape[2 + dim] = o
+        idx = Tensor(src, device=self.device).reshape(shape).expand(*[o if d == 2 + dim else s for d, s in enumerate(x.shape)])
+        x = x.gather(2 + dim, idx)
+      return x
+    if self.dtype == dtypes.uint8: return self._interpolate_uint8(outs, scales, bool(align_corners))
     for dim in range(n):
       i, o, sc = ins[dim], outs[dim], scales[dim]
       # a constant (in, out) matrix of interpolation weights, applied as a matmul along this dim
       dst = np.arange(o, dtype=np.float64)
       ratio = (1.0 / sc) if sc is not None else (i / o)
       w = np.zeros((i, o), dtype=np.float32)
-      if mode == "nearest":
-        w[np.minimum(np.floor(dst * ratio).astype(np.int64), i - 1), np.arange(o)] = 1.0
-      else:
-        if align_corners: src = dst * ((i - 1) / (o - 1) if o > 1 else 0.0)
-        else: src = np.maximum((dst + 0.5) * ratio - 0.5, 0.0)
-        lo = np.minimum(np.floor(src).astype(np.int64), i - 1)
-        hi, frac = np.minimum(lo + 1, i - 1), (src - lo).astype(np.float32)
-        np.add.at(w, (lo, np.arange(o)), 1.0 - frac)
-        np.add.at(w, (hi, np.arange(o)), frac)
+      if align_corners: src = dst * ((i - 1) / (o - 1) if o > 1 else 0.0)
+      else: src = np.maximum((dst + 0.5) * ratio - 0.5, 0.0)
+      lo = np.minimum(np.floor(src).astype(np.int64), i - 1)
+      hi, frac = np.minimum(lo + 1, i - 1), (src - lo).astype(np.float32)
+      np.add.at(w, (lo, np.arange(o)), 1.0 - frac)
+      np.add.at(w, (hi, np.arange(o)), frac)
       axis = 2 + dim
       xt = x.transpose(axis, -1) if axis != x.ndim - 1 else x
       xt = xt.matmul(Tensor(w, device=self.device).cast(x.dtype))
+      x = xt.transpose(axis, -1) if axis != x.ndim - 1 else xt
+    return x
+
+  def _interpolate_uint8(self: Tensor, outs: Sequence[int], scales: Sequence[float | None], align_corners: bool) -> Tensor:
+    """torch's uint8 bilinear: one dim at a time (the last first, then the others backwards, skipping dims whose size
+    stays), each a weighted sum with int16 fixed-point weights, rounded and clamped back to uint8 before the next."""
+    from teeny.tensor import Tensor
+    import numpy as np
+    x, n = self, len(outs)
+    for dim in reversed(range(n)):
+      axis, i, o, sc = 2 + dim, self.shape[2 + dim], outs[dim], scales[dim]
+      if i == o: continue
+      if align_corners: scale = (i - 1) / (o - 1) if o > 1 else 0.0
+      else: scale = 1.0 / sc if sc is not None and sc > 0 else i / o
+      delta = 0.5 if align_corners else 0.0
+      w = np.zeros((i, o), dtype=np.float64)
+      for j in range(o):  # the linear filter's taps for output j, normalised to sum to 1
+        center = scale * (j + 0.5 - delta)
+        lo = max(int(center - 1 + 0.5 + delta), 0)
+        size = min(max(min(int(center + 1 + 0.5 + delta), i) - lo, 0), 2)
+        taps = np.maximum(1 - np.abs(np.arange(lo, lo + size) - center + 0.5 - delta), 0.0)
+        if taps.sum() != 0: w[lo:lo + size, j] = taps / taps.sum()
+      prec = 0
+      while prec < 22 and int(0.5 + w.max() * (1 << (prec + 1))) < (1 << 15): prec += 1
+      wi = np.where(w < 0, w * (1 << prec) - 0.5, w * (1 << prec) + 0.5).astype(np.int32)  # round half away from zero
+      xt = x.transpose(axis, -1) if axis != x.ndim - 1 else x
+      acc = xt.cast(dtypes.int32).matmul(Tensor(wi, device=self.device)) + (1 << (prec - 1))
+      xt = (acc // (1 << prec)).clip(0, 255).cast(dtypes.uint8)
       x = xt.transpose(axis, -1) if axis != x.ndim - 1 else xt
     return x
 
@@ -312,32 +478,83 @@ class NNMixin:
     x = x.unsqueeze(-1).transpose(-1, dim)
     return index.unsqueeze(-1)._one_hot_along_dim(self.shape[dim]).where(x, 0).sum(-1).cast(self.dtype)
 
-  def scatter(self: Tensor, dim: int, index: Tensor, src, reduce: str | None = None) -> Tensor:
-    """torch.scatter (reduce=None: on duplicates the last write wins) and scatter_add (reduce='add'), out of place."""
+  def _scatter_parts(self: Tensor, fn: str, dim: int, index: Tensor, src) -> tuple[int, Tensor, Tensor]:
+    """Checks, then (dim, src, mask), both self.shape + (index.shape[dim],): src[..., r] is the value that index's r-th
+    entry along dim sends to that position and mask[..., r] whether it goes there (a one-hot over self.shape[dim])."""
     from teeny.tensor import Tensor
-    if reduce not in (None, "add"): raise ValueError(f"scatter reduce must be None or 'add', got {reduce!r}")
+    if not isinstance(index, Tensor) or not dtypes.is_int(index.dtype):
+      raise TypeError(f"{fn}: index must be an integer tensor, got {getattr(index, 'dtype', type(index).__name__)}")
     if not isinstance(src, Tensor): src = Tensor.full(tuple(index.shape), src, dtype=self.dtype, device=self.device)
     if not index.ndim == self.ndim == src.ndim:
-      raise ValueError(f"scatter self {tuple(self.shape)}, index {tuple(index.shape)} and src {tuple(src.shape)} "
-                       "need the same ndim")
+      raise RuntimeError(f"{fn}: self {tuple(self.shape)}, index {tuple(index.shape)} and src {tuple(src.shape)} "
+                         "need the same number of dims")
+    if not -max(self.ndim, 1) <= dim < max(self.ndim, 1):
+      raise IndexError(f"{fn}: dim {dim} is out of range for a {self.ndim}-d tensor (expected to be in range of "
+                       f"[{-max(self.ndim, 1)}, {max(self.ndim, 1) - 1}])")
     dim = dim % self.ndim
     if not all((d == dim or s >= i) and c >= i for d, (s, i, c) in enumerate(zip(self.shape, index.shape, src.shape))):
-      raise ValueError(f"scatter index {tuple(index.shape)} must fit in src {tuple(src.shape)} and, off dim {dim}, "
-                       f"self {tuple(self.shape)}")
-    check_index_range(index, self.shape[dim], "scatter: index", RuntimeError, dim=dim,
-                      hint=f"scatter indices must be in [0, {self.shape[dim]}); negative ones are not wrapped")
+      raise RuntimeError(f"{fn}: index {tuple(index.shape)} must fit in src {tuple(src.shape)} and, off dim {dim}, "
+                         f"self {tuple(self.shape)}")
+    check_index_range(index, self.shape[dim], f"{fn}: index", RuntimeError, dim=dim,
+                      hint=f"indices must be in [0, {self.shape[dim]}); negative ones are not wrapped")
     src = src.cast(self.dtype).shrink(tuple((0, s) for s in index.shape))
     # put index's `dim` on a new trailing axis r and a one-hot over self.shape[dim] in its place
     src = src.unsqueeze(-1).expand(*src.shape, self.shape[dim]).transpose(-1, dim)
     mask = index.unsqueeze(-1)._one_hot_along_dim(self.shape[dim]).transpose(-1, dim)
     fill = tuple((0, self.shape[d] - src.shape[d]) if d != dim else (0, 0) for d in range(self.ndim)) + ((0, 0),)
-    src, mask = src.pad(fill), mask.pad(fill)
+    return dim, src.pad(fill), mask.pad(fill)
+
+  def scatter(self: Tensor, dim: int, index: Tensor, src, reduce: str | None = None) -> Tensor:
+    """torch.scatter, out of place: reduce=None writes (on duplicates the last write wins), 'add' adds (scatter_add),
+    'multiply' multiplies. src may be a scalar."""
+    from teeny.tensor import Tensor
+    if reduce not in (None, "add", "multiply"):
+      raise RuntimeError(f"scatter: reduce argument must be either add or multiply (or None), got {reduce!r}")
+    dim, src, mask = self._scatter_parts("scatter", dim, index, src)
     if reduce == "add": return self + mask.where(src, 0).sum(-1).cast(self.dtype)
+    if reduce == "multiply": return self * mask.where(src, 1).prod(-1).cast(self.dtype)
     # the last r that writes each position wins
     pos = Tensor.arange(1, mask.shape[-1] + 1, device=self.device)
     last = mask.where(pos, 0).max(-1, keepdim=True)
     sel = mask & (pos == last)
     return (last.squeeze(-1) > 0).where(sel.where(src, 0).sum(-1).cast(self.dtype), self)
+
+  def scatter_add(self: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
+    """torch.scatter_add, out of place: self with src's values added at index along dim."""
+    return self.scatter(dim, index, src, reduce="add")
+
+  def scatter_reduce(self: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str, include_self: bool = True) -> Tensor:
+    """torch.scatter_reduce, out of place: reduce 'sum', 'prod', 'mean' (floored for integers), 'amax' or 'amin' over
+    the src values index sends to each position, and self's value there unless include_self=False (untouched
+    positions keep self). Gradients as torch's: amax/amin split evenly among tied maxima."""
+    from teeny.tensor import Tensor
+    if not isinstance(src, Tensor): raise TypeError(f"scatter_reduce: src must be a Tensor, got {type(src).__name__}")
+    if reduce not in ("sum", "prod", "mean", "amax", "amin"):
+      raise RuntimeError(f"scatter_reduce: reduce argument must be either sum, prod, mean, amax or amin, got {reduce!r}")
+    dim, src, mask = self._scatter_parts("scatter_reduce", dim, index, src)
+    touched = mask.any(-1)
+    if reduce in ("sum", "mean"):
+      total = mask.where(src, 0).sum(-1).cast(self.dtype) + (self if include_self else touched.where(0, self))
+      if reduce == "sum": return total
+      count = mask.sum(-1) + (1 if include_self else 0)
+      count = count.maximum(1).cast(self.dtype)  # untouched positions (include_self=False) keep self: no 0/0 there
+      mean = total / count if dtypes.is_float(self.dtype) else total // count
+      return touched.where(mean, self)
+    if reduce == "prod":
+      return mask.where(src, 1).prod(-1).cast(self.dtype) * (self if include_self else touched.where(1, self))
+    big = math.inf if dtypes.is_float(self.dtype) else dtypes.max(self.dtype)
+    fill = (-big if dtypes.is_float(self.dtype) else dtypes.min(self.dtype)) if reduce == "amax" else big
+    vals = mask.where(src, fill)
+    # self joins the reduction as one more candidate, so a tie between self and src splits the gradient as torch's
+    if include_self: vals = self.unsqueeze(-1).cat(vals, dim=-1)
+    red = vals.max(-1) if reduce == "amax" else vals.min(-1)
+    if not include_self and dtypes.is_float(self.dtype):
+      # torch's quirk, followed: where self equals the result, self still takes a share in splitting the gradient (and
+      # gets none of it), so each of n tied src values gets 1/(n+1): scale red's gradient by n/(n+1) there
+      tie = touched & (self == red) & ~red.isinf()
+      n = (mask & (vals == red.unsqueeze(-1))).sum(-1).cast(self.dtype)
+      red = tie.where(self.detach() + (red - red.detach()) * (n / (n + 1)), red)
+    return touched.where(red, self)
 
   # ***** losses *****
 
@@ -451,20 +668,47 @@ class NNMixin:
   # ***** attention *****
 
   def scaled_dot_product_attention(self: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor | None = None,
-                                   dropout_p: float = 0.0, is_causal: bool = False,
-                                   scale: float | None = None) -> Tensor:
-    """PyTorch's F.scaled_dot_product_attention; self is the query (..., L, E), key (..., S, E), value (..., S, Ev)."""
+                                   dropout_p: float = 0.0, is_causal: bool = False, scale: float | None = None,
+                                   enable_gqa: bool = False) -> Tensor:
+    """PyTorch's F.scaled_dot_product_attention; self is the query (..., Hq, L, E), key (..., H, S, E), value (..., H, S, Ev).
+
+    attn_mask broadcasts to (..., L, S): bool (False = masked out) or float (added to the scores). is_causal masks with
+    tril(ones(L, S)), top-left aligned when L != S. enable_gqa: H divides Hq and each key/value head serves Hq/H query
+    heads. A row whose scores are all masked gives zeros (as torch). As in torch, dropout_p applies whenever it is > 0,
+    training or not (pass 0.0 in eval)."""
     from teeny.tensor import Tensor
+    if self.ndim < 2 or key.ndim < 2 or value.ndim < 2:
+      raise RuntimeError(f"scaled_dot_product_attention: query, key and value need at least 2 dims, got "
+                         f"{tuple(self.shape)}, {tuple(key.shape)}, {tuple(value.shape)}")
     if self.shape[-1] != key.shape[-1] or key.shape[-2] != value.shape[-2]:
-      raise ValueError(f"attention shapes don't fit: query {tuple(self.shape)}, key {tuple(key.shape)}, "
-                       f"value {tuple(value.shape)}")
+      raise RuntimeError(f"scaled_dot_product_attention: shapes don't fit: query {tuple(self.shape)} and key "
+                         f"{tuple(key.shape)} need the same last dim, key and value {tuple(value.shape)} the same "
+                         "sequence length (dim -2)")
+    if is_causal and attn_mask is not None:
+      raise RuntimeError("scaled_dot_product_attention: an explicit attn_mask should not be set when is_causal=True")
+    if not 0.0 <= dropout_p <= 1.0: raise ValueError(f"dropout_p must be in [0, 1], got {dropout_p}")
+    if enable_gqa and self.ndim >= 3:
+      hq, hk, hv = self.shape[-3], key.shape[-3], value.shape[-3]
+      if hq % hk or hq % hv:
+        raise RuntimeError(f"scaled_dot_product_attention: the number of heads in key ({hk}) and value ({hv}) must "
+                           f"divide the number of heads in query ({hq}) with enable_gqa=True")
+      key, value = key.repeat_interleave(hq // hk, dim=-3), value.repeat_interleave(hq // hv, dim=-3)
+    elif self.ndim >= 3 and key.ndim >= 3 and key.shape[-3] not in (1, self.shape[-3]):
+      raise RuntimeError(f"scaled_dot_product_attention: query has {self.shape[-3]} heads (dim -3) and key "
+                         f"{key.shape[-3]}; pass enable_gqa=True for grouped-query attention")
     acc = least_upper_dtype(self.dtype, key.dtype, dtypes.float32)
     scale = scale if scale is not None else 1 / math.sqrt(self.shape[-1])
     qk = self.cast(acc).matmul(key.cast(acc).transpose(-2, -1)) * scale
+    L, S = qk.shape[-2], qk.shape[-1]
     if is_causal:
-      if attn_mask is not None: raise ValueError("attn_mask and is_causal=True can't be used together")
-      L, S = qk.shape[-2], qk.shape[-1]
-      attn_mask = Tensor.arange(L, device=self.device).reshape(L, 1) >= Tensor.arange(S, device=self.device)
+      qk = (Tensor.arange(L, device=self.device).reshape(L, 1) >= Tensor.arange(S, device=self.device)).where(qk, -math.inf)
     if attn_mask is not None:
       qk = attn_mask.where(qk, -math.inf) if attn_mask.dtype == dtypes.bool else qk + attn_mask.cast(acc)
-    return qk.softmax(-1).cast(self.dtype).dropout(dropout_p).matmul(value)
+      # rows with every score -inf: zeros out and no gradient (softmax would give nan), as torch's
+      dead = (qk == -math.inf).all(-1, keepdim=True)
+      w = dead.where(0.0, dead.where(0.0, qk).softmax(-1))
+    else:
+      w = qk.softmax(-1)
+    if dropout_p > 0:
+      w = w * 0 if dropout_p == 1 else (Tensor.rand(*w.shape, device=self.device) >= dropout_p).where(w, 0) / (1 - dropout_p)
+    return w.cast(self.dtype).matmul(value)

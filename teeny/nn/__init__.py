@@ -6,7 +6,7 @@ import numpy as np
 from teeny.tensor import Tensor
 from teeny.dtype import dtypes
 from teeny.helpers import prod
-from teeny.tensor_nn import _tuple
+from teeny.tensor_nn import _resolve_pads, _tuple
 from teeny.nn import optim, state, datasets  # noqa: F401
 
 def _param(t: Tensor) -> Tensor:
@@ -31,15 +31,22 @@ class Linear:
 class _ConvNd:
   n = 2
   def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0, dilation=1, groups: int = 1,
-               bias: bool = True):
+               bias: bool = True, padding_mode: str = "zeros"):
     if in_channels % groups or out_channels % groups:
       raise ValueError(f"in_channels {in_channels} and out_channels {out_channels} must divide by groups {groups}")
+    if padding_mode not in ("zeros", "reflect", "replicate", "circular"):
+      raise ValueError(f"padding_mode must be one of 'zeros', 'reflect', 'replicate', 'circular', got {padding_mode!r}")
     self.kernel_size = _tuple(kernel_size, self.n, "kernel_size")
     self.stride, self.padding, self.dilation, self.groups = stride, padding, dilation, groups
+    self.padding_mode = padding_mode
     bound = 1 / math.sqrt(in_channels // groups * prod(self.kernel_size))
     self.weight = _uniform((out_channels, in_channels // groups, *self.kernel_size), bound)
     self.bias = _uniform((out_channels,), bound) if bias else None
   def __call__(self, x: Tensor) -> Tensor:
+    if self.padding_mode != "zeros":  # pad by the mode first, then convolve without padding (as torch does)
+      pads = _resolve_pads(self.padding, self.kernel_size, _tuple(self.dilation, self.n, "dilation"), self.stride)
+      x = x.pad(tuple(v for b, a in reversed(pads) for v in (b, a)), mode=self.padding_mode)
+      return x.conv2d(self.weight, self.bias, self.stride, 0, self.dilation, self.groups)
     if self.n == 2 and not isinstance(self.padding, str):
       # the hand-written backward kernels (teeny/kernels/conv.py); TEENY_CUSTOM_KERNELS=0 gives the plain graph
       from teeny.kernels import conv2d
@@ -53,6 +60,10 @@ class Conv1d(_ConvNd):
 class Conv2d(_ConvNd):
   """2-d convolution over (N, C, H, W); padding may be an int, a tuple, 'same' or 'valid'."""
   n = 2
+
+class Conv3d(_ConvNd):
+  """3-d convolution over (N, C, D, H, W); padding may be an int, a tuple, 'same' or 'valid'."""
+  n = 3
 
 class ConvTranspose2d:
   """Transposed 2-d convolution; weight (in_channels, out_channels/groups, kh, kw) like torch."""
