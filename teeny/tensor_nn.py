@@ -60,18 +60,13 @@ def _positive(name: str, vals: Sequence[int], what: str = "must be positive"):
   if any(v <= 0 for v in vals): raise ValueError(f"{name} {what}, got {tuple(vals) if len(vals) != 1 else vals[0]}")
 
 def check_conv_args(fn: str, x_shape, w_shape, stride, padding, dilation, groups) -> None:
-  """The argument checks F.conv* does: stride, dilation, groups and kernel sizes positive, padding not negative
-  (RuntimeError, as torch; tinygrad crops instead). Shapes are (N, C, *spatial)."""
+  """The argument checks F.conv* does: stride, dilation, groups and kernel sizes positive. Negative padding crops the
+  input (tinygrad's meaning; torch refuses it). Shapes are (N, C, *spatial)."""
   n = len(w_shape) - 2
   _positive(f"{fn}: stride", _tuple(stride, n, "stride"), "must be positive (non-positive stride is not supported)")
   _positive(f"{fn}: dilation", _tuple(dilation, n, "dilation"))
   if not isinstance(groups, int) or groups <= 0: raise ValueError(f"{fn}: groups must be a positive int, got {groups!r}")
   _positive(f"{fn}: kernel size", tuple(w_shape[2:]), f"must be positive (weight shape {tuple(w_shape)})")
-  if not isinstance(padding, str):
-    flat = [padding] if isinstance(padding, int) else [v for p in padding for v in ((p,) if isinstance(p, int) else p)]
-    if any(p < 0 for p in flat):  # as torch: crop the input first (x.pad with negative amounts) for tinygrad's meaning
-      raise RuntimeError(f"{fn}: negative padding is not supported, got padding={padding!r}; to crop, pad the input with "
-                         "negative amounts first (x.pad(...))")
 
 def _check_pool_args(fn: str, k_, s_, d_, padding) -> None:
   _positive(f"{fn}: kernel_size", k_)
@@ -162,6 +157,9 @@ class NNMixin:
     if self.ndim != weight.ndim or self.ndim < 3:
       raise ValueError(f"conv_transpose input {tuple(self.shape)} and weight {tuple(weight.shape)} need the same ndim (>= 3)")
     check_conv_args("conv_transpose", self.shape, weight.shape, stride, padding, dilation, groups)
+    if not isinstance(padding, str) and any(p < 0 for p in ([padding] if isinstance(padding, int) else
+                                                            [v for p in padding for v in ((p,) if isinstance(p, int) else p)])):
+      raise RuntimeError(f"conv_transpose: negative padding is not supported, got padding={padding!r}")
     if self.shape[1] != weight.shape[0] or weight.shape[0] % groups != 0:
       raise ValueError(f"conv_transpose input {tuple(self.shape)} does not match weight {tuple(weight.shape)} "
                        f"(groups={groups})")
