@@ -545,7 +545,7 @@ class NNMixin:
     vals = mask.where(src, fill)
     # self joins the reduction as one more candidate, so a tie between self and src splits the gradient as torch's
     if include_self: vals = self.unsqueeze(-1).cat(vals, dim=-1)
-    red = vals.max(-1) if reduce == "amax" else vals.min(-1)
+    red = vals.amax(-1) if reduce == "amax" else vals.amin(-1)
     if not include_self and dtypes.is_float(self.dtype):
       # torch's quirk, followed: where self equals the result, self still takes a share in splitting the gradient (and
       # gets none of it), so each of n tied src values gets 1/(n+1): scale red's gradient by n/(n+1) there
