@@ -207,12 +207,13 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
     if len(us) >= _USERS_PRUNE and len(us) & (len(us) - 1) == 0: us[:] = [e for e in us if e[0]() is not None]
 
   # ---- basic properties
+  # (a tensor that is not a view needs no re-derived UOp: read its own directly, these are hot)
   @property
-  def shape(self) -> tuple[int, ...]: return self.uop.shape
+  def shape(self) -> tuple[int, ...]: return (self._uop if self._base is None else self.uop).shape
   @property
-  def dtype(self) -> DType: return self.uop.dtype
+  def dtype(self) -> DType: return (self._uop if self._base is None else self.uop).dtype
   @property
-  def device(self) -> str: return self.uop.device
+  def device(self) -> str: return (self._uop if self._base is None else self.uop).device
   @property
   def ndim(self) -> int: return len(self.shape)
   def numel(self) -> int: return prod(self.shape)
@@ -609,7 +610,10 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
       xk = "b" if isinstance(x, (bool, np.bool_)) else "i" if isinstance(x, (int, np.integer)) else dtypes.from_py(x).kind
       # a scalar of a lower or equal category takes the tensor's dtype (a float tensor times 2**70 is fine)
       dt = self.dtype if rank[self.dtype.kind] >= rank[xk] else dtypes.from_py(x)
-      a, b = self, Tensor(UOp.const(dt, x, self.device))
+      # the scalar is built already broadcast: one internal tensor, not a const plus a reshape view and an expand view
+      c = UOp.const(dt, x, self.device)
+      shape = self.shape
+      a, b = self, Tensor(c.reshape((1,) * len(shape)).expand(shape) if shape else c)
     if a.dtype != dt: a = a.cast(dt)
     if b.dtype != dt: b = b.cast(dt)
     if a.shape != b.shape:
@@ -776,6 +780,7 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
     # torch's rule for shift counts C leaves undefined: a count < 0 or >= the bit width shifts everything out, giving 0
     # (or -1, the sign, for >> of a negative value)
     bits = a.dtype.itemsize * 8
+    if not reverse and isinstance(x, (int, np.integer)) and 0 <= x < bits: return a._alu(Ops.SHL if left else Ops.SHR, b)
     ok = (b >= 0) & (b < bits)
     out = a._alu(Ops.SHL if left else Ops.SHR, ok.where(b, 0))
     return ok.where(out, 0 if left or a.dtype.kind == "u" else (a < 0).where(-1, 0).cast(a.dtype))
