@@ -7,6 +7,17 @@ from teeny.uop.rewrite import UPat, PatternMatcher
 
 def _is_int(u: UOp) -> bool: return u.dtype.kind in "iu"
 
+def _scaled_fits(d: UOp, c: int, *terms: UOp) -> bool:
+  """Do all of `terms` times c stay inside d's integer range? Rewrites that regroup integer math (distributing a
+  product, folding two constant factors) must not create an overflow the original expression did not have: C leaves
+  signed overflow undefined, and OpenCL compilers do exploit it."""
+  lo, hi = dtypes.min(d.dtype), dtypes.max(d.dtype)
+  if not lo <= c <= hi: return False
+  for t in terms:
+    a, b = t.vmin * c, t.vmax * c
+    if not (lo <= min(a, b) and max(a, b) <= hi): return False
+  return True
+
 def fold_const(a: UOp) -> UOp | None:
   if a.op in GroupOp.ALU and all(s.op is Ops.CONST for s in a.src):
     return UOp.const(a.dtype, _exec_alu(a.op, a.dtype, tuple(s.arg for s in a.src)))
@@ -162,9 +173,10 @@ symbolic = PatternMatcher([
   (UPat(Ops.SUB, src=(x, y), name="d"), lambda x, y, d: x.alu(Ops.ADD, y.alu(Ops.MUL, UOp.const(d.dtype, -1))) if _is_int(d) else None),
   (UPat(Ops.NEG, src=(x,), name="d"), lambda x, d: x.alu(Ops.MUL, UOp.const(d.dtype, -1)) if _is_int(d) else None),
   (UPat(Ops.MUL, src=(UPat(Ops.MUL, src=(x, c1)), c2), name="d"),
-   lambda x, c1, c2, d: x.alu(Ops.MUL, UOp.const(d.dtype, c1.arg * c2.arg)) if _is_int(d) else None),
+   lambda x, c1, c2, d: x.alu(Ops.MUL, UOp.const(d.dtype, c1.arg * c2.arg))
+   if _is_int(d) and _scaled_fits(d, c1.arg * c2.arg, x) else None),
   (UPat(Ops.MUL, src=(UPat(Ops.ADD, src=(x, y)), c1), name="d"),
-   lambda x, y, c1, d: x.alu(Ops.MUL, c1).alu(Ops.ADD, y.alu(Ops.MUL, c1)) if _is_int(d) else None),
+   lambda x, y, c1, d: x.alu(Ops.MUL, c1).alu(Ops.ADD, y.alu(Ops.MUL, c1)) if _is_int(d) and _scaled_fits(d, c1.arg, x, y) else None),
   (UPat(Ops.ADD, name="a"), simplify_add),
   # division and modulo
   (UPat(Ops.IDIV, src=(x, UPat.cvar("c")), name="d"), _div),
