@@ -62,14 +62,17 @@ CUSTOM_KERNELS = ContextVar("TEENY_CUSTOM_KERNELS", 1)
 CHECK_INDICES = ContextVar("TEENY_CHECK_INDICES", -1)
 
 class GlobalCounters:
-  """Totals since the last reset(): kernels launched, flops, bytes moved, kernel seconds."""
+  """Totals since the last reset(): kernels launched, flops, bytes moved, kernel seconds, programs compiled (misses of
+  the in-memory program cache: a kernel over a symbolic size compiles once for all its values)."""
   kernel_count: int = 0
+  compile_count: int = 0
   global_ops: int = 0
   global_mem: int = 0
   time_sum_s: float = 0.0
   @staticmethod
   def reset():
     GlobalCounters.kernel_count, GlobalCounters.global_ops, GlobalCounters.global_mem, GlobalCounters.time_sum_s = 0, 0, 0, 0.0
+    GlobalCounters.compile_count = 0
 
 def cache_dir() -> str:
   d = os.environ.get("TEENY_CACHE_DIR") or os.path.join(os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "teeny")

@@ -216,7 +216,12 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
   def device(self) -> str: return (self._uop if self._base is None else self.uop).device
   @property
   def ndim(self) -> int: return len(self.shape)
-  def numel(self) -> int: return prod(self.shape)
+  def numel(self) -> int:
+    n = prod(s := self.shape)
+    if isinstance(n, UOp):
+      from teeny.uop.symbolic import sprod
+      return sprod(s)
+    return n
   def size(self, dim: int | None = None): return self.shape if dim is None else self.shape[_axis(dim, self.ndim)]
   def element_size(self) -> int: return self.dtype.itemsize
   def __len__(self) -> int:
@@ -433,6 +438,7 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
     shape = _shape_arg(shape)
     from teeny.engine.schedule import new_buffer_uop
     dt = to_dtype(dtype) if dtype else dtypes.default_float
+    if _has_sym(shape): return _sym_empty(shape, dt, device, kw)
     return Tensor(new_buffer_uop(Device.canonicalize(device), prod(shape), dt).reshape(shape), **kw)
   @staticmethod
   def full(shape, fill_value: Any, dtype: DType | str | None = None, device: str | None = None, **kw) -> Tensor:
@@ -451,6 +457,7 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
   def empty_like(self, **kw) -> Tensor: return Tensor.empty(*self.shape, **{"dtype": self.dtype, "device": self.device, **kw})
   @staticmethod
   def arange(start, stop=None, step=1, dtype: DType | str | None = None, device: str | None = None, **kw) -> Tensor:
+    if _has_sym(start, stop, step): return _sym_arange(start, stop, step, dtype, device, kw)
     if stop is None: start, stop = 0, start
     if step == 0: raise ValueError("arange: step must not be zero")
     n = max(0, math.ceil((stop - start) / step))
@@ -1101,6 +1108,7 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
   def _split_big_reduce(self, op: Ops, axes: tuple[int, ...]) -> Tensor | None:
     """A huge reduce to a few outputs becomes two kernels (many partial results, then their reduce), so both run in
     parallel and stay vectorised."""
+    if _has_sym(self.shape): return None
     rsize = prod(self.shape[a] for a in axes)
     osize = self.numel() // max(rsize, 1)
     if rsize < 1 << 15 or osize > 16: return None
@@ -1268,6 +1276,7 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
   # ---- movement
   def reshape(self, *shape) -> Tensor:
     shape = _shape_arg(shape, allow_neg=True)
+    if _has_sym(shape, self.shape): return _sym_reshape(self, shape)
     if shape.count(-1) > 1: raise ShapeError(f"reshape: only one dimension can be -1, got {shape}")
     if -1 in shape:
       known = prod(s for s in shape if s != -1)
@@ -1327,6 +1336,7 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
     if mode != "constant" and value is not None:
       raise RuntimeError(f"pad: padding mode {mode!r} doesn't take a value argument (only 'constant' does)")
     padding = tuple(padding)
+    if _has_sym(padding, self.shape) and mode == "constant": return _sym_pad(self, padding, value)
     if all(isinstance(p, (int, np.integer)) for p in padding):
       if len(padding) % 2: raise RuntimeError(f"pad: flat padding length must be divisible by 2, got {padding}")
       if len(padding) // 2 > self.ndim:
@@ -1380,6 +1390,7 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
       if mode != "circular" and (b < 0 or e < 0): x = cut(x, d, -min(b, 0), x.shape[d] + min(e, 0))
     return x
   def shrink(self, arg) -> Tensor:
+    if _has_sym(arg, self.shape): return _sym_shrink(self, arg)
     arg = tuple((0, s) if a is None else (int(a[0]), int(a[1])) for a, s in zip(arg, self.shape))
     for (b, e), s in zip(arg, self.shape):
       if not 0 <= b <= e <= s: raise ValueError(f"shrink {arg} is out of bounds for shape {self.shape}")
@@ -1464,6 +1475,9 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
 
   # ---- indexing
   def __getitem__(self, indices) -> Tensor:
+    if any(isinstance(i, slice) and _has_sym((i.start, i.stop, i.step)) or isinstance(i, UOp)
+           for i in (indices if isinstance(indices, tuple) else (indices,))) or _has_sym(self.shape):
+      return _sym_getitem(self, indices)
     from teeny.indexing import getitem
     return getitem(self, indices)
   def __setitem__(self, indices, value) -> None:
@@ -1823,6 +1837,9 @@ def _shape_arg(shape: tuple, allow_neg: bool = False) -> tuple[int, ...]:
   if len(shape) == 1 and isinstance(shape[0], (tuple, list)): shape = tuple(shape[0])
   out = []
   for s in shape:
+    if isinstance(s, UOp):
+      out.append(_sym_dim(s))
+      continue
     if not isinstance(s, (int, np.integer)) or isinstance(s, bool): raise TypeError(f"shape entries must be ints, got {shape}")
     if s < 0 and not (allow_neg and s == -1): raise ShapeError(f"negative dimension {s} in shape {shape}")
     out.append(int(s))
@@ -1901,3 +1918,114 @@ def _from_host(data: Any, device: str, dtype: DType | None) -> UOp:
   from teeny.engine import realize
   if realize.recorder is not None: realize.recorder.host_copy(buf, host)   # TinyJit: data made on the host in a step
   return buf.reshape(shape) if len(shape) != 1 else buf
+
+# ---- symbolic shapes: a dimension may be a bound Variable (uop/symbolic.py) or an index expression over them. These
+# paths run only when a shape or an argument holds one; every other op keeps its int-only checks.
+def _has_sym(*xs) -> bool:
+  for x in xs:
+    if isinstance(x, UOp): return True
+    if isinstance(x, (tuple, list)) and _has_sym(*x): return True
+  return False
+
+def _sym_dim(s: UOp) -> UOp:
+  if s.dtype != dtypes.index or s.op not in (Ops.DEFINE_VAR, Ops.BIND) and s.op not in GroupOp.ALU:
+    raise TypeError(f"a symbolic dimension must be a Variable (bound with .bind(value)) or an expression of them, not {s.op}")
+  from teeny.uop.symbolic import ssimplify
+  return ssimplify(s)
+
+def _no_sym(op: str, *xs):
+  """Ops that need concrete sizes say so, naming the op, instead of failing somewhere deeper."""
+  if _has_sym(*xs): raise ValueError(f"{op} does not support a symbolic dimension (a Variable); give it concrete sizes")
+
+def _sym_equal(a, b) -> bool:
+  """Are two sints equal for every value of their variables (as far as simplification can tell)?"""
+  from teeny.uop.symbolic import ssimplify
+  if not isinstance(a, UOp) and not isinstance(b, UOp): return a == b
+  ua = a if isinstance(a, UOp) else UOp.const(dtypes.index, a)
+  return ssimplify(ua - b) == 0 if not isinstance(ssimplify(ua - b), UOp) else False
+
+def _sym_reshape(t: Tensor, shape: tuple) -> Tensor:
+  from teeny.uop.symbolic import sprod, sstr
+  if -1 in shape:
+    raise ShapeError(f"reshape to {tuple(sstr(s) for s in shape)}: -1 with a symbolic dimension is not supported; give every size")
+  if not _sym_equal(sprod(shape), t.numel()):
+    raise ShapeError(f"cannot reshape tensor of shape {tuple(sstr(s) for s in t.shape)} into {tuple(sstr(s) for s in shape)}")
+  return t if shape == t.shape else t._view(t.uop.reshape(shape))
+
+def _sym_check_range(what: str, lo, hi, size, dim: int):
+  """lo <= hi <= size at the bound values, and for every value the variables may take (a kernel compiled for the
+  variable runs with every later value: it must never address past the buffer)."""
+  from teeny.uop.symbolic import sym_val, sym_max, sstr
+  try: b, e, s = sym_val(lo), sym_val(hi), sym_val(size)
+  except RuntimeError: b, e, s = sym_max(lo), sym_max(hi), sym_max(size)  # unbound: checked at the widest range
+  if not 0 <= b <= e <= s:
+    raise ValueError(f"{what} ({sstr(lo)}, {sstr(hi)}) is out of bounds for dim {dim} of size {sstr(size)} (values {b}, {e}, {s})")
+  if isinstance(size, int) and sym_max(hi) > size:
+    raise ValueError(f"{what} ({sstr(lo)}, {sstr(hi)}) of dim {dim} (size {size}) can reach {sym_max(hi)} for the variables' "
+                     f"ranges; make the Variable's upper bound small enough that it stays inside the dim")
+
+def _sym_shrink(t: Tensor, arg) -> Tensor:
+  arg = tuple((0, s) if a is None else tuple(_sym_dim(x) if isinstance(x, UOp) else int(x) for x in a) for a, s in zip(arg, t.shape))
+  for d, ((b, e), s) in enumerate(zip(arg, t.shape)): _sym_check_range("shrink", b, e, s, d)
+  return t._view(t.uop.shrink(arg))
+
+def _sym_pad(t: Tensor, padding, value) -> Tensor:
+  padding = tuple(padding)
+  if len(padding) == 2 * t.ndim and not any(isinstance(p, (tuple, list)) or p is None for p in padding):
+    pairs = [(padding[2 * (t.ndim - 1 - d)], padding[2 * (t.ndim - 1 - d) + 1]) for d in range(t.ndim)]
+  elif len(padding) == t.ndim: pairs = [(0, 0) if p is None else (p[0], p[1]) for p in padding]
+  else: raise ValueError(f"pad with a symbolic amount needs the flat form for every dim or one (before, after) pair per dim ({t.ndim})")
+  pairs = [tuple(_sym_dim(x) if isinstance(x, UOp) else int(x) for x in p) for p in pairs]
+  if any(not isinstance(x, UOp) and x < 0 for p in pairs for x in p):
+    raise ValueError("pad with a symbolic dimension does not support negative (cropping) amounts; shrink first")
+  out = t._view(t.uop.pad(tuple(pairs)))
+  if value is None or value == 0: return out
+  mask = Tensor(UOp.const(dtypes.bool, True, t.device)).reshape((1,) * t.ndim).expand(t.shape)
+  return Tensor(mask.uop.pad(tuple(pairs))).where(out, out._const(value)._broadcast_to(out.shape))
+
+def _sym_arange(start, stop, step, dtype, device, kw) -> Tensor:
+  if stop is None: start, stop = 0, start
+  if step != 1 or isinstance(step, UOp): raise ValueError("arange with a symbolic bound needs step 1")
+  from teeny.uop.symbolic import ssimplify, sym_max
+  start = _sym_dim(start) if isinstance(start, UOp) else int(start)
+  stop = _sym_dim(stop) if isinstance(stop, UOp) else int(stop)
+  n = ssimplify((stop if isinstance(stop, UOp) else UOp.const(dtypes.index, stop)) - start)
+  dt = to_dtype(dtype) if dtype else dtypes.int_for_range(0, max(sym_max(stop), 1))
+  idx = Tensor(UOp(Ops.ARANGE, dt, (), (n, Device.canonicalize(device))))
+  out = idx + start if isinstance(start, UOp) or start != 0 else idx
+  out = out.cast(dt)
+  out.requires_grad = kw.get("requires_grad")
+  return out
+
+def _sym_empty(shape, dt, device, kw) -> Tensor:
+  """A buffer for a symbolic shape holds the largest size its variables allow (so a kernel compiled once is correct
+  for every value), viewed at the bound size."""
+  from teeny.engine.schedule import new_buffer_uop
+  from teeny.uop.symbolic import sprod, sym_max
+  n = sprod(shape)
+  buf = new_buffer_uop(Device.canonicalize(device), sym_max(n), dt)
+  return Tensor(buf.shrink(((0, n),)).reshape(shape), **kw)
+
+def _sym_getitem(t: Tensor, indices) -> Tensor:
+  """Basic slicing where a bound is symbolic (`x[:, :n]`, `cache[:, p:p+1]`): ints, full slices and step-1 slices."""
+  idx = indices if isinstance(indices, tuple) else (indices,)
+  if Ellipsis in idx:
+    k = idx.index(Ellipsis)
+    idx = idx[:k] + (slice(None),) * (t.ndim - len(idx) + 1) + idx[k + 1:]
+  if len(idx) > t.ndim: raise IndexError(f"too many indices for a tensor of dimension {t.ndim}")
+  shrink, drop = [], []
+  for d, (i, s) in enumerate(zip(idx + (slice(None),) * (t.ndim - len(idx)), t.shape)):
+    if isinstance(i, slice):
+      if i.step not in (None, 1): raise IndexError("slicing with a symbolic bound supports step 1 only")
+      b = 0 if i.start is None else i.start
+      e = s if i.stop is None else i.stop
+      if any(not isinstance(x, UOp) and x < 0 for x in (b, e)):
+        raise IndexError("slicing with a symbolic bound does not support negative positions; write them from the start")
+      shrink.append((b, e))
+    elif isinstance(i, (int, UOp)):
+      if not isinstance(i, UOp) and i < 0: raise IndexError("an index beside a symbolic slice must not be negative")
+      shrink.append((i, i + 1))
+      drop.append(d)
+    else: raise IndexError(f"indexing with {type(i).__name__} beside a symbolic slice is not supported; slice first")
+  x = t.shrink(tuple(shrink))
+  return x.reshape(tuple(sz for d, sz in enumerate(x.shape) if d not in drop)) if drop else x

@@ -56,6 +56,7 @@ def get_runner(device: str, ast: UOp) -> tuple[Any, Any]:
   spec = get_program(ast, dev.renderer)
   if DEBUG >= 3: print(f"{ast}\n{spec.name} opts: {list(spec.opts)}")
   if DEBUG >= 4: print(spec.src)
+  GlobalCounters.compile_count += 1
   lib = dev.compiler.compile_cached(spec.src) if dev.compiler is not None else b""
   if DEBUG >= 6 and hasattr(dev.compiler, "disassemble"): dev.compiler.disassemble(lib)
   try: prg = dev.program(spec.name, lib, spec)
@@ -75,6 +76,7 @@ def _check_args(spec, bufs: list[Buffer], name: str):
 
 def run_schedule(items: list[ScheduleItem]):
   if recorder is not None: recorder.schedule(items)
+  compiled = GlobalCounters.compile_count
   for it in items:
     for b in it.consumed(): check_version(b)
     if it.kind == "copy":
@@ -87,10 +89,19 @@ def run_schedule(items: list[ScheduleItem]):
       b = buffer_for(it.bufs[slot])
       _buffers[new] = b
       b.version = new.arg[3]
+  if DEBUG >= 1 and GlobalCounters.compile_count != compiled:
+    print(f"teeny: compiled {GlobalCounters.compile_count - compiled} programs ({GlobalCounters.compile_count} since the counters' reset)")
 
 def copy_buffer(dst: Buffer, src: Buffer):
   if Device[dst.device].runs_nothing or Device[src.device].runs_nothing: dst.ensure_allocated()
   else: dst.copyin(memoryview(src.numpy().view("uint8") if src.dtype.np_name else src.numpy()).cast("B"))
+
+def launch_vals(spec, var_vals: dict | None) -> tuple[int, ...]:
+  """The value of each of a kernel's variables (symbolic shapes), in its parameter order."""
+  if not spec.vars: return ()
+  missing = [v.arg[0] for v in spec.vars if var_vals is None or v not in var_vals]
+  if missing: raise RuntimeError(f"kernel {spec.name} takes the variables {missing} but no value was bound to them")
+  return tuple(var_vals[v] for v in spec.vars)
 
 def launch_work(spec) -> int:
   """How much work a launch is, for the CPU's choice of threads: the most times any op runs, or the grid size."""
@@ -107,7 +118,8 @@ def _run_kernel(it: ScheduleItem):
       raise RuntimeError(f"kernel {spec.name} runs on {device} but a buffer lives on {b.device}; move it with .to({device!r})")
   _check_args(spec, bufs, spec.name)
   opaque = [b.ensure_allocated()._opaque for b in bufs]
-  t = prg(*opaque, global_size=spec.global_size, local_size=spec.local_size, wait=DEBUG >= 2, work=launch_work(spec))
+  vals = launch_vals(spec, it.var_vals)
+  t = prg(*opaque, global_size=spec.global_size, local_size=spec.local_size, vals=vals, wait=DEBUG >= 2, work=launch_work(spec))
   if recorder is not None: recorder.kernel(it, prg, spec, bufs)
   GlobalCounters.kernel_count += 1
   GlobalCounters.global_ops += spec.ops

@@ -8,7 +8,7 @@ from teeny.dtype import dtypes
 from teeny.helpers import DEBUG, prod
 from teeny.uop.ops import AxisType, GroupOp, KernelInfo, Ops, UOp, toposort_many
 from teeny.uop.rewrite import graph_rewrite
-from teeny.uop.symbolic import symbolic
+from teeny.uop.symbolic import symbolic, sprod, sstr, sym_max, unbind_sint, bind_sint
 from teeny.uop.view import linear_index, movement_index, and_valid
 
 _buffer_ids = itertools.count()
@@ -31,6 +31,7 @@ class ScheduleItem:
   bufs: list[UOp]           # BUFFER uops (memory versions), in parameter order (output first)
   meta: Any = None
   bumps: tuple = ()         # (slot, new version node): after the item runs, bufs[slot]'s memory holds that version
+  var_vals: dict | None = None  # symbolic shapes: each DEFINE_VAR in the kernel -> its value for this launch
 
   def produced(self) -> list[UOp]:
     """The memory versions this item makes."""
@@ -76,12 +77,24 @@ def find_realizes(roots: list[UOp]) -> set[UOp]:
         if n in realize and n is not root: continue
         if n.op is Ops.REDUCE_AXIS:
           reach.setdefault(n, set()).add(root)
-          if expanded or (under and prod(n.shape) >= NESTED_REDUCE_MIN): new.add(n)
+          if expanded or (under and sym_max(sprod(n.shape)) >= NESTED_REDUCE_MIN): new.add(n)
         stack.extend((s, expanded or _expands(n), under or n.op is Ops.REDUCE_AXIS) for s in n.src)
     new |= {n for n, rs in reach.items() if len(rs) > 1}
     new -= realize
     if not new: return realize
     realize |= new
+
+def _name_part(s) -> str:
+  """A dimension in a kernel name: 37, or a symbolic size spelled with C identifier characters (n, n_p1 for n+1)."""
+  if not isinstance(s, UOp): return str(s)
+  if s.op is Ops.CONST: return str(s.arg)
+  return "".join(c if c.isalnum() or c == "_" else {"+": "p", "*": "m", "-": "s", "/": "d", "%": "r"}.get(c, "") for c in sstr(s))
+
+def _alloc_size(shape) -> int:
+  """Elements to allocate for a node's shape: a symbolic shape gets the largest size its variables allow, so one
+  compiled kernel (and a TinyJit capture's buffers) is correct for every value."""
+  n = prod(shape)
+  return sym_max(sprod(shape)) if isinstance(n, UOp) else n
 
 class KernelBuilder:
   """Builds one kernel: a STORE of the node's value at every index of its shape, loads from realized buffers."""
@@ -162,10 +175,10 @@ class KernelBuilder:
     if op is Ops.ASSIGN: raise RuntimeError("internal: a pending write was not scheduled before a kernel that reads it")
     raise NotImplementedError(f"cannot lower {op} into a kernel")
   def _finish(self, store: UOp, out_shape: tuple[int, ...], prefix: str | None = None) -> UOp:
-    name = ("r_" if self.has_reduce else "E_") + "_".join(str(s) for s in out_shape if s > 1) if prod(out_shape) > 1 else \
-      ("r_1" if self.has_reduce else "E_1")
-    reds = [u.src[0].arg for u in store.toposort if u.op is Ops.RANGE and u.arg[1] is AxisType.REDUCE]
-    if reds: name += "_" + "_".join(str(s) for s in reds)
+    dims = [_name_part(s) for s in out_shape if isinstance(s, UOp) or s > 1]
+    name = ("r_" if self.has_reduce else "E_") + ("_".join(dims) if dims and sprod(out_shape) != 0 else "1")
+    reds = [_name_part(u.src[0]) for u in store.toposort if u.op is Ops.RANGE and u.arg[1] is AxisType.REDUCE]
+    if reds: name += "_" + "_".join(reds)
     ast = graph_rewrite(store.sink(arg=KernelInfo(name=name)), symbolic)
     # simplification can drop every read of an input (x % 1): launch only the buffers the kernel still declares
     used = {u.arg[0] for u in ast.toposort if u.op is Ops.DEFINE_GLOBAL}
@@ -235,7 +248,59 @@ def _structure(roots: list[UOp], nodes: list[UOp] | None = None) -> tuple[tuple,
 def create_schedule(roots: list[UOp], nodes: list[UOp] | None = None) -> tuple[list[ScheduleItem], dict[UOp, UOp]]:
   """The kernels that realize `roots`, in a valid order, and for each root (and each ASSIGN the schedule runs) the UOp
   (a view of a BUFFER version) it becomes. Graphs seen before (up to which buffers they read) reuse their schedule:
-  only new output buffers and version nodes are made."""
+  only new output buffers and version nodes are made. A graph with symbolic shapes is scheduled with its variables
+  unbound (so its kernels, and its cached schedule, serve every value) and each item carries the values to launch with."""
+  if nodes is None: nodes = list(toposort_many(roots))
+  if any(n.op in _SYM_OPS and _arg_has_sym(n.op, n.arg) for n in nodes): return _create_symbolic(roots, nodes)
+  return _create_plain(roots, nodes)
+
+# the ops whose arg may hold a symbolic size
+_SYM_OPS = (Ops.RESHAPE, Ops.EXPAND, Ops.SHRINK, Ops.PAD, Ops.ARANGE)
+
+def _arg_has_sym(op: Ops, arg) -> bool:
+  if op is Ops.ARANGE: return isinstance(arg[0], UOp)
+  if op is Ops.SHRINK or op is Ops.PAD: return any(isinstance(b, UOp) or isinstance(e, UOp) for b, e in arg)
+  return any(isinstance(s, UOp) for s in arg)
+
+def _map_sym_arg(op: Ops, arg, fn):
+  if op is Ops.ARANGE: return (fn(arg[0]),) + tuple(arg[1:])
+  if op is Ops.SHRINK or op is Ops.PAD: return tuple((fn(b), fn(e)) for b, e in arg)
+  return tuple(fn(s) for s in arg)
+
+def _rebind(u: UOp, var_vals: dict) -> UOp:
+  """A scheduled result (movement ops over a BUFFER) with its variables bound again, as the tensor front end holds it."""
+  nodes = [n for n in u.toposort if n.op in _SYM_OPS and _arg_has_sym(n.op, n.arg)]
+  if not nodes: return u
+  return u.substitute({n: n.replace(arg=_map_sym_arg(n.op, n.arg, lambda x: bind_sint(x, var_vals))) for n in nodes})
+
+def _create_symbolic(roots: list[UOp], nodes: list[UOp]) -> tuple[list[ScheduleItem], dict[UOp, UOp]]:
+  var_vals: dict[UOp, int] = {}
+  def unbind(x):
+    return unbind_sint(x, var_vals)[0]
+  memo: dict[UOp, UOp] = {}
+  for n in nodes:
+    arg = _map_sym_arg(n.op, n.arg, unbind) if n.op in _SYM_OPS and _arg_has_sym(n.op, n.arg) else n.arg
+    src = tuple(memo[s] for s in n.src)
+    memo[n] = n if arg is n.arg and all(a is b for a, b in zip(src, n.src)) else UOp(n.op, n.dtype, src, arg)
+  for n in nodes:
+    for x in _sym_leaves(n):
+      if isinstance(x, UOp) and (free := next((u for u in x.toposort if u.op is Ops.DEFINE_VAR and u not in var_vals), None)):
+        raise RuntimeError(f"Variable {free.arg[0]} is used as a dimension ({n.op.name.lower()}) without a value: bind it "
+                           f"({free.arg[0]}.bind(value)) before realizing")
+  back = {memo[n]: n for n in nodes}
+  uroots = [memo[r] for r in roots]
+  unodes = list(dict.fromkeys(memo[n] for n in nodes))
+  items, becomes = _create_plain(uroots, unodes)
+  for it in items: it.var_vals = var_vals
+  return items, {back.get(k, k): _rebind(v, var_vals) for k, v in becomes.items()}
+
+def _sym_leaves(n: UOp) -> tuple:
+  if n.op not in _SYM_OPS: return ()
+  if n.op is Ops.ARANGE: return (n.arg[0],)
+  if n.op is Ops.SHRINK or n.op is Ops.PAD: return tuple(x for p in n.arg for x in p)
+  return tuple(n.arg)
+
+def _create_plain(roots: list[UOp], nodes: list[UOp]) -> tuple[list[ScheduleItem], dict[UOp, UOp]]:
   key, bufs, nodes = _structure(roots, nodes)
   if (tpl := _schedule_cache.get(key)) is not None: return _instantiate(tpl, roots, bufs, nodes)
   items, becomes = _create_schedule(roots, nodes)
@@ -291,7 +356,7 @@ def _create_schedule(roots: list[UOp], nodes: list[UOp]) -> tuple[list[ScheduleI
     if n.op is Ops.COPY:
       src = n.src[0]
       sbuf = _memory_of(src.base, buffer_of)
-      out = new_buffer_uop(n.arg, prod(n.shape), n.dtype)
+      out = new_buffer_uop(n.arg, _alloc_size(n.shape), n.dtype)
       buffer_of[n] = out
       items.append(ScheduleItem("copy", None, [out, sbuf]))
       continue
@@ -310,7 +375,7 @@ def _create_schedule(roots: list[UOp], nodes: list[UOp]) -> tuple[list[ScheduleI
       target, value, index = n.src[0], n.src[1], (n.src[2] if len(n.src) > 2 else None)
       prev = target.base
       pbuf = _memory_of(prev, buffer_of)
-      if prod(value.shape) == 0:   # writes nothing: the memory keeps its version
+      if sprod(value.shape) == 0:   # writes nothing: the memory keeps its version
         buffer_of[n] = pbuf
         continue
       kb = KernelBuilder(n, pbuf, buffer_of)
@@ -319,7 +384,7 @@ def _create_schedule(roots: list[UOp], nodes: list[UOp]) -> tuple[list[ScheduleI
         # the value (or scatter index) reads the memory it overwrites at other addresses: compute it first
         for v in (value, index):
           if v is None or v.base.op is Ops.BUFFER: continue
-          tmp = new_buffer_uop(target.device, prod(v.shape), v.dtype)
+          tmp = new_buffer_uop(target.device, _alloc_size(v.shape), v.dtype)
           kb2 = KernelBuilder(v, tmp, buffer_of)
           items.append(ScheduleItem("kernel", kb2.build(v, v.shape), kb2.bufs))
           buffer_of[v] = tmp
@@ -329,9 +394,9 @@ def _create_schedule(roots: list[UOp], nodes: list[UOp]) -> tuple[list[ScheduleI
       buffer_of[n] = new
       items.append(ScheduleItem("kernel", ast, kb.bufs, meta="assign", bumps=((0, new),)))
       continue
-    out = new_buffer_uop(n.device, prod(n.shape), n.dtype)
+    out = new_buffer_uop(n.device, _alloc_size(n.shape), n.dtype)
     buffer_of[n] = out
-    if prod(n.shape) == 0: continue   # nothing to compute
+    if sprod(n.shape) == 0: continue   # nothing to compute
     kb = KernelBuilder(n, out, buffer_of)
     items.append(ScheduleItem("kernel", kb.build(n, n.shape), kb.bufs))
   items = order_items(items)
@@ -353,7 +418,11 @@ def custom_written(sink: UOp) -> set[int]:
   return out
 
 def _as_shaped(buf: UOp, shape: tuple[int, ...]) -> UOp:
-  return buf if shape == buf.shape else UOp(Ops.RESHAPE, buf.dtype, (buf,), tuple(shape))
+  if shape == buf.shape: return buf
+  if isinstance(n := sprod(shape), UOp):   # a buffer allocated for the largest size, viewed at the symbolic one
+    buf = UOp(Ops.SHRINK, buf.dtype, (buf,), ((0, n),))
+    if (n,) == tuple(shape): return buf
+  return UOp(Ops.RESHAPE, buf.dtype, (buf,), tuple(shape))
 
 def _reapply_views(r: UOp, base: UOp, new_base: UOp) -> UOp:
   """r is a chain of movement ops (and DETACHes) over `base`: the same chain over `new_base`."""

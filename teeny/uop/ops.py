@@ -12,6 +12,7 @@ class Ops(Enum):
   # tensor graph
   BUFFER = auto(); CONST = auto(); COPY = auto(); CONTIGUOUS = auto(); ASSIGN = auto(); DETACH = auto()  # noqa: E702
   CUSTOM_KERNEL = auto(); KERNEL_OUT = auto(); GATHER = auto(); ARANGE = auto()  # noqa: E702
+  BIND = auto()   # BIND(DEFINE_VAR, CONST): a symbolic dimension's variable with its value (uop/symbolic.py)
   RESHAPE = auto(); PERMUTE = auto(); EXPAND = auto(); PAD = auto(); SHRINK = auto(); FLIP = auto(); WINDOW = auto()  # noqa: E702
   REDUCE_AXIS = auto()
   # kernel
@@ -222,7 +223,14 @@ class UOp(metaclass=UOpMetaClass):
   def __reduce__(self): return UOp, (self.op, self.dtype, self.src, self.arg)
   def replace(self, **kw) -> UOp:
     return UOp(kw.get("op", self.op), kw.get("dtype", self.dtype), kw.get("src", self.src), kw.get("arg", self.arg))
-  def __repr__(self) -> str: return pretty(self)
+  def __repr__(self) -> str:
+    if self.op is Ops.DEFINE_VAR: return f"Variable({self.arg[0]!r}, {self.arg[1]}, {self.arg[2]})"
+    if self.op is Ops.BIND: return f"<{self.src[0].arg[0]}={self.src[1].arg}>"
+    if self.dtype is dtypes.index and self.op in GroupOp.ALU and any(u.op in (Ops.DEFINE_VAR, Ops.BIND) for u in self.toposort) \
+       and all(u.op in GroupOp.ALU or u.op in (Ops.CONST, Ops.DEFINE_VAR, Ops.BIND) for u in self.toposort):
+      from teeny.uop.symbolic import sstr
+      return f"<{sstr(self)}>"
+    return pretty(self)
   def __bool__(self): raise TypeError("a UOp has no truth value; compare with `is` or use .arg")
 
   # ---- graph walking
@@ -246,8 +254,10 @@ class UOp(metaclass=UOpMetaClass):
     if op is Ops.ARANGE: return (a[0],)
     if op in (Ops.RESHAPE, Ops.EXPAND): return a
     if op is Ops.PERMUTE: return tuple(self.src[0].shape[i] for i in a)
-    if op is Ops.PAD: return tuple(s + b + e for s, (b, e) in zip(self.src[0].shape, a))
-    if op is Ops.SHRINK: return tuple(e - b for b, e in a)
+    if op is Ops.PAD:
+      return tuple(s + b + e if type(s) is int and type(b) is int and type(e) is int else _sadd(s, b, e)
+                   for s, (b, e) in zip(self.src[0].shape, a))
+    if op is Ops.SHRINK: return tuple(e - b if type(e) is int and type(b) is int else _ssub(e, b) for b, e in a)
     if op is Ops.REDUCE_AXIS: return tuple(1 if i in a[1] else s for i, s in enumerate(self.src[0].shape))
     if op is Ops.WINDOW:
       k_, s_, d_ = a
@@ -414,6 +424,22 @@ class UOp(metaclass=UOpMetaClass):
     v = value if isinstance(value, UOp) else UOp.const(self.dtype.base, value)
     return UOp(Ops.ATOMIC_CAS, self.dtype.base, (self, c, v), (sem, scope))
 
+  # ---- symbolic shapes (uop/symbolic.py): a DEFINE_VAR bound to a value
+  def bind(self, value: int) -> UOp:
+    from teeny.uop.symbolic import bind
+    return bind(self, value)
+  def unbind(self) -> tuple[UOp, int]:
+    if self.op is not Ops.BIND: raise TypeError(f"unbind() needs a bound Variable, not a {self.op} node")
+    return self.src[0], self.src[1].arg
+  @property
+  def expr(self) -> str:
+    if self.op is not Ops.DEFINE_VAR: raise TypeError(f"expr is a Variable's name; this is a {self.op} node")
+    return self.arg[0]
+  @property
+  def val(self) -> int:
+    if self.op is not Ops.BIND: raise TypeError(f"val is a bound Variable's value; this is a {self.op} node")
+    return self.src[1].arg
+
   # ---- value bounds for symbolic index math
   @_cached_up(lambda n: _bounds_need_src(n))
   def vmin_vmax(self) -> tuple[Any, Any]:
@@ -425,6 +451,7 @@ class UOp(metaclass=UOpMetaClass):
     if op is Ops.RANGE: return (0, s[0].vmin_vmax[1] - 1)
     if op is Ops.SPECIAL: return (0, self.arg[1] - 1)
     if op is Ops.DEFINE_VAR: return self.arg[1], self.arg[2]
+    if op is Ops.BIND: return s[0].vmin_vmax
     if op is Ops.CAST and s[0].dtype.kind in "iub":
       lo, hi = s[0].vmin_vmax
       return (lo, hi) if dmin <= lo and hi <= dmax else (dmin, dmax)
@@ -463,6 +490,14 @@ class UOp(metaclass=UOpMetaClass):
   def vmin(self): return self.vmin_vmax[0]
   @property
   def vmax(self): return self.vmin_vmax[1]
+
+def _ssub(a, b):
+  from teeny.uop.symbolic import ssimplify
+  return ssimplify(a - b if isinstance(a, UOp) else UOp.const(dtypes.index, a) - b)
+
+def _sadd(*xs):
+  from teeny.uop.symbolic import sadd
+  return sadd(*xs)
 
 def _bounds_need_src(n: UOp) -> bool:
   return n.dtype.kind in "iub" and n.op not in (Ops.CONST, Ops.SPECIAL, Ops.DEFINE_VAR) and \

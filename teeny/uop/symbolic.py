@@ -198,3 +198,114 @@ symbolic = PatternMatcher([
   # casts
   (UPat(Ops.CAST, src=(x,), name="d"), lambda x, d: x if x.dtype == d.dtype else None),
 ])
+
+# ---- symbolic shapes: Variables and "sints" (a dimension that is an int, or an index UOp over bound variables)
+def Variable(name: str, lo: int, hi: int) -> UOp:
+  """A named integer in [lo, hi] that can stand for a dimension: `n = Variable("n", 1, 512)`, then `n.bind(37)` gives
+  a bound variable usable in reshape, shrink/slicing, pad, arange, zeros/ones/full/empty. A kernel over it compiles once
+  (the variable is a kernel parameter) and each launch passes the bound value."""
+  if not isinstance(name, str) or not name.isidentifier():
+    raise ValueError(f"Variable name must be a C identifier (letters, digits, _), got {name!r}")
+  for what, x in (("lo", lo), ("hi", hi)):
+    if not isinstance(x, int) or isinstance(x, bool): raise TypeError(f"Variable {name}: {what} must be an int, got {x!r}")
+  if not 0 <= lo <= hi: raise ValueError(f"Variable {name}: needs 0 <= lo <= hi, got lo={lo}, hi={hi}")
+  return UOp(Ops.DEFINE_VAR, dtypes.index, (), (name, lo, hi))
+
+def bind(var: UOp, value: int) -> UOp:
+  if var.op is not Ops.DEFINE_VAR: raise TypeError(f"bind() needs a Variable, not a {var.op} node")
+  name, lo, hi = var.arg
+  if not isinstance(value, int) or isinstance(value, bool):
+    raise TypeError(f"Variable {name} must be bound to an int, got {value!r}")
+  if not lo <= value <= hi:
+    raise ValueError(f"Variable {name} bound to {value}, outside its range [{lo}, {hi}]; make a Variable with a wider range")
+  return UOp(Ops.BIND, dtypes.index, (var, UOp.const(dtypes.index, value)))
+
+def is_sym(x) -> bool: return isinstance(x, UOp)
+
+def ssimplify(x):
+  """A sint in simplest form: an int when it folds to a constant."""
+  if not isinstance(x, UOp): return x
+  from teeny.uop.rewrite import graph_rewrite
+  r = graph_rewrite(x, symbolic)
+  return r.arg if r.op is Ops.CONST else r
+
+def _up(x) -> UOp: return x if isinstance(x, UOp) else UOp.const(dtypes.index, int(x))
+
+def sadd(*xs):
+  """Sum of sints: ints folded, symbolic terms simplified."""
+  c = sum(x for x in xs if not isinstance(x, UOp))
+  syms = [x for x in xs if isinstance(x, UOp)]
+  if not syms: return c
+  out = syms[0]
+  for s in syms[1:]: out = out + s
+  return ssimplify(out + c if c else out)
+
+def sprod(xs):
+  """Product of sints in a canonical order (symbolic factors, then the int factor), so equal shapes give one node."""
+  c, syms = 1, []
+  for x in xs:
+    if isinstance(x, UOp): syms.append(x)
+    else: c *= int(x)
+  if not syms or c == 0: return c
+  out = syms[0]
+  for s in syms[1:]: out = out * s
+  return ssimplify(out * c if c != 1 else out)
+
+def sym_vars(x) -> list[UOp]:
+  """The DEFINE_VARs a sint (or a tuple of them) names, bound or not."""
+  if isinstance(x, (tuple, list)): return [v for s in x for v in sym_vars(s)]
+  if not isinstance(x, UOp): return []
+  return [u for u in x.toposort if u.op is Ops.DEFINE_VAR]
+
+def sym_val(x, var_vals: dict | None = None) -> int:
+  """The concrete value of a sint: bound variables take their bound value, free ones the value in var_vals."""
+  if not isinstance(x, UOp): return x
+  vals: dict[UOp, int] = {}
+  for u in x.toposort:
+    if u.op is Ops.CONST: vals[u] = u.arg
+    elif u.op is Ops.BIND: vals[u] = u.src[1].arg
+    elif u.op is Ops.DEFINE_VAR: vals[u] = var_vals.get(u) if var_vals is not None else None
+    elif u.op in GroupOp.ALU or u.op is Ops.CAST:
+      for s in u.src:
+        if vals[s] is None: _unbound(s)
+      vals[u] = _exec_alu(u.op, u.dtype, tuple(vals[s] for s in u.src)) if u.op is not Ops.CAST else vals[u.src[0]]
+    else: raise TypeError(f"cannot evaluate a {u.op} node as a dimension")
+  if vals[x] is None: _unbound(x)
+  return int(vals[x])
+
+def _unbound(v: UOp):
+  raise RuntimeError(f"Variable {v.arg[0]} is not bound to a value; bind it ({v.arg[0]}.bind(value)) before using it as "
+                     "a dimension")
+
+def sym_max(x) -> int:
+  """The largest value a sint can take over its variables' ranges."""
+  if not isinstance(x, UOp): return x
+  return int(unbind_sint(x)[0].vmax)
+
+def unbind_sint(x, var_vals: dict | None = None):
+  """A sint with each BIND replaced by its variable (recording the value in var_vals)."""
+  if not isinstance(x, UOp): return x, var_vals
+  binds = [u for u in x.toposort if u.op is Ops.BIND]
+  if not binds: return x, var_vals
+  for b in binds:
+    if var_vals is not None:
+      v, val = b.src[0], b.src[1].arg
+      if var_vals.setdefault(v, val) != val:
+        raise ValueError(f"Variable {v.arg[0]} is bound to two values ({var_vals[v]} and {val}) in one realize; bind it once")
+  return x.substitute({b: b.src[0] for b in binds}), var_vals
+
+def bind_sint(x, var_vals: dict):
+  """The inverse of unbind_sint: each variable of var_vals bound to its value."""
+  if not isinstance(x, UOp): return x
+  vs = {u: bind(u, var_vals[u]) for u in x.toposort if u.op is Ops.DEFINE_VAR and u in var_vals}
+  return x.substitute(vs) if vs else x
+
+def sstr(x) -> str:
+  """A sint for names and messages: 37, n, (n+1)."""
+  if not isinstance(x, UOp): return str(x)
+  if x.op is Ops.DEFINE_VAR: return x.arg[0]
+  if x.op is Ops.BIND: return x.src[0].arg[0]
+  if x.op is Ops.CONST: return str(x.arg)
+  sym = {Ops.ADD: "+", Ops.MUL: "*", Ops.SUB: "-", Ops.IDIV: "//", Ops.MOD: "%"}
+  if x.op in sym and len(x.src) == 2: return f"({sstr(x.src[0])}{sym[x.op]}{sstr(x.src[1])})"
+  return f"{x.op.name.lower()}({','.join(sstr(s) for s in x.src)})"

@@ -4,7 +4,16 @@ from __future__ import annotations
 from teeny.dtype import dtypes
 from teeny.uop.ops import Ops, UOp
 
-def _c(v: int) -> UOp: return UOp.const(dtypes.index, v)
+def _c(v) -> UOp: return v if isinstance(v, UOp) else UOp.const(dtypes.index, v)
+
+def _maybe_less(a, b) -> bool:
+  """Can a < b hold (sizes that may be symbolic: then for some value of their variables)?"""
+  if not isinstance(a, UOp) and not isinstance(b, UOp): return a < b
+  from teeny.uop.symbolic import ssimplify
+  d = ssimplify(_c(a) - b)
+  return d < 0 if not isinstance(d, UOp) else d.vmin < 0
+
+def _nonzero(x) -> bool: return isinstance(x, UOp) or x != 0
 
 def strides_for(shape: tuple[int, ...]) -> tuple[int, ...]:
   out, acc = [], 1
@@ -33,7 +42,8 @@ def reshape_index(idx: list[UOp], out_shape: tuple[int, ...], in_shape: tuple[in
     if s == 1: ret.append(_c(0))
     else:
       q = flat // acc if acc != 1 else flat
-      ret.append(q % s if acc * s < max(1, _prod(out_shape)) else q)
+      total = _prod(out_shape)
+      ret.append(q % s if _maybe_less(acc * s, total if isinstance(total, UOp) else max(1, total)) else q)
     acc *= s
   return list(reversed(ret))
 
@@ -51,7 +61,7 @@ def movement_index(node: UOp, idx: list[UOp]) -> tuple[list[UOp], UOp | None]:
     for i, a in enumerate(arg): out[a] = idx[i]
     return out, None
   if op is Ops.EXPAND: return [_c(0) if s == 1 and o != 1 else i for i, s, o in zip(idx, in_shape, arg)], None
-  if op is Ops.SHRINK: return [i + b if b else i for i, (b, _) in zip(idx, arg)], None
+  if op is Ops.SHRINK: return [i + b if _nonzero(b) else i for i, (b, _) in zip(idx, arg)], None
   if op is Ops.FLIP: return [(_c(s - 1) - i) if ax in arg else i for ax, (i, s) in enumerate(zip(idx, in_shape))], None
   if op is Ops.WINDOW:
     k_, s_, d_ = arg
@@ -67,10 +77,10 @@ def movement_index(node: UOp, idx: list[UOp]) -> tuple[list[UOp], UOp | None]:
       if b == 0 and e == 0:
         out.append(i)
         continue
-      j = i - b if b else i
+      j = i - b if _nonzero(b) else i
       cond = None
-      if b > 0: cond = _c(b).alu(Ops.CMPLE, i)
-      if e > 0: cond = and_valid(cond, j < s)
+      if _nonzero(b): cond = _c(b).alu(Ops.CMPLE, i)
+      if _nonzero(e): cond = and_valid(cond, j < s)
       valid = and_valid(valid, cond)
       out.append(j)
     return out, valid
