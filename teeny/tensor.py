@@ -368,6 +368,10 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
       return np.zeros(self.shape, dtype=np.float32 if self.dtype == dtypes.bfloat16 else self.dtype.np)
     if Device[self.device].runs_nothing:
       raise RuntimeError(f"the {self.device} device runs nothing and holds no data; use DEV=CPU (or .to('CPU')) to read values")
+    if _has_sym(self.shape):   # a symbolic tensor's buffer is sized for the variables' largest values: read the bound part
+      from teeny.uop.symbolic import sym_val
+      shape = tuple(sym_val(s) for s in self.shape)
+      return self._buffer().numpy()[:prod(shape)].reshape(shape)
     return self._buffer().numpy().reshape(self.shape)
   def data(self) -> memoryview: return memoryview(self.numpy())
   def item(self) -> Any:

@@ -96,7 +96,10 @@ PASSES: list[tuple[str, Callable[[UOp, Compile], UOp]]] = [
 def get_program(ast: UOp, renderer) -> ProgramSpec:
   """A kernel AST through PASSES, then linearized and rendered. DEBUG>=5 prints the kernel after each pass."""
   info: KernelInfo = ast.arg if isinstance(ast.arg, KernelInfo) else KernelInfo()
-  ctx = Compile(renderer, info.opts_to_apply is None and not NOOPT)
+  # symbolic shapes: a range whose size is a variable keeps its plain loop (the heuristics and merges assume constant
+  # sizes); the kernel is correct for every value of the variable and compiles once
+  sym = any(u.op is Ops.RANGE and u.src[0].op is not Ops.CONST for u in ast.toposort)
+  ctx = Compile(renderer, info.opts_to_apply is None and not NOOPT and not sym)
   for name, fn in PASSES:
     ast = fn(ast, ctx)
     if DEBUG >= 5: print(f"--- {info.name} after {name}{f': {list(ctx.opts)}' if name == 'choose opts' else ''}\n{ast}")

@@ -54,9 +54,9 @@ from teeny.helpers import CHECK_INDICES, DEBUG, JIT, Context, GlobalCounters
 from teeny.device import Buffer, Device
 from teeny.uop.ops import Ops, UOp
 from teeny.engine import realize
-from teeny.engine.realize import buffer_for, check_version, copy_buffer, launch_work
+from teeny.engine.realize import buffer_for, check_version, copy_buffer, launch_vals, launch_work
 from teeny.engine.schedule import new_buffer_uop, next_version, _as_shaped, _buffer_ids, _done_writes, _reapply_views, \
-  _structure, _version_ids
+  _structure, _version_ids, rebind_view, unbind_view
 from teeny import tensor
 from teeny.tensor import Tensor, _hash32_py, _root
 
@@ -65,7 +65,11 @@ from teeny.tensor import Tensor, _hash32_py, _root
 _SIMPLE = (int, float, complex, str, bytes, bool, type(None))
 
 def _walk(obj: Any, path: str, tensors: list, others: list, sig: list):
-  if isinstance(obj, Tensor):
+  if isinstance(obj, UOp) and obj.op is Ops.BIND:
+    # a bound Variable: part of the key as the variable; its value goes to the kernels' vals on every replay
+    sig.append(("var", obj.src[0]))
+    others.append((path, _VarArg(obj)))
+  elif isinstance(obj, Tensor):
     tensors.append((path, obj))
     sig.append(0)
   elif isinstance(obj, (list, tuple)):
@@ -90,10 +94,22 @@ def _flatten(args: tuple, kwargs: dict) -> tuple[list, list, tuple]:
 def _same(a: Any, b: Any) -> bool:
   if a is b: return True
   if type(a) is not type(b): return False
+  if isinstance(a, _VarArg): return a.var is b.var
   if isinstance(a, np.ndarray): return a.shape == b.shape and a.dtype == b.dtype and bool(np.array_equal(a, b, equal_nan=True))
   if isinstance(a, float) and a != a: return b != b
   if isinstance(a, _SIMPLE + (np.generic,)): return bool(a == b)
   return False   # any other object must be the captured one itself
+
+class _VarArg:
+  """A bound Variable among the arguments: its value may change between calls (it is not a constant of the capture)."""
+  def __init__(self, b: UOp): self.var, self.val = b.src[0], b.src[1].arg
+
+def _call_vars(others: list, var_vals: dict) -> dict:
+  for _, v in others:
+    if isinstance(v, _VarArg):
+      if var_vals.setdefault(v.var, v.val) != v.val:
+        raise ValueError(f"TinyJit: Variable {v.var.arg[0]} is bound to {var_vals[v.var]} and {v.val} in one call; bind it once")
+  return var_vals
 
 class _Slot:
   """Where a returned Tensor was, in a capture's template of the return value (which holds no tensors)."""
@@ -108,9 +124,11 @@ def _rebuild(obj: Any, new: Any) -> Any:
   if isinstance(obj, dict): return type(obj)((k, _rebuild(x, new)) for k, x in obj.items())
   return obj
 
-def _input_key(t) -> tuple:
-  """What a capture depends on in an input: its shape, dtype, device and the view it is of its memory."""
+def _input_key(t, var_vals: dict) -> tuple:
+  """What a capture depends on in an input: its shape, dtype, device and the view it is of its memory (with symbolic
+  shapes, the variables and not their values: those go to var_vals)."""
   u = t.uop
+  if tensor._has_sym(u.shape): u, _ = unbind_view(u, var_vals)
   b = u.base
   if b.op is Ops.BUFFER and (u is b or (u.op is Ops.RESHAPE and u.src[0] is b)): return (u.shape, u.dtype, b.arg[1])
   return (u.shape, u.dtype, u.device, _structure([u])[0])
@@ -159,12 +177,12 @@ class _Recorder:
     mids = [b.arg[0] for b in it.bufs]
     self.mem.update(zip(mids, bufs))
     written = [mids[k] for k, _ in it.bumps] if it.bumps else [] if it.kind == "custom" else [mids[0]]
-    self.launches.append(("kernel", prg, spec, mids, written))
+    self.launches.append(("kernel", prg, spec, mids, written, launch_vals(spec, it.var_vals)))
   def copy(self, it, dst: Buffer, src: Buffer):
     if not self.capture: return
     mids = [b.arg[0] for b in it.bufs]
     self.mem.update(zip(mids, (dst, src)))
-    self.launches.append(("copy", None, None, mids, mids[:1]))
+    self.launches.append(("copy", None, None, mids, mids[:1], ()))
   def host_copy(self, node: UOp, host: np.ndarray): self.host.append((node.arg[0], host.copy()))
   def rng_counter(self, node: UOp, base: int): self.rng[node.arg[0]] = base - self.rng_start
   def host_read(self, t):
@@ -199,9 +217,9 @@ class _LaunchLoop:
       if ln[0] == "copy":
         copy_buffer(self.bufs[ln[1]], self.bufs[ln[2]])
         continue
-      _, prg, spec, slots, _vals, work = ln
+      _, prg, spec, slots, vals, work = ln
       t += prg(*[self.bufs[s]._opaque for s in slots], global_size=spec.global_size,
-               local_size=spec.local_size, work=work)
+               local_size=spec.local_size, vals=vals, work=work)
     return t
 
 def _host_mismatch(name: str, warm: list, rec: _Recorder, used: set[int]) -> str | None:
@@ -223,7 +241,7 @@ def _host_mismatch(name: str, warm: list, rec: _Recorder, used: set[int]) -> str
   return None
 
 class _Capture:
-  def __init__(self, name: str, rec: _Recorder, inputs: list, others: list, ret: Any, warm: tuple):
+  def __init__(self, name: str, rec: _Recorder, inputs: list, others: list, ret: Any, warm: tuple, var_vals: dict):
     self.name, self.others = name, others
     mem_input: dict[int, int] = {}
     self.in_mem: list[int | None] = []
@@ -253,7 +271,8 @@ class _Capture:
         self.outs.append(("arg", k) if t is inputs[k][1] else ("argview", k, *_detached(u, b)))
       elif m < rec.start: self.outs.append(("same", t))
       elif m in produced and m in slot:
-        self.outs.append(("new", slot[m], *_detached(u, b)))
+        # a symbolic output's shape follows each replay's values
+        self.outs.append(("new", slot[m], *_detached(unbind_view(u)[0] if tensor._has_sym(u.shape) else u, b)))
         out_mem.add(m)
       else: self.outs.append(("copy", u))   # host data or an untouched empty buffer: a copy, never the JIT's own
     self.ret = _rebuild(ret, iter([_Slot() for _ in out_leaves]))   # the captured call's tensors are not kept
@@ -276,30 +295,48 @@ class _Capture:
         if t._users: t._users[:] = [e for e in t._users if e[0]() is not None]
     self.state_orphans = [self.bufs[slot[m]] for m in state - found]
     self.launches = []
-    for kind, prg, spec, mids, _ in rec.launches:
+    for kind, prg, spec, mids, _, vals in rec.launches:
       if kind == "copy": self.launches.append(("copy", slot[mids[0]], slot[mids[1]], self.bufs[slot[mids[0]]].nbytes))
-      else: self.launches.append(("kernel", prg, spec, [slot[m] for m in mids], (), launch_work(spec)))
+      else: self.launches.append(("kernel", prg, spec, [slot[m] for m in mids], vals, launch_work(spec)))
+    # symbolic shapes: the variables' values at the capture (those not passed in keep them) and the ones in the graph
+    self.var_vals = {v: val for ln in self.launches if ln[0] == "kernel" for v, val in zip(ln[2].vars, ln[4])}
+    self.var_vals.update(var_vals)
+    self.graph_vals = dict(self.var_vals)
     self.n_kernels = sum(1 for ln in self.launches if ln[0] == "kernel")
     self.ops = sum(ln[2].ops for ln in self.launches if ln[0] == "kernel")
     self.mem = sum(ln[2].mem for ln in self.launches if ln[0] == "kernel")
-    devices = {b.device for b in self.bufs}
-    self.graph: Any = None
-    if len(devices) == 1 and (gcls := getattr(Device[devices.pop()], "graph", None)) is not None:
-      try: self.graph = gcls(self.launches, self.bufs)
-      except NotImplementedError: self.graph = None
-    if self.graph is None: self.graph = _LaunchLoop(self.launches, self.bufs)
+    self.graph = self._make_graph()
     self.owned_marked = False
     if DEBUG >= 1:
       print(f"teeny: TinyJit captured {name}: {self.n_kernels} kernels, {len(self.launches) - self.n_kernels} copies, "
             f"{sum(1 for s in self.in_slot if s is not None)} input buffers, {len(self.fresh)} output buffers, "
             f"replayed by {type(self.graph).__name__}")
 
-  def replay(self, inputs: list, others: list) -> Any:
+  def _make_graph(self) -> Any:
+    devices = {b.device for b in self.bufs}
+    graph: Any = None
+    if len(devices) == 1 and (gcls := getattr(Device[devices.pop()], "graph", None)) is not None:
+      try: graph = gcls(self.launches, self.bufs)
+      except NotImplementedError: graph = None
+    return graph if graph is not None else _LaunchLoop(self.launches, self.bufs)
+
+  def _set_vars(self, var_vals: dict):
+    """New values of the variables: each launch's vals follow, and the graph is rebuilt with them (its launch
+    arguments are built once per graph)."""
+    vals = {**self.var_vals, **var_vals}
+    if vals == self.graph_vals: return
+    self.launches = [ln if ln[0] != "kernel" or not ln[2].vars else ln[:4] + (tuple(vals[v] for v in ln[2].vars),) + ln[5:]
+                     for ln in self.launches]
+    self.graph = self._make_graph()
+    self.graph_vals = vals
+
+  def replay(self, inputs: list, others: list, var_vals: dict) -> Any:
     for (path, v), (_, cv) in zip(others, self.others):
       if not _same(v, cv):
         raise ValueError(f"TinyJit: argument {path} of {self.name} is {_short(v)} but was {_short(cv)} when the function "
                          "was captured; replays run the captured kernels, in which it is a constant. Pass a value that "
                          "changes as a Tensor (an optimizer's lr already is one), or use a new TinyJit")
+    if var_vals: self._set_vars(var_vals)
     graph = self.graph
     # bind this call's arguments
     for (_, t), s in zip(inputs, self.in_slot):
@@ -350,7 +387,8 @@ class _Capture:
       kind = o[0]
       if kind == "new":
         _, s, u, base = o
-        outs.append(Tensor(_reapply_views(u, base, _as_shaped(new_nodes[s], base.shape))))
+        out = _reapply_views(u, base, _as_shaped(new_nodes[s], base.shape))
+        outs.append(Tensor(rebind_view(out, self.graph_vals) if self.graph_vals else out))
       elif kind == "arg": outs.append(inputs[o[1]][1])
       elif kind == "argview":
         _, k, u, base = o
@@ -403,11 +441,12 @@ class TinyJit:
     if lazy := [t for _, t in inputs if _lazy(t)]: Tensor.realize_all(*lazy)
     mems: dict[int, int] = {}
     parts = []
+    var_vals = _call_vars(others, {})
     for k, (_, t) in enumerate(inputs):
       b = t.uop.base
-      parts.append((_input_key(t), mems.setdefault(b.arg[0], k) if b.op is Ops.BUFFER else -1))
+      parts.append((_input_key(t, var_vals), mems.setdefault(b.arg[0], k) if b.op is Ops.BUFFER else -1))
     key = (tuple(parts), sig, Tensor._seed, Tensor.training, Tensor.is_grad_enabled())
-    if (cap := self.captures.get(key)) is not None: return cap.replay(inputs, others)
+    if (cap := self.captures.get(key)) is not None: return cap.replay(inputs, others, var_vals)
     if key not in self._warm:
       rec = _Recorder(capture=False)
       ret = _run_recorded(rec, self.fxn, args, kwargs)
@@ -422,5 +461,5 @@ class TinyJit:
         raise RuntimeError(f"TinyJit: {self.name} returned {_short(a)} at {path.replace('args[0]', 'return value', 1)} "
                            f"but {_short(b)} on the call before; replays would return the captured value. Return a "
                            "Tensor for values that change")
-    self.captures[key] = _Capture(self.name, rec, inputs, others, ret, warm)
+    self.captures[key] = _Capture(self.name, rec, inputs, others, ret, warm, var_vals)
     return ret

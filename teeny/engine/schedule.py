@@ -267,14 +267,15 @@ def _map_sym_arg(op: Ops, arg, fn):
   if op is Ops.SHRINK or op is Ops.PAD: return tuple((fn(b), fn(e)) for b, e in arg)
   return tuple(fn(s) for s in arg)
 
-def _rebind(u: UOp, var_vals: dict) -> UOp:
+def rebind_view(u: UOp, var_vals: dict) -> UOp:
   """A scheduled result (movement ops over a BUFFER) with its variables bound again, as the tensor front end holds it."""
   nodes = [n for n in u.toposort if n.op in _SYM_OPS and _arg_has_sym(n.op, n.arg)]
   if not nodes: return u
   return u.substitute({n: n.replace(arg=_map_sym_arg(n.op, n.arg, lambda x: bind_sint(x, var_vals))) for n in nodes})
 
-def _create_symbolic(roots: list[UOp], nodes: list[UOp]) -> tuple[list[ScheduleItem], dict[UOp, UOp]]:
-  var_vals: dict[UOp, int] = {}
+def _unbind_nodes(nodes, var_vals: dict) -> dict[UOp, UOp]:
+  """Each node (sources first) -> the same node with every bound variable in its sizes replaced by the variable; the
+  values go to var_vals."""
   def unbind(x):
     return unbind_sint(x, var_vals)[0]
   memo: dict[UOp, UOp] = {}
@@ -282,6 +283,16 @@ def _create_symbolic(roots: list[UOp], nodes: list[UOp]) -> tuple[list[ScheduleI
     arg = _map_sym_arg(n.op, n.arg, unbind) if n.op in _SYM_OPS and _arg_has_sym(n.op, n.arg) else n.arg
     src = tuple(memo[s] for s in n.src)
     memo[n] = n if arg is n.arg and all(a is b for a, b in zip(src, n.src)) else UOp(n.op, n.dtype, src, arg)
+  return memo
+
+def unbind_view(u: UOp, var_vals: dict | None = None) -> tuple[UOp, dict]:
+  """u with its variables unbound, and their values (TinyJit keys captures by the unbound form)."""
+  var_vals = {} if var_vals is None else var_vals
+  return _unbind_nodes(list(u.toposort), var_vals)[u], var_vals
+
+def _create_symbolic(roots: list[UOp], nodes: list[UOp]) -> tuple[list[ScheduleItem], dict[UOp, UOp]]:
+  var_vals: dict[UOp, int] = {}
+  memo = _unbind_nodes(nodes, var_vals)
   for n in nodes:
     for x in _sym_leaves(n):
       if isinstance(x, UOp) and (free := next((u for u in x.toposort if u.op is Ops.DEFINE_VAR and u not in var_vals), None)):
@@ -292,7 +303,7 @@ def _create_symbolic(roots: list[UOp], nodes: list[UOp]) -> tuple[list[ScheduleI
   unodes = list(dict.fromkeys(memo[n] for n in nodes))
   items, becomes = _create_plain(uroots, unodes)
   for it in items: it.var_vals = var_vals
-  return items, {back.get(k, k): _rebind(v, var_vals) for k, v in becomes.items()}
+  return items, {back.get(k, k): rebind_view(v, var_vals) for k, v in becomes.items()}
 
 def _sym_leaves(n: UOp) -> tuple:
   if n.op not in _SYM_OPS: return ()

@@ -231,7 +231,16 @@ class UOp(metaclass=UOpMetaClass):
       from teeny.uop.symbolic import sstr
       return f"<{sstr(self)}>"
     return pretty(self)
-  def __bool__(self): raise TypeError("a UOp has no truth value; compare with `is` or use .arg")
+  def __bool__(self):
+    if self._is_sint(): _symbolic_unsupported(self)
+    raise TypeError("a UOp has no truth value; compare with `is` or use .arg")
+  def __index__(self):
+    if self.dtype is dtypes.index and self._is_sint(): _symbolic_unsupported(self)
+    raise TypeError(f"a {self.op} UOp is not an integer")
+  def _is_sint(self) -> bool:
+    """Is this a symbolic dimension (an index expression over Variables)?"""
+    return any(u.op in (Ops.DEFINE_VAR, Ops.BIND) for u in self.toposort) and \
+      all(u.op in GroupOp.ALU or u.op in (Ops.CONST, Ops.DEFINE_VAR, Ops.BIND) for u in self.toposort)
 
   # ---- graph walking
   @property
@@ -490,6 +499,18 @@ class UOp(metaclass=UOpMetaClass):
   def vmin(self): return self.vmin_vmax[0]
   @property
   def vmax(self): return self.vmin_vmax[1]
+
+def _symbolic_unsupported(x: UOp):
+  """A symbolic dimension reached code that needs a concrete int: name the tensor op the user called."""
+  import os, sys
+  pkg, op, f = os.path.dirname(os.path.dirname(os.path.abspath(__file__))), None, sys._getframe(1)
+  while f is not None:
+    if f.f_code.co_filename.startswith(pkg) and not f.f_code.co_name.startswith("_") and "self" in f.f_locals:
+      op = f.f_code.co_name
+    f = f.f_back
+  names = sorted({u.arg[0] if u.op is Ops.DEFINE_VAR else u.src[0].arg[0] for u in x.toposort if u.op in (Ops.DEFINE_VAR, Ops.BIND)})
+  raise ValueError(f"{op or 'this operation'} does not support a symbolic dimension (Variable {', '.join(names)}); "
+                   "give it concrete sizes, or shrink/slice to the symbolic size after it")
 
 def _ssub(a, b):
   from teeny.uop.symbolic import ssimplify
