@@ -1,5 +1,6 @@
 """teeny: a lazy tensor framework. Tensor code builds a UOp graph; realize() schedules it into fused kernels."""
 from teeny.tensor import Tensor  # noqa: F401
+from teeny.uop.symbolic import Variable  # noqa: F401
 from teeny.dtype import dtypes, DType  # noqa: F401
 from teeny.device import Device  # noqa: F401
 from teeny.helpers import Context, GlobalCounters, getenv  # noqa: F401

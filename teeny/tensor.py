@@ -1944,6 +1944,7 @@ def _no_sym(op: str, *xs):
 def _sym_equal(a, b) -> bool:
   """Are two sints equal for every value of their variables (as far as simplification can tell)?"""
   from teeny.uop.symbolic import ssimplify
+  if a is b: return True
   if not isinstance(a, UOp) and not isinstance(b, UOp): return a == b
   ua = a if isinstance(a, UOp) else UOp.const(dtypes.index, a)
   return ssimplify(ua - b) == 0 if not isinstance(ssimplify(ua - b), UOp) else False

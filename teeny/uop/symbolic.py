@@ -225,9 +225,12 @@ def is_sym(x) -> bool: return isinstance(x, UOp)
 def ssimplify(x):
   """A sint in simplest form: an int when it folds to a constant."""
   if not isinstance(x, UOp): return x
+  if (hit := x.__dict__.get("_ssimplified")) is not None: return x if hit is True else hit
   from teeny.uop.rewrite import graph_rewrite
   r = graph_rewrite(x, symbolic)
-  return r.arg if r.op is Ops.CONST else r
+  r = r.arg if r.op is Ops.CONST else r
+  x.__dict__["_ssimplified"] = True if r is x else r   # (never the node itself: a node must not hold itself)
+  return r
 
 def _up(x) -> UOp: return x if isinstance(x, UOp) else UOp.const(dtypes.index, int(x))
 
@@ -249,7 +252,7 @@ def sprod(xs):
   if not syms or c == 0: return c
   out = syms[0]
   for s in syms[1:]: out = out * s
-  return ssimplify(out * c if c != 1 else out)
+  return out * c if c != 1 else out   # (not simplified: this is on every numel(); compare sizes with ssimplify)
 
 def sym_vars(x) -> list[UOp]:
   """The DEFINE_VARs a sint (or a tuple of them) names, bound or not."""
