@@ -22,3 +22,22 @@ def test_example_runs(script, tmp_path):
   assert m, f"{script} printed no accuracy line:\n{proc.stdout[-3000:]}"
   assert MIN_ACCURACY[script] <= float(m.group(1)) <= 100.0, f"{script}: {m.group(1)}% after 20 steps"
   assert re.search(r"^reloaded test accuracy: " + re.escape(m.group(1)) + "%", proc.stdout, re.M)
+
+@needs_values
+def test_tiny_gpt_kv_cache_compiles_once_and_matches_the_plain_path():
+  """tiny_gpt samples through a KV cache whose attended length is a bound Variable: 200 greedy tokens (a small random
+  model, context 32, so the context restarts several times) compile no program after the first token, and the tokens
+  equal those of the uncached path (the whole context through the model every step)."""
+  sys.path.insert(0, os.path.join(ROOT, "examples"))
+  try: import tiny_gpt
+  finally: sys.path.remove(os.path.join(ROOT, "examples"))
+  from teeny import Tensor
+  Tensor.manual_seed(3)
+  itos = [chr(c) for c in range(32, 127)] + ["\n"]
+  stoi = {c: i for i, c in enumerate(itos)}
+  model = tiny_gpt.TinyGPT(len(itos), dim=32, heads=2, layers=2, context=32)
+  compiles: list[int] = []
+  out, after_first = tiny_gpt.sample(model, stoi, itos, "def f(", 200, temperature=0, compiles=compiles)
+  assert len(out) == 200
+  assert after_first == 0 and compiles[-1] == compiles[0], compiles[::20]
+  assert out == tiny_gpt.sample_plain(model, stoi, itos, "def f(", 200)

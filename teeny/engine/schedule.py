@@ -295,7 +295,7 @@ def _create_symbolic(roots: list[UOp], nodes: list[UOp]) -> tuple[list[ScheduleI
   memo = _unbind_nodes(nodes, var_vals)
   for n in nodes:
     for x in _sym_leaves(n):
-      if isinstance(x, UOp) and (free := next((u for u in x.toposort if u.op is Ops.DEFINE_VAR and u not in var_vals), None)):
+      if isinstance(x, UOp) and (free := next((u for u in x.toposort if u.op is Ops.DEFINE_VAR and u not in var_vals), None)) is not None:
         raise RuntimeError(f"Variable {free.arg[0]} is used as a dimension ({n.op.name.lower()}) without a value: bind it "
                            f"({free.arg[0]}.bind(value)) before realizing")
   back = {memo[n]: n for n in nodes}
