@@ -10,7 +10,8 @@ the loss is teeny.kernels.cross_entropy (its backward one kernel: a masked row s
 Sampling runs one character at a time with a KV cache: each block keeps its keys and values in a buffer of CONTEXT
 positions, writes the new character's at `start_pos` and attends over `cache[:, :, :start_pos+1]`, where start_pos is a
 bound Variable (teeny.Variable). The kernels take start_pos as an argument, so they compile once, whatever the length:
-`GlobalCounters.compile_count` stays constant as the text grows. When the cache is full the context restarts from the
+`GlobalCounters.compile_count` stays constant as the text grows; the step runs under TinyJit, whose one capture is
+replayed with each new start_pos. When the cache is full the context restarts from the
 last CONTEXT/2 characters (fed again through the same kernels). Temperature and top-k are applied in the graph (top-k
 keeps the logits that fewer than k others beat: a fixed-shape compare-and-count, no sort). `sample_plain` is the same
 sampler without a cache (the whole context through the model each step, right-padded to CONTEXT: causal attention
@@ -21,7 +22,7 @@ import math, os, sys, sysconfig, time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import numpy as np
 from tqdm import trange
-from teeny import Tensor, Variable, GlobalCounters, nn
+from teeny import Tensor, TinyJit, Variable, GlobalCounters, nn
 import teeny.kernels as K
 from teeny.nn.state import get_parameters
 
@@ -98,9 +99,11 @@ def _pick(logits: Tensor, temperature: float, top_k: int) -> int:
   return int(top_k_filter(logits / temperature, top_k).softmax(-1).multinomial(1).item())
 
 def sample(model: TinyGPT, stoi: dict, itos: list, prompt: str, n: int, temperature: float = 0.8, top_k: int = 8,
-           compiles: list | None = None) -> tuple[str, int]:
+           compiles: list | None = None, jit: bool = True) -> tuple[str, int]:
   """n characters after prompt through the KV cache, and how many programs were compiled after the first generated
-  character (GlobalCounters.compile_count). `compiles`, if given, gets the running compile count after each character."""
+  character (GlobalCounters.compile_count). `compiles`, if given, gets the running compile count after each character.
+  With `jit`, each step is a TinyJit replay: one capture serves every start_pos (its value goes to the kernels' vals)."""
+  step = TinyJit(lambda tok, pos: model.step(tok, pos).realize()) if jit else model.step
   ids = [stoi.get(c, stoi["?"]) for c in prompt]
   start_pos = Variable("start_pos", 0, model.context - 1)
   start = fed = 0          # the context is ids[start:]; the cache holds the first `fed` of it
@@ -109,7 +112,7 @@ def sample(model: TinyGPT, stoi: dict, itos: list, prompt: str, n: int, temperat
     for _ in range(n):
       if len(ids) - start > model.context: start, fed = len(ids) - model.context // 2, 0   # full: restart the context
       while start + fed < len(ids):
-        logits = model.step(Tensor([[ids[start + fed]]], dtype="int32"), start_pos.bind(fed))[0].realize()
+        logits = step(Tensor([[ids[start + fed]]], dtype="int32"), start_pos.bind(fed))[0].realize()
         fed += 1
       ids.append(_pick(logits, temperature, top_k))
       if compiled_first is None: compiled_first = GlobalCounters.compile_count

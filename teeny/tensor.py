@@ -7,6 +7,7 @@ from teeny.dtype import DType, dtypes, least_upper_dtype, sum_acc_dtype, to_dtyp
 from teeny.helpers import prod, DEBUG
 from teeny.device import Device
 from teeny.uop.ops import GroupOp, Ops, UOp, substitute_nodes, toposort_many
+from teeny.uop.symbolic import VARIABLES_MADE as _VARS
 from teeny.tensor_nn import NNMixin
 from teeny.tensor_select import SelectMixin
 
@@ -368,7 +369,7 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
       return np.zeros(self.shape, dtype=np.float32 if self.dtype == dtypes.bfloat16 else self.dtype.np)
     if Device[self.device].runs_nothing:
       raise RuntimeError(f"the {self.device} device runs nothing and holds no data; use DEV=CPU (or .to('CPU')) to read values")
-    if _has_sym(self.shape):   # a symbolic tensor's buffer is sized for the variables' largest values: read the bound part
+    if _VARS[0] and _has_sym(self.shape):   # a symbolic tensor's buffer is sized for the variables' largest values: read the bound part
       from teeny.uop.symbolic import sym_val
       shape = tuple(sym_val(s) for s in self.shape)
       return self._buffer().numpy()[:prod(shape)].reshape(shape)
@@ -442,7 +443,7 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
     shape = _shape_arg(shape)
     from teeny.engine.schedule import new_buffer_uop
     dt = to_dtype(dtype) if dtype else dtypes.default_float
-    if _has_sym(shape): return _sym_empty(shape, dt, device, kw)
+    if _VARS[0] and _has_sym(shape): return _sym_empty(shape, dt, device, kw)
     return Tensor(new_buffer_uop(Device.canonicalize(device), prod(shape), dt).reshape(shape), **kw)
   @staticmethod
   def full(shape, fill_value: Any, dtype: DType | str | None = None, device: str | None = None, **kw) -> Tensor:
@@ -461,7 +462,7 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
   def empty_like(self, **kw) -> Tensor: return Tensor.empty(*self.shape, **{"dtype": self.dtype, "device": self.device, **kw})
   @staticmethod
   def arange(start, stop=None, step=1, dtype: DType | str | None = None, device: str | None = None, **kw) -> Tensor:
-    if _has_sym(start, stop, step): return _sym_arange(start, stop, step, dtype, device, kw)
+    if _VARS[0] and _has_sym(start, stop, step): return _sym_arange(start, stop, step, dtype, device, kw)
     if stop is None: start, stop = 0, start
     if step == 0: raise ValueError("arange: step must not be zero")
     n = max(0, math.ceil((stop - start) / step))
@@ -1112,7 +1113,7 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
   def _split_big_reduce(self, op: Ops, axes: tuple[int, ...]) -> Tensor | None:
     """A huge reduce to a few outputs becomes two kernels (many partial results, then their reduce), so both run in
     parallel and stay vectorised."""
-    if _has_sym(self.shape): return None
+    if _VARS[0] and _has_sym(self.shape): return None
     rsize = prod(self.shape[a] for a in axes)
     osize = self.numel() // max(rsize, 1)
     if rsize < 1 << 15 or osize > 16: return None
@@ -1280,7 +1281,7 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
   # ---- movement
   def reshape(self, *shape) -> Tensor:
     shape = _shape_arg(shape, allow_neg=True)
-    if _has_sym(shape, self.shape): return _sym_reshape(self, shape)
+    if _VARS[0] and _has_sym(shape, self.shape): return _sym_reshape(self, shape)
     if shape.count(-1) > 1: raise ShapeError(f"reshape: only one dimension can be -1, got {shape}")
     if -1 in shape:
       known = prod(s for s in shape if s != -1)
@@ -1340,7 +1341,7 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
     if mode != "constant" and value is not None:
       raise RuntimeError(f"pad: padding mode {mode!r} doesn't take a value argument (only 'constant' does)")
     padding = tuple(padding)
-    if _has_sym(padding, self.shape) and mode == "constant": return _sym_pad(self, padding, value)
+    if _VARS[0] and _has_sym(padding, self.shape) and mode == "constant": return _sym_pad(self, padding, value)
     if all(isinstance(p, (int, np.integer)) for p in padding):
       if len(padding) % 2: raise RuntimeError(f"pad: flat padding length must be divisible by 2, got {padding}")
       if len(padding) // 2 > self.ndim:
@@ -1394,7 +1395,7 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
       if mode != "circular" and (b < 0 or e < 0): x = cut(x, d, -min(b, 0), x.shape[d] + min(e, 0))
     return x
   def shrink(self, arg) -> Tensor:
-    if _has_sym(arg, self.shape): return _sym_shrink(self, arg)
+    if _VARS[0] and _has_sym(arg, self.shape): return _sym_shrink(self, arg)
     arg = tuple((0, s) if a is None else (int(a[0]), int(a[1])) for a, s in zip(arg, self.shape))
     for (b, e), s in zip(arg, self.shape):
       if not 0 <= b <= e <= s: raise ValueError(f"shrink {arg} is out of bounds for shape {self.shape}")
@@ -1479,8 +1480,8 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
 
   # ---- indexing
   def __getitem__(self, indices) -> Tensor:
-    if any(isinstance(i, slice) and _has_sym((i.start, i.stop, i.step)) or isinstance(i, UOp)
-           for i in (indices if isinstance(indices, tuple) else (indices,))) or _has_sym(self.shape):
+    if _VARS[0] and (any(isinstance(i, slice) and _has_sym((i.start, i.stop, i.step)) or isinstance(i, UOp)
+                         for i in (indices if isinstance(indices, tuple) else (indices,))) or _has_sym(self.shape)):
       return _sym_getitem(self, indices)
     from teeny.indexing import getitem
     return getitem(self, indices)
@@ -1936,10 +1937,6 @@ def _sym_dim(s: UOp) -> UOp:
     raise TypeError(f"a symbolic dimension must be a Variable (bound with .bind(value)) or an expression of them, not {s.op}")
   from teeny.uop.symbolic import ssimplify
   return ssimplify(s)
-
-def _no_sym(op: str, *xs):
-  """Ops that need concrete sizes say so, naming the op, instead of failing somewhere deeper."""
-  if _has_sym(*xs): raise ValueError(f"{op} does not support a symbolic dimension (a Variable); give it concrete sizes")
 
 def _sym_equal(a, b) -> bool:
   """Are two sints equal for every value of their variables (as far as simplification can tell)?"""

@@ -41,3 +41,6 @@ def test_tiny_gpt_kv_cache_compiles_once_and_matches_the_plain_path():
   assert len(out) == 200
   assert after_first == 0 and compiles[-1] == compiles[0], compiles[::20]
   assert out == tiny_gpt.sample_plain(model, stoi, itos, "def f(", 200)
+  # without TinyJit (a schedule per step, the cached symbolic schedule): the same tokens, nothing compiled either
+  out2, after_first2 = tiny_gpt.sample(model, stoi, itos, "def f(", 60, temperature=0, jit=False)
+  assert out2 == out[:60] and after_first2 == 0

@@ -22,6 +22,9 @@ What a replay does, and what it cannot see:
   part of the key), which inputs share memory (the same tensor passed twice), Tensor.manual_seed's seed, and the
   training and grad modes. A call whose key differs is not an error: it warms up and captures under its new key (a
   last, smaller batch costs two plain calls, then replays too).
+- A bound Variable (`Variable("n", lo, hi).bind(v)`, symbolic shapes) passed as an argument, or in an input's shape, is
+  not a constant: the capture is keyed by the variable, and each replay launches the captured kernels with the call's
+  value (buffers sized by a variable hold its largest value, so every value fits).
 - Non-Tensor arguments are constants of the captured kernels: a replay compares them with the captured call's and
   raises ValueError naming the argument when one differs (a Python float learning rate: hold it in a Tensor, as the
   optimizers do). Other objects (a model) must be the very same object.

@@ -8,7 +8,7 @@ from teeny.dtype import dtypes
 from teeny.helpers import DEBUG, prod
 from teeny.uop.ops import AxisType, GroupOp, KernelInfo, Ops, UOp, toposort_many
 from teeny.uop.rewrite import graph_rewrite
-from teeny.uop.symbolic import symbolic, sprod, sstr, sym_max, unbind_sint, bind_sint
+from teeny.uop.symbolic import symbolic, sprod, sstr, sym_max, unbind_sint, bind_sint, VARIABLES_MADE
 from teeny.uop.view import linear_index, movement_index, and_valid
 
 _buffer_ids = itertools.count()
@@ -251,16 +251,18 @@ def create_schedule(roots: list[UOp], nodes: list[UOp] | None = None) -> tuple[l
   only new output buffers and version nodes are made. A graph with symbolic shapes is scheduled with its variables
   unbound (so its kernels, and its cached schedule, serve every value) and each item carries the values to launch with."""
   if nodes is None: nodes = list(toposort_many(roots))
-  if any(n.op in _SYM_OPS and _arg_has_sym(n.op, n.arg) for n in nodes): return _create_symbolic(roots, nodes)
+  if VARIABLES_MADE[0]:   # (a process that never made a Variable pays nothing here)
+    for n in nodes:
+      if n.op in _SYM_OPS and _arg_has_sym(n.op, n.arg): return _create_symbolic(roots, nodes)
   return _create_plain(roots, nodes)
 
 # the ops whose arg may hold a symbolic size
-_SYM_OPS = (Ops.RESHAPE, Ops.EXPAND, Ops.SHRINK, Ops.PAD, Ops.ARANGE)
+_SYM_OPS = frozenset((Ops.RESHAPE, Ops.EXPAND, Ops.SHRINK, Ops.PAD, Ops.ARANGE))
 
 def _arg_has_sym(op: Ops, arg) -> bool:
-  if op is Ops.ARANGE: return isinstance(arg[0], UOp)
-  if op is Ops.SHRINK or op is Ops.PAD: return any(isinstance(b, UOp) or isinstance(e, UOp) for b, e in arg)
-  return any(isinstance(s, UOp) for s in arg)
+  if op is Ops.ARANGE: return type(arg[0]) is UOp
+  if op is Ops.SHRINK or op is Ops.PAD: return UOp in map(type, (x for p in arg for x in p))
+  return UOp in map(type, arg)
 
 def _map_sym_arg(op: Ops, arg, fn):
   if op is Ops.ARANGE: return (fn(arg[0]),) + tuple(arg[1:])

@@ -209,7 +209,11 @@ def Variable(name: str, lo: int, hi: int) -> UOp:
   for what, x in (("lo", lo), ("hi", hi)):
     if not isinstance(x, int) or isinstance(x, bool): raise TypeError(f"Variable {name}: {what} must be an int, got {x!r}")
   if not 0 <= lo <= hi: raise ValueError(f"Variable {name}: needs 0 <= lo <= hi, got lo={lo}, hi={hi}")
+  VARIABLES_MADE[0] = True
   return UOp(Ops.DEFINE_VAR, dtypes.index, (), (name, lo, hi))
+
+# set once any Variable exists: until then the scheduler skips looking for symbolic sizes (a scan on every realize)
+VARIABLES_MADE = [False]
 
 def bind(var: UOp, value: int) -> UOp:
   if var.op is not Ops.DEFINE_VAR: raise TypeError(f"bind() needs a Variable, not a {var.op} node")
