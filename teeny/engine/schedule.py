@@ -271,9 +271,12 @@ def _map_sym_arg(op: Ops, arg, fn):
 
 def rebind_view(u: UOp, var_vals: dict) -> UOp:
   """A scheduled result (movement ops over a BUFFER) with its variables bound again, as the tensor front end holds it."""
-  nodes = [n for n in u.toposort if n.op in _SYM_OPS and _arg_has_sym(n.op, n.arg)]
-  if not nodes: return u
-  return u.substitute({n: n.replace(arg=_map_sym_arg(n.op, n.arg, lambda x: bind_sint(x, var_vals))) for n in nodes})
+  memo: dict[UOp, UOp] = {}
+  for n in u.toposort:   # bottom-up: a rebound node is built over its rebound sources
+    arg = _map_sym_arg(n.op, n.arg, lambda x: bind_sint(x, var_vals)) if n.op in _SYM_OPS and _arg_has_sym(n.op, n.arg) else n.arg
+    src = tuple(memo[s] for s in n.src)
+    memo[n] = n if arg is n.arg and all(a is b for a, b in zip(src, n.src)) else UOp(n.op, n.dtype, src, arg)
+  return memo[u]
 
 def _unbind_nodes(nodes, var_vals: dict) -> dict[UOp, UOp]:
   """Each node (sources first) -> the same node with every bound variable in its sizes replaced by the variable; the

@@ -231,7 +231,9 @@ def ssimplify(x):
   if not isinstance(x, UOp): return x
   if (hit := x.__dict__.get("_ssimplified")) is not None: return x if hit is True else hit
   from teeny.uop.rewrite import graph_rewrite
-  r = graph_rewrite(x, symbolic)
+  # a - b as a + b*-1, so sums cancel term by term ((n+1) - n, n + (10 - n))
+  subs = {u: u.src[0] + u.src[1] * -1 for u in x.toposort if u.op is Ops.SUB}
+  r = graph_rewrite(x.substitute(subs) if subs else x, symbolic)
   r = r.arg if r.op is Ops.CONST else r
   x.__dict__["_ssimplified"] = True if r is x else r   # (never the node itself: a node must not hold itself)
   return r
@@ -313,6 +315,7 @@ def sstr(x) -> str:
   if x.op is Ops.DEFINE_VAR: return x.arg[0]
   if x.op is Ops.BIND: return x.src[0].arg[0]
   if x.op is Ops.CONST: return str(x.arg)
+  if x.op is Ops.ADD and x.src[1].op is Ops.CONST and x.src[1].arg < 0: return f"({sstr(x.src[0])}-{-x.src[1].arg})"
   sym = {Ops.ADD: "+", Ops.MUL: "*", Ops.SUB: "-", Ops.IDIV: "//", Ops.MOD: "%"}
   if x.op in sym and len(x.src) == 2: return f"({sstr(x.src[0])}{sym[x.op]}{sstr(x.src[1])})"
   return f"{x.op.name.lower()}({','.join(sstr(s) for s in x.src)})"
