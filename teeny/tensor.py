@@ -2028,6 +2028,7 @@ def _sym_getitem(t: Tensor, indices) -> Tensor:
       if not isinstance(i, UOp) and i < 0: raise IndexError("an index beside a symbolic slice must not be negative")
       shrink.append((i, i + 1))
       drop.append(d)
-    else: raise IndexError(f"indexing with {type(i).__name__} beside a symbolic slice is not supported; slice first")
+    else: raise IndexError(f"indexing with {type(i).__name__} beside a symbolic slice, or into a tensor of symbolic shape, is "
+                           "not supported (ints and step-1 slices are); index a tensor of concrete shape first")
   x = t.shrink(tuple(shrink))
   return x.reshape(tuple(sz for d, sz in enumerate(x.shape) if d not in drop)) if drop else x
