@@ -290,18 +290,28 @@ def _tile_opts(ast: UOp, loads: list[UOp], first: tuple[int, ...], second: int, 
   others = [g for g in others if any(g not in ld.toposort for ld in reused)]
   return opts + ([Opt(OptOps.UPCAST, others[0].arg[0], second)] if others else [])
 
-def cpu_opts(ast: UOp) -> list[Opt]:
-  """The C heuristics: register tiles for a reduce (16 or 8 outputs along a contiguous axis, 4 along a second; matmul),
-  and lanes for a float max/min (see lane_split_opts)."""
+def cpu_lanes(renderer) -> int:
+  """float32 values in one SIMD register of the C target (8 for AVX2, 16 for AVX-512): the heuristics' unit."""
+  return max(getattr(renderer, "vector_bytes", 32) // 4, 4)
+
+def cpu_opts(ast: UOp, renderer=None) -> list[Opt]:
+  """The C heuristics: register tiles for a reduce (two or one vectors of outputs along a contiguous axis, 4 along a
+  second; matmul), and lanes for a float max/min (see lane_split_opts). The vector is the target's (cpu_lanes): 16 or 8
+  outputs on AVX2, 32 or 16 on AVX-512; the wider choice only when the strip of the reduce it streams fits in L2."""
   reds = [u for u in ast.toposort if u.op is Ops.REDUCE]
+  lanes = cpu_lanes(renderer)
+  first: tuple[int, ...] = (2 * lanes, lanes)
+  if len(reds) == 1 and prod(const_size(r) or 1 for r in reds[0].src[1:]) * 2 * lanes * 4 > \
+     getattr(renderer, "cache_bytes", {}).get("L2", 1 << 62):
+    first = (lanes,)
   # only the loads that stream along the reduce count: a per-output value read next to them (a row's max in softmax,
   # its label in cross-entropy) is contiguous in every output axis, and tiling for it turned row reductions into
   # 16 rows read at a stride (r_8192_32000 with an epilogue: 410 ms instead of about 40)
-  opts = _tile_opts(ast, _streaming_loads(reds[0]), (16, 8), 4, 2) if len(reds) == 1 else []
+  opts = _tile_opts(ast, _streaming_loads(reds[0]), first, 4, 2) if len(reds) == 1 else []
   tiled = apply_opts(ast, opts, None) if opts else ast
-  return opts + lane_split_opts(tiled)
+  return opts + lane_split_opts(tiled, lanes)
 
-def lane_split_opts(ast: UOp) -> list[Opt]:
+def lane_split_opts(ast: UOp, lanes: int = 8) -> list[Opt]:
   """A max/min reduce along a contiguous run becomes L independent lanes, combined at the end (UPCAST on the reduce
   axis: an accumulator array the compiler keeps in a vector). Without it the NaN-propagating max cannot be vectorised
   (the order of a float max with NaNs matters to a compiler); per lane it can, and max is exact in any order. A row max
@@ -311,8 +321,8 @@ def lane_split_opts(ast: UOp) -> list[Opt]:
   red, r = reds[0], reds[0].src[1]
   if (n := const_size(r)) is None: return []
   if not any(coefficient(ld.src[1], r) == 1 for ld in (u.src[0] for u in red.src[0].toposort if u.op is Ops.LOAD)): return []
-  lanes = next((k for k in (16, 8) if n % k == 0 and n >= 4 * k), None)
-  return [Opt(OptOps.UPCAST, r.arg[0], lanes)] if lanes is not None else []
+  k = next((k for k in (2 * lanes, lanes) if n % k == 0 and n >= 4 * k), None)
+  return [Opt(OptOps.UPCAST, r.arg[0], k)] if k is not None else []
 
 def gpu_plain(ast: UOp) -> bool:
   """A scheduled kernel the GPU heuristics may reshape: GLOBAL and REDUCE ranges of constant size, nothing hand-written
@@ -353,4 +363,4 @@ def hand_coded_opts(ast: UOp, renderer) -> list[Opt]:
   """The heuristics' choice for a kernel (normalised by merge_globals first), as a list of Opts."""
   if not ast.src or all(u.op is Ops.DEFINE_GLOBAL for u in ast.src): return []
   if getattr(renderer, "is_gpu", False): return gpu_opts(ast)
-  return cpu_opts(ast) if getattr(renderer, "lang", "") == "C" else []
+  return cpu_opts(ast, renderer) if getattr(renderer, "lang", "") == "C" else []
