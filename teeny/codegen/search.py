@@ -31,7 +31,16 @@ BEAM_MAGIC = b"TEENYBEAM1\n"
 _TMP_PREFIX = ".tmp_"         # the compile cache's prefix for half-written files (evicted when an hour old)
 MAX_UPCAST = 128              # most accumulator/register elements (UPCAST x UNROLL sizes) a candidate may have
 REF_MAX_ITERS = 1 << 26       # an unoptimised kernel running its innermost body more often is too slow to be the reference
-MIN_SECONDS = 20e-6           # a kernel this fast with the heuristics' list is not worth searching
+# the last search's figures (benchmarks and tests read them): kernel name, candidates tried, wrong outputs, seconds,
+# whether the list came from the disk cache
+last: dict[str, Any] = {}
+log: list[dict[str, Any]] = []      # every search's figures, oldest first (the last 100)
+
+def _record(**kw):
+  last.clear()
+  last.update(kw)
+  log.append(dict(kw))
+  del log[:-100]
 UPCASTS, UNROLLS, LOCALS, GROUPS = (2, 3, 4, 8, 16, 32), (2, 4, 8, 16), (2, 4, 8, 16, 32), (16, 32, 64, 128, 256)
 
 # ---- which kernels, and which actions
@@ -288,7 +297,9 @@ def beam_search(ast: UOp, dev: Any, amt: int, real: list[Any] | None = None) -> 
     if DEBUG >= 2: print(f"teeny: BEAM skips {getattr(ast.arg, 'name', '?')}: {why}")
     return None
   path = cache_path(ast, dev, amt)
-  if CACHELEVEL and (hit := read_cached(path)) is not None: return hit
+  if CACHELEVEL and (hit := read_cached(path)) is not None:
+    _record(name=getattr(ast.arg, "name", "?"), tried=0, mismatches=0, seconds=0.0, cached=True, opts=hit)
+    return hit
   timeout, max_cands = float(getenv("BEAM_TIMEOUT", 60)), int(getenv("BEAM_MAX_CANDIDATES", 400))
   st = time.perf_counter()
   s = Search(ast, dev, real)
@@ -306,7 +317,8 @@ def beam_search(ast: UOp, dev: Any, amt: int, real: list[Any] | None = None) -> 
     s.measure([heur] if s.ref == "unoptimised" and heur else [], bar, float("inf"))
     if not s.times: return None          # the reference itself did not run: nothing to compare against
     beam = sorted(s.times, key=lambda o: s.times[o])[:amt]
-    if s.times[beam[0]] < MIN_SECONDS: acts = []   # too fast to be worth more compiles
+    # a kernel this fast with the reference list (BEAM_MIN_US, default 20) is not worth more compiles
+    if s.times[beam[0]] < getenv("BEAM_MIN_US", 20.0) * 1e-6: acts = []   # too fast to be worth more compiles
     else: acts = actions(s.norm, dev.renderer)
     while acts and time.perf_counter() - st < timeout and s.tried < max_cands:
       best = s.times[beam[0]]
@@ -319,6 +331,8 @@ def beam_search(ast: UOp, dev: Any, amt: int, real: list[Any] | None = None) -> 
     bar.close()
     s.inputs.free()
   chosen = beam[0]
+  _record(name=name, tried=s.tried, mismatches=s.mismatches, failed=s.failed, seconds=time.perf_counter() - st,
+              cached=False, opts=chosen, reference=s.ref)
   if DEBUG >= 1:
     print(f"BEAM {name}: {s.tried} candidates ({s.mismatches} wrong output, {s.failed} failed) in "
           f"{time.perf_counter() - st:.2f}s (compile {s.compile_s:.2f}s, run {s.run_s:.2f}s): {list(chosen)} "

@@ -61,11 +61,13 @@ def _cache_sizes() -> dict[str, int]:
     elif level in ("2", "3") and kind in ("Unified", "Data"): out[f"L{level}"] = nbytes
   return out
 
-@functools.cache
 def cpu_target(cc: str | None = None, arch: str | None = None) -> CPUTarget:
-  """The target TEENY_CPU_ARCH names (default native) and its facts; an arch the compiler does not know is an error."""
-  cc = cc or find_cc()
-  arch = arch or os.environ.get("TEENY_CPU_ARCH", "").strip() or "native"
+  """The target `arch` (default: TEENY_CPU_ARCH, else native) and its facts; an arch the compiler does not know is an
+  error naming TEENY_CPU_ARCH. Read once per (compiler, arch)."""
+  return _cpu_target(cc or find_cc(), arch or os.environ.get("TEENY_CPU_ARCH", "").strip() or "native")
+
+@functools.cache
+def _cpu_target(cc: str, arch: str) -> CPUTarget:
   try: proc = subprocess.run([cc, f"-march={arch}", "-dM", "-E", "-x", "c", "-"], input="", capture_output=True, text=True, timeout=60)
   except (OSError, subprocess.TimeoutExpired) as e: raise RuntimeError(f"could not ask {cc} about its target: {e}") from None
   if proc.returncode != 0:
