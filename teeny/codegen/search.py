@@ -231,8 +231,10 @@ class Search:
     self.ref = "unoptimised"
 
   def build(self, opts: tuple[Opt, ...]) -> tuple[ProgramSpec, bytes]:
+    """Render and compile one candidate (through the compile cache: the chosen one is then a hit when it is built for
+    good, and a second search of the same kernel compiles nothing)."""
     spec = get_program(self.ast, self.dev.renderer, opts=opts)
-    return spec, self.dev.compiler.compile(spec.src)
+    return spec, self.dev.compiler.compile_cached(spec.src)
 
   def fits(self, opts: tuple[Opt, ...]) -> bool:
     """Does the list apply to the kernel (and make a kernel not seen yet, with few enough register elements)?"""
@@ -309,17 +311,23 @@ def beam_search(ast: UOp, dev: Any, amt: int, real: list[Any] | None = None) -> 
     heur = tuple(hand_coded_opts(s.norm, dev.renderer))
     s.fits(())
     if heur and not s.fits(heur): heur = ()
+    # the heuristics' list first (compiled through the cache: it is what runs when nothing beats it); a kernel this fast
+    # with it (BEAM_MIN_US, default 20) is not worth more compiles
+    s.measure([heur], bar, float("inf"))
+    if heur not in s.times: return None    # the kernel does not run as the heuristics build it: leave it to them
+    acts = [] if s.times[heur] < getenv("BEAM_MIN_US", 20.0) * 1e-6 else actions(s.norm, dev.renderer)
     # the reference output: the unoptimised kernel's, unless it is too slow to run (a 1024^3 matmul: 7 s), then the
     # heuristics' (the program that runs without BEAM)
     base = get_program(ast, dev.renderer, opts=())
     s.ref = "unoptimised" if base.iters <= REF_MAX_ITERS or not heur else "heuristics"
-    s.measure([()] if s.ref == "unoptimised" else [heur], bar, float("inf"))
-    s.measure([heur] if s.ref == "unoptimised" and heur else [], bar, float("inf"))
-    if not s.times: return None          # the reference itself did not run: nothing to compare against
+    if acts and heur and s.ref == "unoptimised":
+      heur_out, s.want_ok = s.want, False
+      s.measure([()], bar, s.times[heur])
+      if () not in s.times: return None
+      if not same_output(heur_out, s.want, s.inputs.dtypes):
+        s.mismatches += 1
+        del s.times[heur]
     beam = sorted(s.times, key=lambda o: s.times[o])[:amt]
-    # a kernel this fast with the reference list (BEAM_MIN_US, default 20) is not worth more compiles
-    if s.times[beam[0]] < getenv("BEAM_MIN_US", 20.0) * 1e-6: acts = []   # too fast to be worth more compiles
-    else: acts = actions(s.norm, dev.renderer)
     while acts and time.perf_counter() - st < timeout and s.tried < max_cands:
       best = s.times[beam[0]]
       cands = [c for b in beam for c in [b + (a,) for a in acts] + neighbours(b) if s.fits(c)][:max_cands - s.tried]
@@ -332,7 +340,7 @@ def beam_search(ast: UOp, dev: Any, amt: int, real: list[Any] | None = None) -> 
     s.inputs.free()
   chosen = beam[0]
   _record(name=name, tried=s.tried, mismatches=s.mismatches, failed=s.failed, seconds=time.perf_counter() - st,
-              cached=False, opts=chosen, reference=s.ref)
+              cached=False, opts=chosen, reference=s.ref, heuristics=heur)
   if DEBUG >= 1:
     print(f"BEAM {name}: {s.tried} candidates ({s.mismatches} wrong output, {s.failed} failed) in "
           f"{time.perf_counter() - st:.2f}s (compile {s.compile_s:.2f}s, run {s.run_s:.2f}s): {list(chosen)} "

@@ -85,7 +85,7 @@ def test_wrong_candidate_is_discarded(beam_env, monkeypatch):
   real_build = search.Search.build
   def bad_build(self, opts):
     spec, lib = real_build(self, opts)
-    if self.want_ok:   # the reference (first program run) is built right, every later candidate wrong
+    if self.want_ok:   # the heuristics' list and the reference (run first) are built right, every later candidate wrong
       spec.src = spec.src.replace("= 0.0f;", "= 1.0f;")
       lib = self.dev.compiler.compile(spec.src)
     return spec, lib
@@ -94,7 +94,8 @@ def test_wrong_candidate_is_discarded(beam_env, monkeypatch):
   a, b = _np(24, 40), _np(40, 36, seed=1)
   with Context(BEAM=2): got = (Tensor(a) @ Tensor(b)).numpy()
   np.testing.assert_allclose(got, a @ b, rtol=1e-4, atol=1e-5)
-  assert _searched()["mismatches"] >= 1 and _searched()["opts"] == (), "only the (right) reference list is left"
+  log = _searched()
+  assert log["mismatches"] >= 1 and log["opts"] in ((), log["heuristics"]), "only the (right) reference list is left"
 
 def _sequential_measure(measure):
   """measure() compiles on threads; the injected fault must see want_ok as set by the runs before it, so build one by one."""
