@@ -298,12 +298,12 @@ def beam_search(ast: UOp, dev: Any, amt: int, real: list[Any] | None = None) -> 
   if (why := searchable(ast, real is not None)) is not None:
     if DEBUG >= 2: print(f"teeny: BEAM skips {getattr(ast.arg, 'name', '?')}: {why}")
     return None
+  st = time.perf_counter()
   path = cache_path(ast, dev, amt)
   if CACHELEVEL and (hit := read_cached(path)) is not None:
-    _record(name=getattr(ast.arg, "name", "?"), tried=0, mismatches=0, seconds=0.0, cached=True, opts=hit)
+    _record(name=getattr(ast.arg, "name", "?"), tried=0, mismatches=0, seconds=time.perf_counter() - st, cached=True, opts=hit)
     return hit
   timeout, max_cands = float(getenv("BEAM_TIMEOUT", 60)), int(getenv("BEAM_MAX_CANDIDATES", 400))
-  st = time.perf_counter()
   s = Search(ast, dev, real)
   name = getattr(ast.arg, "name", "?")
   bar = _Progress(name, max_cands)
