@@ -104,7 +104,9 @@ def beam_search_figures(run, notes: list[str]):
 def bench_teeny(data, notes: list[str]) -> tuple[dict[str, float], dict[str, float | None], str]:
   from teeny import Tensor, Device, GlobalCounters
   dev = Device.DEFAULT
-  notes.append(f"teeny: device {dev}, CPU_THREADS={os.environ.get('CPU_THREADS', 'default')}")
+  t = getattr(Device[dev].compiler, "target", None)
+  arch = f", -march={t.arch} ({t.vector_bytes}-byte vectors)" if t is not None else ""
+  notes.append(f"teeny: device {dev}{arch}, CPU_THREADS={os.environ.get('CPU_THREADS', 'default')}")
   if dev == "NULL": notes.append("teeny: DEV=NULL runs no kernels; its figures measure overhead only")
   sync = getattr(Device[dev], "synchronize", lambda: None)  # CPU runs synchronously; a GPU device would not
   Tensor.manual_seed(0)

@@ -230,11 +230,15 @@ class Search:
     self.want_ok = False
     self.ref = "unoptimised"
 
-  def build(self, opts: tuple[Opt, ...]) -> tuple[ProgramSpec, bytes]:
-    """Render and compile one candidate (through the compile cache: the chosen one is then a hit when it is built for
-    good, and a second search of the same kernel compiles nothing)."""
-    spec = get_program(self.ast, self.dev.renderer, opts=opts)
-    return spec, self.dev.compiler.compile_cached(spec.src)
+  def render(self, opts: tuple[Opt, ...]) -> ProgramSpec:
+    """One candidate's program (on the calling thread: building UOps is not thread-safe, hash-consing looks up and then
+    inserts)."""
+    return get_program(self.ast, self.dev.renderer, opts=opts)
+
+  def compile(self, spec: ProgramSpec) -> bytes:
+    """Compile one candidate (thread-safe: a subprocess; through the compile cache, so the chosen one is a hit when it is
+    built for good and a second search of the same kernel compiles nothing)."""
+    return self.dev.compiler.compile_cached(spec.src)
 
   def fits(self, opts: tuple[Opt, ...]) -> bool:
     """Does the list apply to the kernel (and make a kernel not seen yet, with few enough register elements)?"""
@@ -267,11 +271,14 @@ class Search:
     return min(times)
 
   def measure(self, cands: list[tuple[Opt, ...]], bar: _Progress, best: float) -> dict[tuple[Opt, ...], float]:
-    """Compile the candidates in parallel, then run each alone; {list: seconds} of those that compiled and matched."""
+    """Render the candidates, compile them in parallel, then run each alone; {list: seconds} of those that compiled and
+    matched."""
     st = time.perf_counter()
+    specs = [self._try(self.render, c) for c in cands]
     workers = max(1, min(len(cands), os.cpu_count() or 1))
     with ThreadPoolExecutor(workers) as pool:
-      built = list(pool.map(self._try_build, cands))
+      libs = list(pool.map(lambda sp: None if sp is None else self._try(self.compile, sp), specs))
+    built = [None if sp is None or lib is None else (sp, lib) for sp, lib in zip(specs, libs)]
     self.compile_s += time.perf_counter() - st
     out = {}
     for opts, b in zip(cands, built):
@@ -288,9 +295,10 @@ class Search:
       bar.update(1, f"{self.tried} tried, compile {self.compile_s:.1f}s, run {self.run_s:.1f}s, best {best*1e6:.0f} us")
     return out
 
-  def _try_build(self, opts):
-    try: return self.build(opts)
-    except Exception: return None     # a compile error is a candidate that does not exist
+  @staticmethod
+  def _try(fn, x):
+    try: return fn(x)
+    except Exception: return None     # a render or compile error is a candidate that does not exist
 
 def beam_search(ast: UOp, dev: Any, amt: int, real: list[Any] | None = None) -> tuple[Opt, ...] | None:
   """The fastest Opt list found for the kernel (axis ids as in `normalized(ast)`), or None when it is not searched.
