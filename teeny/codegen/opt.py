@@ -15,6 +15,9 @@ kernels (`KernelInfo(opts_to_apply=[...])`) therefore speak one language, and th
   PADTO   axis, n   the axis is padded up to a multiple of n; the extra iterations are masked
   SWAP    axis, b   axes `axis` and `b` (same kind) trade places in the loop nest / grid
   NOLOCALS          GPU: no threads per block for the grid's x axis (one block per index)
+  LOOP    axis, n   the axis's inner n values become a plain loop (id 300 + axis) inside the GLOBAL loops: with a SWAP
+                    that moves the outer part out, cache blocking (a block of B's columns stays in L2 while every row
+                    block of A streams past it)
   TC                reserved for tensor cores (not implemented: always refused)
 
 An Opt that does not fit the kernel raises `KernelOptError` (a ValueError) naming the axis and its size; BEAM skips it."""
@@ -31,7 +34,7 @@ from teeny.uop.symbolic import symbolic, decompose
 class OptOps(Enum):
   __hash__ = object.__hash__
   UPCAST = auto(); UNROLL = auto(); LOCAL = auto(); GROUP = auto(); PADTO = auto(); SWAP = auto()  # noqa: E702
-  NOLOCALS = auto(); TC = auto()  # noqa: E702
+  NOLOCALS = auto(); TC = auto(); LOOP = auto()  # noqa: E702
   def __repr__(self): return f"OptOps.{self.name}"
 
 @dataclass(frozen=True)
@@ -47,7 +50,7 @@ class KernelOptError(ValueError):
 GPU_LOCAL = getenv("GPU_LOCAL", 256)        # threads per block of elementwise kernels, lanes of a grouped reduce
 GROUP_MIN_REDUCE = 256                     # a reduce at least this long may be spread over a block's lanes
 GPU_UPCAST = tuple(int(x) for x in getenv("GPU_UPCAST", "4,8").split(","))   # GPU register tile: contiguous, other axis
-UPCAST_ID, LOCAL_ID = 100, 200             # the axis id of the range an UPCAST/UNROLL (LOCAL) splits off axis a: 100+a (200+a)
+UPCAST_ID, LOCAL_ID, LOOP_ID = 100, 200, 300   # the id of the range an UPCAST/UNROLL (LOCAL, LOOP) splits off axis a: 100+a...
 _SPLITTABLE = (AxisType.GLOBAL, AxisType.LOOP, AxisType.REDUCE)
 
 def lane_special(lanes: int) -> UOp:
@@ -151,10 +154,10 @@ def _reduces_over(ast: UOp, r: UOp) -> list[UOp]: return [u for u in ast.toposor
 def _split_off(ast: UOp, opt: Opt, kind: AxisType) -> UOp:
   """UPCAST/UNROLL (and LOCAL): r -> r_outer*n + inner, inner a new range of `kind`. On a REDUCE axis the reduce is split
   in two, REDUCE(REDUCE(x[r_outer*n + lane], r_outer), lane): n partial results combined at the end."""
-  r, size = _axis(ast, opt, _SPLITTABLE if kind is not AxisType.LOCAL else (AxisType.GLOBAL,))
+  r, size = _axis(ast, opt, {AxisType.LOCAL: (AxisType.GLOBAL,), AxisType.LOOP: (AxisType.GLOBAL, AxisType.LOOP)}.get(kind, _SPLITTABLE))
   n = _amount(opt, size)
   outer = UOp.range(size // n, r.arg[0], r.arg[1])
-  inner = UOp.range(n, _fresh_id(ast, (LOCAL_ID if kind is AxisType.LOCAL else UPCAST_ID) + r.arg[0]), kind)
+  inner = UOp.range(n, _fresh_id(ast, {AxisType.LOCAL: LOCAL_ID, AxisType.LOOP: LOOP_ID}.get(kind, UPCAST_ID) + r.arg[0]), kind)
   if r.arg[1] is not AxisType.REDUCE: return graph_rewrite(replace_range(ast, r, outer * n + inner, (outer, inner)), symbolic)
   mapping = {}
   for red in _reduces_over(ast, r):
@@ -244,6 +247,7 @@ def apply_opt(ast: UOp, opt: Opt, renderer) -> UOp:
   if opt.op in (OptOps.LOCAL, OptOps.GROUP, OptOps.NOLOCALS): _need_gpu(opt, renderer)
   if opt.op is OptOps.UPCAST: return _split_off(ast, opt, AxisType.UPCAST)
   if opt.op is OptOps.UNROLL: return _split_off(ast, opt, AxisType.UNROLL)
+  if opt.op is OptOps.LOOP: return _split_off(ast, opt, AxisType.LOOP)
   if opt.op is OptOps.LOCAL:
     if ranges_of(ast, AxisType.GROUP): raise KernelOptError(f"LOCAL axis {opt.axis}: the kernel has a grouped reduce")
     out = _split_off(ast, opt, AxisType.LOCAL)

@@ -41,7 +41,7 @@ def _record(**kw):
   last.update(kw)
   log.append(dict(kw))
   del log[:-100]
-UPCASTS, UNROLLS, LOCALS, GROUPS = (2, 3, 4, 8, 16, 32), (2, 4, 8, 16), (2, 4, 8, 16, 32), (16, 32, 64, 128, 256)
+UPCASTS, UNROLLS, LOCALS, GROUPS, LOOPS = (2, 3, 4, 8, 16, 32), (2, 4, 8, 16), (2, 4, 8, 16, 32), (16, 32, 64, 128, 256), (4, 8)
 
 # ---- which kernels, and which actions
 
@@ -75,6 +75,9 @@ def actions(ast: UOp, renderer) -> list[Opt]:
     else:
       out += [Opt(OptOps.UPCAST, a, n) for n in UPCASTS if size % n == 0]
       if gpu: out += [Opt(OptOps.LOCAL, a, n) for n in LOCALS if size % n == 0]
+      # LOOP (cache blocking with a SWAP) only when BEAM_LOOP=1: on the 2-core machines it measured no faster on a 1024^3
+      # matmul, and it doubles the candidates of each step
+      elif getenv("BEAM_LOOP", 0): out += [Opt(OptOps.LOOP, a, n) for n in LOOPS if size % n == 0 and size > n]
   out += [Opt(OptOps.SWAP, a.arg[0], b.arg[0]) for i, a in enumerate(rngs) for b in rngs[i + 1:] if a.arg[1] is b.arg[1]]
   if gpu: out.append(Opt(OptOps.NOLOCALS))
   return out
@@ -82,7 +85,7 @@ def actions(ast: UOp, renderer) -> list[Opt]:
 def neighbours(opts: tuple[Opt, ...]) -> list[tuple[Opt, ...]]:
   """The list with one Opt's amount changed to the next smaller or larger (UPCAST 0 4 -> UPCAST 0 3 or 8): a step that
   extending a list cannot make."""
-  amounts = {OptOps.UPCAST: UPCASTS, OptOps.UNROLL: UNROLLS, OptOps.LOCAL: LOCALS, OptOps.GROUP: GROUPS}
+  amounts = {OptOps.UPCAST: UPCASTS, OptOps.UNROLL: UNROLLS, OptOps.LOCAL: LOCALS, OptOps.GROUP: GROUPS, OptOps.LOOP: (2, 4, 8, 16)}
   out = []
   for i, o in enumerate(opts):
     if o.op not in amounts or o.arg not in amounts[o.op]: continue
