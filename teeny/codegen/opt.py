@@ -295,13 +295,16 @@ def _tile_opts(ast: UOp, loads: list[UOp], first: tuple[int, ...], second: int, 
   return opts + ([Opt(OptOps.UPCAST, others[0].arg[0], second)] if others else [])
 
 def cpu_lanes(renderer) -> int:
-  """float32 values in one SIMD register of the C target (8 for AVX2, 16 for AVX-512): the heuristics' unit."""
-  return max(getattr(renderer, "vector_bytes", 32) // 4, 4)
+  """float32 values per SIMD register of the C target, the heuristics' unit: 4 on SSE/NEON, 8 on AVX2, and 8 on AVX-512
+  too (the tiles were tuned on an AVX-512 Zen 4 with these sizes, whose 512-bit ops run as two 256-bit halves; a wider
+  tile there is BEAM's to find)."""
+  return min(max(getattr(renderer, "vector_bytes", 32) // 4, 4), 8)
 
 def cpu_opts(ast: UOp, renderer=None) -> list[Opt]:
   """The C heuristics: register tiles for a reduce (two or one vectors of outputs along a contiguous axis, 4 along a
   second; matmul), and lanes for a float max/min (see lane_split_opts). The vector is the target's (cpu_lanes): 16 or 8
-  outputs on AVX2, 32 or 16 on AVX-512; the wider choice only when the strip of the reduce it streams fits in L2."""
+  outputs on AVX2 and AVX-512, 8 or 4 on SSE/NEON; the wider choice only when the strip of the reduce it streams fits
+  in L2."""
   reds = [u for u in ast.toposort if u.op is Ops.REDUCE]
   lanes = cpu_lanes(renderer)
   first: tuple[int, ...] = (2 * lanes, lanes)

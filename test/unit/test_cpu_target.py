@@ -32,7 +32,8 @@ def test_heuristic_tiles_follow_the_vector_width():
   def tile(vec):
     items = [si for si in (Tensor.empty(64, 128) @ Tensor.empty(128, 256)).schedule() if si.kind == "kernel"]
     return [o.arg for o in hand_coded_opts(items[0].ast, CRenderer(vector_bytes=vec)) if o.op is OptOps.UPCAST]
-  assert tile(32) == [16, 4] and tile(64) == [32, 4] and tile(16) == [8, 4]
+  assert tile(32) == [16, 4] and tile(16) == [8, 4]
+  assert tile(64) == [16, 4], "AVX-512 keeps the tiles tuned on Zen 4"
 
 @x86
 def test_x86_64_v3_code_runs(tmp_path):
