@@ -243,13 +243,13 @@ class Search:
     built for good and a second search of the same kernel compiles nothing)."""
     return self.dev.compiler.compile_cached(spec.src)
 
-  def fits(self, opts: tuple[Opt, ...]) -> bool:
-    """Does the list apply to the kernel (and make a kernel not seen yet, with few enough register elements)?"""
+  def fits(self, opts: tuple[Opt, ...], cap: int = MAX_UPCAST) -> bool:
+    """Does the list apply to the kernel (and make a kernel not seen yet, with at most `cap` register elements)?"""
     try: out = apply_opts(self.norm, opts, self.dev.renderer)
     except KernelOptError: return False
     except Exception: return False    # an Opt combination the rewrites cannot take: not a candidate
     key = out.src
-    if key in self.seen_ast or _register_elems(out) > MAX_UPCAST: return False
+    if key in self.seen_ast or _register_elems(out) > cap: return False
     self.seen_ast.add(key)
     return True
 
@@ -321,7 +321,7 @@ def beam_search(ast: UOp, dev: Any, amt: int, real: list[Any] | None = None) -> 
   try:
     heur = tuple(hand_coded_opts(s.norm, dev.renderer))
     s.fits(())
-    if heur and not s.fits(heur): heur = ()
+    if heur and not s.fits(heur, cap=1 << 30): heur = ()
     # the heuristics' list first (compiled through the cache: it is what runs when nothing beats it); a kernel this fast
     # with it (BEAM_MIN_US, default 20) is not worth more compiles
     s.measure([heur], bar, float("inf"))

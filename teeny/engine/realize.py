@@ -1,6 +1,6 @@
 """Run a schedule: allocate buffers, compile through the caches, launch, and report at DEBUG>=2."""
 from __future__ import annotations
-import weakref
+import sys, weakref
 from typing import Any
 from teeny.device import Buffer, Device
 from teeny.helpers import BEAM, DEBUG, NOOPT, GlobalCounters, colored
@@ -60,7 +60,10 @@ def get_runner(device: str, ast: UOp, bufs: list[Buffer] | None = None) -> tuple
   opts = None
   if BEAM.value >= 1 and not pinned and not NOOPT and not dev.runs_nothing and dev.compiler is not None:
     from teeny.codegen.search import beam_search
-    opts = beam_search(ast, dev, int(BEAM.value), bufs)
+    try: opts = beam_search(ast, dev, int(BEAM.value), bufs)
+    except Exception as e:   # a search that fails (e.g. no memory for its buffers) leaves the kernel to the heuristics
+      print(f"teeny: BEAM search failed for {getattr(ast.arg, 'name', 'a kernel')} ({type(e).__name__}: {e}); "
+            "using the heuristics' Opts", file=sys.stderr)
   spec = get_program(ast, dev.renderer, opts=opts)
   if DEBUG >= 3: print(f"{ast}\n{spec.name} opts: {list(spec.opts)}")
   if DEBUG >= 4: print(spec.src)
