@@ -76,11 +76,17 @@ def row(name: str, hand: tuple[float, float], graph: float | None, ref: float | 
   ratio = lambda a, b: f"{a / b:9.2f}x" if a is not None and b is not None else f"{'-':>10}"
   print(f"{name:34s} {ms(hand[0])} {ms(hand[1])} {ms(graph)} {ms(ref)} {ratio(graph, hand[0])} {ratio(ref, hand[0])}  {note}")
 
+def cpu_target_note() -> str:
+  """The C target the CPU kernels are compiled for (TEENY_CPU_ARCH: run once with x86-64-v3 and once native)."""
+  comp = Device[DEV].compiler
+  t = getattr(comp, "target", None)
+  return f" (-march={t.arch}, {t.vector_bytes}-byte vectors)" if t is not None else ""
+
 def header():
   load = f"load average {os.getloadavg()[0]:.2f}" if hasattr(os, "getloadavg") else ""
   tinfo = f"torch {torch.__version__} on {TDEV}" if torch is not None else "torch: not available on this device"
-  print(f"teeny hand-written kernels vs autograd graph vs torch · teeny on {DEV} · {tinfo} · {os.cpu_count()} cpus · {load} · "
-        f"median of {RUNS} runs")
+  print(f"teeny hand-written kernels vs autograd graph vs torch · teeny on {DEV}{cpu_target_note()} · {tinfo} · "
+        f"{os.cpu_count()} cpus · {load} · median of {RUNS} runs")
   print(f"{'backward of':34s} {'hand ms':>10} {'kernel ms':>10} {'graph ms':>10} {'torch ms':>10} {'graph/hand':>10} "
         f"{'torch/hand':>10}")
 

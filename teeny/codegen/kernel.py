@@ -25,6 +25,11 @@ class ProgramSpec:
   iters: int = 0      # how often the innermost loop body runs: the CPU splits kernels with enough of it over threads
   vars: list[UOp] = field(default_factory=list)
   opts: tuple = ()    # the Opts applied (codegen/opt.py), in order
+  beam: bool = False  # the Opts came from a BEAM search (codegen/search.py); DEBUG=2 marks the kernel
+
+def launch_work(spec: ProgramSpec) -> int:
+  """How much work a launch is, for the CPU's choice of threads: the most times any op runs, or the grid size."""
+  return max(prod(spec.global_size), spec.ops, spec.iters)
 
 def estimate(uops: list[UOp]) -> tuple[int, int, int]:
   """FLOPs (each float ALU op or atomic times the trip count of the loops around it), bytes touched (each buffer once),
@@ -54,6 +59,7 @@ class Compile:
   heuristic: bool
   gpu_plain: bool = False
   opts: tuple = ()
+  chosen: tuple | None = None   # an Opt list chosen outside the heuristics (BEAM), used in their place
 
 def pass_empty_outputs(ast: UOp, ctx: Compile) -> UOp:
   """Every store targets a buffer with no elements (a zero-size output): the kernel computes nothing. Its index math
@@ -78,6 +84,7 @@ def pass_choose_opts(ast: UOp, ctx: Compile) -> UOp:
   """The Opt list: the kernel's own (KernelInfo.opts_to_apply), none under NOOPT, else the heuristics' choice."""
   info = ast.arg if isinstance(ast.arg, KernelInfo) else KernelInfo()
   if info.opts_to_apply is not None: ctx.opts = tuple(info.opts_to_apply)
+  elif ctx.chosen is not None: ctx.opts = ctx.chosen
   else: ctx.opts = tuple(hand_coded_opts(ast, ctx.renderer)) if ctx.heuristic else ()
   return ast
 
@@ -93,13 +100,24 @@ PASSES: list[tuple[str, Callable[[UOp, Compile], UOp]]] = [
   ("empty outputs", pass_empty_outputs), ("symbolic", pass_symbolic), ("normalize", pass_normalize),
   ("choose opts", pass_choose_opts), ("apply opts", pass_apply_opts), ("grid", pass_grid)]
 
-def get_program(ast: UOp, renderer) -> ProgramSpec:
-  """A kernel AST through PASSES, then linearized and rendered. DEBUG>=5 prints the kernel after each pass."""
+def normalized(ast: UOp, renderer) -> UOp:
+  """The kernel as the heuristics (and BEAM) see it when they choose: the passes before "choose opts" (axis ids of an
+  Opt list chosen for a kernel refer to this AST's ranges)."""
+  ctx = Compile(renderer, True)
+  for name, fn in PASSES:
+    if name == "choose opts": break
+    ast = fn(ast, ctx)
+  return ast
+
+def get_program(ast: UOp, renderer, opts: tuple | list | None = None) -> ProgramSpec:
+  """A kernel AST through PASSES, then linearized and rendered. DEBUG>=5 prints the kernel after each pass. `opts`, for
+  a kernel without its own list, replaces the heuristics' choice (BEAM's result; axis ids as in `normalized(ast)`)."""
   info: KernelInfo = ast.arg if isinstance(ast.arg, KernelInfo) else KernelInfo()
   # symbolic shapes: a range whose size is a variable keeps its plain loop (the heuristics and merges assume constant
   # sizes); the kernel is correct for every value of the variable and compiles once
   sym = any(u.op is Ops.RANGE and u.src[0].op is not Ops.CONST for u in ast.toposort)
-  ctx = Compile(renderer, info.opts_to_apply is None and not NOOPT and not sym)
+  ctx = Compile(renderer, info.opts_to_apply is None and (not NOOPT or opts is not None) and not sym,
+                chosen=tuple(opts) if opts is not None and info.opts_to_apply is None and not sym else None)
   for name, fn in PASSES:
     ast = fn(ast, ctx)
     if DEBUG >= 5: print(f"--- {info.name} after {name}{f': {list(ctx.opts)}' if name == 'choose opts' else ''}\n{ast}")
@@ -114,4 +132,4 @@ def get_program(ast: UOp, renderer) -> ProgramSpec:
   if hasattr(renderer, "launch_dims"): gl, ll = renderer.launch_dims(uops)
   flops, mem, iters = estimate(uops)
   return ProgramSpec(info.name, src, uops, params, gl or [1], ll, flops, mem, iters,
-                     [u for u in uops if u.op is Ops.DEFINE_VAR], ctx.opts)
+                     [u for u in uops if u.op is Ops.DEFINE_VAR], ctx.opts, ctx.chosen is not None)

@@ -15,6 +15,9 @@ kernels (`KernelInfo(opts_to_apply=[...])`) therefore speak one language, and th
   PADTO   axis, n   the axis is padded up to a multiple of n; the extra iterations are masked
   SWAP    axis, b   axes `axis` and `b` (same kind) trade places in the loop nest / grid
   NOLOCALS          GPU: no threads per block for the grid's x axis (one block per index)
+  LOOP    axis, n   the axis's inner n values become a plain loop (id 300 + axis) inside the GLOBAL loops: with a SWAP
+                    that moves the outer part out, cache blocking (a block of B's columns stays in L2 while every row
+                    block of A streams past it)
   TC                reserved for tensor cores (not implemented: always refused)
 
 An Opt that does not fit the kernel raises `KernelOptError` (a ValueError) naming the axis and its size; BEAM skips it."""
@@ -31,7 +34,7 @@ from teeny.uop.symbolic import symbolic, decompose
 class OptOps(Enum):
   __hash__ = object.__hash__
   UPCAST = auto(); UNROLL = auto(); LOCAL = auto(); GROUP = auto(); PADTO = auto(); SWAP = auto()  # noqa: E702
-  NOLOCALS = auto(); TC = auto()  # noqa: E702
+  NOLOCALS = auto(); TC = auto(); LOOP = auto()  # noqa: E702
   def __repr__(self): return f"OptOps.{self.name}"
 
 @dataclass(frozen=True)
@@ -47,7 +50,7 @@ class KernelOptError(ValueError):
 GPU_LOCAL = getenv("GPU_LOCAL", 256)        # threads per block of elementwise kernels, lanes of a grouped reduce
 GROUP_MIN_REDUCE = 256                     # a reduce at least this long may be spread over a block's lanes
 GPU_UPCAST = tuple(int(x) for x in getenv("GPU_UPCAST", "4,8").split(","))   # GPU register tile: contiguous, other axis
-UPCAST_ID, LOCAL_ID = 100, 200             # the axis id of the range an UPCAST/UNROLL (LOCAL) splits off axis a: 100+a (200+a)
+UPCAST_ID, LOCAL_ID, LOOP_ID = 100, 200, 300   # the id of the range an UPCAST/UNROLL (LOCAL, LOOP) splits off axis a: 100+a...
 _SPLITTABLE = (AxisType.GLOBAL, AxisType.LOOP, AxisType.REDUCE)
 
 def lane_special(lanes: int) -> UOp:
@@ -151,10 +154,10 @@ def _reduces_over(ast: UOp, r: UOp) -> list[UOp]: return [u for u in ast.toposor
 def _split_off(ast: UOp, opt: Opt, kind: AxisType) -> UOp:
   """UPCAST/UNROLL (and LOCAL): r -> r_outer*n + inner, inner a new range of `kind`. On a REDUCE axis the reduce is split
   in two, REDUCE(REDUCE(x[r_outer*n + lane], r_outer), lane): n partial results combined at the end."""
-  r, size = _axis(ast, opt, _SPLITTABLE if kind is not AxisType.LOCAL else (AxisType.GLOBAL,))
+  r, size = _axis(ast, opt, {AxisType.LOCAL: (AxisType.GLOBAL,), AxisType.LOOP: (AxisType.GLOBAL, AxisType.LOOP)}.get(kind, _SPLITTABLE))
   n = _amount(opt, size)
   outer = UOp.range(size // n, r.arg[0], r.arg[1])
-  inner = UOp.range(n, _fresh_id(ast, (LOCAL_ID if kind is AxisType.LOCAL else UPCAST_ID) + r.arg[0]), kind)
+  inner = UOp.range(n, _fresh_id(ast, {AxisType.LOCAL: LOCAL_ID, AxisType.LOOP: LOOP_ID}.get(kind, UPCAST_ID) + r.arg[0]), kind)
   if r.arg[1] is not AxisType.REDUCE: return graph_rewrite(replace_range(ast, r, outer * n + inner, (outer, inner)), symbolic)
   mapping = {}
   for red in _reduces_over(ast, r):
@@ -244,6 +247,7 @@ def apply_opt(ast: UOp, opt: Opt, renderer) -> UOp:
   if opt.op in (OptOps.LOCAL, OptOps.GROUP, OptOps.NOLOCALS): _need_gpu(opt, renderer)
   if opt.op is OptOps.UPCAST: return _split_off(ast, opt, AxisType.UPCAST)
   if opt.op is OptOps.UNROLL: return _split_off(ast, opt, AxisType.UNROLL)
+  if opt.op is OptOps.LOOP: return _split_off(ast, opt, AxisType.LOOP)
   if opt.op is OptOps.LOCAL:
     if ranges_of(ast, AxisType.GROUP): raise KernelOptError(f"LOCAL axis {opt.axis}: the kernel has a grouped reduce")
     out = _split_off(ast, opt, AxisType.LOCAL)
@@ -290,18 +294,31 @@ def _tile_opts(ast: UOp, loads: list[UOp], first: tuple[int, ...], second: int, 
   others = [g for g in others if any(g not in ld.toposort for ld in reused)]
   return opts + ([Opt(OptOps.UPCAST, others[0].arg[0], second)] if others else [])
 
-def cpu_opts(ast: UOp) -> list[Opt]:
-  """The C heuristics: register tiles for a reduce (16 or 8 outputs along a contiguous axis, 4 along a second; matmul),
-  and lanes for a float max/min (see lane_split_opts)."""
+def cpu_lanes(renderer) -> int:
+  """float32 values per SIMD register of the C target, the heuristics' unit: 4 on SSE/NEON, 8 on AVX2, and 8 on AVX-512
+  too (the tiles were tuned on an AVX-512 Zen 4 with these sizes, whose 512-bit ops run as two 256-bit halves; a wider
+  tile there is BEAM's to find)."""
+  return min(max(getattr(renderer, "vector_bytes", 32) // 4, 4), 8)
+
+def cpu_opts(ast: UOp, renderer=None) -> list[Opt]:
+  """The C heuristics: register tiles for a reduce (two or one vectors of outputs along a contiguous axis, 4 along a
+  second; matmul), and lanes for a float max/min (see lane_split_opts). The vector is the target's (cpu_lanes): 16 or 8
+  outputs on AVX2 and AVX-512, 8 or 4 on SSE/NEON; the wider choice only when the strip of the reduce it streams fits
+  in L2."""
   reds = [u for u in ast.toposort if u.op is Ops.REDUCE]
+  lanes = cpu_lanes(renderer)
+  first: tuple[int, ...] = (2 * lanes, lanes)
+  if len(reds) == 1 and prod(const_size(r) or 1 for r in reds[0].src[1:]) * 2 * lanes * 4 > \
+     getattr(renderer, "cache_bytes", {}).get("L2", 1 << 62):
+    first = (lanes,)
   # only the loads that stream along the reduce count: a per-output value read next to them (a row's max in softmax,
   # its label in cross-entropy) is contiguous in every output axis, and tiling for it turned row reductions into
   # 16 rows read at a stride (r_8192_32000 with an epilogue: 410 ms instead of about 40)
-  opts = _tile_opts(ast, _streaming_loads(reds[0]), (16, 8), 4, 2) if len(reds) == 1 else []
+  opts = _tile_opts(ast, _streaming_loads(reds[0]), first, 4, 2) if len(reds) == 1 else []
   tiled = apply_opts(ast, opts, None) if opts else ast
-  return opts + lane_split_opts(tiled)
+  return opts + lane_split_opts(tiled, lanes)
 
-def lane_split_opts(ast: UOp) -> list[Opt]:
+def lane_split_opts(ast: UOp, lanes: int = 8) -> list[Opt]:
   """A max/min reduce along a contiguous run becomes L independent lanes, combined at the end (UPCAST on the reduce
   axis: an accumulator array the compiler keeps in a vector). Without it the NaN-propagating max cannot be vectorised
   (the order of a float max with NaNs matters to a compiler); per lane it can, and max is exact in any order. A row max
@@ -311,8 +328,8 @@ def lane_split_opts(ast: UOp) -> list[Opt]:
   red, r = reds[0], reds[0].src[1]
   if (n := const_size(r)) is None: return []
   if not any(coefficient(ld.src[1], r) == 1 for ld in (u.src[0] for u in red.src[0].toposort if u.op is Ops.LOAD)): return []
-  lanes = next((k for k in (16, 8) if n % k == 0 and n >= 4 * k), None)
-  return [Opt(OptOps.UPCAST, r.arg[0], lanes)] if lanes is not None else []
+  k = next((k for k in (2 * lanes, lanes) if n % k == 0 and n >= 4 * k), None)
+  return [Opt(OptOps.UPCAST, r.arg[0], k)] if k is not None else []
 
 def gpu_plain(ast: UOp) -> bool:
   """A scheduled kernel the GPU heuristics may reshape: GLOBAL and REDUCE ranges of constant size, nothing hand-written
@@ -353,4 +370,4 @@ def hand_coded_opts(ast: UOp, renderer) -> list[Opt]:
   """The heuristics' choice for a kernel (normalised by merge_globals first), as a list of Opts."""
   if not ast.src or all(u.op is Ops.DEFINE_GLOBAL for u in ast.src): return []
   if getattr(renderer, "is_gpu", False): return gpu_opts(ast)
-  return cpu_opts(ast) if getattr(renderer, "lang", "") == "C" else []
+  return cpu_opts(ast, renderer) if getattr(renderer, "lang", "") == "C" else []

@@ -1,11 +1,12 @@
 """Run a schedule: allocate buffers, compile through the caches, launch, and report at DEBUG>=2."""
 from __future__ import annotations
-import weakref
+import sys, weakref
 from typing import Any
 from teeny.device import Buffer, Device
 from teeny.helpers import BEAM, DEBUG, NOOPT, GlobalCounters, colored
 from teeny.uop.ops import KernelInfo, Ops, UOp
 from teeny.engine.schedule import ScheduleItem
+from teeny.codegen.kernel import launch_work  # engine/jit.py imports it from here
 
 # the device memory behind each BUFFER node. Every version node of one memory maps to the same Buffer, which holds the
 # version its memory contains now; the memory is freed when the last node naming it is dropped.
@@ -45,15 +46,25 @@ JIT_OWNED = -1
 
 _program_cache: dict[tuple, Any] = {}
 
-def get_runner(device: str, ast: UOp) -> tuple[Any, Any]:
+def get_runner(device: str, ast: UOp, bufs: list[Buffer] | None = None) -> tuple[Any, Any]:
   """(program, spec) for an AST on a device. The in-memory cache is keyed by the hash-consed AST itself (whose
   KernelInfo holds a kernel's own Opt list) and by what picks the Opts otherwise (NOOPT, BEAM), so the key fixes the
-  Opts the program was built with."""
-  key = (device, ast, None if isinstance(ast.arg, KernelInfo) and ast.arg.opts_to_apply is not None else (NOOPT.value, BEAM.value))
+  Opts the program was built with. Under BEAM=n a kernel without its own list (and NOOPT off) gets the list a beam
+  search finds (codegen/search.py, cached on disk); `bufs`, the kernel's real buffers, let it search a kernel that
+  reads indices from memory (their contents are copied, never written)."""
+  pinned = isinstance(ast.arg, KernelInfo) and ast.arg.opts_to_apply is not None
+  key = (device, ast, None if pinned else (NOOPT.value, BEAM.value))
   if (hit := _program_cache.get(key)) is not None: return hit
   from teeny.codegen.kernel import get_program
   dev = Device[device]
-  spec = get_program(ast, dev.renderer)
+  opts = None
+  if BEAM.value >= 1 and not pinned and not NOOPT and not dev.runs_nothing and dev.compiler is not None:
+    from teeny.codegen.search import beam_search
+    try: opts = beam_search(ast, dev, int(BEAM.value), bufs)
+    except Exception as e:   # a search that fails (e.g. no memory for its buffers) leaves the kernel to the heuristics
+      print(f"teeny: BEAM search failed for {getattr(ast.arg, 'name', 'a kernel')} ({type(e).__name__}: {e}); "
+            "using the heuristics' Opts", file=sys.stderr)
+  spec = get_program(ast, dev.renderer, opts=opts)
   if DEBUG >= 3: print(f"{ast}\n{spec.name} opts: {list(spec.opts)}")
   if DEBUG >= 4: print(spec.src)
   GlobalCounters.compile_count += 1
@@ -103,16 +114,11 @@ def launch_vals(spec, var_vals: dict | None) -> tuple[int, ...]:
   if missing: raise RuntimeError(f"kernel {spec.name} takes the variables {missing} but no value was bound to them")
   return tuple(var_vals[v] for v in spec.vars)
 
-def launch_work(spec) -> int:
-  """How much work a launch is, for the CPU's choice of threads: the most times any op runs, or the grid size."""
-  work = 1
-  for s in spec.global_size: work *= s
-  return max(work, spec.ops, spec.iters)
 
 def _run_kernel(it: ScheduleItem):
   device = it.bufs[0].arg[1]
-  prg, spec = get_runner(device, it.ast)
   bufs = [buffer_for(b) for b in it.bufs]
+  prg, spec = get_runner(device, it.ast, bufs)
   for b in bufs:
     if b.device != device:
       raise RuntimeError(f"kernel {spec.name} runs on {device} but a buffer lives on {b.device}; move it with .to({device!r})")
@@ -128,5 +134,6 @@ def _run_kernel(it: ScheduleItem):
   if DEBUG >= 2:
     gflops = spec.ops / t * 1e-9 if t > 0 else 0
     gbs = spec.mem / t * 1e-9 if t > 0 else 0
-    print(f"{colored('*** ' + device, 'green')} {GlobalCounters.kernel_count:4d} {spec.name:32s} global {str(spec.global_size):20s} "
+    name = spec.name + (" (BEAM)" if spec.beam else "")
+    print(f"{colored('*** ' + device, 'green')} {GlobalCounters.kernel_count:4d} {name:32s} global {str(spec.global_size):20s} "
           f"{t*1e3:9.3f} ms {gflops:8.2f} GFLOP/s {gbs:8.2f} GB/s")

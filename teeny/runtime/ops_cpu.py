@@ -1,7 +1,12 @@
-"""CPU: rendered C compiled by clang (or gcc) into a shared object, loaded with ctypes, run across a small thread pool."""
+"""CPU: rendered C compiled by clang (or gcc) into a shared object, loaded with ctypes, run across a small thread pool.
+
+The code is compiled for one target, TEENY_CPU_ARCH (a -march value: x86-64-v3 for AVX2, x86-64-v4 for AVX-512, a CPU
+name such as znver3; default `native`, the machine itself). Its facts, read once (`cpu_target`), size the heuristics'
+tiles: the vector width from the macros the compiler defines for that target, the cache sizes from sysfs."""
 from __future__ import annotations
-import ctypes, os, shutil, tempfile, threading, time
+import ctypes, functools, hashlib, os, shutil, subprocess, tempfile, threading, time
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any
 import numpy as np
 from teeny.device import Allocator, Compiled, ToolCompiler, elf_complete
@@ -31,14 +36,59 @@ def vector_math_flags(cc: str) -> tuple[list[str], list[str]]:
   # link the runtime library by file name: the unversioned libmvec.so comes only with the development package
   return ["-fveclib=libmvec"], [f"-l:{lib}"]
 
+@dataclass(frozen=True)
+class CPUTarget:
+  arch: str                       # the -march value
+  vector_bytes: int               # widest SIMD register the target has: 64 (AVX-512), 32 (AVX/AVX2), 16 (SSE, NEON)
+  cache_bytes: dict[str, int]     # L1d, L2, L3 of this machine (per core for L1d/L2)
+  macros: str                     # a digest of the compiler's predefined macros for the target (the compile cache key)
+
+def _cache_sizes() -> dict[str, int]:
+  """L1d/L2/L3 from sysfs (cpu0), with common sizes where the machine does not say."""
+  out = {"L1d": 32 << 10, "L2": 512 << 10, "L3": 8 << 20}
+  base = "/sys/devices/system/cpu/cpu0/cache"
+  try: dirs = sorted(d for d in os.listdir(base) if d.startswith("index"))
+  except OSError: return out
+  for d in dirs:
+    try:
+      rd = lambda f: open(os.path.join(base, d, f)).read().strip()  # noqa: E731
+      level, kind, size = rd("level"), rd("type"), rd("size")
+    except OSError: continue
+    mult = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(size[-1:], 1)
+    try: nbytes = int(size.rstrip("KMG")) * mult
+    except ValueError: continue
+    if level == "1" and kind == "Data": out["L1d"] = nbytes
+    elif level in ("2", "3") and kind in ("Unified", "Data"): out[f"L{level}"] = nbytes
+  return out
+
+def cpu_target(cc: str | None = None, arch: str | None = None) -> CPUTarget:
+  """The target `arch` (default: TEENY_CPU_ARCH, else native) and its facts; an arch the compiler does not know is an
+  error naming TEENY_CPU_ARCH. Read once per (compiler, arch)."""
+  return _cpu_target(cc or find_cc(), arch or os.environ.get("TEENY_CPU_ARCH", "").strip() or "native")
+
+@functools.cache
+def _cpu_target(cc: str, arch: str) -> CPUTarget:
+  try: proc = subprocess.run([cc, f"-march={arch}", "-dM", "-E", "-x", "c", "-"], input="", capture_output=True, text=True, timeout=60)
+  except (OSError, subprocess.TimeoutExpired) as e: raise RuntimeError(f"could not ask {cc} about its target: {e}") from None
+  if proc.returncode != 0:
+    err = next((ln for ln in proc.stderr.splitlines() if "error" in ln.lower()), proc.stderr.strip()[:200])
+    raise ValueError(f"TEENY_CPU_ARCH={arch!r} is not a target {os.path.basename(cc)} knows ({err.strip()}); set it to a "
+                     "-march value such as x86-64-v3 (AVX2), x86-64-v4 (AVX-512) or native, or unset it")
+  defs = set(ln.split()[1] for ln in proc.stdout.splitlines() if ln.startswith("#define "))
+  vec = 64 if "__AVX512F__" in defs else 32 if "__AVX__" in defs else 16 if defs & {"__SSE2__", "__ARM_NEON", "__ARM_NEON__"} else 8
+  return CPUTarget(arch, vec, _cache_sizes(), hashlib.sha256(proc.stdout.encode()).hexdigest()[:16])
+
 class CCompiler(ToolCompiler):
   what = "C compile"
   def __init__(self):
     cc = find_cc()
     vflags, vlink = vector_math_flags(cc)
-    super().__init__(cc, ["-O2", "-march=native", "-fPIC", "-shared", "-fwrapv", "-fno-math-errno", "-fopenmp-simd",
+    self.target = cpu_target(cc)
+    super().__init__(cc, ["-O2", f"-march={self.target.arch}", "-fPIC", "-shared", "-fwrapv", "-fno-math-errno", "-fopenmp-simd",
                           "-ffp-contract=fast", *vflags, "-Wno-unused-variable", "-Wno-unused-function", "-x", "c"],
                      ["-lm", *vlink])
+    # "native" names a different target on each machine: the key holds what the compiler made of it
+    self.cache_key += f" target={self.target.macros}"
   @property
   def cc(self) -> str: return self.tool
 
@@ -123,7 +173,11 @@ class CPUGraph:
 
 def open_device(name: str) -> Compiled:
   from teeny.codegen.render.c import CRenderer
-  if DEBUG >= 1: print(f"teeny: opened {name} with {find_cc()}, {n_threads()} threads")
-  dev = Compiled(name, CPUAllocator(), CRenderer(), CCompiler(), CPUProgram)
+  comp = CCompiler()
+  t = comp.target
+  if DEBUG >= 1:
+    print(f"teeny: opened {name} with {find_cc()}, {n_threads()} threads, -march={t.arch} ({t.vector_bytes}-byte vectors, "
+          f"L1d {t.cache_bytes['L1d'] >> 10} KB, L2 {t.cache_bytes['L2'] >> 10} KB, L3 {t.cache_bytes['L3'] >> 20} MB)")
+  dev = Compiled(name, CPUAllocator(), CRenderer(t.vector_bytes, dict(t.cache_bytes)), comp, CPUProgram)
   dev.graph = CPUGraph
   return dev

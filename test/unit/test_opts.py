@@ -52,6 +52,7 @@ OPT_LISTS = {
   "upcast_reduce": [Opt(U, 2, 8)], "unroll_reduce": [Opt(UN, 2, 4)], "pad_out": [Opt(P, 1, 16)], "pad_reduce": [Opt(P, 2, 16)],
   "pad_then_upcast": [Opt(P, 1, 16), Opt(U, 1, 16)], "swap": [Opt(S, 0, 1)], "swap_upcast": [Opt(S, 0, 1), Opt(U, 0, 4)],
   "everything": [Opt(P, 2, 32), Opt(U, 2, 4), Opt(UN, 1, 3), Opt(U, 0, 2), Opt(S, 0, 1)],
+  "loop": [Opt(OptOps.LOOP, 1, 4)], "blocked": [Opt(U, 1, 4), Opt(U, 0, 2), Opt(S, 0, 1), Opt(OptOps.LOOP, 0, 3)],
 }
 
 @needs_values
@@ -179,3 +180,17 @@ def test_debug5_prints_each_pass(capsys):
   from teeny.codegen.kernel import PASSES
   for name, _ in PASSES: assert f"--- mm after {name}" in out
   assert "--- mm linearized" in out
+
+def test_loop_opt_blocks_the_loops():
+  """LOOP splits an axis into an outer GLOBAL part and an inner plain loop (id 300 + axis) inside the GLOBAL loops; with a
+  SWAP first, a block of columns is the cores' loop and the rows run inside it. Refused on a REDUCE axis."""
+  src = get_program(mm_ast([Opt(U, 1, 4), Opt(U, 0, 2), Opt(S, 0, 1), Opt(OptOps.LOOP, 0, 3)]), CRenderer()).src
+  assert "for (int i300 = 0; i300 < 3; i300++)" in src
+  assert src.index("for (int g0") < src.index("for (int g1") < src.index("for (int i300") < src.index("for (int r2")
+  # the tile's vector loads depend on the cores' loop: it keeps constant bounds (else clang gathers them lane by lane)
+  assert "for (int g0 = 0; g0 < 3; g0++)" in src and "continue;" in src
+  with pytest.raises(KernelOptError, match="LOOP axis 2"): apply_opts(mm_ast(None), [Opt(OptOps.LOOP, 2, 4)], CRenderer())
+
+def test_plain_tile_keeps_narrowed_core_bounds():
+  src = get_program(mm_ast([Opt(U, 1, 4), Opt(U, 0, 2)]), CRenderer()).src
+  assert "g0 = g0_lo; g0 < g0_hi" in src and "continue;" not in src

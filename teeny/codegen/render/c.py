@@ -63,8 +63,14 @@ def _helpers(prelude: str) -> dict[str, str]:
   return out
 
 class CRenderer(CStyleLanguage):
+  """`vector_bytes` and `cache_bytes` are facts of the target the code is compiled for (runtime/ops_cpu.py's
+  `cpu_target` reads them from the compiler and the machine, TEENY_CPU_ARCH picks the target); the heuristics size
+  their tiles from them. The defaults (AVX2: 32-byte vectors) keep a renderer made without a target deterministic."""
   lang = "C"
   prelude = C_PRELUDE
+  def __init__(self, vector_bytes: int = 32, cache_bytes: dict[str, int] | None = None):
+    self.vector_bytes = vector_bytes
+    self.cache_bytes = cache_bytes or {"L1d": 32 << 10, "L2": 512 << 10, "L3": 8 << 20}
   simd_reduce = {Ops.ADD: "+", Ops.MUL: "*", Ops.MAX: "max", Ops.MIN: "min"}
   helpers = {**_helpers(C_PRELUDE), **C_ATOMIC_HELPERS}   # atomics: CAS loops for float (gcc has no float fetch_add)
   def render_prelude(self, body: str) -> str:

@@ -8,6 +8,13 @@ from teeny.uop.ops import AxisType, GroupOp, Ops, UOp
 from teeny.codegen.linearize import deps
 from teeny.codegen.render.atomics import render_atomic
 
+def _contiguous_tile_load(idx: UOp, core_loop: UOp, tile: set[UOp]) -> bool:
+  """Does the address depend on the cores' loop and add one of the output tile's UPCAST ranges with stride 1 (a vector
+  load along the tile)? (Lanes of a reduce are not output ranges: those kernels keep the narrowed bounds.)"""
+  if idx.op is not Ops.INDEX or len(idx.src) < 2: return False
+  topo = idx.src[1].toposort
+  return core_loop in topo and any(s in tile for a in topo if a.op is Ops.ADD for s in a.src)
+
 def _f(fn32: str, fn64: str | None = None) -> Callable:
   return lambda x, dt: f"{fn64 if dt == dtypes.float64 and fn64 else fn32}({x})"
 
@@ -257,13 +264,24 @@ class RenderState:
     # again (a logf of a row's sum inside cross-entropy's loop over 32000 classes cost 0.7 s)
     self.used_deeper = {s for u in uops if u in self.level for s in u.src if s in self.level and self.level[s] < self.level[u]
                         and s.op not in (Ops.CONST, Ops.DEFINE_GLOBAL, Ops.DEFINE_VAR, Ops.INDEX)}
-    self.has_unroll = any(u.op is Ops.RANGE and u.arg[1] is AxisType.UNROLL for u in uops)
     self.first_global = next((u for u in uops if u.op is Ops.RANGE and u.arg[1] is AxisType.GLOBAL), None)
+    # constant bounds on the cores' loop (see render_range_open) with UNROLL ranges, and when a register tile's loads
+    # run along an UPCAST range at addresses that also depend on that loop (a tile whose columns the cores split: with a
+    # bound clang cannot see, int index math may wrap and it gathers the tile's loads lane by lane, 24 vinsertps and
+    # 16 instead of 64 FMAs in a 1024^3 matmul blocked by LOOP + SWAP)
+    self.has_unroll = any(u.op is Ops.RANGE and u.arg[1] is AxisType.UNROLL for u in uops)
+    if not self.has_unroll and (fg := self.first_global) is not None and (tile := self._tile(uops)):
+      self.has_unroll = any(_contiguous_tile_load(u.src[0], fg, tile) for u in uops if u.op is Ops.LOAD)
     # accumulators indexed by the UPCAST/UNROLL ranges their value depends on; the reduce whose innermost loop each range is
     self.acc_dims = {u: sorted([x for x in deps(u) if x.arg[1] in (AxisType.UPCAST, AxisType.UNROLL)], key=lambda x: x.arg[0])
                      for u in uops if u.op is Ops.REDUCE}
     self.acc_arrays: dict[UOp, tuple[str, list[UOp]]] = {}
     self.innermost_reduce = {u.src[-1]: u for u in uops if u.op is Ops.REDUCE and not self.acc_dims[u]}
+
+  @staticmethod
+  def _tile(uops: list[UOp]) -> set[UOp]:
+    """The UPCAST ranges output addresses depend on (a register tile of outputs)."""
+    return {x for u in uops if u.op is Ops.STORE for x in u.src[0].toposort if x.op is Ops.RANGE and x.arg[1] is AxisType.UPCAST}
 
   def fresh(self, prefix: str) -> str:
     self.counter += 1

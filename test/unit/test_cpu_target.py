@@ -1,0 +1,52 @@
+"""CPU target facts (teeny/runtime/ops_cpu.py): TEENY_CPU_ARCH picks the -march target, its vector width comes from the
+compiler's predefined macros, the C heuristics size their tiles from it, and an unknown target is a clear error."""
+import os, platform, subprocess, sys
+import pytest
+from teeny import Tensor
+from teeny.codegen.opt import OptOps, hand_coded_opts
+from teeny.codegen.render.c import CRenderer
+from teeny.runtime.ops_cpu import CCompiler, cpu_target
+
+x86 = pytest.mark.skipif(platform.machine() not in ("x86_64", "AMD64"), reason="x86-64 micro-architecture levels")
+
+@x86
+@pytest.mark.parametrize("arch,vec", [("x86-64", 16), ("x86-64-v3", 32), ("x86-64-v4", 64)])
+def test_vector_width_from_the_compiler(arch, vec):
+  t = cpu_target(arch=arch)
+  assert t.arch == arch and t.vector_bytes == vec
+  assert set(t.cache_bytes) == {"L1d", "L2", "L3"} and all(v > 0 for v in t.cache_bytes.values())
+
+def test_unknown_arch_is_a_clear_error():
+  with pytest.raises(ValueError, match="TEENY_CPU_ARCH='no-such-cpu'.*x86-64-v3"): cpu_target(arch="no-such-cpu")
+
+@x86
+def test_arch_is_in_flags_and_cache_key(monkeypatch):
+  monkeypatch.setenv("TEENY_CPU_ARCH", "x86-64-v3")
+  v3 = CCompiler()
+  monkeypatch.setenv("TEENY_CPU_ARCH", "x86-64-v4")
+  v4 = CCompiler()
+  assert "-march=x86-64-v3" in v3.flags and "-march=x86-64-v4" in v4.flags
+  assert v3.cache_key != v4.cache_key and v3.cache_path("int x;") != v4.cache_path("int x;")
+
+def test_heuristic_tiles_follow_the_vector_width():
+  def tile(vec):
+    items = [si for si in (Tensor.empty(64, 128) @ Tensor.empty(128, 256)).schedule() if si.kind == "kernel"]
+    return [o.arg for o in hand_coded_opts(items[0].ast, CRenderer(vector_bytes=vec)) if o.op is OptOps.UPCAST]
+  assert tile(32) == [16, 4] and tile(16) == [8, 4]
+  assert tile(64) == [16, 4], "AVX-512 keeps the tiles tuned on Zen 4"
+
+@x86
+def test_x86_64_v3_code_runs(tmp_path):
+  """A matmul, a softmax-like row max and an elementwise kernel compiled for AVX2 give numpy's values."""
+  code = ("import numpy as np; from teeny import Tensor\n"
+          "a = np.random.default_rng(0).uniform(-1, 1, (48, 64)).astype(np.float32)\n"
+          "t = Tensor(a)\n"
+          "np.testing.assert_allclose((t @ t.T).numpy(), a @ a.T, rtol=1e-4, atol=1e-4)\n"
+          "np.testing.assert_allclose(t.max(1).numpy(), a.max(1))\n"
+          "np.testing.assert_allclose((t * 2 + 1).relu().numpy(), np.maximum(a * 2 + 1, 0), rtol=1e-6)\n"
+          "from teeny import Device; print(Device['CPU'].compiler.flags)\n")
+  env = {**os.environ, "TEENY_CPU_ARCH": "x86-64-v3", "TEENY_CACHE_DIR": str(tmp_path), "DEV": "CPU"}
+  root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+  out = subprocess.run([sys.executable, "-c", code], env=env, cwd=root, capture_output=True, text=True, timeout=300)
+  assert out.returncode == 0, out.stderr[-2000:]
+  assert "-march=x86-64-v3" in out.stdout
