@@ -148,13 +148,13 @@ NO_GRAD = {Ops.CMPLT, Ops.CMPLE, Ops.CMPNE, Ops.CMPEQ, Ops.AND, Ops.OR, Ops.XOR,
            Ops.BUFFER, Ops.CONST, Ops.ARANGE, Ops.BITCAST, Ops.NOOP}
 
 def _custom_kernel_grad(g: UOp, ck: UOp) -> tuple[UOp | None, ...]:
-  """A custom kernel is differentiable through its grad_fxn(grad_out, *inputs) -> one gradient (or None) per input."""
-  from teeny.tensor import Tensor
+  """A custom kernel is differentiable through its grad_fxn(grad_out, *inputs) -> one gradient (or None) per input.
+  It is called with UOps; the front end stores the user's function wrapped so that it sees Tensors (tensor.py)."""
   sink, grad_fxn = ck.arg
   if grad_fxn is None:
     raise RuntimeError(f"custom kernel {sink.arg.name!r} has no grad_fxn, so it cannot be differentiated; pass grad_fxn= to "
                        "custom_kernel or detach() its inputs")
-  grads = grad_fxn(Tensor(g), *[Tensor(s) for s in ck.src[1:]])
+  grads = grad_fxn(g, *ck.src[1:])
   if not isinstance(grads, (tuple, list)) or len(grads) != len(ck.src) - 1:
     raise RuntimeError(f"grad_fxn of custom kernel {sink.arg.name!r} must return one gradient (or None) per input "
                        f"({len(ck.src) - 1}), got {grads!r}")

@@ -24,6 +24,22 @@ def dedup(xs: Iterable[T]) -> list[T]: return list(dict.fromkeys(xs))
 def flatten(xss: Iterable[Iterable[T]]) -> list[T]: return [x for xs in xss for x in xs]
 def ceildiv(a: int, b: int) -> int: return -(-a // b)
 def round_up(a: int, b: int) -> int: return ceildiv(a, b) * b
+def broadcast_shape(*shapes: tuple[int, ...]) -> tuple[int, ...]:
+  """The shape that `shapes` broadcast to (numpy's rules), else ValueError naming them."""
+  nd = max(len(s) for s in shapes)
+  padded = [(1,) * (nd - len(s)) + tuple(s) for s in shapes]
+  out = []
+  for dims in zip(*padded):
+    non1 = {d for d in dims if d != 1}
+    if len(non1) > 1: raise ValueError(f"shapes {' and '.join(str(tuple(s)) for s in shapes)} cannot be broadcast together")
+    out.append(non1.pop() if non1 else 1)
+  return tuple(out)
+
+def broadcasts_to(shape: tuple[int, ...], target: tuple[int, ...]) -> bool:
+  """Can a value of `shape` be broadcast to exactly `target` (what an in-place write needs)?"""
+  try: return broadcast_shape(shape, target) == tuple(target)
+  except ValueError: return False
+
 def colored(s: str, color: str | None = None) -> str:
   codes = {"red": 31, "green": 32, "yellow": 33, "blue": 34, "magenta": 35, "cyan": 36, "white": 37}
   return f"\033[{codes[color]}m{s}\033[0m" if color and os.isatty(1) else s

@@ -1,10 +1,11 @@
 """nn.functional-style Tensor methods (convolutions, pooling, losses, attention), built only from other Tensor ops.
 
 `class Tensor(NNMixin)` inherits these, so `self` is always a Tensor and everything stays lazy and differentiable.
+They reach the Tensor class as `type(self)`: tensor.py imports this module, so this module never imports tensor.py.
 """
 from __future__ import annotations
 import math
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 from teeny.dtype import dtypes, least_upper_dtype
 from teeny.indexing import check_index_range
 
@@ -12,6 +13,10 @@ if TYPE_CHECKING:
   from teeny.tensor import Tensor
 
 REDUCTIONS = ("mean", "sum", "none")
+
+# hand-written kernels that may stand in for a method here: name -> fxn(self, *args) giving a Tensor, or None for the
+# plain graph. teeny.kernels, a higher layer, fills it when teeny is imported, so that choice is made there
+KERNEL_ROUTES: dict[str, Callable] = {}
 
 def _tuple(x: int | Sequence[int], n: int, name: str = "argument") -> tuple[int, ...]:
   if isinstance(x, int): return (x,) * n
@@ -193,7 +198,7 @@ class NNMixin:
   def _max_pool(self: Tensor, n: int, fn: str, kernel_size, stride, padding, dilation, ceil_mode: bool,
                 return_indices: bool):
     """Max pooling over the last n dims; with return_indices also torch's int64 indices, flat over each input plane."""
-    from teeny.tensor import Tensor
+    Tensor = type(self)
     k_ = _tuple(kernel_size, n, "kernel_size")
     s_, d_ = _tuple(stride if stride is not None else k_, n, "stride"), _tuple(dilation, n, "dilation")
     _check_pool_args(fn, k_, s_, d_, padding)
@@ -235,7 +240,7 @@ class NNMixin:
 
   def _max_unpool(self: Tensor, n: int, fn: str, indices: Tensor, kernel_size, stride, padding, output_size) -> Tensor:
     """Inverse of max pooling over the last n dims: zeros, with self's values written at the flat `indices`."""
-    from teeny.tensor import Tensor
+    Tensor = type(self)
     k_ = _tuple(kernel_size, n, "kernel_size")
     s_, p_ = _tuple(stride if stride is not None else k_, n, "stride"), _tuple(padding, n, "padding")
     _check_pool_args(fn, k_, s_, (1,) * n, p_)
@@ -285,7 +290,7 @@ class NNMixin:
   def _avg_pool(self: Tensor, n: int, fn: str, kernel_size, stride, padding, ceil_mode: bool, count_include_pad: bool,
                 divisor_override: int | None = None) -> Tensor:
     """Average pooling over the last n dims."""
-    from teeny.tensor import Tensor
+    Tensor = type(self)
     k_ = _tuple(kernel_size, n, "kernel_size")
     s_ = _tuple(stride if stride is not None else k_, n, "stride")
     _check_pool_args(fn, k_, s_, (1,) * n, padding)
@@ -330,7 +335,7 @@ class NNMixin:
     """PyTorch's F.interpolate over the spatial dims (all but the first two): nearest, nearest-exact, linear (3-d input),
     bilinear (4-d), trilinear (5-d). uint8 inputs work for nearest, nearest-exact and bilinear (rounded as torch does);
     other integer dtypes raise NotImplementedError, as in torch."""
-    from teeny.tensor import Tensor
+    Tensor = type(self)
     import numpy as np
     modes = {"nearest": None, "nearest-exact": None, "linear": 3, "bilinear": 4, "trilinear": 5}
     n = self.ndim - 2
@@ -391,7 +396,7 @@ class NNMixin:
   def _interpolate_uint8(self: Tensor, outs: Sequence[int], scales: Sequence[float | None], align_corners: bool) -> Tensor:
     """torch's uint8 bilinear: one dim at a time (the last first, then the others backwards, skipping dims whose size
     stays), each a weighted sum with int16 fixed-point weights, rounded and clamped back to uint8 before the next."""
-    from teeny.tensor import Tensor
+    Tensor = type(self)
     import numpy as np
     x, n = self, len(outs)
     for dim in reversed(range(n)):
@@ -420,7 +425,7 @@ class NNMixin:
 
   def dropout(self: Tensor, p: float = 0.5) -> Tensor:
     """Zero each element with probability p and scale the rest by 1/(1-p), only while Tensor.training."""
-    from teeny.tensor import Tensor
+    Tensor = type(self)
     if not 0.0 <= p <= 1.0: raise ValueError(f"dropout probability must be in [0, 1], got {p}")
     if not Tensor.training or p == 0: return self
     if p == 1: return self * 0
@@ -448,7 +453,7 @@ class NNMixin:
   # ***** indexing helpers *****
 
   def _one_hot_along_dim(self: Tensor, num_classes: int, dim: int = -1) -> Tensor:
-    from teeny.tensor import Tensor
+    Tensor = type(self)
     offset = self.ndim - (dim % self.ndim) - 1
     return self == Tensor.arange(num_classes, device=self.device).reshape(num_classes, *[1] * offset)
 
@@ -479,7 +484,7 @@ class NNMixin:
   def _scatter_parts(self: Tensor, fn: str, dim: int, index: Tensor, src) -> tuple[int, Tensor, Tensor]:
     """Checks, then (dim, src, mask), both self.shape + (index.shape[dim],): src[..., r] is the value that index's r-th
     entry along dim sends to that position and mask[..., r] whether it goes there (a one-hot over self.shape[dim])."""
-    from teeny.tensor import Tensor
+    Tensor = type(self)
     if not isinstance(index, Tensor) or not dtypes.is_int(index.dtype):
       raise TypeError(f"{fn}: index must be an integer tensor, got {getattr(index, 'dtype', type(index).__name__)}")
     if not isinstance(src, Tensor): src = Tensor.full(tuple(index.shape), src, dtype=self.dtype, device=self.device)
@@ -505,7 +510,7 @@ class NNMixin:
   def scatter(self: Tensor, dim: int, index: Tensor, src, reduce: str | None = None) -> Tensor:
     """torch.scatter, out of place: reduce=None writes (on duplicates the last write wins), 'add' adds (scatter_add),
     'multiply' multiplies. src may be a scalar."""
-    from teeny.tensor import Tensor
+    Tensor = type(self)
     if reduce not in (None, "add", "multiply"):
       raise RuntimeError(f"scatter: reduce argument must be either add or multiply (or None), got {reduce!r}")
     dim, src, mask = self._scatter_parts("scatter", dim, index, src)
@@ -525,7 +530,7 @@ class NNMixin:
     """torch.scatter_reduce, out of place: reduce 'sum', 'prod', 'mean' (floored for integers), 'amax' or 'amin' over
     the src values index sends to each position, and self's value there unless include_self=False (untouched
     positions keep self). Gradients as torch's: amax/amin split evenly among tied maxima."""
-    from teeny.tensor import Tensor
+    Tensor = type(self)
     if not isinstance(src, Tensor): raise TypeError(f"scatter_reduce: src must be a Tensor, got {type(src).__name__}")
     if reduce not in ("sum", "prod", "mean", "amax", "amin"):
       raise RuntimeError(f"scatter_reduce: reduce argument must be either sum, prod, mean, amax or amin, got {reduce!r}")
@@ -577,14 +582,9 @@ class NNMixin:
     """PyTorch's F.cross_entropy on logits; target holds class indices (int) or probabilities (float, input's shape)."""
     _check_reduction(reduction)
     if not 0.0 <= label_smoothing <= 1.0: raise ValueError(f"label_smoothing must be in [0, 1], got {label_smoothing}")
-    from teeny.kernels import is_gpu
-    from teeny.kernels.nll import covers_cross_entropy, cross_entropy
-    if hasattr(target, "uop") and self.requires_grad and (is_gpu(self.device) or self.numel() >= 1 << 16) and \
-       covers_cross_entropy(self, target, reduction, label_smoothing):
-      # (N, C) logits and class ids: the backward is one masked store per row plus an atomic (teeny/kernels/nll.py).
-      # On the CPU, 8192x32000 forward and backward take 230 ms this way and 308 ms as the fused graph; for small ones
-      # (a 128x10 batch) the graph's fewer launches win (120 vs 115 MLP steps/s), so they stay graphs
-      return cross_entropy(self, target, reduction, ignore_index, label_smoothing)
+    # a hand-written backward where teeny.kernels says it pays (kernels/nll.py: route_cross_entropy)
+    route = KERNEL_ROUTES.get("cross_entropy")
+    if route is not None and (out := route(self, target, reduction, label_smoothing, ignore_index)) is not None: return out
     cdim = 1 if self.ndim >= 2 else 0
     nc = self.shape[cdim]
     logp = self.log_softmax(cdim)
@@ -674,7 +674,7 @@ class NNMixin:
     tril(ones(L, S)), top-left aligned when L != S. enable_gqa: H divides Hq and each key/value head serves Hq/H query
     heads. A row whose scores are all masked gives zeros (as torch). As in torch, dropout_p applies whenever it is > 0,
     training or not (pass 0.0 in eval)."""
-    from teeny.tensor import Tensor
+    Tensor = type(self)
     if self.ndim < 2 or key.ndim < 2 or value.ndim < 2:
       raise RuntimeError(f"scaled_dot_product_attention: query, key and value need at least 2 dims, got "
                          f"{tuple(self.shape)}, {tuple(key.shape)}, {tuple(value.shape)}")

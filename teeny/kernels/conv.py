@@ -44,7 +44,7 @@ from dataclasses import dataclass, replace
 from teeny.tensor import Tensor
 from teeny.tensor_nn import _pad_or_shrink, _resolve_pads, _tuple, check_conv_args
 from teeny.uop.ops import AxisType, KernelInfo, MemSem, Ops, UOp
-from teeny.kernels import acc_dtype, in_range, is_gpu, reduce_sum, use_custom_kernels, with_grad
+from teeny.kernels.common import acc_dtype, in_range, is_gpu, reduce_sum, use_custom_kernels, with_grad
 
 @dataclass(frozen=True)
 class ConvShape:

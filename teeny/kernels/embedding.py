@@ -13,7 +13,7 @@ from teeny.dtype import dtypes
 from teeny.indexing import check_index_range
 from teeny.tensor import Tensor
 from teeny.uop.ops import AxisType, KernelInfo, MemSem, UOp
-from teeny.kernels import acc_dtype, in_range, is_gpu, use_custom_kernels
+from teeny.kernels.common import acc_dtype, in_range, is_gpu, use_custom_kernels
 
 def _column_ranges(dim: int, gpu: bool, first_axis: int) -> tuple[UOp, tuple[UOp, ...]]:
   """The column index j and the ranges that make it: a GLOBAL block index and a LOCAL lane on GPUs, a LOOP on the CPU."""
