@@ -83,14 +83,14 @@ def find_cycles(graph: dict[str, dict]) -> list[list[str]]:
   comps: list[set[str]] = []
   def strong(v: str) -> None:
     index[v] = low[v] = len(index)
-    stack.append(v); on.add(v)  # noqa: E702
+    stack.append(v); on.add(v)
     for w in graph[v]:
-      if w not in index: strong(w); low[v] = min(low[v], low[w])  # noqa: E702
+      if w not in index: strong(w); low[v] = min(low[v], low[w])
       elif w in on: low[v] = min(low[v], index[w])
     if low[v] == index[v]:
       comp = set()
       while True:
-        w = stack.pop(); on.discard(w); comp.add(w)  # noqa: E702
+        w = stack.pop(); on.discard(w); comp.add(w)
         if w == v: break
       if len(comp) > 1: comps.append(comp)
   sys.setrecursionlimit(max(sys.getrecursionlimit(), 10 * len(graph) + 100))
@@ -115,10 +115,10 @@ def _shortest_cycle(graph: dict[str, dict], comp: set[str], start: str) -> list[
       for w in sorted(graph[v]):
         if w not in comp: continue
         if w == start: prev.setdefault(start, v)
-        elif w not in seen: seen.add(w); prev[w] = v; nxt.append(w)  # noqa: E702
+        elif w not in seen: seen.add(w); prev[w] = v; nxt.append(w)
     frontier = nxt
   path, v = [start], prev[start]
-  while v != start: path.append(v); v = prev[v]  # noqa: E702
+  while v != start: path.append(v); v = prev[v]
   return [start] + path[:0:-1] + [start]
 
 def check(root: Path, doc: Path) -> list[str]:

@@ -17,7 +17,8 @@ class DType:
       h = hash(tuple(getattr(self, f) for f in self.__dataclass_fields__))
       object.__setattr__(self, "_hash", h)
       return h
-  def __getstate__(self): return {k: v for k, v in self.__dict__.items() if k != "_hash"}  # string hashes vary by process
+  # string hashes vary by process
+  def __getstate__(self): return {k: v for k, v in self.__dict__.items() if k != "_hash"}
   def ptr(self) -> PtrDType: return PtrDType(self.name, self.itemsize, self.kind, self.np_name, self)
   @property
   def np(self):
@@ -122,7 +123,8 @@ def _promote2(a: DType, b: DType) -> DType:
   return {1: dtypes.int16, 2: dtypes.int32, 4: dtypes.int64}.get(u.itemsize, dtypes.int64)
 
 def least_upper_dtype(*ds: DType) -> DType:
-  """PyTorch's promotion of tensor dtypes: bool < ints < floats; within a category the wider; int+uint the next signed."""
+  """PyTorch's promotion of tensor dtypes: bool < ints < floats; within a category the wider; int+uint the next
+  signed."""
   out = ds[0]
   for d in ds[1:]: out = _promote2(out, d)
   return out
@@ -130,7 +132,8 @@ def least_upper_dtype(*ds: DType) -> DType:
 def sum_acc_dtype(d: DType) -> DType:
   """The dtype `sum` returns: bools and small ints sum as the default int (int64 stays), floats keep theirs."""
   if d.kind in "bi": return dtypes.int64 if d == dtypes.int64 else dtypes.default_int
-  if d.kind == "u": return dtypes.uint64 if d == dtypes.uint64 else (dtypes.uint32 if d == dtypes.uint32 else dtypes.default_int)
+  if d.kind == "u":
+    return dtypes.uint64 if d == dtypes.uint64 else (dtypes.uint32 if d == dtypes.uint32 else dtypes.default_int)
   return d
 
 _OVERFLOW = {dtypes.float32: 3.4028235677973366e38, dtypes.float16: 65520.0}

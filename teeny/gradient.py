@@ -49,8 +49,8 @@ def _reduce_grad(g: UOp, ret: UOp) -> tuple[UOp | None, ...]:
   return ((ge * mask) / count,)
 
 def _pow_grad(g: UOp, r: UOp) -> tuple[UOp | None, ...]:
-  """torch's rule: the base gets 0 where the exponent is 0 (0 ** 0 gave 0 * inf = nan), the exponent gets 0 where the base
-  is 0 and the exponent >= 0 (else result * log(base), -inf for 0 ** -1)."""
+  """torch's rule: the base gets 0 where the exponent is 0 (0 ** 0 gave 0 * inf = nan), the exponent gets 0 where the
+  base is 0 and the exponent >= 0 (else result * log(base), -inf for 0 ** -1)."""
   a, b = r.src
   zero = _c(r, 0.0)
   da = b.alu(Ops.CMPEQ, zero).where(zero, b * a.alu(Ops.POW, b - _c(r, 1.0)))
@@ -86,7 +86,8 @@ def _window_grad(g: UOp, r: UOp) -> tuple[UOp | None, ...]:
   n, lead = len(k_), len(src_shape) - len(k_)
   outs = r.shape[lead:lead + n]
   # every kernel position reads g: compute it once rather than once per position
-  if len(k_) and any(k > 1 for k in k_) and g.base.op not in (Ops.BUFFER, Ops.CONST): g = UOp(Ops.CONTIGUOUS, g.dtype, (g,))
+  if len(k_) and any(k > 1 for k in k_) and g.base.op not in (Ops.BUFFER, Ops.CONST):
+    g = UOp(Ops.CONTIGUOUS, g.dtype, (g,))
   total: UOp | None = None
   for pos in itertools.product(*[range(k) for k in k_]):
     # g at this kernel position: (..., *out)
@@ -163,7 +164,8 @@ def _custom_kernel_grad(g: UOp, ck: UOp) -> tuple[UOp | None, ...]:
     if gr is None: out.append(None)
     else:
       u = gr.uop if hasattr(gr, "uop") else gr
-      if u.shape != s.shape: raise RuntimeError(f"grad_fxn returned a gradient of shape {u.shape} for an input of shape {s.shape}")
+      if u.shape != s.shape:
+        raise RuntimeError(f"grad_fxn returned a gradient of shape {u.shape} for an input of shape {s.shape}")
       out.append(u.cast(s.dtype) if u.dtype != s.dtype else u)
   return tuple(out)
 
@@ -177,7 +179,8 @@ def _view_chain(target: UOp, prev: UOp) -> list[UOp]:
 
 def _assign_grad(g: UOp, a: UOp) -> list[tuple[UOp, UOp]]:
   """ASSIGN(target, value) is prev with the view's elements replaced by value: value gets g seen through the view, and
-  prev gets g everywhere the write did not reach (the mask is the view's own gradient of ones, nonzero where written)."""
+  prev gets g everywhere the write did not reach (the mask is the view's own gradient of ones, nonzero where
+  written)."""
   target, value = a.src[0], a.src[1]
   prev = target.base
   chain = _view_chain(target, prev)

@@ -13,7 +13,8 @@ def getenv(key: str, default: Any = 0) -> Any:
   try: return type(default)(val)
   except ValueError:
     kind = "an int" if isinstance(default, int) else f"a {type(default).__name__}"
-    raise ValueError(f"environment variable {key}={val!r} must be {kind} (unset it for the default, {default!r})") from None
+    raise ValueError(f"environment variable {key}={val!r} must be {kind} (unset it for the default, "
+                     f"{default!r})") from None
 
 def prod(xs: Iterable[Any], start: Any = 1) -> Any:
   return functools.reduce(lambda a, b: a * b, xs, start)
@@ -31,7 +32,8 @@ def broadcast_shape(*shapes: tuple[int, ...]) -> tuple[int, ...]:
   out = []
   for dims in zip(*padded):
     non1 = {d for d in dims if d != 1}
-    if len(non1) > 1: raise ValueError(f"shapes {' and '.join(str(tuple(s)) for s in shapes)} cannot be broadcast together")
+    if len(non1) > 1:
+      raise ValueError(f"shapes {' and '.join(str(tuple(s)) for s in shapes)} cannot be broadcast together")
     out.append(non1.pop() if non1 else 1)
   return tuple(out)
 

@@ -50,7 +50,8 @@ def _resolve_pads(padding, k: Sequence[int], dilation: Sequence[int],
   n = len(k)
   if isinstance(padding, str):
     if padding == "valid": return [(0, 0)] * n
-    if padding != "same": raise RuntimeError(f"Invalid padding string {padding!r}: use an int, a tuple, 'same' or 'valid'")
+    if padding != "same":
+      raise RuntimeError(f"Invalid padding string {padding!r}: use an int, a tuple, 'same' or 'valid'")
     if any(s != 1 for s in _tuple(stride, n)):
       raise RuntimeError(f"padding='same' is not supported for strided convolutions (stride={stride}); pad explicitly")
     return [(d * (kk - 1) // 2, d * (kk - 1) - d * (kk - 1) // 2) for kk, d in zip(k, dilation)]
@@ -70,7 +71,8 @@ def check_conv_args(fn: str, x_shape, w_shape, stride, padding, dilation, groups
   n = len(w_shape) - 2
   _positive(f"{fn}: stride", _tuple(stride, n, "stride"), "must be positive (non-positive stride is not supported)")
   _positive(f"{fn}: dilation", _tuple(dilation, n, "dilation"))
-  if not isinstance(groups, int) or groups <= 0: raise ValueError(f"{fn}: groups must be a positive int, got {groups!r}")
+  if not isinstance(groups, int) or groups <= 0:
+    raise ValueError(f"{fn}: groups must be a positive int, got {groups!r}")
   _positive(f"{fn}: kernel size", tuple(w_shape[2:]), f"must be positive (weight shape {tuple(w_shape)})")
 
 def _check_pool_args(fn: str, k_, s_, d_, padding) -> None:
@@ -160,7 +162,8 @@ class NNMixin:
     hw = tuple(weight.shape[2:])
     n = len(hw)
     if self.ndim != weight.ndim or self.ndim < 3:
-      raise ValueError(f"conv_transpose input {tuple(self.shape)} and weight {tuple(weight.shape)} need the same ndim (>= 3)")
+      raise ValueError(f"conv_transpose input {tuple(self.shape)} and weight {tuple(weight.shape)} need the same ndim "
+                       "(>= 3)")
     check_conv_args("conv_transpose", self.shape, weight.shape, stride, padding, dilation, groups)
     if not isinstance(padding, str) and any(p < 0 for p in ([padding] if isinstance(padding, int) else
                                                             [v for p in padding for v in ((p,) if isinstance(p, int) else p)])):
@@ -203,7 +206,8 @@ class NNMixin:
     s_, d_ = _tuple(stride if stride is not None else k_, n, "stride"), _tuple(dilation, n, "dilation")
     _check_pool_args(fn, k_, s_, d_, padding)
     if self.ndim < n + 1:
-      raise ValueError(f"{fn} wants ({n + 1} or {n + 2})-d input (C, *spatial) or (N, C, *spatial), got {tuple(self.shape)}")
+      raise ValueError(f"{fn} wants ({n + 1} or {n + 2})-d input (C, *spatial) or (N, C, *spatial), got "
+                       f"{tuple(self.shape)}")
     pads = _resolve_pads(padding, k_, d_)
     if any(2 * max(p) > k for p, k in zip(pads, k_)):
       raise ValueError(f"{fn}: padding {padding} must be at most half of kernel {k_}")
@@ -246,8 +250,10 @@ class NNMixin:
     _check_pool_args(fn, k_, s_, (1,) * n, p_)
     if tuple(indices.shape) != tuple(self.shape):
       raise ValueError(f"{fn}: indices shape {tuple(indices.shape)} must match the input's {tuple(self.shape)}")
-    if not dtypes.is_int(indices.dtype): raise TypeError(f"{fn}: indices must be an integer tensor, got {indices.dtype}")
-    if self.ndim < n + 1: raise ValueError(f"{fn} wants (C, *spatial) or (N, C, *spatial) input, got {tuple(self.shape)}")
+    if not dtypes.is_int(indices.dtype):
+      raise TypeError(f"{fn}: indices must be an integer tensor, got {indices.dtype}")
+    if self.ndim < n + 1:
+      raise ValueError(f"{fn} wants (C, *spatial) or (N, C, *spatial) input, got {tuple(self.shape)}")
     ins = tuple(self.shape[-n:])
     default = tuple((i - 1) * s - 2 * p + k for i, s, p, k in zip(ins, s_, p_, k_))
     if output_size is None: outs = default
@@ -295,7 +301,8 @@ class NNMixin:
     s_ = _tuple(stride if stride is not None else k_, n, "stride")
     _check_pool_args(fn, k_, s_, (1,) * n, padding)
     if self.ndim < n + 1:
-      raise ValueError(f"{fn} wants ({n + 1} or {n + 2})-d input (C, *spatial) or (N, C, *spatial), got {tuple(self.shape)}")
+      raise ValueError(f"{fn} wants ({n + 1} or {n + 2})-d input (C, *spatial) or (N, C, *spatial), got "
+                       f"{tuple(self.shape)}")
     if divisor_override is not None and (not isinstance(divisor_override, int) or divisor_override == 0):
       raise RuntimeError(f"{fn}: divisor_override must be a non-zero int, got {divisor_override!r}")
     reg = _resolve_pads(padding, k_, (1,) * n)
@@ -332,9 +339,9 @@ class NNMixin:
 
   def interpolate(self: Tensor, size=None, scale_factor=None, mode: str = "nearest",
                   align_corners: bool | None = None) -> Tensor:
-    """PyTorch's F.interpolate over the spatial dims (all but the first two): nearest, nearest-exact, linear (3-d input),
-    bilinear (4-d), trilinear (5-d). uint8 inputs work for nearest, nearest-exact and bilinear (rounded as torch does);
-    other integer dtypes raise NotImplementedError, as in torch."""
+    """PyTorch's F.interpolate over the spatial dims (all but the first two): nearest, nearest-exact, linear (3-d
+    input), bilinear (4-d), trilinear (5-d). uint8 inputs work for nearest, nearest-exact and bilinear (rounded as torch
+    does); other integer dtypes raise NotImplementedError, as in torch."""
     Tensor = type(self)
     import numpy as np
     modes = {"nearest": None, "nearest-exact": None, "linear": 3, "bilinear": 4, "trilinear": 5}
@@ -343,11 +350,13 @@ class NNMixin:
       raise NotImplementedError(f"interpolate: only 3-d, 4-d and 5-d inputs and the modes {tuple(modes)} are supported, "
                                 f"got a {self.ndim}-d input and mode {mode!r}")
     if modes[mode] is not None and modes[mode] != self.ndim:
-      raise NotImplementedError(f"interpolate: got a {self.ndim}-d input, but {mode} mode needs a {modes[mode]}-d input")
+      raise NotImplementedError(f"interpolate: got a {self.ndim}-d input, but {mode} mode needs a {modes[mode]}-d "
+                                "input")
     if modes[mode] is None and align_corners is not None:
       raise ValueError("interpolate: align_corners can only be set with the interpolating modes linear, bilinear and "
                        "trilinear")
-    if (size is None) == (scale_factor is None): raise ValueError("interpolate: give exactly one of size and scale_factor")
+    if (size is None) == (scale_factor is None):
+      raise ValueError("interpolate: give exactly one of size and scale_factor")
     if not dtypes.is_float(self.dtype) and not (self.dtype == dtypes.uint8 and mode in ("nearest", "nearest-exact",
                                                                                          "bilinear")):
       raise NotImplementedError(f"interpolate: mode {mode!r} does not support {self.dtype} input (torch supports float, "
@@ -533,7 +542,8 @@ class NNMixin:
     Tensor = type(self)
     if not isinstance(src, Tensor): raise TypeError(f"scatter_reduce: src must be a Tensor, got {type(src).__name__}")
     if reduce not in ("sum", "prod", "mean", "amax", "amin"):
-      raise RuntimeError(f"scatter_reduce: reduce argument must be either sum, prod, mean, amax or amin, got {reduce!r}")
+      raise RuntimeError("scatter_reduce: reduce argument must be either sum, prod, mean, amax or amin, got "
+                         f"{reduce!r}")
     dim, src, mask = self._scatter_parts("scatter_reduce", dim, index, src)
     touched = mask.any(-1)
     if reduce in ("sum", "mean"):
@@ -584,7 +594,8 @@ class NNMixin:
     if not 0.0 <= label_smoothing <= 1.0: raise ValueError(f"label_smoothing must be in [0, 1], got {label_smoothing}")
     # a hand-written backward where teeny.kernels says it pays (kernels/nll.py: route_cross_entropy)
     route = KERNEL_ROUTES.get("cross_entropy")
-    if route is not None and (out := route(self, target, reduction, label_smoothing, ignore_index)) is not None: return out
+    if route is not None and (out := route(self, target, reduction, label_smoothing, ignore_index)) is not None:
+      return out
     cdim = 1 if self.ndim >= 2 else 0
     nc = self.shape[cdim]
     logp = self.log_softmax(cdim)
@@ -668,7 +679,8 @@ class NNMixin:
   def scaled_dot_product_attention(self: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor | None = None,
                                    dropout_p: float = 0.0, is_causal: bool = False, scale: float | None = None,
                                    enable_gqa: bool = False) -> Tensor:
-    """PyTorch's F.scaled_dot_product_attention; self is the query (..., Hq, L, E), key (..., H, S, E), value (..., H, S, Ev).
+    """PyTorch's F.scaled_dot_product_attention; self is the query (..., Hq, L, E), key (..., H, S, E), value (..., H,
+    S, Ev).
 
     attn_mask broadcasts to (..., L, S): bool (False = masked out) or float (added to the scores). is_causal masks with
     tril(ones(L, S)), top-left aligned when L != S. enable_gqa: H divides Hq and each key/value head serves Hq/H query

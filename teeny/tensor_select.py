@@ -133,8 +133,8 @@ def _select(x: Tensor, dim: int, k: int, descending: bool, full: bool) -> tuple[
   return (vals, idx) if dim == x.ndim - 1 else (vals.transpose(dim, -1), idx.transpose(dim, -1))
 
 def meshgrid(*tensors: Tensor, indexing: str = "ij") -> tuple[Tensor, ...]:
-  """torch.meshgrid: N 1-D (or 0-d) tensors -> N tensors of their sizes' grid; indexing "ij" (matrix) or "xy" (Cartesian:
-  the first two dims swapped)."""
+  """torch.meshgrid: N 1-D (or 0-d) tensors -> N tensors of their sizes' grid; indexing "ij" (matrix) or "xy"
+  (Cartesian: the first two dims swapped)."""
   if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)): tensors = tuple(tensors[0])
   if indexing not in ("ij", "xy"): raise ValueError(f"meshgrid: indexing must be 'ij' or 'xy', got {indexing!r}")
   if not tensors: raise RuntimeError("meshgrid expects a non-empty list of tensors")
@@ -158,7 +158,8 @@ class SelectMixin:
 
   def _tri(self: Tensor, diagonal: int, lower: bool, name: str) -> Tensor:
     Tensor = type(self)
-    if self.ndim < 2: raise RuntimeError(f"{name}: input tensor must have at least 2 dimensions, got shape {tuple(self.shape)}")
+    if self.ndim < 2:
+      raise RuntimeError(f"{name}: input tensor must have at least 2 dimensions, got shape {tuple(self.shape)}")
     d = _int_arg(diagonal, "diagonal")
     r, c = self.shape[-2:]
     off = Tensor.arange(c, device=self.device).reshape(1, c) - Tensor.arange(r, device=self.device).reshape(r, 1)
@@ -191,7 +192,8 @@ class SelectMixin:
     """torch.diag: a 1-D tensor -> the square matrix with it on diagonal `diagonal`; a 2-D tensor -> that diagonal."""
     d = _int_arg(diagonal, "diagonal")
     if self.ndim == 2: return self.diagonal(d)
-    if self.ndim != 1: raise RuntimeError(f"diag supports 1-D or 2-D tensors, got a {self.ndim}-D one; use diagonal() or diag_embed")
+    if self.ndim != 1:
+      raise RuntimeError(f"diag supports 1-D or 2-D tensors, got a {self.ndim}-D one; use diagonal() or diag_embed")
     n = self.shape[0]
     # (n,) -> (n, n+1) with n zeros after each element -> flattened, cut to n*n: the elements land on the diagonal
     x = self.reshape(n, 1).pad(((0, 0), (0, n))).reshape(n * (n + 1)).shrink(((0, n * n),)).reshape(n, n)
@@ -216,7 +218,8 @@ class SelectMixin:
     k = _int_arg(k, "k")
     d = _dim(dim, self.ndim)
     n = self.shape[d] if self.ndim else 1
-    if not 0 <= k <= n: raise RuntimeError(f"topk: selected index k={k} out of range for dim {d} of size {n} (need 0 <= k <= {n})")
+    if not 0 <= k <= n:
+      raise RuntimeError(f"topk: selected index k={k} out of range for dim {d} of size {n} (need 0 <= k <= {n})")
     if self.ndim == 0: return ValuesIndices(self.clone(), self.zeros_like(dtype=dtypes.int64))
     return ValuesIndices(*_select(self, d, k, bool(largest), False))
 
@@ -294,7 +297,8 @@ class SelectMixin:
     sh = (shifts,) if isinstance(shifts, (int, np.integer)) else tuple(shifts)
     sh = tuple(_int_arg(s, "shifts") for s in sh)
     if dims is None:
-      if len(sh) != 1: raise RuntimeError(f"roll: shifts and dims must align: with dims=None, shifts must be one int, got {shifts!r}")
+      if len(sh) != 1:
+        raise RuntimeError(f"roll: shifts and dims must align: with dims=None, shifts must be one int, got {shifts!r}")
       return self.reshape(-1).roll(sh, 0).reshape(self.shape)
     ds = (dims,) if isinstance(dims, (int, np.integer)) else tuple(dims)
     if len(sh) != len(ds) or not sh:
@@ -334,7 +338,8 @@ class SelectMixin:
 def _scalar_for(value, dtype: DType):
   """A Python scalar converted as torch converts a fill value for a tensor of dtype (floats truncate into ints)."""
   if isinstance(value, np.generic): value = value.item()
-  if not isinstance(value, (bool, int, float)): raise TypeError(f"fill value must be a number or a 0-d tensor, got {value!r}")
+  if not isinstance(value, (bool, int, float)):
+    raise TypeError(f"fill value must be a number or a 0-d tensor, got {value!r}")
   if dtype == dtypes.bool: return bool(value)
   if dtype.kind in "iu": return int(value)
   return float(value)

@@ -2,7 +2,8 @@
 clang (gfx1100, gfx90a); OpenCL values through PoCL when pyopencl is installed.
 
 A test whose toolchain is missing skips and says why, except under TEENY_REQUIRE_TOOLCHAINS=1 (CI), where it fails.
-Toolchains: pip install cuda-python nvidia-cuda-nvrtc · apt-get install clang-19 lld-19 · pip install pyopencl pocl-binary-distribution
+Toolchains: pip install cuda-python nvidia-cuda-nvrtc · apt-get install clang-19 lld-19 · pip install pyopencl
+pocl-binary-distribution
 """
 from __future__ import annotations
 import re, sys, types
@@ -30,7 +31,8 @@ def p_softmax(dev): return Tensor(np.ones((32, 300), np.float32), device=dev).so
 def p_half(dev):
   a = Tensor(np.ones((16, 32), np.float16), device=dev)
   return (a * a + 1).exp() + a.sum(1, keepdim=True)
-def p_half_matmul(dev): return Tensor(np.ones((32, 64), np.float16), device=dev) @ Tensor(np.ones((64, 32), np.float16), device=dev)
+def p_half_matmul(dev):
+  return Tensor(np.ones((32, 64), np.float16), device=dev) @ Tensor(np.ones((64, 32), np.float16), device=dev)
 def p_bf16(dev): return Tensor(np.ones((8, 8), np.float32), device=dev).cast(dtypes.bfloat16) * 2
 def p_pad_flip(dev): return Tensor(np.ones((4, 8), np.float32), device=dev).pad(((1, 1), (2, 0))).flip(1) * 2
 def p_math(dev):
@@ -139,7 +141,8 @@ def _softmax(x):
   e = np.exp(x - x.max(-1, keepdims=True))
   return e / e.sum(-1, keepdims=True)
 
-# name: (teeny program on device d, numpy reference in float64, rtol, atol). float32 tolerances cover float32 rounding of
+# name: (teeny program on device d, numpy reference in float64, rtol, atol). float32 tolerances cover float32 rounding
+# of
 # sums of up to 1024 terms of [-1, 1) (measured at most ~2e-6 absolute on PoCL); half: a float16 result, 2^-10 relative
 VALUE_CASES = {
   "elementwise": (lambda d, x: (Tensor(x, device=d) * 3 + 1).relu(), lambda x: np.maximum(x * 3 + 1, 0), 1e-6, 1e-6),
@@ -217,7 +220,8 @@ def test_no_cuda_driver_message(monkeypatch):
 
 def test_no_cuda_driver_message_real():
   """The same on this machine, without stand-ins, when cuda-python is installed and no NVIDIA driver is."""
-  pytest.importorskip("cuda.bindings.driver", reason="cuda-python not installed (test_no_cuda_python_message covers it)")
+  pytest.importorskip("cuda.bindings.driver", reason="cuda-python not installed (test_no_cuda_python_message covers "
+                      "it)")
   import ctypes.util
   if ctypes.util.find_library("cuda"): pytest.skip("a CUDA driver is installed here")
   from teeny.runtime.ops_cuda import CUDADevice

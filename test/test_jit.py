@@ -1,4 +1,5 @@
-"""TinyJit: capture on the second call, replay after; the footguns each raise or behave as documented (engine/jit.py)."""
+"""TinyJit: capture on the second call, replay after; the footguns each raise or behave as documented
+(engine/jit.py)."""
 import numpy as np
 import pytest
 from teeny import Context, Device, GlobalCounters, Tensor, TinyJit, nn

@@ -19,6 +19,8 @@ __all__ = ["embedding", "embedding_bwd", "cross_entropy", "nll_loss", "cross_ent
            "conv2d_bwd_weight", "conv2d_bwd_input", "use_custom_kernels", "with_grad", "covers_cross_entropy", "covers_nll_loss",
            "covers_conv2d"]
 
-# the choice between a hand-written kernel and the plain graph, for ops that Tensor offers too: Tensor.cross_entropy asks
-# this route (registered when teeny is imported: teeny/__init__.py imports this package), which answers None for the graph
+# the choice between a hand-written kernel and the plain graph, for ops that Tensor offers too: Tensor.cross_entropy
+# asks
+# this route (registered when teeny is imported: teeny/__init__.py imports this package), which answers None for the
+# graph
 KERNEL_ROUTES["cross_entropy"] = route_cross_entropy

@@ -37,7 +37,8 @@ class _CopyGrad:
   reused (a fresh closure per call would make every step's graph new)."""
   inner: Callable
   shape: tuple
-  def __call__(self, g: Tensor, _v: Tensor, *ins: Tensor) -> tuple: return (None, *self.inner(g.reshape(self.shape), *ins))
+  def __call__(self, g: Tensor, _v: Tensor, *ins: Tensor) -> tuple:
+    return (None, *self.inner(g.reshape(self.shape), *ins))
 
 def with_grad(value: Tensor, inputs: tuple[Tensor, ...], grad_fxn: Callable[..., tuple], name: str) -> Tensor:
   """`value` (computed by the ordinary graph, lazily) made differentiable through `grad_fxn(grad, *inputs)`.

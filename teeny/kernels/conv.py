@@ -1,6 +1,6 @@
-"""conv2d whose backward is hand-written: the weight gradient as a reduction (one program per weight element, no atomics)
-and the input gradient as either a gather (one program per input row, no atomics) or an atomic scatter (one program
-per output element), picked by shape. Stride, padding, dilation and groups are all handled.
+"""conv2d whose backward is hand-written: the weight gradient as a reduction (one program per weight element, no
+atomics) and the input gradient as either a gather (one program per input row, no atomics) or an atomic scatter (one
+program per output element), picked by shape. Stride, padding, dilation and groups are all handled.
 
 x (B, C, H, W), weight (O, C/G, KH, KW), grad_out (B, O, OH, OW); ih = oh*sh - pt + kh*dh, iw = ow*sw - pl + kw*dw.
 
@@ -11,12 +11,13 @@ x (B, C, H, W), weight (O, C/G, KH, KW), grad_out (B, O, OH, OW); ih = oh*sh - p
                 (image, weight element)). Negative padding: GPU, a thread per (image, weight element); CPU, one program
                 per (o, c) keeping KH*KW*OW accumulators, its innermost loop a contiguous row update
   input grad    gather:  gx[b, c, ih, iw] = sum over o in c's group, kh, kw of grad_out[b, o, oh, ow] * w[o, c', kh, kw]
-                         where oh = (ih + pt - kh*dh) / sh is whole and in range (likewise ow); each program keeps a whole
-                         row of iw in registers/L1 (an UPCAST range), so the innermost loop is a contiguous row update;
-                         on GPUs a thread per (pixel, 4 input channels), the channels an UNROLL register tile
+                         where oh = (ih + pt - kh*dh) / sh is whole and in range (likewise ow); each program keeps a
+                         whole row of iw in registers/L1 (an UPCAST range), so the innermost loop is a contiguous row
+                         update; on GPUs a thread per (pixel, 4 input channels), the channels an UNROLL register tile
                 scatter: for each output element, gx[b, c, ih, iw] += grad_out[b, o, oh, ow] * w[o, c', kh, kw] by
-                         Relaxed atomic add, over c', kh, kw: every output element touches exactly KH*KW*C/G inputs, so no
-                         work is spent on taps that miss (the gather tests every tap, and with stride s only 1/s^2 hit)
+                         Relaxed atomic add, over c', kh, kw: every output element touches exactly KH*KW*C/G inputs, so
+                         no work is spent on taps that miss (the gather tests every tap, and with stride s only 1/s^2
+                         hit)
 
 Choosing the input-gradient variant: measured by `ONLY=variants python extra/bench/kernels.py` (kernel ms, median of 3
 on the 2-core CPU, of 5 on one H200), the gather won every shape:
@@ -48,11 +49,11 @@ from teeny.kernels.common import acc_dtype, in_range, is_gpu, reduce_sum, use_cu
 
 @dataclass(frozen=True)
 class ConvShape:
-  bs: int; cin: int; h: int; w: int              # noqa: E702
-  cout: int; kh: int; kw: int; groups: int       # noqa: E702
-  oh: int; ow: int                               # noqa: E702
-  sh: int; sw: int; pt: int; pl: int; dh: int; dw: int  # noqa: E702
-  pb: int = 0; pr: int = 0                       # noqa: E702
+  bs: int; cin: int; h: int; w: int
+  cout: int; kh: int; kw: int; groups: int
+  oh: int; ow: int
+  sh: int; sw: int; pt: int; pl: int; dh: int; dw: int
+  pb: int = 0; pr: int = 0
   @property
   def cin_g(self) -> int: return self.cin // self.groups
   @property
@@ -74,7 +75,8 @@ def conv_shape(x_shape, w_shape, stride=1, padding=0, dilation=1, groups: int = 
 GPU_BLOCK = 256
 
 def _gpu_elements(total: int) -> tuple[UOp, UOp, tuple[UOp, ...]]:
-  """GPU layout: one thread per element of a flattened domain, GPU_BLOCK threads a block: (element, in range, ranges)."""
+  """GPU layout: one thread per element of a flattened domain, GPU_BLOCK threads a block: (element, in range,
+  ranges)."""
   blk, lane = UOp.range((total + GPU_BLOCK - 1) // GPU_BLOCK, 0, AxisType.GLOBAL), UOp.range(GPU_BLOCK, 1, AxisType.LOCAL)
   e = blk * GPU_BLOCK + lane
   return e, e < total, (blk, lane)
@@ -208,12 +210,12 @@ def _row_tile(w: int, most: int = 64) -> int:
 
 def _igrad_padded_kernel(gx: UOp, gp: UOp, w: UOp, s: ConvShape) -> UOp:
   """Stride 1 on the CPU: the gather of _igrad_gather_kernel over a grad_out padded by (K-1)*d - p on each side, so no
-  tap needs a mask: gx[b, c, ih, iw] = sum over o, kh, kw of gp[b, o, ih + kh*dh, iw + kw*dw] * w[o, c', KH-1-kh, KW-1-kw].
-  Each program owns a register tile of CB input channels x TW columns of one row (UNROLL ranges: the renderer writes
-  the tile out as straight-line code that the compiler vectorises), so each row of grad_out it loads feeds CB
+  tap needs a mask: gx[b, c, ih, iw] = sum over o, kh, kw of gp[b, o, ih + kh*dh, iw + kw*dw] * w[o, c', KH-1-kh,
+  KW-1-kw]. Each program owns a register tile of CB input channels x TW columns of one row (UNROLL ranges: the renderer
+  writes the tile out as straight-line code that the compiler vectorises), so each row of grad_out it loads feeds CB
   multiply-adds per lane. The channel blocks of a row are the innermost programs: the grad_out rows they share stay in
-  L1. Measured on the bench shape (B32, 64->64, 56x56, 2 cores): CB=1 91 ms, CB=2 54 ms, CB=4 58 ms (was 246 ms with
-  one channel and a looped accumulator)."""
+  L1. Measured on the bench shape (B32, 64->64, 56x56, 2 cores): CB=1 91 ms, CB=2 54 ms, CB=4 58 ms (was 246 ms with one
+  channel and a looped accumulator)."""
   hq, wq = s.h + (s.kh - 1) * s.dh, s.w + (s.kw - 1) * s.dw
   cb, tw = _block(s.cin_g, 2), _row_tile(s.w)
   b, ih = UOp.range(s.bs, 0, AxisType.GLOBAL), UOp.range(s.h, 1, AxisType.GLOBAL)
@@ -230,11 +232,13 @@ def _igrad_padded_kernel(gx: UOp, gp: UOp, w: UOp, s: ConvShape) -> UOp:
   return st.sink(arg=KernelInfo(name=f"conv_bwd_x_gather_{s.name}", opts_to_apply=()))
 
 def _unstrided(s: ConvShape) -> ConvShape:
-  """The stride-1 convolution whose grad_out is s's grad_out with sh-1 (sw-1) zeros between values: same input gradient."""
+  """The stride-1 convolution whose grad_out is s's grad_out with sh-1 (sw-1) zeros between values: same input
+  gradient."""
   oh, ow = (s.oh - 1) * s.sh + 1, (s.ow - 1) * s.sw + 1
   return replace(s, sh=1, sw=1, oh=oh, ow=ow, pb=oh - s.h - s.pt + s.dh * (s.kh - 1), pr=ow - s.w - s.pl + s.dw * (s.kw - 1))
 
-def _padded_ok(s: ConvShape) -> bool: return s.sh == s.sw == 1 and _pads_ok(s) and (s.kh - 1) * s.dh >= max(s.pt, s.pb) and (s.kw - 1) * s.dw >= max(s.pl, s.pr)
+def _padded_ok(s: ConvShape) -> bool:
+  return s.sh == s.sw == 1 and _pads_ok(s) and (s.kh - 1) * s.dh >= max(s.pt, s.pb) and (s.kw - 1) * s.dw >= max(s.pl, s.pr)
 
 # ---- input gradient, scatter: one program per output element, atomic adds into the input gradient
 
@@ -292,7 +296,8 @@ def conv2d_bwd(x: Tensor, weight: Tensor, grad_out: Tensor, stride=1, padding=0,
   return conv2d_bwd_input(grad_out, weight, s, variant), conv2d_bwd_weight(x, grad_out, s)
 
 def covers_conv2d(x: Tensor, weight: Tensor) -> bool:
-  """Whether conv2d runs the hand-written backward (else it is Tensor.conv2d: route Tensor.conv2d here only when true)."""
+  """Whether conv2d runs the hand-written backward (else it is Tensor.conv2d: route Tensor.conv2d here only when
+  true)."""
   return use_custom_kernels() and x.ndim == 4 and weight.ndim == 4
 
 @dataclass(frozen=True)

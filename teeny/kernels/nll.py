@@ -91,7 +91,8 @@ class CrossEntropyGrad:
 
 @dataclass(frozen=True)
 class NLLGrad:
-  """grad_fxn of nll_loss: (grad of the loss, logp, target[, class weights]) -> gradients (frozen: equal across steps)."""
+  """grad_fxn of nll_loss: (grad of the loss, logp, target[, class weights]) -> gradients (frozen: equal across
+  steps)."""
   reduction: str
   ignore_index: int
   def __call__(self, g: Tensor, logp: Tensor, target: Tensor, *weight: Tensor) -> tuple:
@@ -101,7 +102,8 @@ class NLLGrad:
     d = nll_bwd(_row_grads(g, valid, self.reduction, wr), target, nc, self.ignore_index, acc_dtype(logp.dtype))
     return (d.cast(logp.dtype), None, *((None,) if weight else ()))
 
-def _valid(target: Tensor, nc: int, ignore_index: int) -> Tensor: return (target != ignore_index) & (target >= 0) & (target < nc)
+def _valid(target: Tensor, nc: int, ignore_index: int) -> Tensor:
+  return (target != ignore_index) & (target >= 0) & (target < nc)
 
 def cross_entropy(logits: Tensor, target: Tensor, reduction: str = "mean", ignore_index: int = -100,
                   label_smoothing: float = 0.0) -> Tensor:

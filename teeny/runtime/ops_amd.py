@@ -1,5 +1,6 @@
 """AMD: HIP source compiled by clang (Debian's clang-19 + lld-19, no ROCm needed) to an AMDGPU code object, run through
-the HIP runtime (libamdhip64, ctypes) when one is installed. Without it kernels still compile (DEV=NULL:HIP renders them)."""
+the HIP runtime (libamdhip64, ctypes) when one is installed. Without it kernels still compile (DEV=NULL:HIP renders
+them)."""
 from __future__ import annotations
 import ctypes, ctypes.util, functools, glob, os, shutil, subprocess, tempfile
 from typing import Any
@@ -15,7 +16,8 @@ def default_arch() -> str: return os.environ.get("AMD_ARCH", "gfx1100")
 def find_clang() -> str:
   for cc in (os.environ.get("HIP_CLANG"), "clang-19", "clang-20", "clang-18", "clang"):
     if cc and shutil.which(cc): return cc
-  raise RuntimeError(f"no clang found to compile HIP kernels: {NO_CLANG_FIX}; or pick another device with DEV=CPU / DEV=CL")
+  raise RuntimeError(f"no clang found to compile HIP kernels: {NO_CLANG_FIX}; or pick another device with DEV=CPU / "
+                     "DEV=CL")
 
 
 class HIPCompiler(ToolCompiler):
@@ -71,7 +73,8 @@ class AMDDevice(Compiled):
     self.idx = idx
     from teeny.codegen.render.hip import HIPRenderer
     super().__init__(name, AMDAllocator(self), HIPRenderer(), HIPCompiler(self.arch), functools.partial(AMDProgram, self))
-    if DEBUG >= 1: print(f"teeny: opened {name} ({self.arch}), HIP runtime {'found' if self.hip else 'missing: compile only'}")
+    if DEBUG >= 1:
+      print(f"teeny: opened {name} ({self.arch}), HIP runtime {'found' if self.hip else 'missing: compile only'}")
   def check(self, err: int, what: str):
     if err != 0: raise RuntimeError(f"HIP {what} failed: error {err}: {self.hip.hipGetErrorString(err).decode()}")
   def runtime(self, what: str) -> ctypes.CDLL:
@@ -88,7 +91,8 @@ class AMDAllocator(Allocator):
     self.dev = dev
   def _alloc(self, nbytes: int) -> Any:
     ptr = ctypes.c_void_p()
-    self.dev.check(self.dev.runtime("allocate memory").hipMalloc(ctypes.byref(ptr), ctypes.c_size_t(nbytes)), f"hipMalloc({nbytes})")
+    self.dev.check(self.dev.runtime("allocate "
+                                    "memory").hipMalloc(ctypes.byref(ptr), ctypes.c_size_t(nbytes)), f"hipMalloc({nbytes})")
     return ptr
   def free(self, opaque: Any, nbytes: int):
     lst = self.cache.setdefault(nbytes, [])
@@ -105,7 +109,8 @@ class AMDProgram:
   def __init__(self, dev: AMDDevice, name: str, lib: bytes, spec: Any = None):
     self.dev, self.name, self.lib = dev, name, lib
     hip = dev.runtime(f"load kernel {name} (it compiled for {dev.arch})")
-    if not elf_complete(lib): raise RuntimeError(f"could not load the code object of {name}: the ELF file is incomplete")
+    if not elf_complete(lib):
+      raise RuntimeError(f"could not load the code object of {name}: the ELF file is incomplete")
     self.module, self.fxn = ctypes.c_void_p(), ctypes.c_void_p()
     dev.check(hip.hipModuleLoadData(ctypes.byref(self.module), lib), f"hipModuleLoadData({name})")
     dev.check(hip.hipModuleGetFunction(ctypes.byref(self.fxn), self.module, name.encode()), f"hipModuleGetFunction({name})")

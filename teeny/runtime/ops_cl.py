@@ -37,7 +37,8 @@ class CLCompiler(Compiler):
   def compile(self, src: str) -> bytes:
     cl = _cl()
     try: prg = cl.Program(self.dev.ctx, src).build(options=["-w"])
-    except cl.RuntimeError as e: raise RuntimeError(compile_error(f"OpenCL compile on {self.dev.cl_device.name}", src, str(e))) from None
+    except cl.RuntimeError as e:
+      raise RuntimeError(compile_error(f"OpenCL compile on {self.dev.cl_device.name}", src, str(e))) from None
     return prg.get_info(cl.program_info.BINARIES)[0]
 
 class CLProgram:

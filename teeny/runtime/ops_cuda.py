@@ -1,6 +1,6 @@
-"""CUDA through cuda-python: NVRTC compiles straight to a cubin for the device's compute capability (a cubin, not PTX, so
-an NVRTC newer than the driver still works); the driver API allocates, copies and launches. NVRTC needs no GPU, so CUDA
-kernels compile on any machine with cuda-python and the NVRTC wheel (nvidia-cuda-nvrtc)."""
+"""CUDA through cuda-python: NVRTC compiles straight to a cubin for the device's compute capability (a cubin, not PTX,
+so an NVRTC newer than the driver still works); the driver API allocates, copies and launches. NVRTC needs no GPU, so
+CUDA kernels compile on any machine with cuda-python and the NVRTC wheel (nvidia-cuda-nvrtc)."""
 from __future__ import annotations
 import functools, os, shutil, subprocess, tempfile, threading
 from typing import Any
@@ -59,7 +59,8 @@ class NVRTCCompiler(Compiler):
         size = _check_nvrtc(nvrtc.nvrtcGetProgramLogSize(prog), "log size")
         log = b" " * size
         nvrtc.nvrtcGetProgramLog(prog, log)
-        raise RuntimeError(compile_error(f"NVRTC {self.version} compile for {self.arch}", src, log.decode(errors="replace").rstrip(chr(0))))
+        raise RuntimeError(compile_error(f"NVRTC {self.version} compile for "
+                                         f"{self.arch}", src, log.decode(errors="replace").rstrip(chr(0))))
       size = _check_nvrtc(getattr(nvrtc, f"nvrtcGet{get}Size")(prog), f"{get} size")
       out = b" " * size
       _check_nvrtc(getattr(nvrtc, f"nvrtcGet{get}")(prog, out), get)
@@ -153,7 +154,8 @@ class CUDAGraph:
   Copies are not graph nodes here: a capture with copies replays launch by launch instead (NotImplementedError)."""
   def __init__(self, dev: CUDADevice, launches: list[tuple], bufs: list[Any]):
     from cuda.bindings import driver
-    if any(ln[0] != "kernel" for ln in launches): raise NotImplementedError("CUDA graphs here hold kernel launches only")
+    if any(ln[0] != "kernel" for ln in launches):
+      raise NotImplementedError("CUDA graphs here hold kernel launches only")
     dev.activate()
     self.dev = dev
     self.cells = [np.array([int(b.ensure_allocated()._opaque)], dtype=np.uint64) for b in bufs]
@@ -173,7 +175,8 @@ class CUDAGraph:
       p.sharedMemBytes = 0
       p.kernelParams = argv.ctypes.data
       deps = self.nodes[-1:]
-      self.nodes.append(_check(driver.cuGraphAddKernelNode(self.graph, deps, len(deps), p), f"adding {prg.name} to a CUDA graph"))
+      self.nodes.append(_check(driver.cuGraphAddKernelNode(self.graph, deps, len(deps), p), f"adding {prg.name} to a "
+                               "CUDA graph"))
       self.params.append(p)
       self.keep.append((holders, argv))
       for s in set(slots): self.users[s].append(i)

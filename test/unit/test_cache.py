@@ -136,7 +136,8 @@ def test_entry_cut_to_a_third_is_recompiled_not_a_crash(warm, debug):
   assert ret["compiles"] == 1
   noted = "recompiling" in ret["stdout"] + ret["stderr"]
   assert noted == (debug == "2"), ret["stdout"] + ret["stderr"]
-  if debug == "0": assert ret["stdout"].strip().count("\n") == 0 and not ret["stderr"], "a bad entry must be recompiled silently"
+  if debug == "0":
+    assert ret["stdout"].strip().count("\n") == 0 and not ret["stderr"], "a bad entry must be recompiled silently"
   assert run_program(warm)["compiles"] == 0
 
 @needs_values
