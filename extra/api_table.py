@@ -33,8 +33,8 @@ TORCH: dict[str, tuple[str, str]] = {
   "pad": ("torch.nn.functional.pad", "pairs per dim or torch's flat tuple"),
   "linear": ("torch.nn.functional.linear", "weight is (in, out), as tinygrad; torch's is (out, in)"),
   "cat": ("torch.cat", "also a method"), "stack": ("torch.stack", "also a method"),
-  "einsum": ("torch.einsum", ""), "realize": ("", "run the kernels now"), "realize_all": ("", "realize several at "
-                                                                                          "once"),
+  "einsum": ("torch.einsum", ""), "realize": ("", "run the kernels now"),
+  "realize_all": ("", "realize several at once"),
   "schedule": ("", "the kernels a realize would run"), "custom_kernel": ("", "a hand-written kernel in the graph"),
   "host_range": ("", "min/max of host-made int data, free"), "uop": ("", "the graph node"),
   "gradient": ("torch.autograd.grad", ""), "train": ("module.train()", "a mode for a block"),
@@ -52,8 +52,8 @@ TORCH: dict[str, tuple[str, str]] = {
   "uniform": ("torch.empty(...).uniform_", ""), "normal": ("torch.normal", ""),
   "manual_seed": ("torch.manual_seed", ""), "no_grad": ("torch.no_grad", ""), "enable_grad": ("torch.enable_grad", ""),
   "set_grad_enabled": ("torch.set_grad_enabled", ""), "is_grad_enabled": ("torch.is_grad_enabled", ""),
-  "var_mean": ("torch.var_mean", ""), "std_mean": ("torch.std_mean", ""), "allclose": ("allclose", "a Python bool; "
-                                                                                       "realizes"),
+  "var_mean": ("torch.var_mean", ""), "std_mean": ("torch.std_mean", ""),
+  "allclose": ("allclose", "a Python bool; realizes"),
 }
 FUNCTIONAL = ("avg_pool2d", "max_pool2d", "conv1d", "conv2d", "conv_transpose2d", "cross_entropy", "nll_loss", "dropout",
               "interpolate", "scaled_dot_product_attention", "gelu", "silu", "elu", "celu", "selu", "mish", "relu6",

@@ -1,7 +1,7 @@
 """DTypes, PyTorch-style promotion, numpy interop. float32 is the default float, int32 the default int."""
 from __future__ import annotations
 from dataclasses import dataclass
-import math
+import builtins, math
 import numpy as np
 
 @dataclass(frozen=True, eq=True)
@@ -47,13 +47,13 @@ class dtypes:
   index = int32  # dtype of index arithmetic inside kernels
 
   @staticmethod
-  def is_float(d: DType) -> bool: return d.kind == "f"
+  def is_float(d: DType) -> builtins.bool: return d.kind == "f"
   @staticmethod
-  def is_int(d: DType) -> bool: return d.kind in "iu"
+  def is_int(d: DType) -> builtins.bool: return d.kind in "iu"
   @staticmethod
-  def is_unsigned(d: DType) -> bool: return d.kind == "u"
+  def is_unsigned(d: DType) -> builtins.bool: return d.kind == "u"
   @staticmethod
-  def is_bool(d: DType) -> bool: return d.kind == "b"
+  def is_bool(d: DType) -> builtins.bool: return d.kind == "b"
   @staticmethod
   def all() -> list[DType]: return list(ALL_DTYPES)
   @staticmethod
@@ -64,14 +64,14 @@ class dtypes:
     if isinstance(x, (float, np.floating)): return dtypes.default_float
     raise TypeError(f"cannot infer a dtype from {type(x).__name__} value {x!r}")
   @staticmethod
-  def int_for_range(lo: int, hi: int) -> DType:
+  def int_for_range(lo: builtins.int, hi: builtins.int) -> DType:
     """The dtype of Python ints in [lo, hi] (as numpy and torch pick it): the default int, else int64 when they do
     not fit it; beyond int64 is an error rather than a silent wrap."""
     if dtypes.min(dtypes.default_int) <= lo and hi <= dtypes.max(dtypes.default_int): return dtypes.default_int
     if -(1 << 63) <= lo and hi < (1 << 63): return dtypes.int64
     bad = hi if hi >= (1 << 63) else lo
-    raise OverflowError(f"Python int {bad} does not fit int64, the widest signed integer dtype (range -2**63..2**63-1); "
-                        "pass dtype=dtypes.uint64 for values up to 2**64-1, or use a float")
+    raise OverflowError(f"Python int {bad} does not fit int64, the widest signed integer dtype "
+                        "(range -2**63..2**63-1); pass dtype=dtypes.uint64 for values up to 2**64-1, or use a float")
   @staticmethod
   def from_np(d) -> DType:
     d = np.dtype(d)
@@ -89,11 +89,12 @@ class dtypes:
     if d.kind == "f": return math.inf
     return (1 << d.bits) - 1 if d.kind == "u" else (1 << (d.bits - 1)) - 1
   @staticmethod
-  def finfo_max(d: DType) -> float:
-    return {"float16": 65504.0, "bfloat16": 3.3895313892515355e38, "float32": 3.4028234663852886e38}.get(d.name, 1.7976931348623157e308)
+  def finfo_max(d: DType) -> builtins.float:
+    big = {"float16": 65504.0, "bfloat16": 3.3895313892515355e38, "float32": 3.4028234663852886e38}
+    return big.get(d.name, 1.7976931348623157e308)
 
-ALL_DTYPES = (dtypes.bool, dtypes.int8, dtypes.int16, dtypes.int32, dtypes.int64, dtypes.uint8, dtypes.uint16, dtypes.uint32,
-              dtypes.uint64, dtypes.float16, dtypes.bfloat16, dtypes.float32, dtypes.float64)
+ALL_DTYPES = (dtypes.bool, dtypes.int8, dtypes.int16, dtypes.int32, dtypes.int64, dtypes.uint8, dtypes.uint16,
+              dtypes.uint32, dtypes.uint64, dtypes.float16, dtypes.bfloat16, dtypes.float32, dtypes.float64)
 _BY_NAME = {d.name: d for d in ALL_DTYPES} | {"half": dtypes.float16, "float": dtypes.float32, "double": dtypes.float64,
                                               "int": dtypes.int32, "long": dtypes.int64, "uchar": dtypes.uint8}
 

@@ -12,7 +12,8 @@ def _reduce_to(g: UOp, shape: tuple[int, ...]) -> UOp:
   """Sum g over the axes where `shape` is 1 (the gradient of an expand)."""
   axes = tuple(i for i, (a, b) in enumerate(zip(shape, g.shape)) if a != b)
   if not axes: return g
-  red = g.cast(dtypes.float32).r(Ops.ADD, axes).cast(g.dtype) if g.dtype in (dtypes.float16, dtypes.bfloat16) else g.r(Ops.ADD, axes)
+  if g.dtype in (dtypes.float16, dtypes.bfloat16): red = g.cast(dtypes.float32).r(Ops.ADD, axes).cast(g.dtype)
+  else: red = g.r(Ops.ADD, axes)
   return red
 
 def _max_grad(g: UOp, a: UOp, b: UOp, is_max: bool) -> tuple[UOp, UOp]:
@@ -91,7 +92,8 @@ def _window_grad(g: UOp, r: UOp) -> tuple[UOp | None, ...]:
   total: UOp | None = None
   for pos in itertools.product(*[range(k) for k in k_]):
     # g at this kernel position: (..., *out)
-    gp = g.shrink(tuple((0, s) for s in r.shape[:lead + n]) + tuple((p, p + 1) for p in pos)).reshape(r.shape[:lead + n])
+    gp = g.shrink(tuple((0, s) for s in r.shape[:lead + n]) + tuple((p, p + 1) for p in pos))
+    gp = gp.reshape(r.shape[:lead + n])
     for j in range(n):
       ax, o, st, dil, size = lead + j, outs[j], s_[j], d_[j], src_shape[lead + j]
       if st > 1:  # spread the outputs s apart: (o,) -> (o, s) padded -> (o*s,)
@@ -153,8 +155,8 @@ def _custom_kernel_grad(g: UOp, ck: UOp) -> tuple[UOp | None, ...]:
   It is called with UOps; the front end stores the user's function wrapped so that it sees Tensors (tensor.py)."""
   sink, grad_fxn = ck.arg
   if grad_fxn is None:
-    raise RuntimeError(f"custom kernel {sink.arg.name!r} has no grad_fxn, so it cannot be differentiated; pass grad_fxn= to "
-                       "custom_kernel or detach() its inputs")
+    raise RuntimeError(f"custom kernel {sink.arg.name!r} has no grad_fxn, so it cannot be differentiated; pass "
+                       "grad_fxn= to custom_kernel or detach() its inputs")
   grads = grad_fxn(g, *ck.src[1:])
   if not isinstance(grads, (tuple, list)) or len(grads) != len(ck.src) - 1:
     raise RuntimeError(f"grad_fxn of custom kernel {sink.arg.name!r} must return one gradient (or None) per input "
@@ -191,7 +193,8 @@ def _assign_grad(g: UOp, a: UOp) -> list[tuple[UOp, UOp]]:
     # a scatter into the flat view: value[i] came from position index[i]; written positions are those any index names
     index, n = a.src[2], target.shape[0]
     k = index.shape[0]
-    hit = index.reshape((k, 1)).expand((k, n)).alu(Ops.CMPEQ, UOp(Ops.ARANGE, index.dtype, (), (n, g.device)).reshape((1, n)).expand((k, n)))
+    positions = UOp(Ops.ARANGE, index.dtype, (), (n, g.device)).reshape((1, n)).expand((k, n))
+    hit = index.reshape((k, 1)).expand((k, n)).alu(Ops.CMPEQ, positions)
     ones = hit.cast(g.dtype).r(Ops.ADD, (0,)).reshape((n,))
     gv = UOp(Ops.GATHER, g.dtype, (gv, index), 0)
   else: ones = _c(gv, 1.0)

@@ -73,7 +73,8 @@ class Context(contextlib.ContextDecorator):
   def __exit__(self, *exc):
     for k, v in self.old.items(): ContextVar._cache[k].value = v
 
-DEBUG, CACHELEVEL, NOOPT, BEAM = ContextVar("DEBUG", 0), ContextVar("CACHELEVEL", 2), ContextVar("NOOPT", 0), ContextVar("BEAM", 0)
+DEBUG, CACHELEVEL = ContextVar("DEBUG", 0), ContextVar("CACHELEVEL", 2)
+NOOPT, BEAM = ContextVar("NOOPT", 0), ContextVar("BEAM", 0)
 JIT, CPU_THREADS = ContextVar("JIT", 1), ContextVar("CPU_THREADS", 0)
 CUSTOM_KERNELS = ContextVar("TEENY_CUSTOM_KERNELS", 1)
 # range checks of tensor indices that need a device read: -1 (default) on the CPU only, 1 on every device, 0 off

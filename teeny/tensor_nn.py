@@ -347,8 +347,8 @@ class NNMixin:
     modes = {"nearest": None, "nearest-exact": None, "linear": 3, "bilinear": 4, "trilinear": 5}
     n = self.ndim - 2
     if mode not in modes or not 1 <= n <= 3:
-      raise NotImplementedError(f"interpolate: only 3-d, 4-d and 5-d inputs and the modes {tuple(modes)} are supported, "
-                                f"got a {self.ndim}-d input and mode {mode!r}")
+      raise NotImplementedError(f"interpolate: only 3-d, 4-d and 5-d inputs and the modes {tuple(modes)} are "
+                                f"supported, got a {self.ndim}-d input and mode {mode!r}")
     if modes[mode] is not None and modes[mode] != self.ndim:
       raise NotImplementedError(f"interpolate: got a {self.ndim}-d input, but {mode} mode needs a {modes[mode]}-d "
                                 "input")
@@ -402,7 +402,8 @@ class NNMixin:
       x = xt.transpose(axis, -1) if axis != x.ndim - 1 else xt
     return x
 
-  def _interpolate_uint8(self: Tensor, outs: Sequence[int], scales: Sequence[float | None], align_corners: bool) -> Tensor:
+  def _interpolate_uint8(self: Tensor, outs: Sequence[int], scales: Sequence[float | None],
+                         align_corners: bool) -> Tensor:
     """torch's uint8 bilinear: one dim at a time (the last first, then the others backwards, skipping dims whose size
     stays), each a weighted sum with int16 fixed-point weights, rounded and clamped back to uint8 before the next."""
     Tensor = type(self)
@@ -535,7 +536,8 @@ class NNMixin:
     """torch.scatter_add, out of place: self with src's values added at index along dim."""
     return self.scatter(dim, index, src, reduce="add")
 
-  def scatter_reduce(self: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str, include_self: bool = True) -> Tensor:
+  def scatter_reduce(self: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str,
+                     include_self: bool = True) -> Tensor:
     """torch.scatter_reduce, out of place: reduce 'sum', 'prod', 'mean' (floored for integers), 'amax' or 'amin' over
     the src values index sends to each position, and self's value there unless include_self=False (untouched
     positions keep self). Gradients as torch's: amax/amin split evenly among tied maxima."""

@@ -307,7 +307,8 @@ class Conv2dGrad:
   def __call__(self, g: Tensor, x: Tensor, w: Tensor) -> tuple:
     return conv2d_bwd_input(g, w, self.s).cast(x.dtype), conv2d_bwd_weight(x, g, self.s).cast(w.dtype)
 
-def conv2d(x: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0, dilation=1, groups: int = 1) -> Tensor:
+def conv2d(x: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0, dilation=1,
+           groups: int = 1) -> Tensor:
   """F.conv2d with the hand-written backward. The forward is Tensor.conv2d's graph; other ranks, and
   TEENY_CUSTOM_KERNELS=0, are Tensor.conv2d itself."""
   if not covers_conv2d(x, weight): return x.conv2d(weight, bias, stride, padding, dilation, groups)

@@ -17,7 +17,8 @@ from teeny.uop.ops import AxisType, KernelInfo, MemSem, Ops, UOp
 from teeny.kernels.common import acc_dtype, in_range, is_gpu, use_custom_kernels, with_grad
 from teeny.kernels.embedding import _column_ranges
 
-def _nll_bwd_kernel(dx: UOp, gr: UOp, target: UOp, logits: UOp | None, lse: UOp | None, ignore_index: int, gpu: bool) -> UOp:
+def _nll_bwd_kernel(dx: UOp, gr: UOp, target: UOp, logits: UOp | None, lse: UOp | None, ignore_index: int,
+                    gpu: bool) -> UOp:
   (n, nc) = dx.arg[1]
   r = UOp.range(n, 0, AxisType.GLOBAL)
   c, cr = _column_ranges(nc, gpu, 1)
@@ -49,7 +50,8 @@ def _row_grads(g: Tensor, valid: Tensor, reduction: str, weight_rows: Tensor | N
   if reduction == "sum": return g.reshape(1).expand(n) * w
   return g.reshape(1).expand(n) * w / w.sum()
 
-def cross_entropy_bwd(logits: Tensor, target: Tensor, lse: Tensor, grad_rows: Tensor, ignore_index: int = -100) -> Tensor:
+def cross_entropy_bwd(logits: Tensor, target: Tensor, lse: Tensor, grad_rows: Tensor,
+                      ignore_index: int = -100) -> Tensor:
   """d(loss)/d(logits) for per-row losses lse[r] - logits[r, target[r]] with upstream gradients grad_rows (N,)."""
   n, nc = logits.shape
   dt = acc_dtype(logits.dtype)
@@ -58,7 +60,8 @@ def cross_entropy_bwd(logits: Tensor, target: Tensor, lse: Tensor, grad_rows: Te
   return dx.custom_kernel(grad_rows.cast(dt), target, logits, lse.reshape(n).cast(dt),
                           fxn=lambda o, gr, t, lg, ls: _nll_bwd_kernel(o, gr, t, lg, ls, ignore_index, gpu))[0]
 
-def nll_bwd(grad_rows: Tensor, target: Tensor, num_classes: int, ignore_index: int = -100, dtype=dtypes.float32) -> Tensor:
+def nll_bwd(grad_rows: Tensor, target: Tensor, num_classes: int, ignore_index: int = -100,
+            dtype=dtypes.float32) -> Tensor:
   """d(loss)/d(logp) for per-row losses -logp[r, target[r]] with upstream gradients grad_rows (N,)."""
   n = target.shape[0]
   dx = Tensor.empty(n, num_classes, dtype=dtype, device=target.device)
@@ -73,7 +76,8 @@ def _covered(x: Tensor, target: Tensor) -> bool:
 def covers_cross_entropy(logits: Tensor, target: Tensor, reduction: str = "mean", label_smoothing: float = 0.0) -> bool:
   """Whether cross_entropy runs the hand-written backward for this call (else it is Tensor.cross_entropy): route
   Tensor.cross_entropy here only when this is true, since the fallback calls it."""
-  return use_custom_kernels() and not label_smoothing and _covered(logits, target) and reduction in ("mean", "sum", "none")
+  return use_custom_kernels() and not label_smoothing and _covered(logits, target) and \
+    reduction in ("mean", "sum", "none")
 
 def covers_nll_loss(logp: Tensor, target: Tensor, reduction: str = "mean") -> bool:
   """Whether nll_loss runs the hand-written backward for this call (else it is Tensor.nll_loss)."""
@@ -137,12 +141,13 @@ def route_cross_entropy(logits: Tensor, target: Tensor, reduction: str, label_sm
     return cross_entropy(logits, target, reduction, ignore_index, label_smoothing)
   return None
 
-def nll_loss(logp: Tensor, target: Tensor, weight: Tensor | None = None, ignore_index: int = -100, reduction: str = "mean") -> Tensor:
+def nll_loss(logp: Tensor, target: Tensor, weight: Tensor | None = None, ignore_index: int = -100,
+             reduction: str = "mean") -> Tensor:
   """F.nll_loss on (N, C) log-probabilities and (N,) class ids, its backward the kernel nll_bwd."""
   if not covers_nll_loss(logp, target, reduction):
     return logp.nll_loss(target, weight=weight, ignore_index=ignore_index, reduction=reduction)
   n, nc = logp.shape
-  loss = logp.detach().nll_loss(target, weight=weight.detach() if weight is not None else None, ignore_index=ignore_index,
-                                reduction=reduction)
+  loss = logp.detach().nll_loss(target, weight=weight.detach() if weight is not None else None,
+                                ignore_index=ignore_index, reduction=reduction)
   ins = (logp, target) + ((weight.detach(),) if weight is not None else ())
   return with_grad(loss, ins, NLLGrad(reduction, ignore_index), f"nll_fwd_{n}_{nc}")

@@ -25,8 +25,8 @@ class HIPCompiler(ToolCompiler):
   def __init__(self, arch: str | None = None):
     self.arch = arch or default_arch()
     self.what = f"HIP compile for {self.arch}"
-    super().__init__(find_clang(), ["-x", "hip", f"--offload-arch={self.arch}", "-nogpulib", "-nogpuinc", "--cuda-device-only",
-                                    "--no-gpu-bundle-output", "-O3", "-c", "-w"])
+    super().__init__(find_clang(), ["-x", "hip", f"--offload-arch={self.arch}", "-nogpulib", "-nogpuinc",
+                                    "--cuda-device-only", "--no-gpu-bundle-output", "-O3", "-c", "-w"])
   @property
   def clang(self) -> str: return self.tool
   def error(self, err: str, src: str) -> str:
@@ -91,8 +91,8 @@ class AMDAllocator(Allocator):
     self.dev = dev
   def _alloc(self, nbytes: int) -> Any:
     ptr = ctypes.c_void_p()
-    self.dev.check(self.dev.runtime("allocate "
-                                    "memory").hipMalloc(ctypes.byref(ptr), ctypes.c_size_t(nbytes)), f"hipMalloc({nbytes})")
+    hip = self.dev.runtime("allocate memory")
+    self.dev.check(hip.hipMalloc(ctypes.byref(ptr), ctypes.c_size_t(nbytes)), f"hipMalloc({nbytes})")
     return ptr
   def free(self, opaque: Any, nbytes: int):
     lst = self.cache.setdefault(nbytes, [])
@@ -125,8 +125,8 @@ class AMDProgram:
     if wait:
       for e in ev: self.dev.check(hip.hipEventCreate(ctypes.byref(e)), "hipEventCreate")
       self.dev.check(hip.hipEventRecord(ev[0], None), "hipEventRecord")
-    self.dev.check(hip.hipModuleLaunchKernel(self.fxn, *[ctypes.c_uint(x) for x in grid + block], ctypes.c_uint(0), None, params, None),
-                   f"launching {self.name}")
+    self.dev.check(hip.hipModuleLaunchKernel(self.fxn, *[ctypes.c_uint(x) for x in grid + block], ctypes.c_uint(0), None,
+                                             params, None), f"launching {self.name}")
     if not wait: return 0.0
     self.dev.check(hip.hipEventRecord(ev[1], None), "hipEventRecord")
     self.dev.check(hip.hipEventSynchronize(ev[1]), f"running {self.name}")

@@ -212,6 +212,11 @@ class UOpMetaClass(type):
 
 class UOp(metaclass=UOpMetaClass):
   """An immutable node. Building an equal node twice returns the same object, so `is` is equality."""
+  # the fields, set once in __init__ (declared for type checkers; no class attributes)
+  op: Ops
+  dtype: DType
+  src: tuple[UOp, ...]
+  arg: Any
   def __init__(self, op: Ops, dtype: DType = dtypes.void, src: tuple[UOp, ...] = (), arg: Any = None):
     object.__setattr__(self, "op", op)
     object.__setattr__(self, "dtype", dtype)
