@@ -216,7 +216,8 @@ def kernel_name(src: str) -> str:
   names = []
   for line in src.splitlines():
     if line.startswith("static") or "void" not in line or "(" not in line: continue
-    line = re.sub(r"__(launch_bounds|attribute)__\s*\(\([^()]*(\([^()]*\))?[^()]*\)\)|__launch_bounds__\s*\([^()]*\)", "", line)
+    line = re.sub(r"__(launch_bounds|attribute)__\s*\(\([^()]*(\([^()]*\))?[^()]*\)\)"
+                  r"|__launch_bounds__\s*\([^()]*\)", "", line)
     if (m := re.search(r"\bvoid\s+(\w+)\s*\(", line)): names.append(m.group(1))
   return names[-1] if names else "?"
 
@@ -245,7 +246,8 @@ class ToolCompiler(Compiler):
   def compile(self, src: str) -> bytes:
     with tempfile.TemporaryDirectory() as d:
       out = os.path.join(d, "k.o")
-      proc = subprocess.run([self.tool, *self.flags, "-", "-o", out, *self.after], input=src.encode(), capture_output=True)
+      proc = subprocess.run([self.tool, *self.flags, "-", "-o", out, *self.after], input=src.encode(),
+                            capture_output=True)
       if proc.returncode != 0: raise RuntimeError(self.error(proc.stderr.decode(errors="replace"), src))
       with open(out, "rb") as f: return f.read()
   def error(self, err: str, src: str) -> str: return compile_error(f"{self.what} ({self.tool})", src, err)

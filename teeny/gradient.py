@@ -72,7 +72,8 @@ def _gather_grad(g: UOp, ret: UOp) -> tuple[UOp | None, ...]:
   # shapes: index (.., k, ..) -> (.., k, n, ..) compared with arange(n)
   ex_shape = out_shape[:ax + 1] + (n,) + out_shape[ax + 1:]
   idx = index.cast(dtypes.int32).reshape(out_shape[:ax + 1] + (1,) + out_shape[ax + 1:]).expand(ex_shape)
-  ar = UOp(Ops.ARANGE, dtypes.int32, (), (n, src.device)).reshape((1,) * (ax + 1) + (n,) + (1,) * (len(out_shape) - ax - 1)).expand(ex_shape)
+  ar = UOp(Ops.ARANGE, dtypes.int32, (), (n, src.device))
+  ar = ar.reshape((1,) * (ax + 1) + (n,) + (1,) * (len(out_shape) - ax - 1)).expand(ex_shape)
   hit = idx.alu(Ops.CMPEQ, ar)
   gg = g.reshape(out_shape[:ax + 1] + (1,) + out_shape[ax + 1:]).expand(ex_shape)
   contrib = hit.where(gg, _c(gg, 0.0))

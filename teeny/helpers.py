@@ -88,10 +88,12 @@ class GlobalCounters:
   time_sum_s: float = 0.0
   @staticmethod
   def reset():
-    GlobalCounters.kernel_count, GlobalCounters.global_ops, GlobalCounters.global_mem, GlobalCounters.time_sum_s = 0, 0, 0, 0.0
+    GlobalCounters.kernel_count, GlobalCounters.global_ops = 0, 0
+    GlobalCounters.global_mem, GlobalCounters.time_sum_s = 0, 0.0
 
 def cache_dir() -> str:
-  d = os.environ.get("TEENY_CACHE_DIR") or os.path.join(os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "teeny")
+  d = os.environ.get("TEENY_CACHE_DIR") or \
+    os.path.join(os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "teeny")
   os.makedirs(d, exist_ok=True)
   return d
 

@@ -165,8 +165,9 @@ class NNMixin:
       raise ValueError(f"conv_transpose input {tuple(self.shape)} and weight {tuple(weight.shape)} need the same ndim "
                        "(>= 3)")
     check_conv_args("conv_transpose", self.shape, weight.shape, stride, padding, dilation, groups)
-    if not isinstance(padding, str) and any(p < 0 for p in ([padding] if isinstance(padding, int) else
-                                                            [v for p in padding for v in ((p,) if isinstance(p, int) else p)])):
+    flat_pads = [] if isinstance(padding, str) else [padding] if isinstance(padding, int) else \
+      [v for p in padding for v in ((p,) if isinstance(p, int) else p)]
+    if any(p < 0 for p in flat_pads):
       raise RuntimeError(f"conv_transpose: negative padding is not supported, got padding={padding!r}")
     if self.shape[1] != weight.shape[0] or weight.shape[0] % groups != 0:
       raise ValueError(f"conv_transpose input {tuple(self.shape)} does not match weight {tuple(weight.shape)} "
@@ -181,8 +182,8 @@ class NNMixin:
     outs = tuple((i - 1) * s - pb - pa + d * (k - 1) + o + 1
                  for i, s, (pb, pa), d, k, o in zip(self.shape[2:], s_, pads, d_, hw, op_))
     if any(o < 1 for o in outs) and all(i > 0 for i in self.shape[2:]):
-      raise ValueError(f"conv_transpose: input {tuple(self.shape)} with weight {tuple(weight.shape)}, stride {s_}, padding "
-                       f"{padding}, dilation {d_} gives output size {outs}, which is too small")
+      raise ValueError(f"conv_transpose: input {tuple(self.shape)} with weight {tuple(weight.shape)}, stride {s_}, "
+                       f"padding {padding}, dilation {d_} gives output size {outs}, which is too small")
     cin, rcout = weight.shape[0], weight.shape[1]
     w = weight.reshape(groups, cin // groups, rcout, *hw).permute(0, 2, 1, *range(3, 3 + n))
     w = w.flip(tuple(range(3, 3 + n))).reshape(groups * rcout, cin // groups, *hw)
@@ -218,7 +219,8 @@ class NNMixin:
     # which window element torch picks: the first (in window order) that equals the max, or is nan, among the elements
     # inside the input (never the padding); the index is that element's position in its flattened input plane
     sp, kk = tuple(self.shape[-n:]), math.prod(k_)
-    pos = _pad_or_shrink(Tensor.arange(math.prod(sp), device=self.device).reshape(*sp), pads, value=-1)._pool(k_, s_, d_)
+    pos = Tensor.arange(math.prod(sp), device=self.device).reshape(*sp)
+    pos = _pad_or_shrink(pos, pads, value=-1)._pool(k_, s_, d_)
     win, pos = win.flatten(-n), pos.flatten(-n)  # (..., *out, kk)
     hit = (pos >= 0) & ((win == win.max(-1, keepdim=True)) | win.isnan())
     rev = Tensor.arange(kk, 0, -1, device=self.device)
@@ -312,7 +314,7 @@ class NNMixin:
     axes = tuple(range(-n, 0))
     total = _pad_or_shrink(self, pads)._pool(k_, s_).sum(axes)
     if divisor_override is not None:
-      return total / divisor_override if dtypes.is_float(total.dtype) else total.cast(dtypes.default_float) / divisor_override
+      return (total if dtypes.is_float(total.dtype) else total.cast(dtypes.default_float)) / divisor_override
     # the divisor: the window size, less what falls outside the (explicitly padded, if count_include_pad) input
     ones = Tensor.ones(*self.shape[-n:], device=self.device)
     if count_include_pad: ones = _pad_or_shrink(ones, reg, value=1.0)
@@ -359,8 +361,8 @@ class NNMixin:
       raise ValueError("interpolate: give exactly one of size and scale_factor")
     if not dtypes.is_float(self.dtype) and not (self.dtype == dtypes.uint8 and mode in ("nearest", "nearest-exact",
                                                                                          "bilinear")):
-      raise NotImplementedError(f"interpolate: mode {mode!r} does not support {self.dtype} input (torch supports float, "
-                                "and uint8 for nearest, nearest-exact and bilinear); cast it to float first")
+      raise NotImplementedError(f"interpolate: mode {mode!r} does not support {self.dtype} input (torch supports "
+                                "float, and uint8 for nearest, nearest-exact and bilinear); cast it to float first")
     ins = self.shape[2:]
     if size is not None:
       outs, scales = _tuple(size, n, "size"), [None] * n
@@ -380,7 +382,8 @@ class NNMixin:
         if o == i and (sc is None or sc == 1.0): continue
         shape = [1] * x.ndim
         shape[2 + dim] = o
-        idx = Tensor(src, device=self.device).reshape(shape).expand(*[o if d == 2 + dim else s for d, s in enumerate(x.shape)])
+        idx = Tensor(src, device=self.device).reshape(shape)
+        idx = idx.expand(*[o if d == 2 + dim else s for d, s in enumerate(x.shape)])
         x = x.gather(2 + dim, idx)
       return x
     if self.dtype == dtypes.uint8: return self._interpolate_uint8(outs, scales, bool(align_corners))
@@ -713,7 +716,8 @@ class NNMixin:
     qk = self.cast(acc).matmul(key.cast(acc).transpose(-2, -1)) * scale
     L, S = qk.shape[-2], qk.shape[-1]
     if is_causal:
-      qk = (Tensor.arange(L, device=self.device).reshape(L, 1) >= Tensor.arange(S, device=self.device)).where(qk, -math.inf)
+      causal = Tensor.arange(L, device=self.device).reshape(L, 1) >= Tensor.arange(S, device=self.device)
+      qk = causal.where(qk, -math.inf)
     if attn_mask is not None:
       qk = attn_mask.where(qk, -math.inf) if attn_mask.dtype == dtypes.bool else qk + attn_mask.cast(acc)
       # rows with every score -inf: zeros out and no gradient (softmax would give nan), as torch's
@@ -722,5 +726,6 @@ class NNMixin:
     else:
       w = qk.softmax(-1)
     if dropout_p > 0:
-      w = w * 0 if dropout_p == 1 else (Tensor.rand(*w.shape, device=self.device) >= dropout_p).where(w, 0) / (1 - dropout_p)
+      if dropout_p == 1: w = w * 0
+      else: w = (Tensor.rand(*w.shape, device=self.device) >= dropout_p).where(w, 0) / (1 - dropout_p)
     return w.cast(self.dtype).matmul(value)

@@ -120,10 +120,12 @@ def _select(x: Tensor, dim: int, k: int, descending: bool, full: bool) -> tuple[
   while L > K:   # top-k: keep the better half of each pair of sorted blocks (a bitonic sequence), then sort it
     shape = (B, L // (2 * K), 2, K)
     views = [t.reshape(shape) for t in keys]
-    a, b = [v.shrink((None, None, (0, 1), None)) for v in views], [v.shrink((None, None, (1, 2), None)).flip(3) for v in views]
+    a = [v.shrink((None, None, (0, 1), None)) for v in views]
+    b = [v.shrink((None, None, (1, 2), None)).flip(3) for v in views]
     take = before(b, a)
     L //= 2
-    keys = _merge_stages([take.where(bb, aa).reshape(B, L).contiguous() for aa, bb in zip(a, b)], before, B, L, K, mirror=False)
+    merged = [take.where(bb, aa).reshape(B, L).contiguous() for aa, bb in zip(a, b)]
+    keys = _merge_stages(merged, before, B, L, K, mirror=False)
   keys = [t.shrink(((0, B), (0, k))) for t in keys]
   idx = (keys[0] & 0xFFFFFFFF) if packed else keys[1]
   # the values are read by index: exact, and differentiable (the gradient goes back to the picked positions; its
@@ -264,8 +266,8 @@ class SelectMixin:
     else: v = Tensor(_scalar_for(value, self.dtype), device=self.device, dtype=self.dtype)
     try: broadcast_shape(self.shape, mask.shape)
     except ValueError:
-      raise RuntimeError(f"masked_fill: the mask's shape {tuple(mask.shape)} does not broadcast with the tensor's shape "
-                         f"{tuple(self.shape)}") from None
+      raise RuntimeError(f"masked_fill: the mask's shape {tuple(mask.shape)} does not broadcast with the tensor's "
+                         f"shape {tuple(self.shape)}") from None
     return mask.where(v, self)
 
   def masked_select(self: Tensor, mask: Tensor) -> Tensor:

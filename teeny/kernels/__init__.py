@@ -17,8 +17,8 @@ from teeny.kernels.nll import cross_entropy, nll_loss, route_cross_entropy, cros
 from teeny.kernels.conv import conv2d, conv2d_bwd, conv2d_bwd_weight, conv2d_bwd_input, covers_conv2d
 
 __all__ = ["embedding", "embedding_bwd", "cross_entropy", "nll_loss", "cross_entropy_bwd", "nll_bwd", "conv2d",
-           "conv2d_bwd", "conv2d_bwd_weight", "conv2d_bwd_input", "use_custom_kernels", "with_grad", "covers_cross_entropy",
-           "covers_nll_loss", "covers_conv2d"]
+           "conv2d_bwd", "conv2d_bwd_weight", "conv2d_bwd_input", "use_custom_kernels", "with_grad",
+           "covers_cross_entropy", "covers_nll_loss", "covers_conv2d"]
 
 # the choice between a hand-written kernel and the plain graph, for ops that Tensor offers too: Tensor.cross_entropy
 # asks

@@ -51,5 +51,6 @@ def with_grad(value: Tensor, inputs: tuple[Tensor, ...], grad_fxn: Callable[...,
     i = UOp.range(n, 0, AxisType.GLOBAL)
     return out.index(i).store(v.index(i).load()).end(i).sink(*ins, arg=KernelInfo(name=name, opts_to_apply=()))
   out = Tensor.empty(n, dtype=value.dtype, device=value.device)
-  outs = out.custom_kernel(value.detach().reshape(n), *inputs, fxn=copy, grad_fxn=_CopyGrad(grad_fxn, tuple(value.shape)))
+  outs = out.custom_kernel(value.detach().reshape(n), *inputs, fxn=copy,
+                           grad_fxn=_CopyGrad(grad_fxn, tuple(value.shape)))
   return outs[0].reshape(value.shape)

@@ -60,8 +60,8 @@ class ConvShape:
   def cout_g(self) -> int: return self.cout // self.groups
   @property
   def name(self) -> str:
-    return f"{self.bs}_{self.cin}_{self.h}_{self.w}_{self.cout}_{self.kh}_{self.kw}_s{self.sh}{self.sw}_p{self.pt}{self.pl}_" \
-           f"d{self.dh}{self.dw}_g{self.groups}"
+    return f"{self.bs}_{self.cin}_{self.h}_{self.w}_{self.cout}_{self.kh}_{self.kw}_s{self.sh}{self.sw}_" \
+           f"p{self.pt}{self.pl}_d{self.dh}{self.dw}_g{self.groups}"
 
 def conv_shape(x_shape, w_shape, stride=1, padding=0, dilation=1, groups: int = 1) -> ConvShape:
   check_conv_args("conv2d", x_shape, w_shape, stride, padding, dilation, groups)
@@ -77,7 +77,8 @@ GPU_BLOCK = 256
 def _gpu_elements(total: int) -> tuple[UOp, UOp, tuple[UOp, ...]]:
   """GPU layout: one thread per element of a flattened domain, GPU_BLOCK threads a block: (element, in range,
   ranges)."""
-  blk, lane = UOp.range((total + GPU_BLOCK - 1) // GPU_BLOCK, 0, AxisType.GLOBAL), UOp.range(GPU_BLOCK, 1, AxisType.LOCAL)
+  blk = UOp.range((total + GPU_BLOCK - 1) // GPU_BLOCK, 0, AxisType.GLOBAL)
+  lane = UOp.range(GPU_BLOCK, 1, AxisType.LOCAL)
   e = blk * GPU_BLOCK + lane
   return e, e < total, (blk, lane)
 
@@ -118,7 +119,8 @@ def _wgrad_kernel(gw: UOp, x: UOp, gout: UOp, s: ConvShape, gpu: bool) -> UOp:
   ih, iw = oh * s.sh + (kh * s.dh - s.pt), ow * s.sw + (kw * s.dw - s.pl)
   c = (co // s.cout_g) * s.cin_g + ci if s.groups > 1 else ci
   dt = gw.dtype.base
-  xv = x.index(((b * s.cin + c) * s.h + ih) * s.w + iw, valid=_and(live, in_range(ih, s.h), in_range(iw, s.w))).load().cast(dt)
+  xv = x.index(((b * s.cin + c) * s.h + ih) * s.w + iw, valid=_and(live, in_range(ih, s.h), in_range(iw, s.w)))
+  xv = xv.load().cast(dt)
   gv = gout.index(((b * s.cout + co) * s.oh + oh) * s.ow + ow, valid=live).load().cast(dt)
   acc = reduce_sum(xv * gv, *red)
   out = ((co * s.cin_g + ci) * s.kh + kh) * s.kw + kw
@@ -149,7 +151,8 @@ def _wgrad_cl_kernel(part: UOp, xt: UOp, gt: UOp, s: ConvShape, gpu: bool = Fals
     e, live, _ = _gpu_elements(s.bs * s.kh * s.kw * (s.cout // ob) * (s.cin_g // cw))
     b, kh, kw, obo, cbo = _unflatten(e, (s.bs, s.kh, s.kw, s.cout // ob, s.cin_g // cw))
   else:
-    b, kh, kw = UOp.range(s.bs, 0, AxisType.GLOBAL), UOp.range(s.kh, 1, AxisType.GLOBAL), UOp.range(s.kw, 2, AxisType.GLOBAL)
+    b, kh = UOp.range(s.bs, 0, AxisType.GLOBAL), UOp.range(s.kh, 1, AxisType.GLOBAL)
+    kw = UOp.range(s.kw, 2, AxisType.GLOBAL)
     obo, cbo = UOp.range(s.cout // ob, 3, AxisType.GLOBAL), UOp.range(s.cin_g // cw, 4, AxisType.GLOBAL)
   obi, cbi = UOp.range(ob, 5, AxisType.UNROLL), UOp.range(cw, 6, AxisType.UNROLL)
   oh, ow = UOp.range(s.oh, 7, AxisType.REDUCE), UOp.range(s.ow, 8, AxisType.REDUCE)
@@ -158,7 +161,8 @@ def _wgrad_cl_kernel(part: UOp, xt: UOp, gt: UOp, s: ConvShape, gpu: bool = Fals
   dt = part.dtype.base
   gv = gt.index(((b * s.oh + oh) * s.ow + ow) * s.cout + o, valid=live).load().cast(dt)
   xv = xt.index(((b * hp + oh * s.sh + kh * s.dh) * wp + ow * s.sw + kw * s.dw) * s.cin + c, valid=live).load().cast(dt)
-  st = part.index((((b * s.cout + o) * s.cin_g + ci) * s.kh + kh) * s.kw + kw, valid=live).store(reduce_sum(gv * xv, oh, ow))
+  st = part.index((((b * s.cout + o) * s.cin_g + ci) * s.kh + kh) * s.kw + kw, valid=live)
+  st = st.store(reduce_sum(gv * xv, oh, ow))
   return st.sink(arg=KernelInfo(name=f"conv_bwd_w_{s.name}", opts_to_apply=()))
 
 def _pads_ok(s: ConvShape) -> bool: return min(s.pt, s.pb, s.pl, s.pr) >= 0 and s.oh > 0 and s.ow > 0
@@ -169,8 +173,10 @@ def conv2d_bwd_weight(x: Tensor, grad_out: Tensor, s: ConvShape) -> Tensor:
   if _pads_ok(s):
     xt = _pad_or_shrink(x, [(s.pt, s.pb), (s.pl, s.pr)]).permute(0, 2, 3, 1)
     part = Tensor.empty(s.bs, s.cout, s.cin_g, s.kh, s.kw, dtype=dt, device=x.device)
-    return part.custom_kernel(xt, grad_out.permute(0, 2, 3, 1), fxn=lambda o, a, g: _wgrad_cl_kernel(o, a, g, s, gpu))[0].sum(0)
-  part = Tensor.empty(*((s.bs,) if gpu else ()), s.cout, s.cin_g, s.kh, s.kw, *(() if gpu else (s.ow,)), dtype=dt, device=x.device)
+    outs = part.custom_kernel(xt, grad_out.permute(0, 2, 3, 1), fxn=lambda o, a, g: _wgrad_cl_kernel(o, a, g, s, gpu))
+    return outs[0].sum(0)
+  part = Tensor.empty(*((s.bs,) if gpu else ()), s.cout, s.cin_g, s.kh, s.kw, *(() if gpu else (s.ow,)), dtype=dt,
+                      device=x.device)
   gw = part.custom_kernel(x, grad_out, fxn=lambda o, a, g: _wgrad_kernel(o, a, g, s, gpu))[0]
   return gw.sum(0) if gpu else gw.sum(-1)
 
@@ -187,9 +193,11 @@ def _igrad_gather_kernel(gx: UOp, gout: UOp, w: UOp, s: ConvShape, gpu: bool) ->
     b, cbo, ih, iw = _unflatten(e, (s.bs, s.cin // cb, s.h, s.w))
     c = cbo * cb + UOp.range(cb, 7, AxisType.UNROLL)
   else:
-    b, c, ih = UOp.range(s.bs, 0, AxisType.GLOBAL), UOp.range(s.cin, 1, AxisType.GLOBAL), UOp.range(s.h, 2, AxisType.GLOBAL)
+    b, c = UOp.range(s.bs, 0, AxisType.GLOBAL), UOp.range(s.cin, 1, AxisType.GLOBAL)
+    ih = UOp.range(s.h, 2, AxisType.GLOBAL)
     iw, live = UOp.range(s.w, 3, AxisType.UPCAST), None
-  col, kh, kw = UOp.range(s.cout_g, 4, AxisType.REDUCE), UOp.range(s.kh, 5, AxisType.REDUCE), UOp.range(s.kw, 6, AxisType.REDUCE)
+  col = UOp.range(s.cout_g, 4, AxisType.REDUCE)
+  kh, kw = UOp.range(s.kh, 5, AxisType.REDUCE), UOp.range(s.kw, 6, AxisType.REDUCE)
   g, ci = (c // s.cin_g, c % s.cin_g) if s.groups > 1 else (None, c)
   co = g * s.cout_g + col if g is not None else col
   th, tw = ih + (s.pt - kh * s.dh), iw + (s.pl - kw * s.dw)
@@ -222,7 +230,8 @@ def _igrad_padded_kernel(gx: UOp, gp: UOp, w: UOp, s: ConvShape) -> UOp:
   iwo, cbo = UOp.range(s.w // tw, 2, AxisType.GLOBAL), UOp.range(s.cin // cb, 3, AxisType.GLOBAL)
   cbi, iwi = UOp.range(cb, 4, AxisType.UNROLL), UOp.range(tw, 5, AxisType.UNROLL)
   c, iw = cbo * cb + cbi, iwo * tw + iwi
-  col, kh, kw = UOp.range(s.cout_g, 6, AxisType.REDUCE), UOp.range(s.kh, 7, AxisType.REDUCE), UOp.range(s.kw, 8, AxisType.REDUCE)
+  col = UOp.range(s.cout_g, 6, AxisType.REDUCE)
+  kh, kw = UOp.range(s.kh, 7, AxisType.REDUCE), UOp.range(s.kw, 8, AxisType.REDUCE)
   g, ci = (c // s.cin_g, c % s.cin_g) if s.groups > 1 else (None, c)
   co = g * s.cout_g + col if g is not None else col
   dt = gx.dtype.base
@@ -235,10 +244,12 @@ def _unstrided(s: ConvShape) -> ConvShape:
   """The stride-1 convolution whose grad_out is s's grad_out with sh-1 (sw-1) zeros between values: same input
   gradient."""
   oh, ow = (s.oh - 1) * s.sh + 1, (s.ow - 1) * s.sw + 1
-  return replace(s, sh=1, sw=1, oh=oh, ow=ow, pb=oh - s.h - s.pt + s.dh * (s.kh - 1), pr=ow - s.w - s.pl + s.dw * (s.kw - 1))
+  return replace(s, sh=1, sw=1, oh=oh, ow=ow, pb=oh - s.h - s.pt + s.dh * (s.kh - 1),
+                 pr=ow - s.w - s.pl + s.dw * (s.kw - 1))
 
 def _padded_ok(s: ConvShape) -> bool:
-  return s.sh == s.sw == 1 and _pads_ok(s) and (s.kh - 1) * s.dh >= max(s.pt, s.pb) and (s.kw - 1) * s.dw >= max(s.pl, s.pr)
+  return s.sh == s.sw == 1 and _pads_ok(s) and (s.kh - 1) * s.dh >= max(s.pt, s.pb) and \
+    (s.kw - 1) * s.dw >= max(s.pl, s.pr)
 
 # ---- input gradient, scatter: one program per output element, atomic adds into the input gradient
 
@@ -250,7 +261,8 @@ def _igrad_scatter_kernel(gx: UOp, gout: UOp, w: UOp, s: ConvShape, gpu: bool) -
     b, co = UOp.range(s.bs, 0, AxisType.GLOBAL), UOp.range(s.cout, 1, AxisType.GLOBAL)
     oh, ow = UOp.range(s.oh, 2, AxisType.GLOBAL), UOp.range(s.ow, 3, AxisType.GLOBAL)
     live = None
-  ci, kh, kw = UOp.range(s.cin_g, 4, AxisType.LOOP), UOp.range(s.kh, 5, AxisType.LOOP), UOp.range(s.kw, 6, AxisType.LOOP)
+  ci = UOp.range(s.cin_g, 4, AxisType.LOOP)
+  kh, kw = UOp.range(s.kh, 5, AxisType.LOOP), UOp.range(s.kw, 6, AxisType.LOOP)
   c = (co // s.cout_g) * s.cin_g + ci if s.groups > 1 else ci
   ih, iw = oh * s.sh + (kh * s.dh - s.pt), ow * s.sw + (kw * s.dw - s.pl)
   dt = gx.dtype.base
@@ -280,7 +292,8 @@ def conv2d_bwd_input(grad_out: Tensor, weight: Tensor, s: ConvShape, variant: st
       g1 = g1.reshape(s.bs, s.cout, s.oh * s.sh, s.ow * s.sw)[:, :, :s1.oh, :s1.ow]
       grad_out, s = g1, s1
     if not gpu and _padded_ok(s):
-      gp = _pad_or_shrink(grad_out, [((s.kh - 1) * s.dh - s.pt, (s.kh - 1) * s.dh - s.pb), ((s.kw - 1) * s.dw - s.pl, (s.kw - 1) * s.dw - s.pr)])
+      gp = _pad_or_shrink(grad_out, [((s.kh - 1) * s.dh - s.pt, (s.kh - 1) * s.dh - s.pb),
+                                     ((s.kw - 1) * s.dw - s.pl, (s.kw - 1) * s.dw - s.pr)])
       return gx.custom_kernel(gp, weight, fxn=lambda o, g, w, s=s: _igrad_padded_kernel(o, g, w, s))[0]
     return gx.custom_kernel(grad_out, weight, fxn=lambda o, g, w: _igrad_gather_kernel(o, g, w, s, gpu))[0]
   if variant != "scatter": raise ValueError(f"conv2d_bwd_input: variant must be 'gather' or 'scatter', got {variant!r}")

@@ -62,7 +62,8 @@ def _embedding_fwd_kernel(out: UOp, weight: UOp, ids: UOp, gpu: bool) -> UOp:
   j, jr = _column_ranges(dim, gpu, 1)
   row, ok = _token(ids, i, vocab)
   v = weight.index(row * dim + j, valid=ok).load()
-  return out.index(i * dim + j).store(v).end(i, *jr).sink(arg=KernelInfo(name=f"embedding_{vocab}_{dim}", opts_to_apply=()))
+  info = KernelInfo(name=f"embedding_{vocab}_{dim}", opts_to_apply=())
+  return out.index(i * dim + j).store(v).end(i, *jr).sink(arg=info)
 
 def check_ids(idx: Tensor, vocab_size: int):
   """IndexError for an id outside [0, vocab_size) (teeny.indexing.check_index_range: free for ids made from host data,

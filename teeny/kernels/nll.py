@@ -37,7 +37,8 @@ def _nll_bwd_kernel(dx: UOp, gr: UOp, target: UOp, logits: UOp | None, lse: UOp 
   if gpu:  # the thread that stored the target column adds to it, after its store
     hit = valid.alu(Ops.AND, c.eq(col))
     atomic = dx.index(r * nc + c).atomic("add", -g, mask=hit, sem=MemSem.Relaxed)
-    return UOp.sink(store, atomic, arg=KernelInfo(name=f"{'ce' if logits is not None else 'nll'}_bwd_{n}_{nc}", opts_to_apply=()))
+    name = f"{'ce' if logits is not None else 'nll'}_bwd_{n}_{nc}"
+    return UOp.sink(store, atomic, arg=KernelInfo(name=name, opts_to_apply=()))
   atomic = dx.index(r * nc + col).atomic("add", -g, mask=valid, sem=MemSem.Relaxed)
   return UOp.sink(store.end(*cr), atomic, arg=KernelInfo(name=f"{'ce' if logits is not None else 'nll'}_bwd_{n}_{nc}",
                                                          opts_to_apply=()))
@@ -124,7 +125,8 @@ def cross_entropy(logits: Tensor, target: Tensor, reduction: str = "mean", ignor
   valid = _valid(target, nc, ignore_index)
   picked = x.cast(lse.dtype)._gather(1, valid.where(target, 0).cast(dtypes.int32).unsqueeze(1)).reshape(n)
   rows = valid.where(lse - picked, 0.0)
-  loss = rows if reduction == "none" else rows.sum() if reduction == "sum" else rows.sum() / valid.sum().cast(rows.dtype)
+  if reduction == "none": loss = rows
+  else: loss = rows.sum() if reduction == "sum" else rows.sum() / valid.sum().cast(rows.dtype)
   # lse is an input of the kernel, so the backward reuses the forward's instead of reducing the logits again
   return with_grad(loss.cast(logits.dtype), (logits, target, lse), CrossEntropyGrad(reduction, ignore_index),
                    f"ce_fwd_{n}_{nc}")

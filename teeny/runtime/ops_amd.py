@@ -9,7 +9,8 @@ from teeny.device import Allocator, Compiled, ToolCompiler, elf_complete
 from teeny.helpers import DEBUG
 
 NO_CLANG_FIX = "apt-get install clang-19 lld-19 (or set HIP_CLANG=/path/to/clang with AMDGPU support)"
-NO_HIP_FIX = "install ROCm's HIP runtime (libamdhip64.so) on a machine with an AMD GPU, or pick another device with DEV=CPU / DEV=CL"
+NO_HIP_FIX = ("install ROCm's HIP runtime (libamdhip64.so) on a machine with an AMD GPU, or pick another device with "
+              "DEV=CPU / DEV=CL")
 
 def default_arch() -> str: return os.environ.get("AMD_ARCH", "gfx1100")
 
@@ -68,11 +69,12 @@ class AMDDevice(Compiled):
       n = ctypes.c_int()
       self.check(self.hip.hipGetDeviceCount(ctypes.byref(n)), "hipGetDeviceCount")
       if idx >= n.value:
-        raise RuntimeError(f"{name} does not exist: this machine has {n.value} AMD GPU(s); pick one with device='AMD:0' or DEV=AMD:0, "
-                           "or another device with DEV=CPU / DEV=CL")
+        raise RuntimeError(f"{name} does not exist: this machine has {n.value} AMD GPU(s); pick one with "
+                           "device='AMD:0' or DEV=AMD:0, or another device with DEV=CPU / DEV=CL")
     self.idx = idx
     from teeny.codegen.render.hip import HIPRenderer
-    super().__init__(name, AMDAllocator(self), HIPRenderer(), HIPCompiler(self.arch), functools.partial(AMDProgram, self))
+    super().__init__(name, AMDAllocator(self), HIPRenderer(), HIPCompiler(self.arch),
+                     functools.partial(AMDProgram, self))
     if DEBUG >= 1:
       print(f"teeny: opened {name} ({self.arch}), HIP runtime {'found' if self.hip else 'missing: compile only'}")
   def check(self, err: int, what: str):
@@ -100,10 +102,12 @@ class AMDAllocator(Allocator):
     elif self.dev.hip is not None: self.dev.hip.hipFree(opaque)
   def copyin(self, dest: Any, src: memoryview):
     host = np.frombuffer(src, dtype=np.uint8)
-    self.dev.check(self.dev.runtime("copy").hipMemcpy(dest, ctypes.c_void_p(host.ctypes.data), ctypes.c_size_t(host.nbytes), 1), "hipMemcpy")
+    self.dev.check(self.dev.runtime("copy").hipMemcpy(dest, ctypes.c_void_p(host.ctypes.data),
+                                                      ctypes.c_size_t(host.nbytes), 1), "hipMemcpy")
   def copyout(self, dest: memoryview, src: Any):
     host = np.frombuffer(dest, dtype=np.uint8)
-    self.dev.check(self.dev.runtime("copy").hipMemcpy(ctypes.c_void_p(host.ctypes.data), src, ctypes.c_size_t(host.nbytes), 2), "hipMemcpy")
+    self.dev.check(self.dev.runtime("copy").hipMemcpy(ctypes.c_void_p(host.ctypes.data), src,
+                                                      ctypes.c_size_t(host.nbytes), 2), "hipMemcpy")
 
 class AMDProgram:
   def __init__(self, dev: AMDDevice, name: str, lib: bytes, spec: Any = None):
@@ -113,7 +117,8 @@ class AMDProgram:
       raise RuntimeError(f"could not load the code object of {name}: the ELF file is incomplete")
     self.module, self.fxn = ctypes.c_void_p(), ctypes.c_void_p()
     dev.check(hip.hipModuleLoadData(ctypes.byref(self.module), lib), f"hipModuleLoadData({name})")
-    dev.check(hip.hipModuleGetFunction(ctypes.byref(self.fxn), self.module, name.encode()), f"hipModuleGetFunction({name})")
+    dev.check(hip.hipModuleGetFunction(ctypes.byref(self.fxn), self.module, name.encode()),
+              f"hipModuleGetFunction({name})")
   def __call__(self, *bufs: Any, global_size: Any = None, local_size: Any = None, vals: tuple = (), wait: bool = False,
                work: int = 0) -> float:
     hip = self.dev.runtime("launch")
@@ -125,8 +130,9 @@ class AMDProgram:
     if wait:
       for e in ev: self.dev.check(hip.hipEventCreate(ctypes.byref(e)), "hipEventCreate")
       self.dev.check(hip.hipEventRecord(ev[0], None), "hipEventRecord")
-    self.dev.check(hip.hipModuleLaunchKernel(self.fxn, *[ctypes.c_uint(x) for x in grid + block], ctypes.c_uint(0), None,
-                                             params, None), f"launching {self.name}")
+    dims = [ctypes.c_uint(x) for x in grid + block]
+    self.dev.check(hip.hipModuleLaunchKernel(self.fxn, *dims, ctypes.c_uint(0), None, params, None),
+                   f"launching {self.name}")
     if not wait: return 0.0
     self.dev.check(hip.hipEventRecord(ev[1], None), "hipEventRecord")
     self.dev.check(hip.hipEventSynchronize(ev[1]), f"running {self.name}")

@@ -19,7 +19,8 @@ class NullProgram:
   def __call__(self, *bufs, **kwargs) -> float: return 0.0
 
 RENDERERS = {"C": ("teeny.codegen.render.c", "CRenderer"), "CUDA": ("teeny.codegen.render.cuda", "CUDARenderer"),
-             "HIP": ("teeny.codegen.render.hip", "HIPRenderer"), "CL": ("teeny.codegen.render.opencl", "OpenCLRenderer")}
+             "HIP": ("teeny.codegen.render.hip", "HIPRenderer"),
+             "CL": ("teeny.codegen.render.opencl", "OpenCLRenderer")}
 
 # NULL_COMPILE=1 (GPU backends, issue 4): NULL:<lang> also compiles every kernel with that language's real compiler, so
 # CI
@@ -33,7 +34,8 @@ def open_device(name: str) -> Compiled:
   mod, cls = RENDERERS[lang]
   try: renderer = getattr(importlib.import_module(mod), cls)()
   except ImportError as e: raise RuntimeError(f"the {lang} renderer is not available yet: {e}") from None
-  compiler = importlib.import_module(COMPILERS[lang]).null_compiler() if getenv("NULL_COMPILE", 0) and lang in COMPILERS else None
+  compile_too = getenv("NULL_COMPILE", 0) and lang in COMPILERS
+  compiler = importlib.import_module(COMPILERS[lang]).null_compiler() if compile_too else None
   dev = Compiled(name, NullAllocator(), renderer, compiler, NullProgram)
   dev.runs_nothing = True
   return dev
