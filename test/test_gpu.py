@@ -51,8 +51,8 @@ def p_custom_local(dev):
   out = Tensor.zeros(256, device=dev).contiguous().realize()
   def fxn(o: UOp, a: UOp) -> UOp:
     g, lane = UOp.range(4, 0, AxisType.GLOBAL), UOp.range(64, 1, AxisType.LOCAL)
-    decl = UOp.custom({"CUDA": "__shared__ float sm[64];", "HIP": "__attribute__((shared)) float sm[64];", "CL": "__local float sm[64];",
-                       "C": "float sm[64];"})
+    decl = UOp.custom({"CUDA": "__shared__ float sm[64];", "HIP": "__attribute__((shared)) float sm[64];",
+                       "CL": "__local float sm[64];", "C": "float sm[64];"})
     put = UOp.custom("sm[{0}] = {1};", lane, a.index(g * 64 + lane).load())
     got = UOp.custom("sm[63-{0}]", lane, dtype=dtypes.float32)
     return decl.sink(put, UOp(Ops.BARRIER), o.index(g * 64 + lane).store(got), arg=KernelInfo(name="block_reverse"))
@@ -102,7 +102,8 @@ def test_elementwise_uses_thread_index():
   assert "get_global_id(0)" in p.src
 
 def test_grouped_reduce_shape():
-  for lang, sync, shared in (("CUDA", "__syncthreads()", "__shared__"), ("CL", "barrier(CLK_LOCAL_MEM_FENCE)", "__local"),
+  for lang, sync, shared in (("CUDA", "__syncthreads()", "__shared__"),
+                             ("CL", "barrier(CLK_LOCAL_MEM_FENCE)", "__local"),
                              ("HIP", "__builtin_amdgcn_s_barrier()", "__attribute__((shared))")):
     p, = src_of(p_reduce_grouped, lang)
     assert p.global_size == [64, 1, 1] and p.local_size == [256, 1, 1], (p.global_size, p.local_size)
@@ -152,8 +153,8 @@ VALUE_CASES = {
   "sum_all": (lambda d, x: Tensor(x, device=d).sum(), lambda x: x.sum(), 1e-5, 1e-4),
   "softmax": (lambda d, x: Tensor(x, device=d).softmax(-1), _softmax, 1e-5, 1e-7),
   "matmul": (lambda d, x: Tensor(x, device=d) @ Tensor(x.T.copy(), device=d), lambda x: x @ x.T, 1e-5, 1e-5),
-  "pad_flip": (lambda d, x: Tensor(x, device=d).pad(((1, 1), (2, 0))).flip(1) * 2, lambda x: np.pad(x, ((1, 1), (2, 0)))[:, ::-1] * 2,
-               0, 0),
+  "pad_flip": (lambda d, x: Tensor(x, device=d).pad(((1, 1), (2, 0))).flip(1) * 2,
+               lambda x: np.pad(x, ((1, 1), (2, 0)))[:, ::-1] * 2, 0, 0),
   "half": (lambda d, x: (Tensor(x.astype(np.float16), device=d) * 2).exp(),
            lambda x: np.exp((x.astype(np.float16) * 2).astype(np.float64)), 2e-3, 0),
 }

@@ -28,10 +28,12 @@ def test_setitem_int_plus_equals(realized):
 VIEWS = [  # (teeny view, the same view in numpy, whose basic slicing, transpose, reshape and flip are views too)
   (lambda b: b[2], lambda b: b[2]), (lambda b: b[:, 1:3], lambda b: b[:, 1:3]), (lambda b: b.T[0], lambda b: b.T[0]),
   (lambda b: b[::2, ::-1], lambda b: b[::2, ::-1]), (lambda b: b[1:, None, 1:3], lambda b: b[1:, None, 1:3]),
-  (lambda b: b.reshape(12)[3:9], lambda b: b.reshape(12)[3:9]), (lambda b: b.permute(1, 0)[1:, :2], lambda b: b.transpose(1, 0)[1:, :2]),
+  (lambda b: b.reshape(12)[3:9], lambda b: b.reshape(12)[3:9]),
+  (lambda b: b.permute(1, 0)[1:, :2], lambda b: b.transpose(1, 0)[1:, :2]),
   (lambda b: b[..., -1], lambda b: b[..., -1]), (lambda b: b.flip(0)[0], lambda b: np.flip(b, 0)[0]),
   (lambda b: b[1:3][0][1:], lambda b: b[1:3][0][1:]), (lambda b: b.detach()[0], lambda b: b[0]),
-  (lambda b: b[::-2, 3:0:-2], lambda b: b[::-2, 3:0:-2]), (lambda b: b.reshape(2, 6)[:, ::4], lambda b: b.reshape(2, 6)[:, ::4])]
+  (lambda b: b[::-2, 3:0:-2], lambda b: b[::-2, 3:0:-2]),
+  (lambda b: b.reshape(2, 6)[:, ::4], lambda b: b.reshape(2, 6)[:, ::4])]
 
 @pytest.mark.parametrize("view", range(len(VIEWS)))
 @pytest.mark.parametrize("op", ["assign", "iadd", "setitem", "imul"])
@@ -237,8 +239,8 @@ def test_setitem_duplicate_indices_store_one_value():
 def test_setitem_advanced_matches_numpy():
   rng = np.random.default_rng(3)
   arr = rng.standard_normal((4, 5, 3)).astype(np.float32)
-  for idx in [(np.array([3, 0]),), (slice(None), np.array([4, 1, 2])), (np.array([1, 2]), slice(1, 3), np.array([0, 2])),
-              (np.array([[0], [3]]), np.array([[1, 2]]))]:
+  for idx in [(np.array([3, 0]),), (slice(None), np.array([4, 1, 2])),
+              (np.array([1, 2]), slice(1, 3), np.array([0, 2])), (np.array([[0], [3]]), np.array([[1, 2]]))]:
     a, ref = Tensor(arr.copy()), arr.copy()
     t_idx = tuple(Tensor(i) if isinstance(i, np.ndarray) else i for i in idx)
     val = rng.standard_normal(ref[idx].shape).astype(np.float32)

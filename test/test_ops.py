@@ -1241,8 +1241,8 @@ class TestDTypes:
     x = np.concatenate([np.array(vals, np.float32), bits.view(np.float32), (bits | 0x80000000).view(np.float32)])
     want = torch.from_numpy(x.copy()).to(torch.bfloat16).to(torch.float32).numpy()
     assert want[0] == 1.0 and want[1] == 1 + 2 ** -6, "torch reference: ties to even"
-    for how, t in (("device cast", Tensor(x).cast(dtypes.bfloat16)), ("host "
-                                                                      "conversion", Tensor(x.tolist(), dtype=dtypes.bfloat16))):
+    for how, t in (("device cast", Tensor(x).cast(dtypes.bfloat16)),
+                   ("host conversion", Tensor(x.tolist(), dtype=dtypes.bfloat16))):
       got = t.numpy()
       assert got.dtype == np.float32
       nan = np.isnan(want)

@@ -432,11 +432,11 @@ OUT_OF_RANGE = [
   ("unsqueeze(9)", lambda x: x.unsqueeze(9)), ("transpose(0, 2)", lambda x: x.transpose(0, 2)),
   ("flatten(0, 2)", lambda x: x.flatten(0, 2)), ("cat(dim=2)", lambda x: x.cat(x, dim=2)),
   ("stack(dim=3)", lambda x: Tensor.stack(x, x, dim=3)), ("max(2)", lambda x: x.max(2)), ("amin(-3)", lambda x: x.amin(-3)),
-  ("mean((0, "
-   "2))", lambda x: x.mean((0, 2))), ("logsumexp(2)", lambda x: x.logsumexp(2)), ("flip(2)", lambda x: x.flip(2)),
+  ("mean((0, 2))", lambda x: x.mean((0, 2))), ("logsumexp(2)", lambda x: x.logsumexp(2)),
+  ("flip(2)", lambda x: x.flip(2)),
   ("permute(0, 2)", lambda x: x.permute(0, 2)), ("cumprod(2)", lambda x: x.cumprod(2)), ("var(2)", lambda x: x.var(2)),
-  ("log_softmax(-3)", lambda x: x.log_softmax(-3)), ("split(1, 2)", lambda x: x.split(1, 2)), ("chunk(2, "
-                                                                                               "3)", lambda x: x.chunk(2, 3)),
+  ("log_softmax(-3)", lambda x: x.log_softmax(-3)), ("split(1, 2)", lambda x: x.split(1, 2)),
+  ("chunk(2, 3)", lambda x: x.chunk(2, 3)),
   ("unbind(2)", lambda x: x.unbind(2)), ("unflatten(2)", lambda x: x.unflatten(2, (1, 3))), ("size(2)", lambda x: x.size(2)),
   ("softmin(2)", lambda x: x.softmin(2)), ("logcumsumexp(2)", lambda x: x.logcumsumexp(2)),
   ("normalize(dim=2)", lambda x: x.normalize(dim=2)), ("repeat_interleave(2, 2)", lambda x: x.repeat_interleave(2, 2)),

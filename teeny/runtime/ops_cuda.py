@@ -61,8 +61,8 @@ class NVRTCCompiler(Compiler):
         size = _check_nvrtc(nvrtc.nvrtcGetProgramLogSize(prog), "log size")
         log = b" " * size
         nvrtc.nvrtcGetProgramLog(prog, log)
-        raise RuntimeError(compile_error(f"NVRTC {self.version} compile for "
-                                         f"{self.arch}", src, log.decode(errors="replace").rstrip(chr(0))))
+        raise RuntimeError(compile_error(f"NVRTC {self.version} compile for {self.arch}", src,
+                                         log.decode(errors="replace").rstrip(chr(0))))
       size = _check_nvrtc(getattr(nvrtc, f"nvrtcGet{get}Size")(prog), f"{get} size")
       out = b" " * size
       _check_nvrtc(getattr(nvrtc, f"nvrtcGet{get}")(prog, out), get)
@@ -177,8 +177,8 @@ class CUDAGraph:
       p.sharedMemBytes = 0
       p.kernelParams = argv.ctypes.data
       deps = self.nodes[-1:]
-      self.nodes.append(_check(driver.cuGraphAddKernelNode(self.graph, deps, len(deps), p), f"adding {prg.name} to a "
-                               "CUDA graph"))
+      self.nodes.append(_check(driver.cuGraphAddKernelNode(self.graph, deps, len(deps), p),
+                               f"adding {prg.name} to a CUDA graph"))
       self.params.append(p)
       self.keep.append((holders, argv))
       for s in set(slots): self.users[s].append(i)
