@@ -171,8 +171,7 @@ def test_debug3_shows_applied_opts(capsys):
   a, b = Tensor(np.ones((64, 48), np.float32), device="NULL"), Tensor(np.ones((48, 64), np.float32), device="NULL")
   with Context(DEBUG=3): (a @ b + 0.5).realize()
   out = capsys.readouterr().out
-  assert re.search(r"r_64_64_48 opts: \[Opt\(OptOps.UPCAST, \d+, 16\), Opt\(OptOps.UPCAST, \d+, "
-                   r"4\)\]", out), out[-2000:]
+  assert re.search(r"r_64_64_48 opts: \[Opt\(OptOps.UPCAST, \d+, 16\), Opt\(OptOps.UPCAST, \d+, 4\)\]", out), out[-2000:]
 
 def test_debug5_prints_each_pass(capsys):
   with Context(DEBUG=5): get_program(mm_ast([Opt(U, 1, 4)]), CRenderer())
