@@ -17,8 +17,7 @@ import torch
 from hypothesis import event, given, note, strategies as st
 from teeny import Device, Tensor
 
-pytestmark = pytest.mark.skipif(Device.DEFAULT.startswith("NULL"), reason="the properties compare values; NULL holds "
-                                "no data")
+pytestmark = pytest.mark.skipif(Device.DEFAULT.startswith("NULL"), reason="the properties compare values; NULL holds no data")
 
 MAX_DIM = 6
 
@@ -49,7 +48,7 @@ def factor_shape(draw, n: int) -> tuple[int, ...]:
     return tuple(shape)
   primes, m, p = [], n, 2
   while m > 1:
-    while m % p == 0: primes.append(p); m //= p
+    while m % p == 0: primes.append(p); m //= p  # noqa: E702
     p += 1
   nd = draw(st.integers(1 if primes else 0, 4))
   if nd == 0: return ()
@@ -79,7 +78,7 @@ def draw_index(draw, shape, *, neg_steps=True, adv=False, adv_dups=False, torch_
         vals = [] if s == 0 else draw(st.lists(st.integers(-s, s - 1), min_size=n, max_size=n,
                                                unique_by=(None if adv_dups else (lambda v, s=s: v % s))))
         first_len = n
-      elif s == 0 and first_len: items.append(slice(None)); continue
+      elif s == 0 and first_len: items.append(slice(None)); continue  # noqa: E702
       else:  # a second index array: same length as the first, any values (the pairs stay unique)
         vals = [] if s == 0 else draw(st.lists(st.integers(-s, s - 1), min_size=first_len, max_size=first_len))
       items.append(np.array(vals, dtype=np.int32))
@@ -105,8 +104,7 @@ def draw_index(draw, shape, *, neg_steps=True, adv=False, adv_dups=False, torch_
     out.insert(draw(st.integers(0, len(out))), None)
     event("index: None")
   np_idx = tuple(out)
-  # numpy counts even an empty Ellipsis between index arrays as a separator (torch does not): spell it out
-  if n_adv and ell:
+  if n_adv and ell:  # numpy counts even an empty Ellipsis between index arrays as a separator (torch does not): spell it out
     k = next(i for i, x in enumerate(np_idx) if x is Ellipsis)
     np_idx = np_idx[:k] + (slice(None),) * (len(shape) - sum(x is not None for x in out) + 1) + np_idx[k + 1:]
   tn_idx = tuple(Tensor(x) if isinstance(x, np.ndarray) else x for x in out)
@@ -319,8 +317,7 @@ def test_inplace_writes_through_views(data):
     if kind == "scalar" or not shape:
       v = float(draw(st.integers(-4, 4)))
       return v, v, repr(v)
-    if kind == "array_bcast":
-      shape = tuple(1 if draw(st.booleans()) else v for v in shape)[draw(st.integers(0, len(shape))):]
+    if kind == "array_bcast": shape = tuple(1 if draw(st.booleans()) else v for v in shape)[draw(st.integers(0, len(shape))):]
     a = rng.integers(-4, 5, size=shape).astype(np.float32)
     event(f"(b) {what} value is an array")
     return Tensor(a.copy()), a, f"Tensor(<{shape}>)"
@@ -363,9 +360,9 @@ def test_inplace_writes_through_views(data):
         ti, ni, d, _, _ = draw_index(draw, src.n.shape, adv=draw(st.booleans()))
         tv, nv, vd = value_for(src.n[ni].shape, "v[idx] op=")
         log.append(f"{src.desc}{d} {sym} {vd}")
-        if sym == "+=": src.t[ti] += tv; src.n[ni] += nv
-        elif sym == "-=": src.t[ti] -= tv; src.n[ni] -= nv
-        else: src.t[ti] *= tv; src.n[ni] *= nv
+        if sym == "+=": src.t[ti] += tv; src.n[ni] += nv  # noqa: E702
+        elif sym == "-=": src.t[ti] -= tv; src.n[ni] -= nv  # noqa: E702
+        else: src.t[ti] *= tv; src.n[ni] *= nv  # noqa: E702
         event("(b) v[idx] op= value")
       else:
         overlap = src.n.ndim >= 1 and draw(st.integers(0, 5)) == 0
@@ -376,9 +373,9 @@ def test_inplace_writes_through_views(data):
         else: tv, nv, vd = value_for(src.n.shape, "op=")
         log.append(f"{src.desc} {sym} {vd}")
         t = src.t
-        if sym == "+=": t += tv; src.n += nv
-        elif sym == "-=": t -= tv; src.n -= nv
-        else: t *= tv; src.n *= nv
+        if sym == "+=": t += tv; src.n += nv  # noqa: E702
+        elif sym == "-=": t -= tv; src.n -= nv  # noqa: E702
+        else: t *= tv; src.n *= nv  # noqa: E702
         assert t is src.t, "an in-place operator must return the same tensor object"
         event("(b) op= on a view" if src.depth else "(b) op= on the base")
       wrote = True
@@ -435,12 +432,12 @@ def to_torch_index(shape, np_idx):
   consumed = sum(1 for i in idx if i is not None and i is not Ellipsis)
   full = []
   for i in idx:
-    if i is Ellipsis: full.extend([slice(None)] * (len(shape) - consumed))
+    if i is Ellipsis: full.extend([slice(None)] * (len(shape) - consumed))  # noqa: E701
     else: full.append(i)
   if not any(i is Ellipsis for i in idx): full.extend([slice(None)] * (len(shape) - consumed))
   flips, out, d = [], [], 0
   for i in full:
-    if i is None: out.append(None); continue
+    if i is None: out.append(None); continue  # noqa: E702
     s = shape[d]
     if isinstance(i, slice) and (i.step or 1) < 0:
       r = list(range(*i.indices(s)))
@@ -646,8 +643,7 @@ def test_dtype_promotion_and_division(data):
     v = draw_values(draw, src, shape)
     if src in ("float16", "bfloat16", "float32", "float64") and dst in ("int8", "int16", "int32", "int64", "uint8"):
       lim = {"int8": (-128, 127), "int16": (-3e4, 3e4), "int32": (-1e6, 1e6), "int64": (-1e6, 1e6), "uint8": (0, 255)}[dst]
-      # float -> int out of range is undefined (in C and in torch)
-      with np.errstate(over="ignore"): v = np.clip(v, *lim)
+      with np.errstate(over="ignore"): v = np.clip(v, *lim)  # float -> int out of range is undefined (in C and in torch)
     if src == "int64" and dst in ("float16", "bfloat16"): event("(d) cast int64 -> 16-bit float")
     note(f"Tensor(<{src} {v.tolist()}>).cast({dst})")
     tt = torch_tensor(v, src).to(TORCH_DT[dst])
@@ -655,8 +651,7 @@ def test_dtype_promotion_and_division(data):
     assert got.dtype.name == dst
     event(f"(d) cast {'float' if src[0] in 'fb' and src != 'bool' else src}->{dst}")
     rt, at = tol_for(dst)
-    check_close(got.numpy().astype(np.float64), tt.to(torch.float64).numpy(), rtol=rt, atol=at, what="cast "
-                f"{src}->{dst}")
+    check_close(got.numpy().astype(np.float64), tt.to(torch.float64).numpy(), rtol=rt, atol=at, what=f"cast {src}->{dst}")
     return
   op = draw(st.sampled_from(sorted(OPS_D) + ["//", "%"]), label="op")
   a_dt = draw(st.sampled_from(DTYPES + SCALARS))
@@ -679,8 +674,8 @@ def test_dtype_promotion_and_division(data):
       v = draw_values(draw, dt, shape, small=small, divisor=(pos == 1) != swap and op in ("//", "%", "/"))
       ops_t.append(teeny_tensor(v, dt)); ops_r.append(torch_tensor(v, dt)); tensor_dts.append(dt)
       descs.append(f"Tensor({v.tolist()}, dtype={dt})")
-  if swap: ops_t.reverse(); ops_r.reverse(); descs.reverse()
-  if op == "maximum" and not isinstance(ops_t[0], Tensor): ops_t.reverse(); ops_r.reverse(); descs.reverse()
+  if swap: ops_t.reverse(); ops_r.reverse(); descs.reverse()  # noqa: E702
+  if op == "maximum" and not isinstance(ops_t[0], Tensor): ops_t.reverse(); ops_r.reverse(); descs.reverse()  # noqa: E702
   expr = f"{descs[0]} {op} {descs[1]}" if op != "maximum" else f"{descs[0]}.maximum({descs[1]})"
   note(expr)
   zero_div = None
