@@ -6,4 +6,5 @@ from teeny.device import Device  # noqa: F401
 from teeny.helpers import Context, GlobalCounters, getenv  # noqa: F401
 from teeny.engine.jit import TinyJit  # noqa: F401
 from teeny import nn  # noqa: F401
+from teeny import kernels  # noqa: F401  (registers the hand-written kernels that Tensor methods may route to)
 from teeny.tensor_select import meshgrid  # noqa: F401

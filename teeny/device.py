@@ -20,7 +20,8 @@ class _Device:
     base, _, rest = name.partition(":")
     base = base.upper()
     if base not in KNOWN_DEVICES:
-      raise RuntimeError(f"unknown device {name!r}; known devices: {', '.join(KNOWN_DEVICES)} (pick one with DEV=CPU or device='CPU')")
+      raise RuntimeError(f"unknown device {name!r}; known devices: {', '.join(KNOWN_DEVICES)} (pick one with DEV=CPU "
+                         "or device='CPU')")
     if base == "CPU": return "CPU"
     if base == "NULL": return "NULL" if rest.upper() in ("", "C") else f"NULL:{rest.upper()}"
     return f"{base}:{rest}" if rest and rest != "0" else base
@@ -58,7 +59,8 @@ class Allocator:
   def copyout(self, dest: memoryview, src: Any): raise NotImplementedError
 
 # ---- the on-disk compile cache
-# An entry is one file named <CompilerClass>_<sha256 of compiler key and source>, holding MAGIC, the sha256 of the binary
+# An entry is one file named <CompilerClass>_<sha256 of compiler key and source>, holding MAGIC, the sha256 of the
+# binary
 # and the binary. It is written to a temp file in the same directory and renamed into place (os.replace), so an entry is
 # never seen half written and is never modified afterwards; a reader reads the whole file into memory, checks the digest
 # and only then hands the bytes to a loader (the CPU loads its own private copy of them), so an entry cut short or
@@ -71,12 +73,15 @@ class Allocator:
 CACHE_MAGIC = b"TEENYBIN1\n"
 _HEADER = len(CACHE_MAGIC) + 32
 _TMP_PREFIX = ".tmp_"
-_usage: dict[str, int] = {}   # cache dir -> bytes it held at this process's last scan, plus what this process wrote since
+# cache dir -> bytes it held at this process's last scan, plus what this process wrote since
+_usage: dict[str, int] = {}
 
 def cache_max_bytes() -> int:
   """TEENY_CACHE_MAX_MB as bytes (read on every write, so tests and long runs can change it)."""
   try: mb = float(os.environ.get("TEENY_CACHE_MAX_MB", "512"))
-  except ValueError: raise ValueError(f"TEENY_CACHE_MAX_MB must be a number of megabytes, got {os.environ['TEENY_CACHE_MAX_MB']!r}") from None
+  except ValueError:
+    raise ValueError("TEENY_CACHE_MAX_MB must be a number of megabytes, got "
+                     f"{os.environ['TEENY_CACHE_MAX_MB']!r}") from None
   return int(mb * (1 << 20))
 
 def pack_entry(lib: bytes) -> bytes: return CACHE_MAGIC + hashlib.sha256(lib).digest() + lib
@@ -86,7 +91,8 @@ def unpack_entry(data: bytes) -> tuple[bytes | None, str]:
   if len(data) < _HEADER: return None, f"{len(data)} bytes, shorter than the header"
   if not data.startswith(CACHE_MAGIC): return None, "no digest header (an old or foreign file)"
   lib = data[_HEADER:]
-  if hashlib.sha256(lib).digest() != data[len(CACHE_MAGIC):_HEADER]: return None, "digest mismatch (truncated or modified)"
+  if hashlib.sha256(lib).digest() != data[len(CACHE_MAGIC):_HEADER]:
+    return None, "digest mismatch (truncated or modified)"
   return lib, ""
 
 def _entries(d: str) -> list[tuple[float, int, str]]:
@@ -146,7 +152,8 @@ class Compiler:
     h = hashlib.sha256(f"{self.cache_key}\n{src}".encode()).hexdigest()[:32]
     return os.path.join(cache_dir(), f"{type(self).__name__}_{h}")
   def compile_cached(self, src: str, force: bool = False) -> bytes:
-    """Compile through the disk cache; `force` recompiles and rewrites the entry (used when a cached binary fails to load)."""
+    """Compile through the disk cache; `force` recompiles and rewrites the entry (used when a cached binary fails to
+    load)."""
     if not CACHELEVEL: return self.compile(src)
     path = self.cache_path(src)
     if not force:
@@ -209,7 +216,8 @@ def kernel_name(src: str) -> str:
   names = []
   for line in src.splitlines():
     if line.startswith("static") or "void" not in line or "(" not in line: continue
-    line = re.sub(r"__(launch_bounds|attribute)__\s*\(\([^()]*(\([^()]*\))?[^()]*\)\)|__launch_bounds__\s*\([^()]*\)", "", line)
+    line = re.sub(r"__(launch_bounds|attribute)__\s*\(\([^()]*(\([^()]*\))?[^()]*\)\)"
+                  r"|__launch_bounds__\s*\([^()]*\)", "", line)
     if (m := re.search(r"\bvoid\s+(\w+)\s*\(", line)): names.append(m.group(1))
   return names[-1] if names else "?"
 
@@ -238,7 +246,8 @@ class ToolCompiler(Compiler):
   def compile(self, src: str) -> bytes:
     with tempfile.TemporaryDirectory() as d:
       out = os.path.join(d, "k.o")
-      proc = subprocess.run([self.tool, *self.flags, "-", "-o", out, *self.after], input=src.encode(), capture_output=True)
+      proc = subprocess.run([self.tool, *self.flags, "-", "-o", out, *self.after], input=src.encode(),
+                            capture_output=True)
       if proc.returncode != 0: raise RuntimeError(self.error(proc.stderr.decode(errors="replace"), src))
       with open(out, "rb") as f: return f.read()
   def error(self, err: str, src: str) -> str: return compile_error(f"{self.what} ({self.tool})", src, err)
@@ -252,7 +261,8 @@ class Compiled:
   def synchronize(self): pass
 
 class Buffer:
-  """`size` elements of `dtype` on a device; memory is allocated on first use and returned to the allocator when dropped."""
+  """`size` elements of `dtype` on a device; memory is allocated on first use and returned to the allocator when
+  dropped."""
   def __init__(self, device: str, size: int, dtype: DType):
     self.device, self.size, self.dtype = device, size, dtype
     self._opaque: Any = None
@@ -275,7 +285,8 @@ class Buffer:
   def numpy(self) -> np.ndarray:
     """The contents as a fresh numpy array (bfloat16 becomes float32)."""
     if Device[self.device].runs_nothing:
-      raise RuntimeError(f"the {self.device} device runs nothing and holds no data; use DEV=CPU (or device='CPU') to get values")
+      raise RuntimeError(f"the {self.device} device runs nothing and holds no data; use DEV=CPU (or device='CPU') to "
+                         "get values")
     np_dt = np.uint16 if self.dtype == dtypes.bfloat16 else self.dtype.np
     out = np.empty(self.size, dtype=np_dt)
     if self.size: self.allocator.copyout(memoryview(out).cast("B"), self.opaque)

@@ -1,7 +1,7 @@
 """DTypes, PyTorch-style promotion, numpy interop. float32 is the default float, int32 the default int."""
 from __future__ import annotations
 from dataclasses import dataclass
-import math
+import builtins, math
 import numpy as np
 
 @dataclass(frozen=True, eq=True)
@@ -17,7 +17,8 @@ class DType:
       h = hash(tuple(getattr(self, f) for f in self.__dataclass_fields__))
       object.__setattr__(self, "_hash", h)
       return h
-  def __getstate__(self): return {k: v for k, v in self.__dict__.items() if k != "_hash"}  # string hashes vary by process
+  # string hashes vary by process
+  def __getstate__(self): return {k: v for k, v in self.__dict__.items() if k != "_hash"}
   def ptr(self) -> PtrDType: return PtrDType(self.name, self.itemsize, self.kind, self.np_name, self)
   @property
   def np(self):
@@ -46,13 +47,13 @@ class dtypes:
   index = int32  # dtype of index arithmetic inside kernels
 
   @staticmethod
-  def is_float(d: DType) -> bool: return d.kind == "f"
+  def is_float(d: DType) -> builtins.bool: return d.kind == "f"
   @staticmethod
-  def is_int(d: DType) -> bool: return d.kind in "iu"
+  def is_int(d: DType) -> builtins.bool: return d.kind in "iu"
   @staticmethod
-  def is_unsigned(d: DType) -> bool: return d.kind == "u"
+  def is_unsigned(d: DType) -> builtins.bool: return d.kind == "u"
   @staticmethod
-  def is_bool(d: DType) -> bool: return d.kind == "b"
+  def is_bool(d: DType) -> builtins.bool: return d.kind == "b"
   @staticmethod
   def all() -> list[DType]: return list(ALL_DTYPES)
   @staticmethod
@@ -63,14 +64,14 @@ class dtypes:
     if isinstance(x, (float, np.floating)): return dtypes.default_float
     raise TypeError(f"cannot infer a dtype from {type(x).__name__} value {x!r}")
   @staticmethod
-  def int_for_range(lo: int, hi: int) -> DType:
+  def int_for_range(lo: builtins.int, hi: builtins.int) -> DType:
     """The dtype of Python ints in [lo, hi] (as numpy and torch pick it): the default int, else int64 when they do
     not fit it; beyond int64 is an error rather than a silent wrap."""
     if dtypes.min(dtypes.default_int) <= lo and hi <= dtypes.max(dtypes.default_int): return dtypes.default_int
     if -(1 << 63) <= lo and hi < (1 << 63): return dtypes.int64
     bad = hi if hi >= (1 << 63) else lo
-    raise OverflowError(f"Python int {bad} does not fit int64, the widest signed integer dtype (range -2**63..2**63-1); "
-                        "pass dtype=dtypes.uint64 for values up to 2**64-1, or use a float")
+    raise OverflowError(f"Python int {bad} does not fit int64, the widest signed integer dtype "
+                        "(range -2**63..2**63-1); pass dtype=dtypes.uint64 for values up to 2**64-1, or use a float")
   @staticmethod
   def from_np(d) -> DType:
     d = np.dtype(d)
@@ -88,11 +89,12 @@ class dtypes:
     if d.kind == "f": return math.inf
     return (1 << d.bits) - 1 if d.kind == "u" else (1 << (d.bits - 1)) - 1
   @staticmethod
-  def finfo_max(d: DType) -> float:
-    return {"float16": 65504.0, "bfloat16": 3.3895313892515355e38, "float32": 3.4028234663852886e38}.get(d.name, 1.7976931348623157e308)
+  def finfo_max(d: DType) -> builtins.float:
+    big = {"float16": 65504.0, "bfloat16": 3.3895313892515355e38, "float32": 3.4028234663852886e38}
+    return big.get(d.name, 1.7976931348623157e308)
 
-ALL_DTYPES = (dtypes.bool, dtypes.int8, dtypes.int16, dtypes.int32, dtypes.int64, dtypes.uint8, dtypes.uint16, dtypes.uint32,
-              dtypes.uint64, dtypes.float16, dtypes.bfloat16, dtypes.float32, dtypes.float64)
+ALL_DTYPES = (dtypes.bool, dtypes.int8, dtypes.int16, dtypes.int32, dtypes.int64, dtypes.uint8, dtypes.uint16,
+              dtypes.uint32, dtypes.uint64, dtypes.float16, dtypes.bfloat16, dtypes.float32, dtypes.float64)
 _BY_NAME = {d.name: d for d in ALL_DTYPES} | {"half": dtypes.float16, "float": dtypes.float32, "double": dtypes.float64,
                                               "int": dtypes.int32, "long": dtypes.int64, "uchar": dtypes.uint8}
 
@@ -122,7 +124,8 @@ def _promote2(a: DType, b: DType) -> DType:
   return {1: dtypes.int16, 2: dtypes.int32, 4: dtypes.int64}.get(u.itemsize, dtypes.int64)
 
 def least_upper_dtype(*ds: DType) -> DType:
-  """PyTorch's promotion of tensor dtypes: bool < ints < floats; within a category the wider; int+uint the next signed."""
+  """PyTorch's promotion of tensor dtypes: bool < ints < floats; within a category the wider; int+uint the next
+  signed."""
   out = ds[0]
   for d in ds[1:]: out = _promote2(out, d)
   return out
@@ -130,7 +133,8 @@ def least_upper_dtype(*ds: DType) -> DType:
 def sum_acc_dtype(d: DType) -> DType:
   """The dtype `sum` returns: bools and small ints sum as the default int (int64 stays), floats keep theirs."""
   if d.kind in "bi": return dtypes.int64 if d == dtypes.int64 else dtypes.default_int
-  if d.kind == "u": return dtypes.uint64 if d == dtypes.uint64 else (dtypes.uint32 if d == dtypes.uint32 else dtypes.default_int)
+  if d.kind == "u":
+    return dtypes.uint64 if d == dtypes.uint64 else (dtypes.uint32 if d == dtypes.uint32 else dtypes.default_int)
   return d
 
 _OVERFLOW = {dtypes.float32: 3.4028235677973366e38, dtypes.float16: 65520.0}

@@ -12,7 +12,8 @@ def _reduce_to(g: UOp, shape: tuple[int, ...]) -> UOp:
   """Sum g over the axes where `shape` is 1 (the gradient of an expand)."""
   axes = tuple(i for i, (a, b) in enumerate(zip(shape, g.shape)) if a != b)
   if not axes: return g
-  red = g.cast(dtypes.float32).r(Ops.ADD, axes).cast(g.dtype) if g.dtype in (dtypes.float16, dtypes.bfloat16) else g.r(Ops.ADD, axes)
+  if g.dtype in (dtypes.float16, dtypes.bfloat16): red = g.cast(dtypes.float32).r(Ops.ADD, axes).cast(g.dtype)
+  else: red = g.r(Ops.ADD, axes)
   return red
 
 def _max_grad(g: UOp, a: UOp, b: UOp, is_max: bool) -> tuple[UOp, UOp]:
@@ -49,8 +50,8 @@ def _reduce_grad(g: UOp, ret: UOp) -> tuple[UOp | None, ...]:
   return ((ge * mask) / count,)
 
 def _pow_grad(g: UOp, r: UOp) -> tuple[UOp | None, ...]:
-  """torch's rule: the base gets 0 where the exponent is 0 (0 ** 0 gave 0 * inf = nan), the exponent gets 0 where the base
-  is 0 and the exponent >= 0 (else result * log(base), -inf for 0 ** -1)."""
+  """torch's rule: the base gets 0 where the exponent is 0 (0 ** 0 gave 0 * inf = nan), the exponent gets 0 where the
+  base is 0 and the exponent >= 0 (else result * log(base), -inf for 0 ** -1)."""
   a, b = r.src
   zero = _c(r, 0.0)
   da = b.alu(Ops.CMPEQ, zero).where(zero, b * a.alu(Ops.POW, b - _c(r, 1.0)))
@@ -71,7 +72,8 @@ def _gather_grad(g: UOp, ret: UOp) -> tuple[UOp | None, ...]:
   # shapes: index (.., k, ..) -> (.., k, n, ..) compared with arange(n)
   ex_shape = out_shape[:ax + 1] + (n,) + out_shape[ax + 1:]
   idx = index.cast(dtypes.int32).reshape(out_shape[:ax + 1] + (1,) + out_shape[ax + 1:]).expand(ex_shape)
-  ar = UOp(Ops.ARANGE, dtypes.int32, (), (n, src.device)).reshape((1,) * (ax + 1) + (n,) + (1,) * (len(out_shape) - ax - 1)).expand(ex_shape)
+  ar = UOp(Ops.ARANGE, dtypes.int32, (), (n, src.device))
+  ar = ar.reshape((1,) * (ax + 1) + (n,) + (1,) * (len(out_shape) - ax - 1)).expand(ex_shape)
   hit = idx.alu(Ops.CMPEQ, ar)
   gg = g.reshape(out_shape[:ax + 1] + (1,) + out_shape[ax + 1:]).expand(ex_shape)
   contrib = hit.where(gg, _c(gg, 0.0))
@@ -86,11 +88,13 @@ def _window_grad(g: UOp, r: UOp) -> tuple[UOp | None, ...]:
   n, lead = len(k_), len(src_shape) - len(k_)
   outs = r.shape[lead:lead + n]
   # every kernel position reads g: compute it once rather than once per position
-  if len(k_) and any(k > 1 for k in k_) and g.base.op not in (Ops.BUFFER, Ops.CONST): g = UOp(Ops.CONTIGUOUS, g.dtype, (g,))
+  if len(k_) and any(k > 1 for k in k_) and g.base.op not in (Ops.BUFFER, Ops.CONST):
+    g = UOp(Ops.CONTIGUOUS, g.dtype, (g,))
   total: UOp | None = None
   for pos in itertools.product(*[range(k) for k in k_]):
     # g at this kernel position: (..., *out)
-    gp = g.shrink(tuple((0, s) for s in r.shape[:lead + n]) + tuple((p, p + 1) for p in pos)).reshape(r.shape[:lead + n])
+    gp = g.shrink(tuple((0, s) for s in r.shape[:lead + n]) + tuple((p, p + 1) for p in pos))
+    gp = gp.reshape(r.shape[:lead + n])
     for j in range(n):
       ax, o, st, dil, size = lead + j, outs[j], s_[j], d_[j], src_shape[lead + j]
       if st > 1:  # spread the outputs s apart: (o,) -> (o, s) padded -> (o*s,)
@@ -148,13 +152,13 @@ NO_GRAD = {Ops.CMPLT, Ops.CMPLE, Ops.CMPNE, Ops.CMPEQ, Ops.AND, Ops.OR, Ops.XOR,
            Ops.BUFFER, Ops.CONST, Ops.ARANGE, Ops.BITCAST, Ops.NOOP}
 
 def _custom_kernel_grad(g: UOp, ck: UOp) -> tuple[UOp | None, ...]:
-  """A custom kernel is differentiable through its grad_fxn(grad_out, *inputs) -> one gradient (or None) per input."""
-  from teeny.tensor import Tensor
+  """A custom kernel is differentiable through its grad_fxn(grad_out, *inputs) -> one gradient (or None) per input.
+  It is called with UOps; the front end stores the user's function wrapped so that it sees Tensors (tensor.py)."""
   sink, grad_fxn = ck.arg
   if grad_fxn is None:
-    raise RuntimeError(f"custom kernel {sink.arg.name!r} has no grad_fxn, so it cannot be differentiated; pass grad_fxn= to "
-                       "custom_kernel or detach() its inputs")
-  grads = grad_fxn(Tensor(g), *[Tensor(s) for s in ck.src[1:]])
+    raise RuntimeError(f"custom kernel {sink.arg.name!r} has no grad_fxn, so it cannot be differentiated; pass "
+                       "grad_fxn= to custom_kernel or detach() its inputs")
+  grads = grad_fxn(g, *ck.src[1:])
   if not isinstance(grads, (tuple, list)) or len(grads) != len(ck.src) - 1:
     raise RuntimeError(f"grad_fxn of custom kernel {sink.arg.name!r} must return one gradient (or None) per input "
                        f"({len(ck.src) - 1}), got {grads!r}")
@@ -163,7 +167,8 @@ def _custom_kernel_grad(g: UOp, ck: UOp) -> tuple[UOp | None, ...]:
     if gr is None: out.append(None)
     else:
       u = gr.uop if hasattr(gr, "uop") else gr
-      if u.shape != s.shape: raise RuntimeError(f"grad_fxn returned a gradient of shape {u.shape} for an input of shape {s.shape}")
+      if u.shape != s.shape:
+        raise RuntimeError(f"grad_fxn returned a gradient of shape {u.shape} for an input of shape {s.shape}")
       out.append(u.cast(s.dtype) if u.dtype != s.dtype else u)
   return tuple(out)
 
@@ -177,7 +182,8 @@ def _view_chain(target: UOp, prev: UOp) -> list[UOp]:
 
 def _assign_grad(g: UOp, a: UOp) -> list[tuple[UOp, UOp]]:
   """ASSIGN(target, value) is prev with the view's elements replaced by value: value gets g seen through the view, and
-  prev gets g everywhere the write did not reach (the mask is the view's own gradient of ones, nonzero where written)."""
+  prev gets g everywhere the write did not reach (the mask is the view's own gradient of ones, nonzero where
+  written)."""
   target, value = a.src[0], a.src[1]
   prev = target.base
   chain = _view_chain(target, prev)
@@ -188,7 +194,8 @@ def _assign_grad(g: UOp, a: UOp) -> list[tuple[UOp, UOp]]:
     # a scatter into the flat view: value[i] came from position index[i]; written positions are those any index names
     index, n = a.src[2], target.shape[0]
     k = index.shape[0]
-    hit = index.reshape((k, 1)).expand((k, n)).alu(Ops.CMPEQ, UOp(Ops.ARANGE, index.dtype, (), (n, g.device)).reshape((1, n)).expand((k, n)))
+    positions = UOp(Ops.ARANGE, index.dtype, (), (n, g.device)).reshape((1, n)).expand((k, n))
+    hit = index.reshape((k, 1)).expand((k, n)).alu(Ops.CMPEQ, positions)
     ones = hit.cast(g.dtype).r(Ops.ADD, (0,)).reshape((n,))
     gv = UOp(Ops.GATHER, g.dtype, (gv, index), 0)
   else: ones = _c(gv, 1.0)

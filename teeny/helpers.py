@@ -13,7 +13,8 @@ def getenv(key: str, default: Any = 0) -> Any:
   try: return type(default)(val)
   except ValueError:
     kind = "an int" if isinstance(default, int) else f"a {type(default).__name__}"
-    raise ValueError(f"environment variable {key}={val!r} must be {kind} (unset it for the default, {default!r})") from None
+    raise ValueError(f"environment variable {key}={val!r} must be {kind} (unset it for the default, "
+                     f"{default!r})") from None
 
 def prod(xs: Iterable[Any], start: Any = 1) -> Any:
   return functools.reduce(lambda a, b: a * b, xs, start)
@@ -24,6 +25,23 @@ def dedup(xs: Iterable[T]) -> list[T]: return list(dict.fromkeys(xs))
 def flatten(xss: Iterable[Iterable[T]]) -> list[T]: return [x for xs in xss for x in xs]
 def ceildiv(a: int, b: int) -> int: return -(-a // b)
 def round_up(a: int, b: int) -> int: return ceildiv(a, b) * b
+def broadcast_shape(*shapes: tuple[int, ...]) -> tuple[int, ...]:
+  """The shape that `shapes` broadcast to (numpy's rules), else ValueError naming them."""
+  nd = max(len(s) for s in shapes)
+  padded = [(1,) * (nd - len(s)) + tuple(s) for s in shapes]
+  out = []
+  for dims in zip(*padded):
+    non1 = {d for d in dims if d != 1}
+    if len(non1) > 1:
+      raise ValueError(f"shapes {' and '.join(str(tuple(s)) for s in shapes)} cannot be broadcast together")
+    out.append(non1.pop() if non1 else 1)
+  return tuple(out)
+
+def broadcasts_to(shape: tuple[int, ...], target: tuple[int, ...]) -> bool:
+  """Can a value of `shape` be broadcast to exactly `target` (what an in-place write needs)?"""
+  try: return broadcast_shape(shape, target) == tuple(target)
+  except ValueError: return False
+
 def colored(s: str, color: str | None = None) -> str:
   codes = {"red": 31, "green": 32, "yellow": 33, "blue": 34, "magenta": 35, "cyan": 36, "white": 37}
   return f"\033[{codes[color]}m{s}\033[0m" if color and os.isatty(1) else s
@@ -55,7 +73,8 @@ class Context(contextlib.ContextDecorator):
   def __exit__(self, *exc):
     for k, v in self.old.items(): ContextVar._cache[k].value = v
 
-DEBUG, CACHELEVEL, NOOPT, BEAM = ContextVar("DEBUG", 0), ContextVar("CACHELEVEL", 2), ContextVar("NOOPT", 0), ContextVar("BEAM", 0)
+DEBUG, CACHELEVEL = ContextVar("DEBUG", 0), ContextVar("CACHELEVEL", 2)
+NOOPT, BEAM = ContextVar("NOOPT", 0), ContextVar("BEAM", 0)
 JIT, CPU_THREADS = ContextVar("JIT", 1), ContextVar("CPU_THREADS", 0)
 CUSTOM_KERNELS = ContextVar("TEENY_CUSTOM_KERNELS", 1)
 # range checks of tensor indices that need a device read: -1 (default) on the CPU only, 1 on every device, 0 off
@@ -71,11 +90,13 @@ class GlobalCounters:
   time_sum_s: float = 0.0
   @staticmethod
   def reset():
-    GlobalCounters.kernel_count, GlobalCounters.global_ops, GlobalCounters.global_mem, GlobalCounters.time_sum_s = 0, 0, 0, 0.0
+    GlobalCounters.kernel_count, GlobalCounters.global_ops = 0, 0
+    GlobalCounters.global_mem, GlobalCounters.time_sum_s = 0, 0.0
     GlobalCounters.compile_count = 0
 
 def cache_dir() -> str:
-  d = os.environ.get("TEENY_CACHE_DIR") or os.path.join(os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "teeny")
+  d = os.environ.get("TEENY_CACHE_DIR") or \
+    os.path.join(os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "teeny")
   os.makedirs(d, exist_ok=True)
   return d
 

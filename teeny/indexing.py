@@ -4,7 +4,7 @@ from typing import Any, Callable
 import numpy as np
 from teeny.device import Device
 from teeny.dtype import dtypes
-from teeny.helpers import CHECK_INDICES, prod
+from teeny.helpers import CHECK_INDICES, broadcast_shape, broadcasts_to, prod
 
 def _reads_allowed(device: str) -> bool:
   """May an index check read the index's values from `device`? The CPU yes (its memory is the host's) unless
@@ -47,7 +47,7 @@ def check_index_range(index, size: int, what: str | Callable[[int], str] = "inde
   raise err(f"{msg} ({hint})" if hint else msg)
 
 def _normalize(t, indices) -> list:
-  from teeny.tensor import Tensor
+  Tensor = type(t)
   if not isinstance(indices, tuple): indices = (indices,)
   out = []
   for i in indices:
@@ -112,9 +112,8 @@ def getitem(t, indices):
 def _advanced(x, tdims: list):
   """numpy advanced indexing of x at dims `tdims` [(dim, index tensor)]: broadcast the index tensors together;
   results go where the indexed dims were if they are adjacent, else to the front."""
-  from teeny.tensor import _broadcast_shape
   dims = [d for d, _ in tdims]
-  bshape = _broadcast_shape(*[i.shape for _, i in tdims])
+  bshape = broadcast_shape(*[i.shape for _, i in tdims])
   adjacent = dims == list(range(dims[0], dims[0] + len(dims)))
   order = (list(range(dims[0])) + dims + [d for d in range(dims[0], x.ndim) if d not in dims]) if adjacent else \
     (dims + [d for d in range(x.ndim) if d not in dims])
@@ -146,12 +145,12 @@ def setitem(t, indices, value: Any) -> None:
   """t[indices] = value, in place. Ints, slices (any step), None and ... select a view of t's storage, written through
   assign; integer tensors select positions that are written with one scatter (for a position given twice, one of
   its values is stored, as in numpy and torch)."""
-  from teeny.tensor import Tensor, _broadcasts_to
+  Tensor = type(t)
   if not isinstance(value, Tensor): value = Tensor(value, device=t.device, dtype=t.dtype)
   idx = _normalize(t, indices)
   advanced = any(isinstance(i, Tensor) for i in idx)
   region = t[indices] if not advanced else Tensor.arange(t.numel(), device=t.device).reshape(t.shape)[indices]
-  if not _broadcasts_to(value.shape, region.shape):
+  if not broadcasts_to(value.shape, region.shape):
     raise RuntimeError(f"shape mismatch: value tensor of shape {list(value.shape)} cannot be broadcast to indexing result of "
                        f"shape {list(region.shape)}")
   if value.device != t.device: raise RuntimeError(f"setitem: value is on {value.device}, the tensor on {t.device}; move it with .to()")

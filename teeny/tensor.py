@@ -1,10 +1,10 @@
 """Tensor: a thin, lazy handle on a UOp. Every op adds nodes to the graph; nothing runs until a value is needed."""
 from __future__ import annotations
-import contextvars, functools, math, sys, weakref
+import contextvars, dataclasses, functools, math, sys, weakref
 from typing import Any, Callable, Sequence
 import numpy as np
 from teeny.dtype import DType, dtypes, least_upper_dtype, sum_acc_dtype, to_dtype, float32_to_bf16_bits
-from teeny.helpers import prod, DEBUG
+from teeny.helpers import prod, DEBUG, broadcast_shape as _broadcast_shape, broadcasts_to as _broadcasts_to
 from teeny.device import Device
 from teeny.uop.ops import GroupOp, Ops, UOp, substitute_nodes, toposort_many
 from teeny.uop.symbolic import VARIABLES_MADE as _VARS
@@ -54,16 +54,6 @@ class ShapeError(RuntimeError, ValueError):
   """Shapes that do not fit (reshape, expand, cat, stack, permute): a RuntimeError as torch raises, and a ValueError as
   tinygrad and numpy raise, so code written against either catches it."""
 
-def _broadcast_shape(*shapes: tuple[int, ...]) -> tuple[int, ...]:
-  nd = max(len(s) for s in shapes)
-  padded = [(1,) * (nd - len(s)) + tuple(s) for s in shapes]
-  out = []
-  for dims in zip(*padded):
-    non1 = {d for d in dims if d != 1}
-    if len(non1) > 1: raise ValueError(f"shapes {' and '.join(str(tuple(s)) for s in shapes)} cannot be broadcast together")
-    out.append(non1.pop() if non1 else 1)
-  return tuple(out)
-
 # grad mode and training mode belong to the calling thread (context variables: a new thread starts with the defaults,
 # grad on and training off, and each asyncio task sees its own copy), so a no_grad block in one thread never changes
 # what another thread's ops record. Tensor.training / Tensor._no_grad read and write them through _TensorMeta.
@@ -88,11 +78,6 @@ class _ModeCtx:
     def wrapped(*a, **k):
       with type(self)(self.value): return fn(*a, **k)
     return wrapped
-
-def _broadcasts_to(shape: tuple[int, ...], target: tuple[int, ...]) -> bool:
-  """Can a value of `shape` be broadcast to exactly `target` (what an in-place write needs)?"""
-  try: return _broadcast_shape(shape, target) == tuple(target)
-  except ValueError: return False
 
 class _TrainCtx(_ModeCtx):
   var = _training_var
@@ -1612,7 +1597,7 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
     sink = fxn(*holders)
     if not isinstance(sink, UOp) or sink.op is not Ops.SINK: raise TypeError("custom_kernel: fxn must return a SINK UOp (x.sink(arg=KernelInfo(...)))")
     if not isinstance(sink.arg, KernelInfo): sink = sink.replace(arg=KernelInfo(name="custom", opts_to_apply=()))
-    ck = UOp(Ops.CUSTOM_KERNEL, dtypes.void, tuple(srcs), (sink, grad_fxn))
+    ck = UOp(Ops.CUSTOM_KERNEL, dtypes.void, tuple(srcs), (sink, _TensorGradFxn(grad_fxn) if grad_fxn is not None else None))
     rg = any(t.requires_grad for t in inputs)
     from teeny.engine.schedule import custom_written, _reapply_views
     written = custom_written(sink)
@@ -2032,3 +2017,10 @@ def _sym_getitem(t: Tensor, indices) -> Tensor:
                            "not supported (ints and step-1 slices are); index a tensor of concrete shape first")
   x = t.shrink(tuple(shrink))
   return x.reshape(tuple(sz for d, sz in enumerate(x.shape) if d not in drop)) if drop else x
+
+@dataclasses.dataclass(frozen=True)
+class _TensorGradFxn:
+  """A custom kernel's grad_fxn as gradient.py calls it (with UOps), giving the user's function Tensors. Frozen, so two
+  kernels with the same grad_fxn compare equal and a repeated step's graph (and schedule) stays the same."""
+  fxn: Callable
+  def __call__(self, g: UOp, *inputs: UOp): return self.fxn(Tensor(g), *[Tensor(u) for u in inputs])

@@ -1,10 +1,11 @@
 """nn.functional-style Tensor methods (convolutions, pooling, losses, attention), built only from other Tensor ops.
 
 `class Tensor(NNMixin)` inherits these, so `self` is always a Tensor and everything stays lazy and differentiable.
+They reach the Tensor class as `type(self)`: tensor.py imports this module, so this module never imports tensor.py.
 """
 from __future__ import annotations
 import math
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 from teeny.dtype import dtypes, least_upper_dtype
 from teeny.indexing import check_index_range
 
@@ -12,6 +13,10 @@ if TYPE_CHECKING:
   from teeny.tensor import Tensor
 
 REDUCTIONS = ("mean", "sum", "none")
+
+# hand-written kernels that may stand in for a method here: name -> fxn(self, *args) giving a Tensor, or None for the
+# plain graph. teeny.kernels, a higher layer, fills it when teeny is imported, so that choice is made there
+KERNEL_ROUTES: dict[str, Callable] = {}
 
 def _tuple(x: int | Sequence[int], n: int, name: str = "argument") -> tuple[int, ...]:
   if isinstance(x, int): return (x,) * n
@@ -45,7 +50,8 @@ def _resolve_pads(padding, k: Sequence[int], dilation: Sequence[int],
   n = len(k)
   if isinstance(padding, str):
     if padding == "valid": return [(0, 0)] * n
-    if padding != "same": raise RuntimeError(f"Invalid padding string {padding!r}: use an int, a tuple, 'same' or 'valid'")
+    if padding != "same":
+      raise RuntimeError(f"Invalid padding string {padding!r}: use an int, a tuple, 'same' or 'valid'")
     if any(s != 1 for s in _tuple(stride, n)):
       raise RuntimeError(f"padding='same' is not supported for strided convolutions (stride={stride}); pad explicitly")
     return [(d * (kk - 1) // 2, d * (kk - 1) - d * (kk - 1) // 2) for kk, d in zip(k, dilation)]
@@ -65,7 +71,8 @@ def check_conv_args(fn: str, x_shape, w_shape, stride, padding, dilation, groups
   n = len(w_shape) - 2
   _positive(f"{fn}: stride", _tuple(stride, n, "stride"), "must be positive (non-positive stride is not supported)")
   _positive(f"{fn}: dilation", _tuple(dilation, n, "dilation"))
-  if not isinstance(groups, int) or groups <= 0: raise ValueError(f"{fn}: groups must be a positive int, got {groups!r}")
+  if not isinstance(groups, int) or groups <= 0:
+    raise ValueError(f"{fn}: groups must be a positive int, got {groups!r}")
   _positive(f"{fn}: kernel size", tuple(w_shape[2:]), f"must be positive (weight shape {tuple(w_shape)})")
 
 def _check_pool_args(fn: str, k_, s_, d_, padding) -> None:
@@ -155,10 +162,12 @@ class NNMixin:
     hw = tuple(weight.shape[2:])
     n = len(hw)
     if self.ndim != weight.ndim or self.ndim < 3:
-      raise ValueError(f"conv_transpose input {tuple(self.shape)} and weight {tuple(weight.shape)} need the same ndim (>= 3)")
+      raise ValueError(f"conv_transpose input {tuple(self.shape)} and weight {tuple(weight.shape)} need the same ndim "
+                       "(>= 3)")
     check_conv_args("conv_transpose", self.shape, weight.shape, stride, padding, dilation, groups)
-    if not isinstance(padding, str) and any(p < 0 for p in ([padding] if isinstance(padding, int) else
-                                                            [v for p in padding for v in ((p,) if isinstance(p, int) else p)])):
+    flat_pads = [] if isinstance(padding, str) else [padding] if isinstance(padding, int) else \
+      [v for p in padding for v in ((p,) if isinstance(p, int) else p)]
+    if any(p < 0 for p in flat_pads):
       raise RuntimeError(f"conv_transpose: negative padding is not supported, got padding={padding!r}")
     if self.shape[1] != weight.shape[0] or weight.shape[0] % groups != 0:
       raise ValueError(f"conv_transpose input {tuple(self.shape)} does not match weight {tuple(weight.shape)} "
@@ -173,8 +182,8 @@ class NNMixin:
     outs = tuple((i - 1) * s - pb - pa + d * (k - 1) + o + 1
                  for i, s, (pb, pa), d, k, o in zip(self.shape[2:], s_, pads, d_, hw, op_))
     if any(o < 1 for o in outs) and all(i > 0 for i in self.shape[2:]):
-      raise ValueError(f"conv_transpose: input {tuple(self.shape)} with weight {tuple(weight.shape)}, stride {s_}, padding "
-                       f"{padding}, dilation {d_} gives output size {outs}, which is too small")
+      raise ValueError(f"conv_transpose: input {tuple(self.shape)} with weight {tuple(weight.shape)}, stride {s_}, "
+                       f"padding {padding}, dilation {d_} gives output size {outs}, which is too small")
     cin, rcout = weight.shape[0], weight.shape[1]
     w = weight.reshape(groups, cin // groups, rcout, *hw).permute(0, 2, 1, *range(3, 3 + n))
     w = w.flip(tuple(range(3, 3 + n))).reshape(groups * rcout, cin // groups, *hw)
@@ -193,12 +202,13 @@ class NNMixin:
   def _max_pool(self: Tensor, n: int, fn: str, kernel_size, stride, padding, dilation, ceil_mode: bool,
                 return_indices: bool):
     """Max pooling over the last n dims; with return_indices also torch's int64 indices, flat over each input plane."""
-    from teeny.tensor import Tensor
+    Tensor = type(self)
     k_ = _tuple(kernel_size, n, "kernel_size")
     s_, d_ = _tuple(stride if stride is not None else k_, n, "stride"), _tuple(dilation, n, "dilation")
     _check_pool_args(fn, k_, s_, d_, padding)
     if self.ndim < n + 1:
-      raise ValueError(f"{fn} wants ({n + 1} or {n + 2})-d input (C, *spatial) or (N, C, *spatial), got {tuple(self.shape)}")
+      raise ValueError(f"{fn} wants ({n + 1} or {n + 2})-d input (C, *spatial) or (N, C, *spatial), got "
+                       f"{tuple(self.shape)}")
     pads = _resolve_pads(padding, k_, d_)
     if any(2 * max(p) > k for p, k in zip(pads, k_)):
       raise ValueError(f"{fn}: padding {padding} must be at most half of kernel {k_}")
@@ -209,7 +219,8 @@ class NNMixin:
     # which window element torch picks: the first (in window order) that equals the max, or is nan, among the elements
     # inside the input (never the padding); the index is that element's position in its flattened input plane
     sp, kk = tuple(self.shape[-n:]), math.prod(k_)
-    pos = _pad_or_shrink(Tensor.arange(math.prod(sp), device=self.device).reshape(*sp), pads, value=-1)._pool(k_, s_, d_)
+    pos = Tensor.arange(math.prod(sp), device=self.device).reshape(*sp)
+    pos = _pad_or_shrink(pos, pads, value=-1)._pool(k_, s_, d_)
     win, pos = win.flatten(-n), pos.flatten(-n)  # (..., *out, kk)
     hit = (pos >= 0) & ((win == win.max(-1, keepdim=True)) | win.isnan())
     rev = Tensor.arange(kk, 0, -1, device=self.device)
@@ -235,14 +246,16 @@ class NNMixin:
 
   def _max_unpool(self: Tensor, n: int, fn: str, indices: Tensor, kernel_size, stride, padding, output_size) -> Tensor:
     """Inverse of max pooling over the last n dims: zeros, with self's values written at the flat `indices`."""
-    from teeny.tensor import Tensor
+    Tensor = type(self)
     k_ = _tuple(kernel_size, n, "kernel_size")
     s_, p_ = _tuple(stride if stride is not None else k_, n, "stride"), _tuple(padding, n, "padding")
     _check_pool_args(fn, k_, s_, (1,) * n, p_)
     if tuple(indices.shape) != tuple(self.shape):
       raise ValueError(f"{fn}: indices shape {tuple(indices.shape)} must match the input's {tuple(self.shape)}")
-    if not dtypes.is_int(indices.dtype): raise TypeError(f"{fn}: indices must be an integer tensor, got {indices.dtype}")
-    if self.ndim < n + 1: raise ValueError(f"{fn} wants (C, *spatial) or (N, C, *spatial) input, got {tuple(self.shape)}")
+    if not dtypes.is_int(indices.dtype):
+      raise TypeError(f"{fn}: indices must be an integer tensor, got {indices.dtype}")
+    if self.ndim < n + 1:
+      raise ValueError(f"{fn} wants (C, *spatial) or (N, C, *spatial) input, got {tuple(self.shape)}")
     ins = tuple(self.shape[-n:])
     default = tuple((i - 1) * s - 2 * p + k for i, s, p, k in zip(ins, s_, p_, k_))
     if output_size is None: outs = default
@@ -285,12 +298,13 @@ class NNMixin:
   def _avg_pool(self: Tensor, n: int, fn: str, kernel_size, stride, padding, ceil_mode: bool, count_include_pad: bool,
                 divisor_override: int | None = None) -> Tensor:
     """Average pooling over the last n dims."""
-    from teeny.tensor import Tensor
+    Tensor = type(self)
     k_ = _tuple(kernel_size, n, "kernel_size")
     s_ = _tuple(stride if stride is not None else k_, n, "stride")
     _check_pool_args(fn, k_, s_, (1,) * n, padding)
     if self.ndim < n + 1:
-      raise ValueError(f"{fn} wants ({n + 1} or {n + 2})-d input (C, *spatial) or (N, C, *spatial), got {tuple(self.shape)}")
+      raise ValueError(f"{fn} wants ({n + 1} or {n + 2})-d input (C, *spatial) or (N, C, *spatial), got "
+                       f"{tuple(self.shape)}")
     if divisor_override is not None and (not isinstance(divisor_override, int) or divisor_override == 0):
       raise RuntimeError(f"{fn}: divisor_override must be a non-zero int, got {divisor_override!r}")
     reg = _resolve_pads(padding, k_, (1,) * n)
@@ -300,7 +314,7 @@ class NNMixin:
     axes = tuple(range(-n, 0))
     total = _pad_or_shrink(self, pads)._pool(k_, s_).sum(axes)
     if divisor_override is not None:
-      return total / divisor_override if dtypes.is_float(total.dtype) else total.cast(dtypes.default_float) / divisor_override
+      return (total if dtypes.is_float(total.dtype) else total.cast(dtypes.default_float)) / divisor_override
     # the divisor: the window size, less what falls outside the (explicitly padded, if count_include_pad) input
     ones = Tensor.ones(*self.shape[-n:], device=self.device)
     if count_include_pad: ones = _pad_or_shrink(ones, reg, value=1.0)
@@ -327,26 +341,28 @@ class NNMixin:
 
   def interpolate(self: Tensor, size=None, scale_factor=None, mode: str = "nearest",
                   align_corners: bool | None = None) -> Tensor:
-    """PyTorch's F.interpolate over the spatial dims (all but the first two): nearest, nearest-exact, linear (3-d input),
-    bilinear (4-d), trilinear (5-d). uint8 inputs work for nearest, nearest-exact and bilinear (rounded as torch does);
-    other integer dtypes raise NotImplementedError, as in torch."""
-    from teeny.tensor import Tensor
+    """PyTorch's F.interpolate over the spatial dims (all but the first two): nearest, nearest-exact, linear (3-d
+    input), bilinear (4-d), trilinear (5-d). uint8 inputs work for nearest, nearest-exact and bilinear (rounded as torch
+    does); other integer dtypes raise NotImplementedError, as in torch."""
+    Tensor = type(self)
     import numpy as np
     modes = {"nearest": None, "nearest-exact": None, "linear": 3, "bilinear": 4, "trilinear": 5}
     n = self.ndim - 2
     if mode not in modes or not 1 <= n <= 3:
-      raise NotImplementedError(f"interpolate: only 3-d, 4-d and 5-d inputs and the modes {tuple(modes)} are supported, "
-                                f"got a {self.ndim}-d input and mode {mode!r}")
+      raise NotImplementedError(f"interpolate: only 3-d, 4-d and 5-d inputs and the modes {tuple(modes)} are "
+                                f"supported, got a {self.ndim}-d input and mode {mode!r}")
     if modes[mode] is not None and modes[mode] != self.ndim:
-      raise NotImplementedError(f"interpolate: got a {self.ndim}-d input, but {mode} mode needs a {modes[mode]}-d input")
+      raise NotImplementedError(f"interpolate: got a {self.ndim}-d input, but {mode} mode needs a {modes[mode]}-d "
+                                "input")
     if modes[mode] is None and align_corners is not None:
       raise ValueError("interpolate: align_corners can only be set with the interpolating modes linear, bilinear and "
                        "trilinear")
-    if (size is None) == (scale_factor is None): raise ValueError("interpolate: give exactly one of size and scale_factor")
+    if (size is None) == (scale_factor is None):
+      raise ValueError("interpolate: give exactly one of size and scale_factor")
     if not dtypes.is_float(self.dtype) and not (self.dtype == dtypes.uint8 and mode in ("nearest", "nearest-exact",
                                                                                          "bilinear")):
-      raise NotImplementedError(f"interpolate: mode {mode!r} does not support {self.dtype} input (torch supports float, "
-                                "and uint8 for nearest, nearest-exact and bilinear); cast it to float first")
+      raise NotImplementedError(f"interpolate: mode {mode!r} does not support {self.dtype} input (torch supports "
+                                "float, and uint8 for nearest, nearest-exact and bilinear); cast it to float first")
     ins = self.shape[2:]
     if size is not None:
       outs, scales = _tuple(size, n, "size"), [None] * n
@@ -366,7 +382,8 @@ class NNMixin:
         if o == i and (sc is None or sc == 1.0): continue
         shape = [1] * x.ndim
         shape[2 + dim] = o
-        idx = Tensor(src, device=self.device).reshape(shape).expand(*[o if d == 2 + dim else s for d, s in enumerate(x.shape)])
+        idx = Tensor(src, device=self.device).reshape(shape)
+        idx = idx.expand(*[o if d == 2 + dim else s for d, s in enumerate(x.shape)])
         x = x.gather(2 + dim, idx)
       return x
     if self.dtype == dtypes.uint8: return self._interpolate_uint8(outs, scales, bool(align_corners))
@@ -388,10 +405,11 @@ class NNMixin:
       x = xt.transpose(axis, -1) if axis != x.ndim - 1 else xt
     return x
 
-  def _interpolate_uint8(self: Tensor, outs: Sequence[int], scales: Sequence[float | None], align_corners: bool) -> Tensor:
+  def _interpolate_uint8(self: Tensor, outs: Sequence[int], scales: Sequence[float | None],
+                         align_corners: bool) -> Tensor:
     """torch's uint8 bilinear: one dim at a time (the last first, then the others backwards, skipping dims whose size
     stays), each a weighted sum with int16 fixed-point weights, rounded and clamped back to uint8 before the next."""
-    from teeny.tensor import Tensor
+    Tensor = type(self)
     import numpy as np
     x, n = self, len(outs)
     for dim in reversed(range(n)):
@@ -420,7 +438,7 @@ class NNMixin:
 
   def dropout(self: Tensor, p: float = 0.5) -> Tensor:
     """Zero each element with probability p and scale the rest by 1/(1-p), only while Tensor.training."""
-    from teeny.tensor import Tensor
+    Tensor = type(self)
     if not 0.0 <= p <= 1.0: raise ValueError(f"dropout probability must be in [0, 1], got {p}")
     if not Tensor.training or p == 0: return self
     if p == 1: return self * 0
@@ -448,7 +466,7 @@ class NNMixin:
   # ***** indexing helpers *****
 
   def _one_hot_along_dim(self: Tensor, num_classes: int, dim: int = -1) -> Tensor:
-    from teeny.tensor import Tensor
+    Tensor = type(self)
     offset = self.ndim - (dim % self.ndim) - 1
     return self == Tensor.arange(num_classes, device=self.device).reshape(num_classes, *[1] * offset)
 
@@ -479,7 +497,7 @@ class NNMixin:
   def _scatter_parts(self: Tensor, fn: str, dim: int, index: Tensor, src) -> tuple[int, Tensor, Tensor]:
     """Checks, then (dim, src, mask), both self.shape + (index.shape[dim],): src[..., r] is the value that index's r-th
     entry along dim sends to that position and mask[..., r] whether it goes there (a one-hot over self.shape[dim])."""
-    from teeny.tensor import Tensor
+    Tensor = type(self)
     if not isinstance(index, Tensor) or not dtypes.is_int(index.dtype):
       raise TypeError(f"{fn}: index must be an integer tensor, got {getattr(index, 'dtype', type(index).__name__)}")
     if not isinstance(src, Tensor): src = Tensor.full(tuple(index.shape), src, dtype=self.dtype, device=self.device)
@@ -505,7 +523,7 @@ class NNMixin:
   def scatter(self: Tensor, dim: int, index: Tensor, src, reduce: str | None = None) -> Tensor:
     """torch.scatter, out of place: reduce=None writes (on duplicates the last write wins), 'add' adds (scatter_add),
     'multiply' multiplies. src may be a scalar."""
-    from teeny.tensor import Tensor
+    Tensor = type(self)
     if reduce not in (None, "add", "multiply"):
       raise RuntimeError(f"scatter: reduce argument must be either add or multiply (or None), got {reduce!r}")
     dim, src, mask = self._scatter_parts("scatter", dim, index, src)
@@ -521,14 +539,16 @@ class NNMixin:
     """torch.scatter_add, out of place: self with src's values added at index along dim."""
     return self.scatter(dim, index, src, reduce="add")
 
-  def scatter_reduce(self: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str, include_self: bool = True) -> Tensor:
+  def scatter_reduce(self: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str,
+                     include_self: bool = True) -> Tensor:
     """torch.scatter_reduce, out of place: reduce 'sum', 'prod', 'mean' (floored for integers), 'amax' or 'amin' over
     the src values index sends to each position, and self's value there unless include_self=False (untouched
     positions keep self). Gradients as torch's: amax/amin split evenly among tied maxima."""
-    from teeny.tensor import Tensor
+    Tensor = type(self)
     if not isinstance(src, Tensor): raise TypeError(f"scatter_reduce: src must be a Tensor, got {type(src).__name__}")
     if reduce not in ("sum", "prod", "mean", "amax", "amin"):
-      raise RuntimeError(f"scatter_reduce: reduce argument must be either sum, prod, mean, amax or amin, got {reduce!r}")
+      raise RuntimeError("scatter_reduce: reduce argument must be either sum, prod, mean, amax or amin, got "
+                         f"{reduce!r}")
     dim, src, mask = self._scatter_parts("scatter_reduce", dim, index, src)
     touched = mask.any(-1)
     if reduce in ("sum", "mean"):
@@ -577,14 +597,10 @@ class NNMixin:
     """PyTorch's F.cross_entropy on logits; target holds class indices (int) or probabilities (float, input's shape)."""
     _check_reduction(reduction)
     if not 0.0 <= label_smoothing <= 1.0: raise ValueError(f"label_smoothing must be in [0, 1], got {label_smoothing}")
-    from teeny.kernels import is_gpu
-    from teeny.kernels.nll import covers_cross_entropy, cross_entropy
-    if hasattr(target, "uop") and self.requires_grad and (is_gpu(self.device) or self.numel() >= 1 << 16) and \
-       covers_cross_entropy(self, target, reduction, label_smoothing):
-      # (N, C) logits and class ids: the backward is one masked store per row plus an atomic (teeny/kernels/nll.py).
-      # On the CPU, 8192x32000 forward and backward take 230 ms this way and 308 ms as the fused graph; for small ones
-      # (a 128x10 batch) the graph's fewer launches win (120 vs 115 MLP steps/s), so they stay graphs
-      return cross_entropy(self, target, reduction, ignore_index, label_smoothing)
+    # a hand-written backward where teeny.kernels says it pays (kernels/nll.py: route_cross_entropy)
+    route = KERNEL_ROUTES.get("cross_entropy")
+    if route is not None and (out := route(self, target, reduction, label_smoothing, ignore_index)) is not None:
+      return out
     cdim = 1 if self.ndim >= 2 else 0
     nc = self.shape[cdim]
     logp = self.log_softmax(cdim)
@@ -668,13 +684,14 @@ class NNMixin:
   def scaled_dot_product_attention(self: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor | None = None,
                                    dropout_p: float = 0.0, is_causal: bool = False, scale: float | None = None,
                                    enable_gqa: bool = False) -> Tensor:
-    """PyTorch's F.scaled_dot_product_attention; self is the query (..., Hq, L, E), key (..., H, S, E), value (..., H, S, Ev).
+    """PyTorch's F.scaled_dot_product_attention; self is the query (..., Hq, L, E), key (..., H, S, E), value (..., H,
+    S, Ev).
 
     attn_mask broadcasts to (..., L, S): bool (False = masked out) or float (added to the scores). is_causal masks with
     tril(ones(L, S)), top-left aligned when L != S. enable_gqa: H divides Hq and each key/value head serves Hq/H query
     heads. A row whose scores are all masked gives zeros (as torch). As in torch, dropout_p applies whenever it is > 0,
     training or not (pass 0.0 in eval)."""
-    from teeny.tensor import Tensor
+    Tensor = type(self)
     if self.ndim < 2 or key.ndim < 2 or value.ndim < 2:
       raise RuntimeError(f"scaled_dot_product_attention: query, key and value need at least 2 dims, got "
                          f"{tuple(self.shape)}, {tuple(key.shape)}, {tuple(value.shape)}")
@@ -699,7 +716,8 @@ class NNMixin:
     qk = self.cast(acc).matmul(key.cast(acc).transpose(-2, -1)) * scale
     L, S = qk.shape[-2], qk.shape[-1]
     if is_causal:
-      qk = (Tensor.arange(L, device=self.device).reshape(L, 1) >= Tensor.arange(S, device=self.device)).where(qk, -math.inf)
+      causal = Tensor.arange(L, device=self.device).reshape(L, 1) >= Tensor.arange(S, device=self.device)
+      qk = causal.where(qk, -math.inf)
     if attn_mask is not None:
       qk = attn_mask.where(qk, -math.inf) if attn_mask.dtype == dtypes.bool else qk + attn_mask.cast(acc)
       # rows with every score -inf: zeros out and no gradient (softmax would give nan), as torch's
@@ -708,5 +726,6 @@ class NNMixin:
     else:
       w = qk.softmax(-1)
     if dropout_p > 0:
-      w = w * 0 if dropout_p == 1 else (Tensor.rand(*w.shape, device=self.device) >= dropout_p).where(w, 0) / (1 - dropout_p)
+      if dropout_p == 1: w = w * 0
+      else: w = (Tensor.rand(*w.shape, device=self.device) >= dropout_p).where(w, 0) / (1 - dropout_p)
     return w.cast(self.dtype).matmul(value)

@@ -1,6 +1,7 @@
 """Sorting, selection and structure ops with torch's names and semantics, built only from other Tensor ops.
 
-`class Tensor(SelectMixin, NNMixin)` inherits these, so `self` is always a Tensor. Everything stays lazy and
+`class Tensor(SelectMixin, NNMixin)` inherits these, so `self` is always a Tensor; they reach the Tensor class as
+`type(self)` (tensor.py imports this module, so this module never imports tensor.py). Everything stays lazy and
 differentiable, except `masked_select` and `nonzero`, whose output shape depends on the values: they realize and read
 what decides it.
 
@@ -16,6 +17,7 @@ from collections import namedtuple
 from typing import TYPE_CHECKING, Callable
 import numpy as np
 from teeny.dtype import DType, dtypes
+from teeny.helpers import broadcast_shape
 from teeny.uop.ops import Ops
 
 if TYPE_CHECKING:
@@ -70,18 +72,16 @@ def _exchange(keys: list[Tensor], shape: tuple[int, ...], axis: int, first: Tens
   take = before(partners, views) == first   # take the partner's element
   return [take.where(p, v).reshape(flat).contiguous() for p, v in zip(partners, views)]
 
-def _first_mask(device: str, n: int, half: int, after: int) -> Tensor:
-  """(n, 1, ... 1) with `after` trailing ones: True for the first `half` positions."""
-  from teeny.tensor import Tensor
-  return (Tensor.arange(n, device=device) < half).reshape(n, *([1] * after))
+def _first_mask(like: Tensor, n: int, half: int, after: int) -> Tensor:
+  """(n, 1, ... 1) with `after` trailing ones on `like`'s device: True for the first `half` positions."""
+  return (type(like).arange(n, device=like.device) < half).reshape(n, *([1] * after))
 
 def _merge_stages(keys: list[Tensor], before: Callable, B: int, N: int, size: int, mirror: bool = True) -> list[Tensor]:
   """Sort every bitonic (or, with `mirror`, every two sorted halves of a) block of `size` ascending."""
-  dev = keys[0].device
   if mirror:   # compare i with its mirror image in the block: two ascending halves become a bitonic split
-    keys = _exchange(keys, (B, N // size, size), 2, _first_mask(dev, size, size // 2, 0), before)
+    keys = _exchange(keys, (B, N // size, size), 2, _first_mask(keys[0], size, size // 2, 0), before)
   h = size // 2 if not mirror else size // 4
-  first = _first_mask(dev, 2, 1, 1)
+  first = _first_mask(keys[0], 2, 1, 1)
   while h >= 1:   # half-cleaners: compare i with i ^ h
     keys = _exchange(keys, (B, N // (2 * h), 2, h), 2, first, before)
     h //= 2
@@ -89,7 +89,7 @@ def _merge_stages(keys: list[Tensor], before: Callable, B: int, N: int, size: in
 
 def _select(x: Tensor, dim: int, k: int, descending: bool, full: bool) -> tuple[Tensor, Tensor]:
   """The first k elements along dim in the wanted order (all of them, sorted, with `full`): (values, int64 indices)."""
-  from teeny.tensor import Tensor
+  Tensor = type(x)
   n = x.shape[dim]
   moved = x.transpose(dim, -1) if dim != x.ndim - 1 else x
   lead = moved.shape[:-1]
@@ -120,10 +120,12 @@ def _select(x: Tensor, dim: int, k: int, descending: bool, full: bool) -> tuple[
   while L > K:   # top-k: keep the better half of each pair of sorted blocks (a bitonic sequence), then sort it
     shape = (B, L // (2 * K), 2, K)
     views = [t.reshape(shape) for t in keys]
-    a, b = [v.shrink((None, None, (0, 1), None)) for v in views], [v.shrink((None, None, (1, 2), None)).flip(3) for v in views]
+    a = [v.shrink((None, None, (0, 1), None)) for v in views]
+    b = [v.shrink((None, None, (1, 2), None)).flip(3) for v in views]
     take = before(b, a)
     L //= 2
-    keys = _merge_stages([take.where(bb, aa).reshape(B, L).contiguous() for aa, bb in zip(a, b)], before, B, L, K, mirror=False)
+    merged = [take.where(bb, aa).reshape(B, L).contiguous() for aa, bb in zip(a, b)]
+    keys = _merge_stages(merged, before, B, L, K, mirror=False)
   keys = [t.shrink(((0, B), (0, k))) for t in keys]
   idx = (keys[0] & 0xFFFFFFFF) if packed else keys[1]
   # the values are read by index: exact, and differentiable (the gradient goes back to the picked positions; its
@@ -133,8 +135,8 @@ def _select(x: Tensor, dim: int, k: int, descending: bool, full: bool) -> tuple[
   return (vals, idx) if dim == x.ndim - 1 else (vals.transpose(dim, -1), idx.transpose(dim, -1))
 
 def meshgrid(*tensors: Tensor, indexing: str = "ij") -> tuple[Tensor, ...]:
-  """torch.meshgrid: N 1-D (or 0-d) tensors -> N tensors of their sizes' grid; indexing "ij" (matrix) or "xy" (Cartesian:
-  the first two dims swapped)."""
+  """torch.meshgrid: N 1-D (or 0-d) tensors -> N tensors of their sizes' grid; indexing "ij" (matrix) or "xy"
+  (Cartesian: the first two dims swapped)."""
   if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)): tensors = tuple(tensors[0])
   if indexing not in ("ij", "xy"): raise ValueError(f"meshgrid: indexing must be 'ij' or 'xy', got {indexing!r}")
   if not tensors: raise RuntimeError("meshgrid expects a non-empty list of tensors")
@@ -157,8 +159,9 @@ class SelectMixin:
   # ***** triangles and diagonals *****
 
   def _tri(self: Tensor, diagonal: int, lower: bool, name: str) -> Tensor:
-    from teeny.tensor import Tensor
-    if self.ndim < 2: raise RuntimeError(f"{name}: input tensor must have at least 2 dimensions, got shape {tuple(self.shape)}")
+    Tensor = type(self)
+    if self.ndim < 2:
+      raise RuntimeError(f"{name}: input tensor must have at least 2 dimensions, got shape {tuple(self.shape)}")
     d = _int_arg(diagonal, "diagonal")
     r, c = self.shape[-2:]
     off = Tensor.arange(c, device=self.device).reshape(1, c) - Tensor.arange(r, device=self.device).reshape(r, 1)
@@ -191,7 +194,8 @@ class SelectMixin:
     """torch.diag: a 1-D tensor -> the square matrix with it on diagonal `diagonal`; a 2-D tensor -> that diagonal."""
     d = _int_arg(diagonal, "diagonal")
     if self.ndim == 2: return self.diagonal(d)
-    if self.ndim != 1: raise RuntimeError(f"diag supports 1-D or 2-D tensors, got a {self.ndim}-D one; use diagonal() or diag_embed")
+    if self.ndim != 1:
+      raise RuntimeError(f"diag supports 1-D or 2-D tensors, got a {self.ndim}-D one; use diagonal() or diag_embed")
     n = self.shape[0]
     # (n,) -> (n, n+1) with n zeros after each element -> flattened, cut to n*n: the elements land on the diagonal
     x = self.reshape(n, 1).pad(((0, 0), (0, n))).reshape(n * (n + 1)).shrink(((0, n * n),)).reshape(n, n)
@@ -216,14 +220,15 @@ class SelectMixin:
     k = _int_arg(k, "k")
     d = _dim(dim, self.ndim)
     n = self.shape[d] if self.ndim else 1
-    if not 0 <= k <= n: raise RuntimeError(f"topk: selected index k={k} out of range for dim {d} of size {n} (need 0 <= k <= {n})")
+    if not 0 <= k <= n:
+      raise RuntimeError(f"topk: selected index k={k} out of range for dim {d} of size {n} (need 0 <= k <= {n})")
     if self.ndim == 0: return ValuesIndices(self.clone(), self.zeros_like(dtype=dtypes.int64))
     return ValuesIndices(*_select(self, d, k, bool(largest), False))
 
   # ***** running extremes *****
 
   def _cum_extreme(self: Tensor, dim: int, is_max: bool) -> ValuesIndices:
-    from teeny.tensor import Tensor
+    Tensor = type(self)
     d = _dim(dim, self.ndim)
     if self.ndim == 0: return ValuesIndices(self.clone(), self.zeros_like(dtype=dtypes.int64))
     n = self.shape[d]
@@ -249,7 +254,7 @@ class SelectMixin:
 
   def masked_fill(self: Tensor, mask: Tensor, value) -> Tensor:
     """self with value (a scalar or a 0-d tensor) where the bool mask (broadcast with self) is True."""
-    from teeny.tensor import Tensor, _broadcast_shape
+    Tensor = type(self)
     if not isinstance(mask, Tensor) or mask.dtype != dtypes.bool:
       got = mask.dtype if isinstance(mask, Tensor) else type(mask).__name__
       raise RuntimeError(f"masked_fill only supports boolean masks, but got mask with dtype {got}; use mask.bool()")
@@ -259,20 +264,20 @@ class SelectMixin:
                            "dimension(s); use where() to fill from a tensor")
       v = value.cast(self.dtype)
     else: v = Tensor(_scalar_for(value, self.dtype), device=self.device, dtype=self.dtype)
-    try: _broadcast_shape(self.shape, mask.shape)
+    try: broadcast_shape(self.shape, mask.shape)
     except ValueError:
-      raise RuntimeError(f"masked_fill: the mask's shape {tuple(mask.shape)} does not broadcast with the tensor's shape "
-                         f"{tuple(self.shape)}") from None
+      raise RuntimeError(f"masked_fill: the mask's shape {tuple(mask.shape)} does not broadcast with the tensor's "
+                         f"shape {tuple(self.shape)}") from None
     return mask.where(v, self)
 
   def masked_select(self: Tensor, mask: Tensor) -> Tensor:
     """The elements of self (broadcast with the bool mask) where mask is True, as a 1-D tensor. Its length depends on
     the mask's values: this realizes the mask and reads it (not possible on DEV=NULL); the gather stays lazy."""
-    from teeny.tensor import Tensor, _broadcast_shape
+    Tensor = type(self)
     if not isinstance(mask, Tensor) or mask.dtype != dtypes.bool:
       got = mask.dtype if isinstance(mask, Tensor) else type(mask).__name__
       raise RuntimeError(f"masked_select: expected a bool tensor for mask, got {got}; use mask.bool()")
-    shape = _broadcast_shape(self.shape, mask.shape)
+    shape = broadcast_shape(self.shape, mask.shape)
     where = np.flatnonzero(mask.expand(*shape).numpy())
     x = self.expand(*shape).reshape(-1)
     if where.size == 0: return x.shrink(((0, 0),)).contiguous()
@@ -281,7 +286,7 @@ class SelectMixin:
   def nonzero(self: Tensor, as_tuple: bool = False) -> Tensor | tuple[Tensor, ...]:
     """The int64 indices of the non-zero elements, (count, ndim) (one 1-D tensor per dim with as_tuple=True). The
     count depends on the values: this realizes the tensor and reads it (not possible on DEV=NULL)."""
-    from teeny.tensor import Tensor
+    Tensor = type(self)
     if as_tuple and self.ndim == 0: return self.reshape(1).nonzero(as_tuple=True)
     where = np.argwhere(self.numpy() != 0).astype(np.int64)
     if as_tuple: return tuple(Tensor(np.ascontiguousarray(where[:, i]), device=self.device) for i in range(self.ndim))
@@ -294,7 +299,8 @@ class SelectMixin:
     sh = (shifts,) if isinstance(shifts, (int, np.integer)) else tuple(shifts)
     sh = tuple(_int_arg(s, "shifts") for s in sh)
     if dims is None:
-      if len(sh) != 1: raise RuntimeError(f"roll: shifts and dims must align: with dims=None, shifts must be one int, got {shifts!r}")
+      if len(sh) != 1:
+        raise RuntimeError(f"roll: shifts and dims must align: with dims=None, shifts must be one int, got {shifts!r}")
       return self.reshape(-1).roll(sh, 0).reshape(self.shape)
     ds = (dims,) if isinstance(dims, (int, np.integer)) else tuple(dims)
     if len(sh) != len(ds) or not sh:
@@ -313,7 +319,7 @@ class SelectMixin:
 
   def unfold(self: Tensor, dimension: int, size: int, step: int) -> Tensor:
     """torch's Tensor.unfold: every slice of `size` along `dimension`, `step` apart, in a new last dim."""
-    from teeny.tensor import Tensor
+    Tensor = type(self)
     size, step = _int_arg(size, "size"), _int_arg(step, "step")
     d = _dim(dimension, self.ndim, "dimension")
     if self.ndim == 0: return self.reshape(1).unfold(0, size, step).reshape(size)
@@ -334,7 +340,8 @@ class SelectMixin:
 def _scalar_for(value, dtype: DType):
   """A Python scalar converted as torch converts a fill value for a tensor of dtype (floats truncate into ints)."""
   if isinstance(value, np.generic): value = value.item()
-  if not isinstance(value, (bool, int, float)): raise TypeError(f"fill value must be a number or a 0-d tensor, got {value!r}")
+  if not isinstance(value, (bool, int, float)):
+    raise TypeError(f"fill value must be a number or a 0-d tensor, got {value!r}")
   if dtype == dtypes.bool: return bool(value)
   if dtype.kind in "iu": return int(value)
   return float(value)

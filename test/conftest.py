@@ -8,7 +8,8 @@ def pytest_report_header(config):
   except Exception as e:  # the report header must never break collection
     return f"teeny device: unavailable ({e!r})"
 
-# hypothesis profiles (test/test_properties.py): `ci` is the default and deterministic; HYPOTHESIS_PROFILE=long runs more
+# hypothesis profiles (test/test_properties.py): `ci` is the default and deterministic; HYPOTHESIS_PROFILE=long runs
+# more
 try:
   from hypothesis import HealthCheck, settings
   _slow = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much]

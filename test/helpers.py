@@ -34,7 +34,8 @@ def _toolchain(kind: str):
     if kind.startswith("gfx"):
       from teeny.runtime.ops_amd import HIPCompiler
       c = HIPCompiler(kind)
-      c.compile('extern "C" __attribute__((global)) void probe(float* a) { a[0] = 1.0f; }\n')  # clang + lld + AMDGPU target
+      # clang + lld + AMDGPU target
+      c.compile('extern "C" __attribute__((global)) void probe(float* a) { a[0] = 1.0f; }\n')
       return c, None
     if kind == "CL":
       return Device["CL"].compiler, None
@@ -45,7 +46,8 @@ def _toolchain(kind: str):
 def toolchain(kind: str):
   """The compiler for kind ("sm_90": NVRTC; "gfx1100"/"gfx90a": clang; "CL": the OpenCL device's), or skip/fail."""
   c, why = _toolchain(kind)
-  if c is None: missing({"sm_90": "NVRTC (cuda-python)", "CL": "OpenCL (pyopencl + PoCL)"}.get(kind, f"clang for {kind}"), why)
+  if c is None:
+    missing({"sm_90": "NVRTC (cuda-python)", "CL": "OpenCL (pyopencl + PoCL)"}.get(kind, f"clang for {kind}"), why)
   return c
 
 def bf16_round(a) -> np.ndarray:
@@ -88,7 +90,8 @@ def _check(out: Any, ref: Any, atol: float, rtol: float, in_dtypes: set, out_dty
 
 def helper_test_op(shapes: Sequence | None, np_fxn: Callable, teeny_fxn: Callable, atol: float = 1e-6, rtol: float = 1e-6,
                    low: float = -2, high: float = 2, dtype=np.float32, vals: Sequence | None = None, out_dtype=None) -> None:
-  """Run `np_fxn` on random numpy inputs of `shapes` (or on `vals`) and `teeny_fxn` on the same data as Tensors; compare.
+  """Run `np_fxn` on random numpy inputs of `shapes` (or on `vals`) and `teeny_fxn` on the same data as Tensors;
+  compare.
 
   On the NULL device the teeny graph is still built and realized (schedule, lower, render), but values are not compared.
   `dtype` may be one dtype or a list, one per input. `out_dtype` asserts the teeny result dtype.

@@ -103,7 +103,8 @@ def check(kind: str, dt: DType, final, log, L: int = L) -> list[str]:
   elif kind in ("and", "or", "xor"):
     mask, noise = sum(1 << b for b in range(RECORD_BITS)), 1 << NOISE_BIT
     want = {"and": _ones(dt) & ~mask & ~noise, "or": mask | noise, "xor": mask ^ (noise * ((NPROG * L - RECORD_BITS) % 2))}[kind]
-    if int(final) & ((1 << dt.bits) - 1) != want & ((1 << dt.bits) - 1): errs.append(f"final {int(final):#x} != {want:#x}")
+    if int(final) & ((1 << dt.bits) - 1) != want & ((1 << dt.bits) - 1):
+      errs.append(f"final {int(final):#x} != {want:#x}")
   elif kind == "xchg":
     # each value written is read back exactly once (by the next exchange, or it is the final value)
     vals = np.concatenate([log.ravel().astype(np.float64 if dt.kind == "f" else np.int64), [final]])
@@ -214,7 +215,8 @@ def test_unsupported_atomics_raise():
   with pytest.raises(TypeError, match="supported"): render_atomic("CUDA", hptr.atomic("max", 1.0), "p", ["v"])
   with pytest.raises(TypeError, match="supported"): render_atomic("CUDA", b8_ptr().atomic("add", 1), "p", ["v"])
   iptr = UOp.placeholder(0, dtypes.int32, (4,)).index(0)
-  with pytest.raises(NotImplementedError, match="SVM"): render_atomic("CL", iptr.atomic("add", 1, scope=MemScope.Sys), "p", ["v"])
+  with pytest.raises(NotImplementedError, match="SVM"):
+    render_atomic("CL", iptr.atomic("add", 1, scope=MemScope.Sys), "p", ["v"])
   with pytest.raises(NotImplementedError, match="C, CUDA"): render_atomic("METAL", iptr.atomic("add", 1), "p", ["v"])
   with pytest.raises(ValueError, match="unknown atomic"): iptr.atomic("sub", 1)
   b8 = UOp.placeholder(0, dtypes.int8, (4,)).index(0)
@@ -265,7 +267,8 @@ _GPU_TYPES = {"CUDA": {dtypes.int32: "int", dtypes.uint32: "unsigned int", dtype
 _GPU_TYPES["HIP"] = _GPU_TYPES["CUDA"]
 
 def _gpu_source(lang: str) -> str:
-  """One kernel per (kind, dtype) holding every semantics and scope, each result stored so nothing is dead code. Like the
+  """One kernel per (kind, dtype) holding every semantics and scope, each result stored so nothing is dead code. Like
+  the
   renderers' output, it includes no header (16-bit floats are unsigned shorts computed in float through the renderer's
   conversion helpers)."""
   groups: dict[tuple, list[str]] = {}
@@ -276,9 +279,11 @@ def _gpu_source(lang: str) -> str:
     vt = "float" if dt in (dtypes.float16, dtypes.bfloat16) else t   # the type values are computed in
     body = "\n".join(f"  r[{j}] = {e};" for j, e in enumerate(exprs))
     if lang == "CL":
-      out.append(f"__kernel void k{n}(__global {t}* p, __global {vt}* r, {vt} v, {vt} c) {{\n  int i = get_global_id(0);\n{body}\n}}")
+      out.append(f"__kernel void k{n}(__global {t}* p, __global {vt}* r, {vt} v, {vt} c) "
+                 f"{{\n  int i = get_global_id(0);\n{body}\n}}")
     else:
-      out.append(f'extern "C" __global__ void k{n}({t}* p, {vt}* r, {vt} v, {vt} c) {{\n  int i = threadIdx.x;\n{body}\n}}')
+      out.append(f'extern "C" __global__ void k{n}({t}* p, {vt}* r, {vt} v, {vt} c) '
+                 f'{{\n  int i = threadIdx.x;\n{body}\n}}')
   src = "\n".join(out)
   if lang == "CUDA":
     from teeny.codegen.render.cuda import CUDA_HELPERS
@@ -310,8 +315,10 @@ def _cl_context():
   return None
 
 def cl_context():
-  """An OpenCL context on a device with 64-bit atomics and doubles (PoCL has both), or skip/fail as a missing toolchain."""
-  if (ctx := _cl_context()) is None: missing("an OpenCL device with 64-bit atomics and fp64", "pyopencl + PoCL not found")
+  """An OpenCL context on a device with 64-bit atomics and doubles (PoCL has both), or skip/fail as a missing
+  toolchain."""
+  if (ctx := _cl_context()) is None:
+    missing("an OpenCL device with 64-bit atomics and fp64", "pyopencl + PoCL not found")
   return ctx
 
 def test_opencl_atomics_compile():

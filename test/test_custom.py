@@ -114,7 +114,8 @@ def test_histogram_on_default_device(atomic):
   ids = Tensor((np.arange(loop) % bins).astype(np.int32))
   exact = n * loop // bins
   for _ in range(5):
-    with THREADS: res = Tensor.zeros(bins, dtype=dtypes.int32).contiguous().realize().custom_kernel(ids, fxn=_hist(n, loop, atomic))[0].numpy()
+    with THREADS:
+      res = Tensor.zeros(bins, dtype=dtypes.int32).contiguous().realize().custom_kernel(ids, fxn=_hist(n, loop, atomic))[0].numpy()
     if atomic:
       assert (res == exact).all(), res
       return
@@ -166,7 +167,8 @@ def test_embedding_bwd_masks_out_of_range_ids():
     np.testing.assert_allclose(W.grad.numpy(), want)
     np.testing.assert_allclose(K.embedding_bwd(Tensor(g), Tensor(ids), vocab).numpy(), want)
 
-@pytest.mark.skipif(not DEV.startswith("CPU"), reason="ids are checked on the host only where reading them is free (CPU)")
+@pytest.mark.skipif(not DEV.startswith("CPU"), reason="ids are checked on the host only where reading them is free "
+                    "(CPU)")
 def test_embedding_host_ids_out_of_range_raise():
   W = Tensor.ones(10, 4, requires_grad=True).realize()
   with pytest.raises(IndexError, match="out of range"): K.embedding(W, Tensor(np.array([1, 10], np.int32)).realize())
@@ -298,15 +300,19 @@ def test_conv2d_bwd(cfg):
         y = K.conv2d(X, W, B, st, pd, dl, gr)
         np.testing.assert_allclose(y.numpy(), ty.detach().numpy(), **tol)
         y.backward(Tensor(gy))
-        for got, want in ((X.grad, tx.grad), (W.grad, tw.grad), (B.grad, tb.grad)): np.testing.assert_allclose(got.numpy(), want.numpy(), **tol)
+        for got, want in ((X.grad, tx.grad), (W.grad, tw.grad), (B.grad, tb.grad)):
+          np.testing.assert_allclose(got.numpy(), want.numpy(), **tol)
 
 def test_conv2d_bwd_bad_grad_shape():
-  with pytest.raises(ValueError, match="grad_out shape"): K.conv2d_bwd(Tensor.ones(1, 2, 5, 5), Tensor.ones(3, 2, 3, 3), Tensor.ones(1, 3, 5, 5))
+  with pytest.raises(ValueError, match="grad_out shape"):
+    K.conv2d_bwd(Tensor.ones(1, 2, 5, 5), Tensor.ones(3, 2, 3, 3), Tensor.ones(1, 3, 5, 5))
 
-# ---- the GPU spellings: hand-written kernels rendered for CUDA, HIP and OpenCL (and compiled where a toolchain is here)
+# ---- the GPU spellings: hand-written kernels rendered for CUDA, HIP and OpenCL (and compiled where a toolchain is
+# here)
 
 def _gpu_kernels(lang: str):
-  """ProgramSpecs of the backward kernels of embedding, conv2d (both input variants) and cross-entropy on NULL:<lang>."""
+  """ProgramSpecs of the backward kernels of embedding, conv2d (both input variants) and cross-entropy on
+  NULL:<lang>."""
   from teeny.codegen.kernel import get_program
   dev = f"NULL:{lang}"
   W = Tensor.ones(100, 64, device=dev, requires_grad=True).realize()
@@ -360,7 +366,8 @@ def test_unroll_range_is_straight_line_and_correct():
   src = get_program(_unrolled_matmul(*ph, 5, 7, 8), CRenderer()).src
   assert "for (int u2" not in src and "for (int i2" not in src          # no loop over the UNROLL range
   import re
-  assert all(re.search(rf"(acc\d+)\[{k}\] = \(\1\[{k}\]\+", src) for k in range(4))  # an accumulator per lane, constant-indexed
+  # an accumulator per lane, constant-indexed
+  assert all(re.search(rf"(acc\d+)\[{k}\] = \(\1\[{k}\]\+", src) for k in range(4))
 
 def test_atomic_kernel_counts_its_loop_trips_for_threads():
   # the CPU splits a kernel over threads by how often its innermost body runs, not only by its float ops: the

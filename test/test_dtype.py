@@ -130,7 +130,7 @@ class TestDefaults:
 
 def _cast_values(src, dst) -> list:
   vals = [0, 1, 2, 3, 7, 100, 120]
-  signed = lambda d: d.kind in "if"  # noqa: E731
+  signed = lambda d: d.kind in "if"
   if signed(src) and signed(dst): vals += [-1, -5, -100]
   if dtypes.is_float(src) and dst != dtypes.bool: vals += [1.5, 2.75] + ([-2.75] if signed(dst) else [])
   if src == dtypes.bool: vals = [True, False, True]

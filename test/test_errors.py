@@ -160,7 +160,8 @@ class TestBadArguments:
     _names(str(e.value), "kernel size")
 
   def test_conv_groups_channels(self):
-    with pytest.raises((ValueError, RuntimeError)) as e: Tensor.ones(1, 4, 5, 5).conv2d(Tensor.ones(3, 2, 3, 3), groups=2)
+    with pytest.raises((ValueError, RuntimeError)) as e:
+      Tensor.ones(1, 4, 5, 5).conv2d(Tensor.ones(3, 2, 3, 3), groups=2)
     _names(str(e.value), "groups=2")
 
   def test_nn_conv2d(self):
@@ -181,7 +182,8 @@ class TestBadArguments:
   @pytest.mark.parametrize("kw,named", [(dict(kernel_size=0), "kernel_size"), (dict(stride=0), "stride"), (dict(padding=-1), "padding"),
                                         (dict(padding=2), "padding")])
   def test_pool(self, fn, kw, named):
-    with pytest.raises((ValueError, RuntimeError)) as e: getattr(Tensor.ones(1, 2, 6, 6), fn)(**{"kernel_size": 2, **kw})
+    with pytest.raises((ValueError, RuntimeError)) as e:
+      getattr(Tensor.ones(1, 2, 6, 6), fn)(**{"kernel_size": 2, **kw})
     _names(str(e.value), named)
 
   def test_max_pool_dilation(self):
@@ -242,7 +244,8 @@ class TestCPUThreads:
     _names(str(e.value), "CPU_THREADS")
 
 class TestTorchKinds:
-  """Errors of torch's kind for bad dims and shapes (issue 10): IndexError for a dim out of range, naming the dim and the
+  """Errors of torch's kind for bad dims and shapes (issue 10): IndexError for a dim out of range, naming the dim and
+  the
   allowed range; RuntimeError for shapes that do not fit (also a ValueError, for tinygrad-style code)."""
   @pytest.mark.parametrize("fn", [lambda x: x.sum(3), lambda x: x.squeeze(5), lambda x: x.cumsum(-3), lambda x: x.softmax(2),
                                   lambda x: x.argmax(4), lambda x: x.unsqueeze(9), lambda x: x.transpose(0, 2),

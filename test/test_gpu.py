@@ -2,7 +2,8 @@
 clang (gfx1100, gfx90a); OpenCL values through PoCL when pyopencl is installed.
 
 A test whose toolchain is missing skips and says why, except under TEENY_REQUIRE_TOOLCHAINS=1 (CI), where it fails.
-Toolchains: pip install cuda-python nvidia-cuda-nvrtc · apt-get install clang-19 lld-19 · pip install pyopencl pocl-binary-distribution
+Toolchains: pip install cuda-python nvidia-cuda-nvrtc · apt-get install clang-19 lld-19 · pip install pyopencl
+pocl-binary-distribution
 """
 from __future__ import annotations
 import re, sys, types
@@ -30,7 +31,8 @@ def p_softmax(dev): return Tensor(np.ones((32, 300), np.float32), device=dev).so
 def p_half(dev):
   a = Tensor(np.ones((16, 32), np.float16), device=dev)
   return (a * a + 1).exp() + a.sum(1, keepdim=True)
-def p_half_matmul(dev): return Tensor(np.ones((32, 64), np.float16), device=dev) @ Tensor(np.ones((64, 32), np.float16), device=dev)
+def p_half_matmul(dev):
+  return Tensor(np.ones((32, 64), np.float16), device=dev) @ Tensor(np.ones((64, 32), np.float16), device=dev)
 def p_bf16(dev): return Tensor(np.ones((8, 8), np.float32), device=dev).cast(dtypes.bfloat16) * 2
 def p_pad_flip(dev): return Tensor(np.ones((4, 8), np.float32), device=dev).pad(((1, 1), (2, 0))).flip(1) * 2
 def p_math(dev):
@@ -49,8 +51,8 @@ def p_custom_local(dev):
   out = Tensor.zeros(256, device=dev).contiguous().realize()
   def fxn(o: UOp, a: UOp) -> UOp:
     g, lane = UOp.range(4, 0, AxisType.GLOBAL), UOp.range(64, 1, AxisType.LOCAL)
-    decl = UOp.custom({"CUDA": "__shared__ float sm[64];", "HIP": "__attribute__((shared)) float sm[64];", "CL": "__local float sm[64];",
-                       "C": "float sm[64];"})
+    decl = UOp.custom({"CUDA": "__shared__ float sm[64];", "HIP": "__attribute__((shared)) float sm[64];",
+                       "CL": "__local float sm[64];", "C": "float sm[64];"})
     put = UOp.custom("sm[{0}] = {1};", lane, a.index(g * 64 + lane).load())
     got = UOp.custom("sm[63-{0}]", lane, dtype=dtypes.float32)
     return decl.sink(put, UOp(Ops.BARRIER), o.index(g * 64 + lane).store(got), arg=KernelInfo(name="block_reverse"))
@@ -100,7 +102,8 @@ def test_elementwise_uses_thread_index():
   assert "get_global_id(0)" in p.src
 
 def test_grouped_reduce_shape():
-  for lang, sync, shared in (("CUDA", "__syncthreads()", "__shared__"), ("CL", "barrier(CLK_LOCAL_MEM_FENCE)", "__local"),
+  for lang, sync, shared in (("CUDA", "__syncthreads()", "__shared__"),
+                             ("CL", "barrier(CLK_LOCAL_MEM_FENCE)", "__local"),
                              ("HIP", "__builtin_amdgcn_s_barrier()", "__attribute__((shared))")):
     p, = src_of(p_reduce_grouped, lang)
     assert p.global_size == [64, 1, 1] and p.local_size == [256, 1, 1], (p.global_size, p.local_size)
@@ -139,7 +142,8 @@ def _softmax(x):
   e = np.exp(x - x.max(-1, keepdims=True))
   return e / e.sum(-1, keepdims=True)
 
-# name: (teeny program on device d, numpy reference in float64, rtol, atol). float32 tolerances cover float32 rounding of
+# name: (teeny program on device d, numpy reference in float64, rtol, atol). float32 tolerances cover float32 rounding
+# of
 # sums of up to 1024 terms of [-1, 1) (measured at most ~2e-6 absolute on PoCL); half: a float16 result, 2^-10 relative
 VALUE_CASES = {
   "elementwise": (lambda d, x: (Tensor(x, device=d) * 3 + 1).relu(), lambda x: np.maximum(x * 3 + 1, 0), 1e-6, 1e-6),
@@ -149,8 +153,8 @@ VALUE_CASES = {
   "sum_all": (lambda d, x: Tensor(x, device=d).sum(), lambda x: x.sum(), 1e-5, 1e-4),
   "softmax": (lambda d, x: Tensor(x, device=d).softmax(-1), _softmax, 1e-5, 1e-7),
   "matmul": (lambda d, x: Tensor(x, device=d) @ Tensor(x.T.copy(), device=d), lambda x: x @ x.T, 1e-5, 1e-5),
-  "pad_flip": (lambda d, x: Tensor(x, device=d).pad(((1, 1), (2, 0))).flip(1) * 2, lambda x: np.pad(x, ((1, 1), (2, 0)))[:, ::-1] * 2,
-               0, 0),
+  "pad_flip": (lambda d, x: Tensor(x, device=d).pad(((1, 1), (2, 0))).flip(1) * 2,
+               lambda x: np.pad(x, ((1, 1), (2, 0)))[:, ::-1] * 2, 0, 0),
   "half": (lambda d, x: (Tensor(x.astype(np.float16), device=d) * 2).exp(),
            lambda x: np.exp((x.astype(np.float16) * 2).astype(np.float64)), 2e-3, 0),
 }
@@ -217,7 +221,8 @@ def test_no_cuda_driver_message(monkeypatch):
 
 def test_no_cuda_driver_message_real():
   """The same on this machine, without stand-ins, when cuda-python is installed and no NVIDIA driver is."""
-  pytest.importorskip("cuda.bindings.driver", reason="cuda-python not installed (test_no_cuda_python_message covers it)")
+  pytest.importorskip("cuda.bindings.driver", reason="cuda-python not installed (test_no_cuda_python_message covers "
+                      "it)")
   import ctypes.util
   if ctypes.util.find_library("cuda"): pytest.skip("a CUDA driver is installed here")
   from teeny.runtime.ops_cuda import CUDADevice

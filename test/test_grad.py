@@ -231,7 +231,7 @@ class TestReduce:
     rng = np.random.default_rng(7)
     v = (rng.uniform(0.5, 1.5, (2, 3, 4)) * np.where(rng.random((2, 3, 4)) < 0.3, -1, 1)).astype(np.float32)
     tfx = (lambda x: x.prod()) if axis is None else (lambda x: x.prod(axis, keepdim=keepdim))
-    if axis is None and keepdim: tfx = lambda x: x.prod().reshape(1, 1, 1)  # noqa: E731
+    if axis is None and keepdim: tfx = lambda x: x.prod().reshape(1, 1, 1)
     helper_test_grad(None, tfx, lambda x: x.prod(axis, keepdim=keepdim), vals=[v])
   @pytest.mark.parametrize("axis,keepdim,correction", [(None, False, 1), (None, True, 0), (1, True, 1), (1, False, 0),
                                                        ((0, 2), False, 1), ((0, 2), True, 0)])

@@ -1,6 +1,7 @@
 """Out-of-range tensor indices raise torch's kind of error (teeny.indexing.check_index_range), against torch 2.x.
 
-Indices made from host data are checked for free on every device; computed (lazy) ones are read on the CPU by default and
+Indices made from host data are checked for free on every device; computed (lazy) ones are read on the CPU by default
+and
 everywhere with TEENY_CHECK_INDICES=1 (these tests turn it on where they need the read, so they hold on any device with
 data). Where nothing is checked, kernels mask the bad index: it reads 0.
 """
@@ -23,7 +24,8 @@ INT_DTYPES = [np.int32, np.int64]
 def on_cpu() -> bool: return str(Device.DEFAULT).upper().startswith("CPU")
 
 def lazy(vals, dtype=np.int32, k: int = 3) -> Tensor:
-  """A computed index tensor holding `vals`: (vals // k) * k + vals % k, made from host data whose ranges are small; only
+  """A computed index tensor holding `vals`: (vals // k) * k + vals % k, made from host data whose ranges are small;
+  only
   the computed values are out of range (no free host range: the check must read them)."""
   v = np.asarray(vals, dtype=dtype)
   t = Tensor(v // k) * k
@@ -100,7 +102,8 @@ class TestGetitem:
   @pytest.mark.parametrize("dt", INT_DTYPES)
   def test_empty_index(self, dt):
     teeny_eq(Tensor(A)[Tensor(np.zeros((0,), dt))], torch.tensor(A)[torch.zeros((0,), dtype=torch.long)])
-    with CHECKED: teeny_eq(Tensor(A)[Tensor(np.zeros((0,), dt)) * 3], torch.tensor(A)[torch.zeros((0,), dtype=torch.long)])
+    with CHECKED:
+      teeny_eq(Tensor(A)[Tensor(np.zeros((0,), dt)) * 3], torch.tensor(A)[torch.zeros((0,), dtype=torch.long)])
 
 # ---------------------------------------------------------------- gather / scatter
 
@@ -130,7 +133,8 @@ class TestGather:
     n = A.shape[dim]
     idx = np.array([[0, n - 1, 0], [n - 1, n - 1, 1]], dt)
     teeny_eq(Tensor(A).gather(dim, Tensor(idx)), torch.tensor(A).gather(dim, torch.tensor(idx).long()))
-    with CHECKED: teeny_eq(Tensor(A).gather(dim, Tensor(idx) + 0), torch.tensor(A).gather(dim, torch.tensor(idx).long()))
+    with CHECKED:
+      teeny_eq(Tensor(A).gather(dim, Tensor(idx) + 0), torch.tensor(A).gather(dim, torch.tensor(idx).long()))
 
   def test_empty_index(self):
     teeny_eq(Tensor(A).gather(0, Tensor(np.zeros((0, 4), np.int64))), torch.tensor(A).gather(0, torch.zeros((0, 4), dtype=torch.long)))
@@ -218,7 +222,8 @@ class TestLosses:
     tgt = [-100, 0, 9, -100]
     raises_like(lambda: tf(torch.tensor(LOGITS), torch.tensor(tgt)), lambda: f(Tensor(LOGITS), Tensor(tgt)), 9)
     if is_null(): return  # NULL holds no data: computed targets are not read
-    with CHECKED: raises_like(lambda: tf(torch.tensor(LOGITS), torch.tensor(tgt)), lambda: f(Tensor(LOGITS), Tensor(tgt) * 1), 9)
+    with CHECKED:
+      raises_like(lambda: tf(torch.tensor(LOGITS), torch.tensor(tgt)), lambda: f(Tensor(LOGITS), Tensor(tgt) * 1), 9)
 
   def test_empty_targets(self):
     want = F.cross_entropy(torch.zeros((0, 5)), torch.zeros((0,), dtype=torch.long), reduction="sum")
@@ -235,8 +240,10 @@ class TestLosses:
   def test_sparse_categorical_crossentropy(self):
     # tinygrad's loss (no torch twin): labels equal to ignore_index (-1) are allowed, others must be in [0, C)
     x = Tensor(LOGITS)
-    with pytest.raises(IndexError, match="Target 5 is out of bounds"): x.sparse_categorical_crossentropy(Tensor([0, 5, 1, 1]))
-    with pytest.raises(IndexError, match="Target -2 is out of bounds"): x.sparse_categorical_crossentropy(Tensor([0, -2, 1, 1]))
+    with pytest.raises(IndexError, match="Target 5 is out of bounds"):
+      x.sparse_categorical_crossentropy(Tensor([0, 5, 1, 1]))
+    with pytest.raises(IndexError, match="Target -2 is out of bounds"):
+      x.sparse_categorical_crossentropy(Tensor([0, -2, 1, 1]))
     want = F.cross_entropy(torch.tensor(LOGITS), torch.tensor([0, -1, 4, 1]), ignore_index=-1)
     teeny_eq(x.sparse_categorical_crossentropy(Tensor([0, -1, 4, 1])), want)
 

@@ -28,10 +28,12 @@ def test_setitem_int_plus_equals(realized):
 VIEWS = [  # (teeny view, the same view in numpy, whose basic slicing, transpose, reshape and flip are views too)
   (lambda b: b[2], lambda b: b[2]), (lambda b: b[:, 1:3], lambda b: b[:, 1:3]), (lambda b: b.T[0], lambda b: b.T[0]),
   (lambda b: b[::2, ::-1], lambda b: b[::2, ::-1]), (lambda b: b[1:, None, 1:3], lambda b: b[1:, None, 1:3]),
-  (lambda b: b.reshape(12)[3:9], lambda b: b.reshape(12)[3:9]), (lambda b: b.permute(1, 0)[1:, :2], lambda b: b.transpose(1, 0)[1:, :2]),
+  (lambda b: b.reshape(12)[3:9], lambda b: b.reshape(12)[3:9]),
+  (lambda b: b.permute(1, 0)[1:, :2], lambda b: b.transpose(1, 0)[1:, :2]),
   (lambda b: b[..., -1], lambda b: b[..., -1]), (lambda b: b.flip(0)[0], lambda b: np.flip(b, 0)[0]),
   (lambda b: b[1:3][0][1:], lambda b: b[1:3][0][1:]), (lambda b: b.detach()[0], lambda b: b[0]),
-  (lambda b: b[::-2, 3:0:-2], lambda b: b[::-2, 3:0:-2]), (lambda b: b.reshape(2, 6)[:, ::4], lambda b: b.reshape(2, 6)[:, ::4])]
+  (lambda b: b[::-2, 3:0:-2], lambda b: b[::-2, 3:0:-2]),
+  (lambda b: b.reshape(2, 6)[:, ::4], lambda b: b.reshape(2, 6)[:, ::4])]
 
 @pytest.mark.parametrize("view", range(len(VIEWS)))
 @pytest.mark.parametrize("op", ["assign", "iadd", "setitem", "imul"])
@@ -39,10 +41,10 @@ def test_write_through_view(view, op):
   arr = np.arange(12, dtype=np.float32).reshape(3, 4)
   b, ref = Tensor(arr.copy()).contiguous().realize(), arr.copy()
   v, rv = VIEWS[view][0](b), VIEWS[view][1](ref)
-  if op == "assign": v.assign(v * 10 + 1); rv[...] = rv * 10 + 1  # noqa: E702
-  elif op == "iadd": v += 10; rv += 10  # noqa: E702
-  elif op == "imul": v *= -2; rv *= -2  # noqa: E702
-  else: v[...] = -5; rv[...] = -5  # noqa: E702
+  if op == "assign": v.assign(v * 10 + 1); rv[...] = rv * 10 + 1
+  elif op == "iadd": v += 10; rv += 10
+  elif op == "imul": v *= -2; rv *= -2
+  else: v[...] = -5; rv[...] = -5
   np.testing.assert_equal(b.numpy(), ref)
   np.testing.assert_equal(v.numpy(), rv)
 
@@ -50,8 +52,8 @@ def test_write_through_view_of_lazy_tensor():
   x = Tensor.arange(12).float().reshape(3, 4) * 2
   tx = torch.arange(12).float().reshape(3, 4) * 2
   v, tv = x[1:, 2:], tx[1:, 2:]
-  v += 100; tv += 100  # noqa: E702
-  x[0, 0] = -1; tx[0, 0] = -1  # noqa: E702
+  v += 100; tv += 100
+  x[0, 0] = -1; tx[0, 0] = -1
   close(x, tx)
   close(v, tv)
 
@@ -69,7 +71,7 @@ def test_write_through_expand_is_refused():
 def test_overlapping_write_reads_old_values():
   a, ta = t_and_torch(np.arange(6))
   a.realize()
-  a[1:] = a[:-1].clone(); ta[1:] = ta[:-1].clone()  # noqa: E702
+  a[1:] = a[:-1].clone(); ta[1:] = ta[:-1].clone()
   close(a, ta)
   a[:-1] = a[1:]  # no clone: teeny computes the value before it writes
   np.testing.assert_equal(a.numpy(), [0, 1, 2, 3, 4, 4])
@@ -123,8 +125,8 @@ def test_realize_order_does_not_matter(order):
   c = a * 3          # reads a before the write
   a += 1
   d = a * 3          # reads a after it
-  if order == "c_first": c.realize(); d.realize()  # noqa: E702
-  elif order == "a_first": a.realize(); d.realize()  # noqa: E702
+  if order == "c_first": c.realize(); d.realize()
+  elif order == "a_first": a.realize(); d.realize()
   else: Tensor.realize(d, c, a)
   np.testing.assert_equal(c.numpy(), [3, 6])
   np.testing.assert_equal(d.numpy(), [6, 9])
@@ -204,7 +206,7 @@ def test_nonleaf_inplace_grad(name, op, realize):
   tw = torch.tensor([1., 2., 3.], requires_grad=True)
   x, tx = w * 2, tw * 2
   if realize: x.realize()
-  op(x, lambda v: Tensor(v)); op(tx, lambda v: torch.tensor(v))  # noqa: E702
+  op(x, lambda v: Tensor(v)); op(tx, lambda v: torch.tensor(v))
   (x * x).sum().backward()
   (tx * tx).sum().backward()
   close(x, tx)
@@ -237,8 +239,8 @@ def test_setitem_duplicate_indices_store_one_value():
 def test_setitem_advanced_matches_numpy():
   rng = np.random.default_rng(3)
   arr = rng.standard_normal((4, 5, 3)).astype(np.float32)
-  for idx in [(np.array([3, 0]),), (slice(None), np.array([4, 1, 2])), (np.array([1, 2]), slice(1, 3), np.array([0, 2])),
-              (np.array([[0], [3]]), np.array([[1, 2]]))]:
+  for idx in [(np.array([3, 0]),), (slice(None), np.array([4, 1, 2])),
+              (np.array([1, 2]), slice(1, 3), np.array([0, 2])), (np.array([[0], [3]]), np.array([[1, 2]]))]:
     a, ref = Tensor(arr.copy()), arr.copy()
     t_idx = tuple(Tensor(i) if isinstance(i, np.ndarray) else i for i in idx)
     val = rng.standard_normal(ref[idx].shape).astype(np.float32)
@@ -294,7 +296,7 @@ def test_grads_read_after_step_and_two_optimizers():
   opt1.step()
   tloss = ((torch.tensor(X) @ tw1).tanh() @ tw2).square().mean()
   tloss.backward()
-  topt2.step(); topt1.step()  # noqa: E702
+  topt2.step(); topt1.step()
   close(w1.grad, tw1.grad, 1e-5)
   close(w2.grad, tw2.grad, 1e-5)
   close(w1, tw1, 1e-5)

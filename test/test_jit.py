@@ -1,4 +1,5 @@
-"""TinyJit: capture on the second call, replay after; the footguns each raise or behave as documented (engine/jit.py)."""
+"""TinyJit: capture on the second call, replay after; the footguns each raise or behave as documented
+(engine/jit.py)."""
 import numpy as np
 import pytest
 from teeny import Context, Device, GlobalCounters, Tensor, TinyJit, nn
@@ -253,7 +254,8 @@ def _mlp_losses(jit: bool, steps: int = 20, opt_cls=nn.optim.Adam, **kw):
       opt.step()
       return loss
   if jit: step = TinyJit(step)
-  data = [(rng.standard_normal((16, 64)).astype(np.float32), rng.integers(0, 10, 16).astype(np.int32)) for _ in range(2)]
+  data = [(rng.standard_normal((16, 64)).astype(np.float32), rng.integers(0, 10, 16).astype(np.int32))
+          for _ in range(2)]
   losses = [step(Tensor(data[i % 2][0]), Tensor(data[i % 2][1])) for i in range(steps)]
   return [x.item() for x in losses], [p.numpy() for p in get_parameters([l1, l2])]
 
@@ -362,8 +364,8 @@ def test_tiny_gpt_training_matches_eager():
         opt.step()
         return loss
     f = TinyJit(step) if jit else step
-    losses = [f(Tensor(rng.integers(0, 40, (4, 16)).astype(np.int32)), Tensor(rng.integers(0, 40, (4, 16)).astype(np.int32)))
-              for _ in range(5)]
+    ids = lambda: Tensor(rng.integers(0, 40, (4, 16)).astype(np.int32))
+    losses = [f(ids(), ids()) for _ in range(5)]
     return [x.item() for x in losses], model.tok.numpy()
   (a, ta), (b, tb) = run(False), run(True)
   np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)

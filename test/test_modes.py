@@ -19,7 +19,7 @@ def _run_threads(*fns, timeout=120):
   def wrap(fn):
     def run():
       try: fn()
-      except BaseException as e:  # noqa: BLE001 - handed to the main thread
+      except BaseException as e:  # handed to the main thread
         errs.append(e)
     return run
   ts = [threading.Thread(target=wrap(f)) for f in fns]
@@ -126,7 +126,8 @@ class TestNesting:
 class TestThreads:
   def test_new_thread_starts_with_defaults(self):
     seen = {}
-    def child(): seen.update(grad=Tensor.is_grad_enabled(), training=Tensor.training, torch_grad=torch.is_grad_enabled())
+    def child():
+      seen.update(grad=Tensor.is_grad_enabled(), training=Tensor.training, torch_grad=torch.is_grad_enabled())
     with Tensor.no_grad(), Tensor.train(), torch.no_grad(): _run_threads(child)
     assert seen == {"grad": True, "training": False, "torch_grad": True}
 

@@ -393,7 +393,8 @@ def test_sgd_step_fused_schedule():
     items, becomes = real(roots, nodes)
     made.append((roots, items, becomes))
     return items, becomes
-  # the fused autograd graph (GPUs route cross-entropy through the hand-written kernel, which trades kernels for atomics)
+  # the fused autograd graph (GPUs route cross-entropy through the hand-written kernel, which trades kernels for
+  # atomics)
   with Tensor.train(), Context(TEENY_CUSTOM_KERNELS=0), pytest.MonkeyPatch.context() as mp:
     loss = l2(l1(x).relu()).cross_entropy(y)
     loss.backward()

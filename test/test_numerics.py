@@ -195,7 +195,8 @@ class TestHalfReductions:
     for o, f in ((v, lambda t: t.var(1)), (m, lambda t: t.mean(1)), (s, lambda t: t.std(1)), (m2, lambda t: t.mean(1))):
       assert o.dtype == dt
       ref = _half_ref(f, a, tdt)
-      if dt == dtypes.float16 and f is not None and np.isinf(ref).any():  # var of values to 2000 is past float16's range
+      # var of values to 2000 is past float16's range
+      if dt == dtypes.float16 and f is not None and np.isinf(ref).any():
         np.testing.assert_array_equal(np.isinf(o.numpy()), np.isinf(ref))
         continue
       np.testing.assert_allclose(o.numpy().astype(np.float32), ref, rtol=tol)
@@ -233,7 +234,8 @@ def _grid(dt):
 
 def _assert_same(out: np.ndarray, ref: np.ndarray, a, b, what: str, rtol=0.0):
   out, ref = np.asarray(out, np.float64), np.asarray(ref, np.float64)
-  with np.errstate(all="ignore"): bad = ~((np.isnan(out) & np.isnan(ref)) | (out == ref) | (np.abs(out - ref) <= rtol * np.abs(ref)))
+  with np.errstate(all="ignore"):
+    bad = ~((np.isnan(out) & np.isnan(ref)) | (out == ref) | (np.abs(out - ref) <= rtol * np.abs(ref)))
   bad |= (out == 0) & (ref == 0) & (np.signbit(out) != np.signbit(ref))
   if bad.any():
     i = np.nonzero(bad)[0][:8]
@@ -241,7 +243,8 @@ def _assert_same(out: np.ndarray, ref: np.ndarray, a, b, what: str, rtol=0.0):
                          ", ".join(f"({a[j]!r}, {b[j]!r}) -> {out[j]!r} vs {ref[j]!r}" for j in i))
 
 def _mod_refs(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-  """torch.remainder, torch.floor_divide and torch.fmod of a and b. torch's vectorised float32 fmod gives nan where a / b
+  """torch.remainder, torch.floor_divide and torch.fmod of a and b. torch's vectorised float32 fmod gives nan where a /
+  b
   overflows (1e10 fmod 1e-30); numpy's (and C's) fmod is exact there: those cells come from numpy, with torch's sign of
   zero (the dividend's, where numpy's remainder takes the divisor's)."""
   ta, tb = torch.tensor(a), torch.tensor(b)

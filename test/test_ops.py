@@ -532,7 +532,8 @@ class TestUnary:
                                          [(n, np.float64) for n in ("exp", "log", "sin", "erf", "gelu")])
   def test_unary_dtypes(self, name, dtype):
     npf, tf, lo, hi, atol, rtol = UNARY[name]
-    tol = 2e-3 if dtype == np.float16 else max(atol, 1e-7)   # float16: half an ulp is 2^-11; float64 at least as good as float32
+    # float16: half an ulp is 2^-11; float64 at least as good as float32
+    tol = 2e-3 if dtype == np.float16 else max(atol, 1e-7)
     helper_test_op([(4, 6)], lambda x: npf(x).astype(dtype), tf, low=lo, high=hi, dtype=dtype, atol=tol, rtol=tol,
                    out_dtype=dtypes.from_np(np.dtype(dtype)))
 
@@ -542,7 +543,8 @@ class TestUnary:
     """Negative control: the comparison each unary test makes fails on a result off by 2% or by 1e-5 relative (10x the
     per-op rtol), so the per-op tolerances are what is applied, not a looser helper default."""
     npf, tf, lo, hi, atol, rtol = UNARY[name]
-    helper_test_op([(3, 5)], lambda x: npf(x).astype(np.float32), tf, low=lo, high=hi, atol=atol, rtol=rtol)  # unperturbed passes
+    # unperturbed passes
+    helper_test_op([(3, 5)], lambda x: npf(x).astype(np.float32), tf, low=lo, high=hi, atol=atol, rtol=rtol)
     for scale in (1.02, 1 + 10 * max(rtol, 1e-6)):
       with pytest.raises(AssertionError, match="Not equal to tolerance"):
         helper_test_op([(3, 5)], lambda x: (npf(x) * scale).astype(np.float32), tf, low=lo, high=hi, atol=atol, rtol=rtol)
@@ -1223,9 +1225,11 @@ class TestDTypes:
 
   @needs_values
   def test_bfloat16_rounding(self):
-    """float32 -> bfloat16 rounds to nearest, ties to even, bit for bit as torch converts: exact ties (1 + 2^-8 goes down
+    """float32 -> bfloat16 rounds to nearest, ties to even, bit for bit as torch converts: exact ties (1 + 2^-8 goes
+    down
     to the even 1, 1 + 3*2^-8 up to the even 1 + 2^-6), one float32 ulp either side of a tie, negatives, subnormals
-    (and a subnormal tie), the largest float32 (rounds to inf), inf and nan. Truncation fails the ties that go up and the
+    (and a subnormal tie), the largest float32 (rounds to inf), inf and nan. Truncation fails the ties that go up and
+    the
     near-ties above; round-half-up fails the ties that go down."""
     import torch
     tie, ulp = 2.0 ** -8, 2.0 ** -23
@@ -1237,7 +1241,8 @@ class TestDTypes:
     x = np.concatenate([np.array(vals, np.float32), bits.view(np.float32), (bits | 0x80000000).view(np.float32)])
     want = torch.from_numpy(x.copy()).to(torch.bfloat16).to(torch.float32).numpy()
     assert want[0] == 1.0 and want[1] == 1 + 2 ** -6, "torch reference: ties to even"
-    for how, t in (("device cast", Tensor(x).cast(dtypes.bfloat16)), ("host conversion", Tensor(x.tolist(), dtype=dtypes.bfloat16))):
+    for how, t in (("device cast", Tensor(x).cast(dtypes.bfloat16)),
+                   ("host conversion", Tensor(x.tolist(), dtype=dtypes.bfloat16))):
       got = t.numpy()
       assert got.dtype == np.float32
       nan = np.isnan(want)

@@ -18,7 +18,8 @@ def _realize(*ts):
 
 def compare(torch_fn, teeny_fn, vals, atol=1e-6, rtol=1e-6, grad=False, grad_atol=None, grad_rtol=None, dtype=np.float32,
             seed=0):
-  """teeny_fn and torch_fn on the same inputs: outputs (nan == nan), and with grad=True the gradient of every input for a
+  """teeny_fn and torch_fn on the same inputs: outputs (nan == nan), and with grad=True the gradient of every input for
+  a
   fixed random upstream gradient. Under NULL: build, schedule and render the forward and backward graphs only."""
   xs = [np.asarray(v, dtype=dtype) for v in vals]
   tt = [Tensor(x, requires_grad=True) if grad else Tensor(x) for x in xs]
@@ -63,8 +64,10 @@ SPECIAL = [0.0, -0.0, 1.0, -1.0, 1e-8, -1e-8, 1e-30, 1e20, -1e20, 2.0, -2.0, 0.5
            -88.0, 100.0, -100.0, 1e38, math.inf, -math.inf, math.nan]
 
 def _wide(dtype) -> np.ndarray:
-  """Magnitudes 1e-10..1e25 both signs, a dense [-1, 1] sweep and the special values, in dtype. (|x| in (88.5, 90) is left
-  out: torch's vectorized float32 sinh/cosh give inf there where the result still fits; see test_sinh_cosh_no_overflow.)"""
+  """Magnitudes 1e-10..1e25 both signs, a dense [-1, 1] sweep and the special values, in dtype. (|x| in (88.5, 90) is
+  left
+  out: torch's vectorized float32 sinh/cosh give inf there where the result still fits; see
+  test_sinh_cosh_no_overflow.)"""
   rng = np.random.default_rng(1)
   mag = 10.0 ** rng.uniform(-10, 25, 3000)
   mag = mag[(mag < 88.5) | (mag > 90)]
@@ -429,9 +432,11 @@ OUT_OF_RANGE = [
   ("unsqueeze(9)", lambda x: x.unsqueeze(9)), ("transpose(0, 2)", lambda x: x.transpose(0, 2)),
   ("flatten(0, 2)", lambda x: x.flatten(0, 2)), ("cat(dim=2)", lambda x: x.cat(x, dim=2)),
   ("stack(dim=3)", lambda x: Tensor.stack(x, x, dim=3)), ("max(2)", lambda x: x.max(2)), ("amin(-3)", lambda x: x.amin(-3)),
-  ("mean((0, 2))", lambda x: x.mean((0, 2))), ("logsumexp(2)", lambda x: x.logsumexp(2)), ("flip(2)", lambda x: x.flip(2)),
+  ("mean((0, 2))", lambda x: x.mean((0, 2))), ("logsumexp(2)", lambda x: x.logsumexp(2)),
+  ("flip(2)", lambda x: x.flip(2)),
   ("permute(0, 2)", lambda x: x.permute(0, 2)), ("cumprod(2)", lambda x: x.cumprod(2)), ("var(2)", lambda x: x.var(2)),
-  ("log_softmax(-3)", lambda x: x.log_softmax(-3)), ("split(1, 2)", lambda x: x.split(1, 2)), ("chunk(2, 3)", lambda x: x.chunk(2, 3)),
+  ("log_softmax(-3)", lambda x: x.log_softmax(-3)), ("split(1, 2)", lambda x: x.split(1, 2)),
+  ("chunk(2, 3)", lambda x: x.chunk(2, 3)),
   ("unbind(2)", lambda x: x.unbind(2)), ("unflatten(2)", lambda x: x.unflatten(2, (1, 3))), ("size(2)", lambda x: x.size(2)),
   ("softmin(2)", lambda x: x.softmin(2)), ("logcumsumexp(2)", lambda x: x.logcumsumexp(2)),
   ("normalize(dim=2)", lambda x: x.normalize(dim=2)), ("repeat_interleave(2, 2)", lambda x: x.repeat_interleave(2, 2)),

@@ -69,7 +69,8 @@ PADS = [(1, 2), (2, 0, 1, 3), (-1, 2), (2, -1, 1, -2), (0, 0, 3, 3), (1, 1, 1, 1
 @pytest.mark.parametrize("mode", ["constant", "reflect", "replicate", "circular"])
 @pytest.mark.parametrize("pad", PADS)
 def test_pad_modes(mode, pad):
-  if mode == "circular" and pad[0] > 5 + pad[1]: pytest.skip("wraps more than once after cropping: an error (test_pad_errors)")
+  if mode == "circular" and pad[0] > 5 + pad[1]:
+    pytest.skip("wraps more than once after cropping: an error (test_pad_errors)")
   check(lambda x: x.pad(pad, mode=mode), lambda x: _torch_pad(x, pad, mode=mode), [_rand((2, 3, 4, 5))])
 
 @pytest.mark.parametrize("mode", ["reflect", "replicate", "circular"])
@@ -96,8 +97,10 @@ def test_pad_errors(mode, pad, shape):
 
 def test_pad_circular_wraps_twice():
   # crop then wrap: 3 > the 2 elements left (torch answers with uninitialized memory or an aliasing error here)
-  with pytest.raises(RuntimeError, match="wraps around more than once"): Tensor.ones(2, 3, 5).pad((3, -3), mode="circular")
-  with pytest.raises(RuntimeError, match="wraps around more than once"): Tensor.ones(2, 3, 4).pad((5, 0), mode="circular")
+  with pytest.raises(RuntimeError, match="wraps around more than once"):
+    Tensor.ones(2, 3, 5).pad((3, -3), mode="circular")
+  with pytest.raises(RuntimeError, match="wraps around more than once"):
+    Tensor.ones(2, 3, 4).pad((5, 0), mode="circular")
 
 def test_pad_bad_mode_and_value():
   x = _rand((2, 3, 4))
@@ -141,9 +144,9 @@ def test_conv_string_padding(n, k, padding, dilation):
 def test_conv3d(stride, padding, dilation, groups):
   if isinstance(padding, tuple) and isinstance(padding[0], tuple):  # torch takes no (before, after) pairs: pad by hand
     flat = tuple(v for p in reversed(padding) for v in p)
-    ref = lambda x, w, b: F.conv3d(F.pad(x, flat), w, b, stride=stride, dilation=dilation, groups=groups)  # noqa: E731
+    ref = lambda x, w, b: F.conv3d(F.pad(x, flat), w, b, stride=stride, dilation=dilation, groups=groups)
   else:
-    ref = lambda x, w, b: F.conv3d(x, w, b, stride=stride, padding=padding, dilation=dilation, groups=groups)  # noqa: E731
+    ref = lambda x, w, b: F.conv3d(x, w, b, stride=stride, padding=padding, dilation=dilation, groups=groups)
   check(lambda x, w, b: x.conv3d(w, b, stride=stride, padding=padding, dilation=dilation, groups=groups), ref,
         [_rand((2, 4, 6, 5, 7)), _rand((8, 4 // groups, 3, 2, 3), seed=1), _rand((8,), seed=2)], atol=1e-4)
 
@@ -154,7 +157,7 @@ def test_conv3d(stride, padding, dilation, groups):
 def test_conv_modules(cls, tcls, shape, kw):
   kw = {"kernel_size": 3, **kw}
   m, tm = cls(3, 6, **kw), tcls(3, 6, **kw)
-  if is_null(): return check(lambda x: m(x), lambda x: tm(x), [_rand(shape)])  # noqa: B023
+  if is_null(): return check(lambda x: m(x), lambda x: tm(x), [_rand(shape)])
   with torch.no_grad():
     tm.weight.copy_(torch.tensor(m.weight.numpy()))
     tm.bias.copy_(torch.tensor(m.bias.numpy()))
@@ -185,7 +188,7 @@ def test_conv_negative_padding_by_cropping():
 
 # ***** pooling *****
 
-_perm = lambda shape, seed=0: np.random.default_rng(seed).permutation(int(np.prod(shape))).reshape(shape).astype(np.float32)  # noqa: E731
+_perm = lambda shape, seed=0: np.random.default_rng(seed).permutation(int(np.prod(shape))).reshape(shape).astype(np.float32)
 
 @pytest.mark.parametrize("k,s,p,d,ceil", [(2, None, 0, 1, False), (3, 1, 1, 1, False), (3, 2, 1, 2, True),
                                           ((2, 3), (1, 2), (1, 0), 1, False), (3, 2, 0, 1, True)])
@@ -207,8 +210,8 @@ def test_pool3d(k, s, p):
   check(lambda x: x.max_pool3d(k, s, p, return_indices=True), lambda x: F.max_pool3d(x, k, s, p, return_indices=True), [x])
   check(lambda x: x.max_pool3d(k, s, p, ceil_mode=True), lambda x: F.max_pool3d(x, k, s, p, ceil_mode=True), [x])
   for cip in (True, False):
-    check(lambda x: x.avg_pool3d(k, s, p, count_include_pad=cip),  # noqa: B023
-          lambda x: F.avg_pool3d(x, k, s, p, count_include_pad=cip), [x / 100])  # noqa: B023
+    check(lambda x: x.avg_pool3d(k, s, p, count_include_pad=cip),
+          lambda x: F.avg_pool3d(x, k, s, p, count_include_pad=cip), [x / 100])
   check(lambda x: x.avg_pool3d(k, s, p, True, divisor_override=5), lambda x: F.avg_pool3d(x, k, s, p, True, divisor_override=5),
         [x / 100])
 
@@ -233,7 +236,8 @@ def test_max_unpool_errors():
               output_size=(6, 6)), "output_size")
   with pytest.raises(ValueError, match="indices shape"): Tensor(v.numpy()).max_unpool2d(Tensor(i.numpy()[:, :1]), 2)
 
-@pytest.mark.skipif(not _reads_allowed(Device.DEFAULT), reason="the index range check reads the indices only where that is cheap")
+@pytest.mark.skipif(not _reads_allowed(Device.DEFAULT), reason="the index range check reads the indices only where "
+                    "that is cheap")
 def test_max_unpool_index_out_of_range():
   v, i = F.max_pool2d(torch.tensor(_perm((1, 2, 4, 4))), 2, return_indices=True)
   raises_like(lambda: F.max_unpool2d(v, i + 100, 2), lambda: Tensor(v.numpy()).max_unpool2d(Tensor(i.numpy() + 100), 2), "index")

@@ -41,7 +41,7 @@ def median(fn, sync, runs: int = RUNS, warmup: int = 5) -> float:
   return statistics.median(ts)
 
 def make_inputs(rng, key: str) -> list[np.ndarray]:
-  f = lambda *s: rng.random(s, dtype=np.float32)  # noqa: E731
+  f = lambda *s: rng.random(s, dtype=np.float32)
   if key == "fused": return [f(N), f(N), f(N)]
   if key == "sum": return [f(N)]
   if key == "mm32": return [f(MM, MM) - 0.5, f(MM, MM) - 0.5]
@@ -87,12 +87,14 @@ def main():
     have_torch = torch.cuda.is_available()
   except ImportError: have_torch = False
   from teeny import Device
-  print(f"teeny on {Device.DEFAULT} · torch {'available' if have_torch else 'missing: no ratios'} · median of {RUNS} runs after warm-up")
+  print(f"teeny on {Device.DEFAULT} · torch {'available' if have_torch else 'missing: no ratios'} · median of {RUNS} "
+        "runs after warm-up")
   if have_torch:
     import torch
-    print(f"GPU: {torch.cuda.get_device_name()} · torch {torch.__version__} · TF32 matmul {torch.backends.cuda.matmul.allow_tf32}")
-  print(f"{'case':34s} {'unit':8s} {'teeny':>10s} {'kernel':>10s} {'torch':>10s} {'ratio':>7s} {'k.ratio':>7s} {'target':>7s}  "
-        f"kernels  check")
+    print(f"GPU: {torch.cuda.get_device_name()} · torch {torch.__version__} · TF32 matmul "
+          f"{torch.backends.cuda.matmul.allow_tf32}")
+  print(f"{'case':34s} {'unit':8s} {'teeny':>10s} {'kernel':>10s} {'torch':>10s} {'ratio':>7s} {'k.ratio':>7s} "
+        f"{'target':>7s}  kernels  check")
   only = [k for k in os.environ.get("BENCH", "").split(",") if k]
   for key, label, unit, work, target in CASES:
     if only and key not in only: continue
@@ -104,13 +106,13 @@ def main():
       if have_torch:
         ref, tt = bench_torch(key, xs)
         tol = 2e-2 if key == "mm16" else 1e-3
-        ok = "ok" if np.allclose(got.astype(np.float64), ref.astype(np.float64), rtol=tol, atol=tol * max(1.0, float(np.abs(ref).max()))) \
-          else "MISMATCH"
-      fig = lambda s: work / s * scale if s else float("nan")  # noqa: E731
+        atol = tol * max(1.0, float(np.abs(ref).max()))
+        ok = "ok" if np.allclose(got.astype(np.float64), ref.astype(np.float64), rtol=tol, atol=atol) else "MISMATCH"
+      fig = lambda s: work / s * scale if s else float("nan")
       ratio = f"{fig(t) / fig(tt):7.2f}" if tt else "      -"
       kratio = f"{fig(k) / fig(tt):7.2f}" if tt and k else "      -"
-      print(f"{label:34s} {unit:8s} {fig(t):10.1f} {fig(k):10.1f} {fig(tt) if tt else float('nan'):10.1f} {ratio} {kratio} "
-            f"{'≥' + str(target) if target else '':>7s}  {nk:7d}  {ok}", flush=True)
+      print(f"{label:34s} {unit:8s} {fig(t):10.1f} {fig(k):10.1f} {fig(tt) if tt else float('nan'):10.1f} {ratio} "
+            f"{kratio} {'≥' + str(target) if target else '':>7s}  {nk:7d}  {ok}", flush=True)
     except Exception as e:
       print(f"{label:34s} FAILED: {type(e).__name__}: {str(e)[:2000]}")
       traceback.print_exc()

@@ -14,7 +14,8 @@ Then an SGD step of the same MLP, alone and with 20,000 unrelated tensors kept a
 lazy), in ms per step: the cost of a step should not grow with the number of live tensors.
 --baseline COMMIT checks that commit out into /tmp/teeny-baseline-<sha> (a detached git worktree, reused when present)
 and measures teeny there in a subprocess (PYTHONPATH and cwd in that tree) with this same script; teeny of this tree
-runs the same way, alternating with it (ABBA order) ROUNDS times, and each keeps its best round (the machine may be shared).
+runs the same way, alternating with it (ABBA order) ROUNDS times, and each keeps its best round (the machine may be
+shared).
 """
 from __future__ import annotations
 import argparse, json, os, subprocess, sys, time
@@ -135,7 +136,8 @@ def live_tensors(n: int) -> list:
   return [Tensor(rng.standard_normal(4).astype(np.float32)) for _ in range(n // 2)] + [Tensor.rand(4) + 1 for _ in range(n - n // 2)]
 
 def measure_teeny() -> dict[str, float]:
-  """teeny's numbers for every case: steps/s for the Adam cases, ms per step for the SGD step with and without live tensors."""
+  """teeny's numbers for every case: steps/s for the Adam cases, ms per step for the SGD step with and without live
+  tensors."""
   out = {"mlp": timed(teeny_mlp()), "cnn": timed(teeny_cnn()), "mlp_jit": timed(teeny_mlp(jit=True)),
          "cnn_jit": timed(teeny_cnn(jit=True))}
   step = teeny_sgd_mlp()
@@ -170,7 +172,8 @@ def baseline_tree(commit: str) -> Path:
   repo = Path(__file__).resolve().parents[2]
   git = lambda *a: subprocess.run(["git", "-C", str(repo), *a], check=True, capture_output=True, text=True).stdout.strip()
   try: sha = git("rev-parse", "--verify", f"{commit}^{{commit}}")
-  except subprocess.CalledProcessError as e: raise SystemExit(f"--baseline: {commit!r} is not a commit of {repo}: {e.stderr.strip()}")
+  except subprocess.CalledProcessError as e:
+    raise SystemExit(f"--baseline: {commit!r} is not a commit of {repo}: {e.stderr.strip()}")
   tree = Path(f"/tmp/teeny-baseline-{sha[:12]}")
   if tree.exists():
     head = subprocess.run(["git", "-C", str(tree), "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
@@ -221,9 +224,11 @@ def main():
   except ImportError: tver = "torch not installed"
   fmt = lambda v, w=8: f"{v:{w}.1f}" if v else f"{'-':>{w}s}"
   clock = "CPU time of the process (CLOCK=cpu)" if CLOCK is time.process_time else "wall time"
-  print(f"steps/s by {clock}, median-free mean over {STEPS} steps after {WARMUP} warm-up · {os.cpu_count()} cores · {tver}")
+  print(f"steps/s by {clock}, median-free mean over {STEPS} steps after {WARMUP} warm-up · {os.cpu_count()} cores · "
+        f"{tver}")
   if base is not None:
-    print(f"teeny: this tree vs baseline {args.baseline} ({btree}), each the best of {ROUNDS} alternating fresh processes")
+    print(f"teeny: this tree vs baseline {args.baseline} ({btree}), each the best of {ROUNDS} alternating fresh "
+          "processes")
   head = f"{'case':36s} {'teeny':>8s} {'torch':>8s} {'tinygrad':>9s} {'teeny/torch':>12s}"
   print(head + (f" {'baseline':>9s} {'teeny/base':>11s}" if base else ""))
   for name, key, a, b, c in rows:
@@ -243,7 +248,8 @@ def main():
   for label, r in [("teeny", cur)] + ([(f"teeny baseline {args.baseline}", base)] if base else []):
     print(f"{label:36s} {r['sgd_ms']:9.2f} {r['sgd_live_ms']:12.2f} {r['sgd_live_ms'] / r['sgd_ms']:10.2f}")
   if base:
-    print(f"{'this tree / baseline (time)':36s} {cur['sgd_ms'] / base['sgd_ms']:9.3f} {cur['sgd_live_ms'] / base['sgd_live_ms']:12.3f}")
+    print(f"{'this tree / baseline (time)':36s} {cur['sgd_ms'] / base['sgd_ms']:9.3f} "
+          f"{cur['sgd_live_ms'] / base['sgd_live_ms']:12.3f}")
 
 if __name__ == "__main__":
   main()

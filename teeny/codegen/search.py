@@ -291,7 +291,7 @@ class Search:
         continue
       self.seen_src.add(b[0].src)
       try: t = self.run(b[0], b[1], best)
-      except Exception: t = None; self.failed += 1  # noqa: E702
+      except Exception: t = None; self.failed += 1
       if t is not None:
         out[opts] = self.times[opts] = t
         best = min(best, t)

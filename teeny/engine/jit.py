@@ -57,7 +57,8 @@ from teeny.helpers import CHECK_INDICES, DEBUG, JIT, Context, GlobalCounters
 from teeny.device import Buffer, Device
 from teeny.uop.ops import Ops, UOp
 from teeny.engine import realize
-from teeny.engine.realize import buffer_for, check_version, copy_buffer, launch_vals, launch_work
+from teeny.codegen.kernel import launch_work
+from teeny.engine.realize import buffer_for, check_version, copy_buffer, launch_vals
 from teeny.engine.schedule import new_buffer_uop, next_version, _as_shaped, _buffer_ids, _done_writes, _reapply_views, \
   _structure, _version_ids, rebind_view, unbind_view
 from teeny import tensor

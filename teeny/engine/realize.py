@@ -6,7 +6,7 @@ from teeny.device import Buffer, Device
 from teeny.helpers import BEAM, DEBUG, NOOPT, GlobalCounters, colored
 from teeny.uop.ops import KernelInfo, Ops, UOp
 from teeny.engine.schedule import ScheduleItem
-from teeny.codegen.kernel import launch_work  # engine/jit.py imports it from here
+from teeny.codegen.kernel import get_program, launch_work
 
 # the device memory behind each BUFFER node. Every version node of one memory maps to the same Buffer, which holds the
 # version its memory contains now; the memory is freed when the last node naming it is dropped.
@@ -55,7 +55,6 @@ def get_runner(device: str, ast: UOp, bufs: list[Buffer] | None = None) -> tuple
   pinned = isinstance(ast.arg, KernelInfo) and ast.arg.opts_to_apply is not None
   key = (device, ast, None if pinned else (NOOPT.value, BEAM.value))
   if (hit := _program_cache.get(key)) is not None: return hit
-  from teeny.codegen.kernel import get_program
   dev = Device[device]
   opts = None
   if BEAM.value >= 1 and not pinned and not NOOPT and not dev.runs_nothing and dev.compiler is not None:

@@ -1,6 +1,6 @@
-"""conv2d whose backward is hand-written: the weight gradient as a reduction (one program per weight element, no atomics)
-and the input gradient as either a gather (one program per input row, no atomics) or an atomic scatter (one program
-per output element), picked by shape. Stride, padding, dilation and groups are all handled.
+"""conv2d whose backward is hand-written: the weight gradient as a reduction (one program per weight element, no
+atomics) and the input gradient as either a gather (one program per input row, no atomics) or an atomic scatter (one
+program per output element), picked by shape. Stride, padding, dilation and groups are all handled.
 
 x (B, C, H, W), weight (O, C/G, KH, KW), grad_out (B, O, OH, OW); ih = oh*sh - pt + kh*dh, iw = ow*sw - pl + kw*dw.
 
@@ -11,12 +11,13 @@ x (B, C, H, W), weight (O, C/G, KH, KW), grad_out (B, O, OH, OW); ih = oh*sh - p
                 (image, weight element)). Negative padding: GPU, a thread per (image, weight element); CPU, one program
                 per (o, c) keeping KH*KW*OW accumulators, its innermost loop a contiguous row update
   input grad    gather:  gx[b, c, ih, iw] = sum over o in c's group, kh, kw of grad_out[b, o, oh, ow] * w[o, c', kh, kw]
-                         where oh = (ih + pt - kh*dh) / sh is whole and in range (likewise ow); each program keeps a whole
-                         row of iw in registers/L1 (an UPCAST range), so the innermost loop is a contiguous row update;
-                         on GPUs a thread per (pixel, 4 input channels), the channels an UNROLL register tile
+                         where oh = (ih + pt - kh*dh) / sh is whole and in range (likewise ow); each program keeps a
+                         whole row of iw in registers/L1 (an UPCAST range), so the innermost loop is a contiguous row
+                         update; on GPUs a thread per (pixel, 4 input channels), the channels an UNROLL register tile
                 scatter: for each output element, gx[b, c, ih, iw] += grad_out[b, o, oh, ow] * w[o, c', kh, kw] by
-                         Relaxed atomic add, over c', kh, kw: every output element touches exactly KH*KW*C/G inputs, so no
-                         work is spent on taps that miss (the gather tests every tap, and with stride s only 1/s^2 hit)
+                         Relaxed atomic add, over c', kh, kw: every output element touches exactly KH*KW*C/G inputs, so
+                         no work is spent on taps that miss (the gather tests every tap, and with stride s only 1/s^2
+                         hit)
 
 Choosing the input-gradient variant: measured by `ONLY=variants python extra/bench/kernels.py` (kernel ms, median of 3
 on the 2-core CPU, of 5 on one H200), the gather won every shape:
@@ -44,23 +45,23 @@ from dataclasses import dataclass, replace
 from teeny.tensor import Tensor
 from teeny.tensor_nn import _pad_or_shrink, _resolve_pads, _tuple, check_conv_args
 from teeny.uop.ops import AxisType, KernelInfo, MemSem, Ops, UOp
-from teeny.kernels import acc_dtype, in_range, is_gpu, reduce_sum, use_custom_kernels, with_grad
+from teeny.kernels.common import acc_dtype, in_range, is_gpu, reduce_sum, use_custom_kernels, with_grad
 
 @dataclass(frozen=True)
 class ConvShape:
-  bs: int; cin: int; h: int; w: int              # noqa: E702
-  cout: int; kh: int; kw: int; groups: int       # noqa: E702
-  oh: int; ow: int                               # noqa: E702
-  sh: int; sw: int; pt: int; pl: int; dh: int; dw: int  # noqa: E702
-  pb: int = 0; pr: int = 0                       # noqa: E702
+  bs: int; cin: int; h: int; w: int
+  cout: int; kh: int; kw: int; groups: int
+  oh: int; ow: int
+  sh: int; sw: int; pt: int; pl: int; dh: int; dw: int
+  pb: int = 0; pr: int = 0
   @property
   def cin_g(self) -> int: return self.cin // self.groups
   @property
   def cout_g(self) -> int: return self.cout // self.groups
   @property
   def name(self) -> str:
-    return f"{self.bs}_{self.cin}_{self.h}_{self.w}_{self.cout}_{self.kh}_{self.kw}_s{self.sh}{self.sw}_p{self.pt}{self.pl}_" \
-           f"d{self.dh}{self.dw}_g{self.groups}"
+    return f"{self.bs}_{self.cin}_{self.h}_{self.w}_{self.cout}_{self.kh}_{self.kw}_s{self.sh}{self.sw}_" \
+           f"p{self.pt}{self.pl}_d{self.dh}{self.dw}_g{self.groups}"
 
 def conv_shape(x_shape, w_shape, stride=1, padding=0, dilation=1, groups: int = 1) -> ConvShape:
   check_conv_args("conv2d", x_shape, w_shape, stride, padding, dilation, groups)
@@ -74,8 +75,10 @@ def conv_shape(x_shape, w_shape, stride=1, padding=0, dilation=1, groups: int = 
 GPU_BLOCK = 256
 
 def _gpu_elements(total: int) -> tuple[UOp, UOp, tuple[UOp, ...]]:
-  """GPU layout: one thread per element of a flattened domain, GPU_BLOCK threads a block: (element, in range, ranges)."""
-  blk, lane = UOp.range((total + GPU_BLOCK - 1) // GPU_BLOCK, 0, AxisType.GLOBAL), UOp.range(GPU_BLOCK, 1, AxisType.LOCAL)
+  """GPU layout: one thread per element of a flattened domain, GPU_BLOCK threads a block: (element, in range,
+  ranges)."""
+  blk = UOp.range((total + GPU_BLOCK - 1) // GPU_BLOCK, 0, AxisType.GLOBAL)
+  lane = UOp.range(GPU_BLOCK, 1, AxisType.LOCAL)
   e = blk * GPU_BLOCK + lane
   return e, e < total, (blk, lane)
 
@@ -116,7 +119,8 @@ def _wgrad_kernel(gw: UOp, x: UOp, gout: UOp, s: ConvShape, gpu: bool) -> UOp:
   ih, iw = oh * s.sh + (kh * s.dh - s.pt), ow * s.sw + (kw * s.dw - s.pl)
   c = (co // s.cout_g) * s.cin_g + ci if s.groups > 1 else ci
   dt = gw.dtype.base
-  xv = x.index(((b * s.cin + c) * s.h + ih) * s.w + iw, valid=_and(live, in_range(ih, s.h), in_range(iw, s.w))).load().cast(dt)
+  xv = x.index(((b * s.cin + c) * s.h + ih) * s.w + iw, valid=_and(live, in_range(ih, s.h), in_range(iw, s.w)))
+  xv = xv.load().cast(dt)
   gv = gout.index(((b * s.cout + co) * s.oh + oh) * s.ow + ow, valid=live).load().cast(dt)
   acc = reduce_sum(xv * gv, *red)
   out = ((co * s.cin_g + ci) * s.kh + kh) * s.kw + kw
@@ -147,7 +151,8 @@ def _wgrad_cl_kernel(part: UOp, xt: UOp, gt: UOp, s: ConvShape, gpu: bool = Fals
     e, live, _ = _gpu_elements(s.bs * s.kh * s.kw * (s.cout // ob) * (s.cin_g // cw))
     b, kh, kw, obo, cbo = _unflatten(e, (s.bs, s.kh, s.kw, s.cout // ob, s.cin_g // cw))
   else:
-    b, kh, kw = UOp.range(s.bs, 0, AxisType.GLOBAL), UOp.range(s.kh, 1, AxisType.GLOBAL), UOp.range(s.kw, 2, AxisType.GLOBAL)
+    b, kh = UOp.range(s.bs, 0, AxisType.GLOBAL), UOp.range(s.kh, 1, AxisType.GLOBAL)
+    kw = UOp.range(s.kw, 2, AxisType.GLOBAL)
     obo, cbo = UOp.range(s.cout // ob, 3, AxisType.GLOBAL), UOp.range(s.cin_g // cw, 4, AxisType.GLOBAL)
   obi, cbi = UOp.range(ob, 5, AxisType.UNROLL), UOp.range(cw, 6, AxisType.UNROLL)
   oh, ow = UOp.range(s.oh, 7, AxisType.REDUCE), UOp.range(s.ow, 8, AxisType.REDUCE)
@@ -156,7 +161,8 @@ def _wgrad_cl_kernel(part: UOp, xt: UOp, gt: UOp, s: ConvShape, gpu: bool = Fals
   dt = part.dtype.base
   gv = gt.index(((b * s.oh + oh) * s.ow + ow) * s.cout + o, valid=live).load().cast(dt)
   xv = xt.index(((b * hp + oh * s.sh + kh * s.dh) * wp + ow * s.sw + kw * s.dw) * s.cin + c, valid=live).load().cast(dt)
-  st = part.index((((b * s.cout + o) * s.cin_g + ci) * s.kh + kh) * s.kw + kw, valid=live).store(reduce_sum(gv * xv, oh, ow))
+  st = part.index((((b * s.cout + o) * s.cin_g + ci) * s.kh + kh) * s.kw + kw, valid=live)
+  st = st.store(reduce_sum(gv * xv, oh, ow))
   return st.sink(arg=KernelInfo(name=f"conv_bwd_w_{s.name}", opts_to_apply=()))
 
 def _pads_ok(s: ConvShape) -> bool: return min(s.pt, s.pb, s.pl, s.pr) >= 0 and s.oh > 0 and s.ow > 0
@@ -167,8 +173,10 @@ def conv2d_bwd_weight(x: Tensor, grad_out: Tensor, s: ConvShape) -> Tensor:
   if _pads_ok(s):
     xt = _pad_or_shrink(x, [(s.pt, s.pb), (s.pl, s.pr)]).permute(0, 2, 3, 1)
     part = Tensor.empty(s.bs, s.cout, s.cin_g, s.kh, s.kw, dtype=dt, device=x.device)
-    return part.custom_kernel(xt, grad_out.permute(0, 2, 3, 1), fxn=lambda o, a, g: _wgrad_cl_kernel(o, a, g, s, gpu))[0].sum(0)
-  part = Tensor.empty(*((s.bs,) if gpu else ()), s.cout, s.cin_g, s.kh, s.kw, *(() if gpu else (s.ow,)), dtype=dt, device=x.device)
+    outs = part.custom_kernel(xt, grad_out.permute(0, 2, 3, 1), fxn=lambda o, a, g: _wgrad_cl_kernel(o, a, g, s, gpu))
+    return outs[0].sum(0)
+  part = Tensor.empty(*((s.bs,) if gpu else ()), s.cout, s.cin_g, s.kh, s.kw, *(() if gpu else (s.ow,)), dtype=dt,
+                      device=x.device)
   gw = part.custom_kernel(x, grad_out, fxn=lambda o, a, g: _wgrad_kernel(o, a, g, s, gpu))[0]
   return gw.sum(0) if gpu else gw.sum(-1)
 
@@ -185,9 +193,11 @@ def _igrad_gather_kernel(gx: UOp, gout: UOp, w: UOp, s: ConvShape, gpu: bool) ->
     b, cbo, ih, iw = _unflatten(e, (s.bs, s.cin // cb, s.h, s.w))
     c = cbo * cb + UOp.range(cb, 7, AxisType.UNROLL)
   else:
-    b, c, ih = UOp.range(s.bs, 0, AxisType.GLOBAL), UOp.range(s.cin, 1, AxisType.GLOBAL), UOp.range(s.h, 2, AxisType.GLOBAL)
+    b, c = UOp.range(s.bs, 0, AxisType.GLOBAL), UOp.range(s.cin, 1, AxisType.GLOBAL)
+    ih = UOp.range(s.h, 2, AxisType.GLOBAL)
     iw, live = UOp.range(s.w, 3, AxisType.UPCAST), None
-  col, kh, kw = UOp.range(s.cout_g, 4, AxisType.REDUCE), UOp.range(s.kh, 5, AxisType.REDUCE), UOp.range(s.kw, 6, AxisType.REDUCE)
+  col = UOp.range(s.cout_g, 4, AxisType.REDUCE)
+  kh, kw = UOp.range(s.kh, 5, AxisType.REDUCE), UOp.range(s.kw, 6, AxisType.REDUCE)
   g, ci = (c // s.cin_g, c % s.cin_g) if s.groups > 1 else (None, c)
   co = g * s.cout_g + col if g is not None else col
   th, tw = ih + (s.pt - kh * s.dh), iw + (s.pl - kw * s.dw)
@@ -208,19 +218,20 @@ def _row_tile(w: int, most: int = 64) -> int:
 
 def _igrad_padded_kernel(gx: UOp, gp: UOp, w: UOp, s: ConvShape) -> UOp:
   """Stride 1 on the CPU: the gather of _igrad_gather_kernel over a grad_out padded by (K-1)*d - p on each side, so no
-  tap needs a mask: gx[b, c, ih, iw] = sum over o, kh, kw of gp[b, o, ih + kh*dh, iw + kw*dw] * w[o, c', KH-1-kh, KW-1-kw].
-  Each program owns a register tile of CB input channels x TW columns of one row (UNROLL ranges: the renderer writes
-  the tile out as straight-line code that the compiler vectorises), so each row of grad_out it loads feeds CB
+  tap needs a mask: gx[b, c, ih, iw] = sum over o, kh, kw of gp[b, o, ih + kh*dh, iw + kw*dw] * w[o, c', KH-1-kh,
+  KW-1-kw]. Each program owns a register tile of CB input channels x TW columns of one row (UNROLL ranges: the renderer
+  writes the tile out as straight-line code that the compiler vectorises), so each row of grad_out it loads feeds CB
   multiply-adds per lane. The channel blocks of a row are the innermost programs: the grad_out rows they share stay in
-  L1. Measured on the bench shape (B32, 64->64, 56x56, 2 cores): CB=1 91 ms, CB=2 54 ms, CB=4 58 ms (was 246 ms with
-  one channel and a looped accumulator)."""
+  L1. Measured on the bench shape (B32, 64->64, 56x56, 2 cores): CB=1 91 ms, CB=2 54 ms, CB=4 58 ms (was 246 ms with one
+  channel and a looped accumulator)."""
   hq, wq = s.h + (s.kh - 1) * s.dh, s.w + (s.kw - 1) * s.dw
   cb, tw = _block(s.cin_g, 2), _row_tile(s.w)
   b, ih = UOp.range(s.bs, 0, AxisType.GLOBAL), UOp.range(s.h, 1, AxisType.GLOBAL)
   iwo, cbo = UOp.range(s.w // tw, 2, AxisType.GLOBAL), UOp.range(s.cin // cb, 3, AxisType.GLOBAL)
   cbi, iwi = UOp.range(cb, 4, AxisType.UNROLL), UOp.range(tw, 5, AxisType.UNROLL)
   c, iw = cbo * cb + cbi, iwo * tw + iwi
-  col, kh, kw = UOp.range(s.cout_g, 6, AxisType.REDUCE), UOp.range(s.kh, 7, AxisType.REDUCE), UOp.range(s.kw, 8, AxisType.REDUCE)
+  col = UOp.range(s.cout_g, 6, AxisType.REDUCE)
+  kh, kw = UOp.range(s.kh, 7, AxisType.REDUCE), UOp.range(s.kw, 8, AxisType.REDUCE)
   g, ci = (c // s.cin_g, c % s.cin_g) if s.groups > 1 else (None, c)
   co = g * s.cout_g + col if g is not None else col
   dt = gx.dtype.base
@@ -230,11 +241,15 @@ def _igrad_padded_kernel(gx: UOp, gp: UOp, w: UOp, s: ConvShape) -> UOp:
   return st.sink(arg=KernelInfo(name=f"conv_bwd_x_gather_{s.name}", opts_to_apply=()))
 
 def _unstrided(s: ConvShape) -> ConvShape:
-  """The stride-1 convolution whose grad_out is s's grad_out with sh-1 (sw-1) zeros between values: same input gradient."""
+  """The stride-1 convolution whose grad_out is s's grad_out with sh-1 (sw-1) zeros between values: same input
+  gradient."""
   oh, ow = (s.oh - 1) * s.sh + 1, (s.ow - 1) * s.sw + 1
-  return replace(s, sh=1, sw=1, oh=oh, ow=ow, pb=oh - s.h - s.pt + s.dh * (s.kh - 1), pr=ow - s.w - s.pl + s.dw * (s.kw - 1))
+  return replace(s, sh=1, sw=1, oh=oh, ow=ow, pb=oh - s.h - s.pt + s.dh * (s.kh - 1),
+                 pr=ow - s.w - s.pl + s.dw * (s.kw - 1))
 
-def _padded_ok(s: ConvShape) -> bool: return s.sh == s.sw == 1 and _pads_ok(s) and (s.kh - 1) * s.dh >= max(s.pt, s.pb) and (s.kw - 1) * s.dw >= max(s.pl, s.pr)
+def _padded_ok(s: ConvShape) -> bool:
+  return s.sh == s.sw == 1 and _pads_ok(s) and (s.kh - 1) * s.dh >= max(s.pt, s.pb) and \
+    (s.kw - 1) * s.dw >= max(s.pl, s.pr)
 
 # ---- input gradient, scatter: one program per output element, atomic adds into the input gradient
 
@@ -246,7 +261,8 @@ def _igrad_scatter_kernel(gx: UOp, gout: UOp, w: UOp, s: ConvShape, gpu: bool) -
     b, co = UOp.range(s.bs, 0, AxisType.GLOBAL), UOp.range(s.cout, 1, AxisType.GLOBAL)
     oh, ow = UOp.range(s.oh, 2, AxisType.GLOBAL), UOp.range(s.ow, 3, AxisType.GLOBAL)
     live = None
-  ci, kh, kw = UOp.range(s.cin_g, 4, AxisType.LOOP), UOp.range(s.kh, 5, AxisType.LOOP), UOp.range(s.kw, 6, AxisType.LOOP)
+  ci = UOp.range(s.cin_g, 4, AxisType.LOOP)
+  kh, kw = UOp.range(s.kh, 5, AxisType.LOOP), UOp.range(s.kw, 6, AxisType.LOOP)
   c = (co // s.cout_g) * s.cin_g + ci if s.groups > 1 else ci
   ih, iw = oh * s.sh + (kh * s.dh - s.pt), ow * s.sw + (kw * s.dw - s.pl)
   dt = gx.dtype.base
@@ -276,7 +292,8 @@ def conv2d_bwd_input(grad_out: Tensor, weight: Tensor, s: ConvShape, variant: st
       g1 = g1.reshape(s.bs, s.cout, s.oh * s.sh, s.ow * s.sw)[:, :, :s1.oh, :s1.ow]
       grad_out, s = g1, s1
     if not gpu and _padded_ok(s):
-      gp = _pad_or_shrink(grad_out, [((s.kh - 1) * s.dh - s.pt, (s.kh - 1) * s.dh - s.pb), ((s.kw - 1) * s.dw - s.pl, (s.kw - 1) * s.dw - s.pr)])
+      gp = _pad_or_shrink(grad_out, [((s.kh - 1) * s.dh - s.pt, (s.kh - 1) * s.dh - s.pb),
+                                     ((s.kw - 1) * s.dw - s.pl, (s.kw - 1) * s.dw - s.pr)])
       return gx.custom_kernel(gp, weight, fxn=lambda o, g, w, s=s: _igrad_padded_kernel(o, g, w, s))[0]
     return gx.custom_kernel(grad_out, weight, fxn=lambda o, g, w: _igrad_gather_kernel(o, g, w, s, gpu))[0]
   if variant != "scatter": raise ValueError(f"conv2d_bwd_input: variant must be 'gather' or 'scatter', got {variant!r}")
@@ -292,7 +309,8 @@ def conv2d_bwd(x: Tensor, weight: Tensor, grad_out: Tensor, stride=1, padding=0,
   return conv2d_bwd_input(grad_out, weight, s, variant), conv2d_bwd_weight(x, grad_out, s)
 
 def covers_conv2d(x: Tensor, weight: Tensor) -> bool:
-  """Whether conv2d runs the hand-written backward (else it is Tensor.conv2d: route Tensor.conv2d here only when true)."""
+  """Whether conv2d runs the hand-written backward (else it is Tensor.conv2d: route Tensor.conv2d here only when
+  true)."""
   return use_custom_kernels() and x.ndim == 4 and weight.ndim == 4
 
 @dataclass(frozen=True)
@@ -302,7 +320,8 @@ class Conv2dGrad:
   def __call__(self, g: Tensor, x: Tensor, w: Tensor) -> tuple:
     return conv2d_bwd_input(g, w, self.s).cast(x.dtype), conv2d_bwd_weight(x, g, self.s).cast(w.dtype)
 
-def conv2d(x: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0, dilation=1, groups: int = 1) -> Tensor:
+def conv2d(x: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0, dilation=1,
+           groups: int = 1) -> Tensor:
   """F.conv2d with the hand-written backward. The forward is Tensor.conv2d's graph; other ranks, and
   TEENY_CUSTOM_KERNELS=0, are Tensor.conv2d itself."""
   if not covers_conv2d(x, weight): return x.conv2d(weight, bias, stride, padding, dilation, groups)

@@ -13,10 +13,11 @@ from teeny.dtype import dtypes
 from teeny.indexing import check_index_range
 from teeny.tensor import Tensor
 from teeny.uop.ops import AxisType, KernelInfo, MemSem, UOp
-from teeny.kernels import acc_dtype, in_range, is_gpu, use_custom_kernels
+from teeny.kernels.common import acc_dtype, in_range, is_gpu, use_custom_kernels
 
 def _column_ranges(dim: int, gpu: bool, first_axis: int) -> tuple[UOp, tuple[UOp, ...]]:
-  """The column index j and the ranges that make it: a GLOBAL block index and a LOCAL lane on GPUs, a LOOP on the CPU."""
+  """The column index j and the ranges that make it: a GLOBAL block index and a LOCAL lane on GPUs, a LOOP on the
+  CPU."""
   if not gpu:
     j = UOp.range(dim, first_axis, AxisType.LOOP)
     return j, (j,)
@@ -46,7 +47,8 @@ def embedding_bwd(grad_out: Tensor, idx: Tensor, vocab_size: int) -> Tensor:
   dim = grad_out.shape[-1]
   n = idx.numel()
   if tuple(grad_out.shape) != (*idx.shape, dim):
-    raise ValueError(f"embedding_bwd: grad_out shape {tuple(grad_out.shape)} does not match ids {tuple(idx.shape)} + (dim,)")
+    raise ValueError(f"embedding_bwd: grad_out shape {tuple(grad_out.shape)} does not match ids {tuple(idx.shape)} + "
+                     "(dim,)")
   if not dtypes.is_int(idx.dtype): raise TypeError(f"embedding_bwd: ids must be integers, got {idx.dtype}")
   dt = acc_dtype(grad_out.dtype)
   grad_weight = Tensor.zeros(vocab_size, dim, dtype=dt, device=grad_out.device).contiguous().realize()
@@ -60,7 +62,8 @@ def _embedding_fwd_kernel(out: UOp, weight: UOp, ids: UOp, gpu: bool) -> UOp:
   j, jr = _column_ranges(dim, gpu, 1)
   row, ok = _token(ids, i, vocab)
   v = weight.index(row * dim + j, valid=ok).load()
-  return out.index(i * dim + j).store(v).end(i, *jr).sink(arg=KernelInfo(name=f"embedding_{vocab}_{dim}", opts_to_apply=()))
+  info = KernelInfo(name=f"embedding_{vocab}_{dim}", opts_to_apply=())
+  return out.index(i * dim + j).store(v).end(i, *jr).sink(arg=info)
 
 def check_ids(idx: Tensor, vocab_size: int):
   """IndexError for an id outside [0, vocab_size) (teeny.indexing.check_index_range: free for ids made from host data,
@@ -72,7 +75,8 @@ def check_ids(idx: Tensor, vocab_size: int):
 class EmbeddingGrad:
   """grad_fxn of the embedding kernel (a frozen dataclass: equal across steps, so a step's schedule is reused)."""
   vocab: int
-  def __call__(self, g: Tensor, w: Tensor, ids: Tensor) -> tuple: return (embedding_bwd(g, ids, self.vocab).cast(w.dtype), None)
+  def __call__(self, g: Tensor, w: Tensor, ids: Tensor) -> tuple:
+    return (embedding_bwd(g, ids, self.vocab).cast(w.dtype), None)
 
 def embedding(weight: Tensor, idx: Tensor) -> Tensor:
   """weight[idx] for a (vocab, dim) table: shape (*idx.shape, dim). Its backward is the atomic kernel embedding_bwd."""

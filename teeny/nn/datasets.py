@@ -48,7 +48,7 @@ def mnist(path: str | None = None, tensors: bool = True):
   if xtr.shape[0] != ytr.shape[0] or xte.shape[0] != yte.shape[0]:
     raise ValueError(f"MNIST: image and label counts differ ({xtr.shape[0]} vs {ytr.shape[0]}, "
                      f"{xte.shape[0]} vs {yte.shape[0]})")
-  prep = lambda x: (x.astype(np.float32) / 255.0).reshape(-1, 1, *x.shape[1:])  # noqa: E731
+  prep = lambda x: (x.astype(np.float32) / 255.0).reshape(-1, 1, *x.shape[1:])
   return (*_out(prep(xtr), ytr.astype(np.int32), tensors), *_out(prep(xte), yte.astype(np.int32), tensors))
 
 def digits(tensors: bool = False):

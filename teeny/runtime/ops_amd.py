@@ -1,5 +1,6 @@
 """AMD: HIP source compiled by clang (Debian's clang-19 + lld-19, no ROCm needed) to an AMDGPU code object, run through
-the HIP runtime (libamdhip64, ctypes) when one is installed. Without it kernels still compile (DEV=NULL:HIP renders them)."""
+the HIP runtime (libamdhip64, ctypes) when one is installed. Without it kernels still compile (DEV=NULL:HIP renders
+them)."""
 from __future__ import annotations
 import ctypes, ctypes.util, functools, glob, os, shutil, subprocess, tempfile
 from typing import Any
@@ -8,14 +9,16 @@ from teeny.device import Allocator, Compiled, ToolCompiler, elf_complete
 from teeny.helpers import DEBUG
 
 NO_CLANG_FIX = "apt-get install clang-19 lld-19 (or set HIP_CLANG=/path/to/clang with AMDGPU support)"
-NO_HIP_FIX = "install ROCm's HIP runtime (libamdhip64.so) on a machine with an AMD GPU, or pick another device with DEV=CPU / DEV=CL"
+NO_HIP_FIX = ("install ROCm's HIP runtime (libamdhip64.so) on a machine with an AMD GPU, or pick another device with "
+              "DEV=CPU / DEV=CL")
 
 def default_arch() -> str: return os.environ.get("AMD_ARCH", "gfx1100")
 
 def find_clang() -> str:
   for cc in (os.environ.get("HIP_CLANG"), "clang-19", "clang-20", "clang-18", "clang"):
     if cc and shutil.which(cc): return cc
-  raise RuntimeError(f"no clang found to compile HIP kernels: {NO_CLANG_FIX}; or pick another device with DEV=CPU / DEV=CL")
+  raise RuntimeError(f"no clang found to compile HIP kernels: {NO_CLANG_FIX}; or pick another device with DEV=CPU / "
+                     "DEV=CL")
 
 
 class HIPCompiler(ToolCompiler):
@@ -23,8 +26,8 @@ class HIPCompiler(ToolCompiler):
   def __init__(self, arch: str | None = None):
     self.arch = arch or default_arch()
     self.what = f"HIP compile for {self.arch}"
-    super().__init__(find_clang(), ["-x", "hip", f"--offload-arch={self.arch}", "-nogpulib", "-nogpuinc", "--cuda-device-only",
-                                    "--no-gpu-bundle-output", "-O3", "-c", "-w"])
+    super().__init__(find_clang(), ["-x", "hip", f"--offload-arch={self.arch}", "-nogpulib", "-nogpuinc",
+                                    "--cuda-device-only", "--no-gpu-bundle-output", "-O3", "-c", "-w"])
   @property
   def clang(self) -> str: return self.tool
   def error(self, err: str, src: str) -> str:
@@ -66,12 +69,14 @@ class AMDDevice(Compiled):
       n = ctypes.c_int()
       self.check(self.hip.hipGetDeviceCount(ctypes.byref(n)), "hipGetDeviceCount")
       if idx >= n.value:
-        raise RuntimeError(f"{name} does not exist: this machine has {n.value} AMD GPU(s); pick one with device='AMD:0' or DEV=AMD:0, "
-                           "or another device with DEV=CPU / DEV=CL")
+        raise RuntimeError(f"{name} does not exist: this machine has {n.value} AMD GPU(s); pick one with "
+                           "device='AMD:0' or DEV=AMD:0, or another device with DEV=CPU / DEV=CL")
     self.idx = idx
     from teeny.codegen.render.hip import HIPRenderer
-    super().__init__(name, AMDAllocator(self), HIPRenderer(), HIPCompiler(self.arch), functools.partial(AMDProgram, self))
-    if DEBUG >= 1: print(f"teeny: opened {name} ({self.arch}), HIP runtime {'found' if self.hip else 'missing: compile only'}")
+    super().__init__(name, AMDAllocator(self), HIPRenderer(), HIPCompiler(self.arch),
+                     functools.partial(AMDProgram, self))
+    if DEBUG >= 1:
+      print(f"teeny: opened {name} ({self.arch}), HIP runtime {'found' if self.hip else 'missing: compile only'}")
   def check(self, err: int, what: str):
     if err != 0: raise RuntimeError(f"HIP {what} failed: error {err}: {self.hip.hipGetErrorString(err).decode()}")
   def runtime(self, what: str) -> ctypes.CDLL:
@@ -88,7 +93,8 @@ class AMDAllocator(Allocator):
     self.dev = dev
   def _alloc(self, nbytes: int) -> Any:
     ptr = ctypes.c_void_p()
-    self.dev.check(self.dev.runtime("allocate memory").hipMalloc(ctypes.byref(ptr), ctypes.c_size_t(nbytes)), f"hipMalloc({nbytes})")
+    hip = self.dev.runtime("allocate memory")
+    self.dev.check(hip.hipMalloc(ctypes.byref(ptr), ctypes.c_size_t(nbytes)), f"hipMalloc({nbytes})")
     return ptr
   def free(self, opaque: Any, nbytes: int):
     lst = self.cache.setdefault(nbytes, [])
@@ -96,19 +102,23 @@ class AMDAllocator(Allocator):
     elif self.dev.hip is not None: self.dev.hip.hipFree(opaque)
   def copyin(self, dest: Any, src: memoryview):
     host = np.frombuffer(src, dtype=np.uint8)
-    self.dev.check(self.dev.runtime("copy").hipMemcpy(dest, ctypes.c_void_p(host.ctypes.data), ctypes.c_size_t(host.nbytes), 1), "hipMemcpy")
+    self.dev.check(self.dev.runtime("copy").hipMemcpy(dest, ctypes.c_void_p(host.ctypes.data),
+                                                      ctypes.c_size_t(host.nbytes), 1), "hipMemcpy")
   def copyout(self, dest: memoryview, src: Any):
     host = np.frombuffer(dest, dtype=np.uint8)
-    self.dev.check(self.dev.runtime("copy").hipMemcpy(ctypes.c_void_p(host.ctypes.data), src, ctypes.c_size_t(host.nbytes), 2), "hipMemcpy")
+    self.dev.check(self.dev.runtime("copy").hipMemcpy(ctypes.c_void_p(host.ctypes.data), src,
+                                                      ctypes.c_size_t(host.nbytes), 2), "hipMemcpy")
 
 class AMDProgram:
   def __init__(self, dev: AMDDevice, name: str, lib: bytes, spec: Any = None):
     self.dev, self.name, self.lib = dev, name, lib
     hip = dev.runtime(f"load kernel {name} (it compiled for {dev.arch})")
-    if not elf_complete(lib): raise RuntimeError(f"could not load the code object of {name}: the ELF file is incomplete")
+    if not elf_complete(lib):
+      raise RuntimeError(f"could not load the code object of {name}: the ELF file is incomplete")
     self.module, self.fxn = ctypes.c_void_p(), ctypes.c_void_p()
     dev.check(hip.hipModuleLoadData(ctypes.byref(self.module), lib), f"hipModuleLoadData({name})")
-    dev.check(hip.hipModuleGetFunction(ctypes.byref(self.fxn), self.module, name.encode()), f"hipModuleGetFunction({name})")
+    dev.check(hip.hipModuleGetFunction(ctypes.byref(self.fxn), self.module, name.encode()),
+              f"hipModuleGetFunction({name})")
   def __call__(self, *bufs: Any, global_size: Any = None, local_size: Any = None, vals: tuple = (), wait: bool = False,
                work: int = 0) -> float:
     hip = self.dev.runtime("launch")
@@ -120,7 +130,8 @@ class AMDProgram:
     if wait:
       for e in ev: self.dev.check(hip.hipEventCreate(ctypes.byref(e)), "hipEventCreate")
       self.dev.check(hip.hipEventRecord(ev[0], None), "hipEventRecord")
-    self.dev.check(hip.hipModuleLaunchKernel(self.fxn, *[ctypes.c_uint(x) for x in grid + block], ctypes.c_uint(0), None, params, None),
+    dims = [ctypes.c_uint(x) for x in grid + block]
+    self.dev.check(hip.hipModuleLaunchKernel(self.fxn, *dims, ctypes.c_uint(0), None, params, None),
                    f"launching {self.name}")
     if not wait: return 0.0
     self.dev.check(hip.hipEventRecord(ev[1], None), "hipEventRecord")

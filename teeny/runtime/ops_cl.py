@@ -7,7 +7,8 @@ import numpy as np
 from teeny.device import Allocator, Compiled, Compiler, compile_error
 from teeny.helpers import DEBUG, getenv
 
-NO_CL_FIX = "pip install pyopencl pocl-binary-distribution (PoCL runs OpenCL on the CPU), or pick another device with DEV=CPU"
+NO_CL_FIX = ("pip install pyopencl pocl-binary-distribution (PoCL runs OpenCL on the CPU), or pick another device with "
+             "DEV=CPU")
 
 def _cl():
   try:
@@ -37,7 +38,8 @@ class CLCompiler(Compiler):
   def compile(self, src: str) -> bytes:
     cl = _cl()
     try: prg = cl.Program(self.dev.ctx, src).build(options=["-w"])
-    except cl.RuntimeError as e: raise RuntimeError(compile_error(f"OpenCL compile on {self.dev.cl_device.name}", src, str(e))) from None
+    except cl.RuntimeError as e:
+      raise RuntimeError(compile_error(f"OpenCL compile on {self.dev.cl_device.name}", src, str(e))) from None
     return prg.get_info(cl.program_info.BINARIES)[0]
 
 class CLProgram:
@@ -68,8 +70,8 @@ class CLDevice(Compiled):
       devices = [d for d in devices if getenv("CL_PLATFORM", "").lower() in d.platform.name.lower()]
     if idx >= len(devices):
       have = ", ".join(f"CL:{i} {d.name.strip()}" for i, d in enumerate(devices)) or "none"
-      raise RuntimeError(f"{name} does not exist: OpenCL devices here: {have}; pick one with device='CL:0' or DEV=CL:0, "
-                         "or another device with DEV=CPU")
+      raise RuntimeError(f"{name} does not exist: OpenCL devices here: {have}; pick one with device='CL:0' or "
+                         "DEV=CL:0, or another device with DEV=CPU")
     self.cl_device = devices[idx]
     self.ctx = cl.Context([self.cl_device])
     self.queue = cl.CommandQueue(self.ctx, properties=cl.command_queue_properties.PROFILING_ENABLE)

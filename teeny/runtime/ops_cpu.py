@@ -51,7 +51,7 @@ def _cache_sizes() -> dict[str, int]:
   except OSError: return out
   for d in dirs:
     try:
-      rd = lambda f: open(os.path.join(base, d, f)).read().strip()  # noqa: E731
+      rd = lambda f: open(os.path.join(base, d, f)).read().strip()
       level, kind, size = rd("level"), rd("type"), rd("size")
     except OSError: continue
     mult = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(size[-1:], 1)

@@ -1,6 +1,6 @@
-"""CUDA through cuda-python: NVRTC compiles straight to a cubin for the device's compute capability (a cubin, not PTX, so
-an NVRTC newer than the driver still works); the driver API allocates, copies and launches. NVRTC needs no GPU, so CUDA
-kernels compile on any machine with cuda-python and the NVRTC wheel (nvidia-cuda-nvrtc)."""
+"""CUDA through cuda-python: NVRTC compiles straight to a cubin for the device's compute capability (a cubin, not PTX,
+so an NVRTC newer than the driver still works); the driver API allocates, copies and launches. NVRTC needs no GPU, so
+CUDA kernels compile on any machine with cuda-python and the NVRTC wheel (nvidia-cuda-nvrtc)."""
 from __future__ import annotations
 import functools, os, shutil, subprocess, tempfile, threading
 from typing import Any
@@ -8,9 +8,11 @@ import numpy as np
 from teeny.device import Allocator, Compiled, Compiler, compile_error, elf_complete
 from teeny.helpers import DEBUG
 
-NO_DRIVER_FIX = ("install the NVIDIA driver (libcuda.so.1) on a machine with an NVIDIA GPU, or pick another device with DEV=CPU "
-                 "or DEV=CL; CUDA source can still be rendered with DEV=NULL:CUDA and compiled without a GPU")
-NO_CUDA_PYTHON_FIX = "pip install cuda-python nvidia-cuda-nvrtc (the [cuda] extra), or pick another device with DEV=CPU or DEV=CL"
+NO_DRIVER_FIX = ("install the NVIDIA driver (libcuda.so.1) on a machine with an NVIDIA GPU, or pick another device "
+                 "with DEV=CPU or DEV=CL; CUDA source can still be rendered with DEV=NULL:CUDA and compiled without "
+                 "a GPU")
+NO_CUDA_PYTHON_FIX = ("pip install cuda-python nvidia-cuda-nvrtc (the [cuda] extra), or pick another device with "
+                      "DEV=CPU or DEV=CL")
 
 def _nvrtc():
   try:
@@ -59,7 +61,8 @@ class NVRTCCompiler(Compiler):
         size = _check_nvrtc(nvrtc.nvrtcGetProgramLogSize(prog), "log size")
         log = b" " * size
         nvrtc.nvrtcGetProgramLog(prog, log)
-        raise RuntimeError(compile_error(f"NVRTC {self.version} compile for {self.arch}", src, log.decode(errors="replace").rstrip(chr(0))))
+        raise RuntimeError(compile_error(f"NVRTC {self.version} compile for {self.arch}", src,
+                                         log.decode(errors="replace").rstrip(chr(0))))
       size = _check_nvrtc(getattr(nvrtc, f"nvrtcGet{get}Size")(prog), f"{get} size")
       out = b" " * size
       _check_nvrtc(getattr(nvrtc, f"nvrtcGet{get}")(prog, out), get)
@@ -153,7 +156,8 @@ class CUDAGraph:
   Copies are not graph nodes here: a capture with copies replays launch by launch instead (NotImplementedError)."""
   def __init__(self, dev: CUDADevice, launches: list[tuple], bufs: list[Any]):
     from cuda.bindings import driver
-    if any(ln[0] != "kernel" for ln in launches): raise NotImplementedError("CUDA graphs here hold kernel launches only")
+    if any(ln[0] != "kernel" for ln in launches):
+      raise NotImplementedError("CUDA graphs here hold kernel launches only")
     dev.activate()
     self.dev = dev
     self.cells = [np.array([int(b.ensure_allocated()._opaque)], dtype=np.uint64) for b in bufs]
@@ -173,7 +177,8 @@ class CUDAGraph:
       p.sharedMemBytes = 0
       p.kernelParams = argv.ctypes.data
       deps = self.nodes[-1:]
-      self.nodes.append(_check(driver.cuGraphAddKernelNode(self.graph, deps, len(deps), p), f"adding {prg.name} to a CUDA graph"))
+      self.nodes.append(_check(driver.cuGraphAddKernelNode(self.graph, deps, len(deps), p),
+                               f"adding {prg.name} to a CUDA graph"))
       self.params.append(p)
       self.keep.append((holders, argv))
       for s in set(slots): self.users[s].append(i)
@@ -185,7 +190,8 @@ class CUDAGraph:
     from cuda.bindings import driver
     self.dev.activate()
     for i in self.dirty:
-      _check(driver.cuGraphExecKernelNodeSetParams(self.exec, self.nodes[i], self.params[i]), "cuGraphExecKernelNodeSetParams")
+      _check(driver.cuGraphExecKernelNodeSetParams(self.exec, self.nodes[i], self.params[i]),
+             "cuGraphExecKernelNodeSetParams")
     self.dirty.clear()
     _check(driver.cuGraphLaunch(self.exec, 0), "cuGraphLaunch")
     return 0.0
@@ -207,18 +213,21 @@ class CUDADevice(Compiled):
     count = _check(driver.cuDeviceGetCount(), "cuDeviceGetCount")
     if idx >= count:
       have = f"CUDA:0..CUDA:{count-1}" if count else "none"
-      raise RuntimeError(f"{name} does not exist: this machine has {count} CUDA device(s) ({have}); pick one with device='CUDA:0' "
-                         "or DEV=CUDA:0, or another device with DEV=CPU / DEV=CL")
+      raise RuntimeError(f"{name} does not exist: this machine has {count} CUDA device(s) ({have}); pick one with "
+                         "device='CUDA:0' or DEV=CUDA:0, or another device with DEV=CPU / DEV=CL")
     self.cu_device = _check(driver.cuDeviceGet(idx), "cuDeviceGet")
     self.ctx = _check(driver.cuDevicePrimaryCtxRetain(self.cu_device), "cuDevicePrimaryCtxRetain")
     self.activate()
     attr = driver.CUdevice_attribute
-    major = _check(driver.cuDeviceGetAttribute(attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, self.cu_device), "attribute")
-    minor = _check(driver.cuDeviceGetAttribute(attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, self.cu_device), "attribute")
+    major = _check(driver.cuDeviceGetAttribute(attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, self.cu_device),
+                   "attribute")
+    minor = _check(driver.cuDeviceGetAttribute(attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, self.cu_device),
+                   "attribute")
     self.arch = os.environ.get("CUDA_ARCH") or f"sm_{major}{minor}"
     self.events = (_check(driver.cuEventCreate(0), "cuEventCreate"), _check(driver.cuEventCreate(0), "cuEventCreate"))
     from teeny.codegen.render.cuda import CUDARenderer
-    super().__init__(name, CUDAAllocator(self), CUDARenderer(), NVRTCCompiler(self.arch), functools.partial(CUDAProgram, self))
+    super().__init__(name, CUDAAllocator(self), CUDARenderer(), NVRTCCompiler(self.arch),
+                     functools.partial(CUDAProgram, self))
     self.graph = functools.partial(CUDAGraph, self)
     if DEBUG >= 1:
       dn = _check(driver.cuDeviceGetName(256, self.cu_device), "cuDeviceGetName").split(bytes(1))[0].decode()

@@ -1,4 +1,5 @@
-"""NULL: schedules, lowers and renders everything; allocates nothing and runs nothing. DEV=NULL:<lang> picks the renderer."""
+"""NULL: schedules, lowers and renders everything; allocates nothing and runs nothing. DEV=NULL:<lang> picks the
+renderer."""
 from __future__ import annotations
 import importlib
 from typing import Any
@@ -18,19 +19,23 @@ class NullProgram:
   def __call__(self, *bufs, **kwargs) -> float: return 0.0
 
 RENDERERS = {"C": ("teeny.codegen.render.c", "CRenderer"), "CUDA": ("teeny.codegen.render.cuda", "CUDARenderer"),
-             "HIP": ("teeny.codegen.render.hip", "HIPRenderer"), "CL": ("teeny.codegen.render.opencl", "OpenCLRenderer")}
+             "HIP": ("teeny.codegen.render.hip", "HIPRenderer"),
+             "CL": ("teeny.codegen.render.opencl", "OpenCLRenderer")}
 
-# NULL_COMPILE=1 (GPU backends, issue 4): NULL:<lang> also compiles every kernel with that language's real compiler, so CI
+# NULL_COMPILE=1 (GPU backends, issue 4): NULL:<lang> also compiles every kernel with that language's real compiler, so
+# CI
 # checks that CUDA/HIP kernels compile on a machine without the GPU
 COMPILERS = {"CUDA": "teeny.runtime.ops_cuda", "HIP": "teeny.runtime.ops_amd", "CL": "teeny.runtime.ops_cl"}
 
 def open_device(name: str) -> Compiled:
   lang = name.split(":")[1] if ":" in name else "C"
-  if lang not in RENDERERS: raise RuntimeError(f"NULL:{lang} is not a language teeny renders; pick one of {', '.join(RENDERERS)}")
+  if lang not in RENDERERS:
+    raise RuntimeError(f"NULL:{lang} is not a language teeny renders; pick one of {', '.join(RENDERERS)}")
   mod, cls = RENDERERS[lang]
   try: renderer = getattr(importlib.import_module(mod), cls)()
   except ImportError as e: raise RuntimeError(f"the {lang} renderer is not available yet: {e}") from None
-  compiler = importlib.import_module(COMPILERS[lang]).null_compiler() if getenv("NULL_COMPILE", 0) and lang in COMPILERS else None
+  compile_too = getenv("NULL_COMPILE", 0) and lang in COMPILERS
+  compiler = importlib.import_module(COMPILERS[lang]).null_compiler() if compile_too else None
   dev = Compiled(name, NullAllocator(), renderer, compiler, NullProgram)
   dev.runs_nothing = True
   return dev

@@ -7,6 +7,10 @@ from typing import Any, Callable
 from teeny.dtype import DType, dtypes, truncate_value
 from teeny.helpers import prod
 
+# symbolic shapes' arithmetic lives a layer up (uop/symbolic.py, which needs rewrite.py); it fills this table when
+# imported (teeny.uop's __init__ imports it), so a UOp's shape methods can simplify symbolic sizes without an import
+SINT_FNS: dict[str, Callable] = {}
+
 class Ops(Enum):
   __hash__ = object.__hash__   # members are singletons: identity hashing in C (Enum's own __hash__ is Python, on every node key)
   # tensor graph
@@ -213,6 +217,11 @@ class UOpMetaClass(type):
 
 class UOp(metaclass=UOpMetaClass):
   """An immutable node. Building an equal node twice returns the same object, so `is` is equality."""
+  # the fields, set once in __init__ (declared for type checkers; no class attributes)
+  op: Ops
+  dtype: DType
+  src: tuple[UOp, ...]
+  arg: Any
   def __init__(self, op: Ops, dtype: DType = dtypes.void, src: tuple[UOp, ...] = (), arg: Any = None):
     object.__setattr__(self, "op", op)
     object.__setattr__(self, "dtype", dtype)
@@ -228,8 +237,7 @@ class UOp(metaclass=UOpMetaClass):
     if self.op is Ops.BIND: return f"<{self.src[0].arg[0]}={self.src[1].arg}>"
     if self.dtype is dtypes.index and self.op in GroupOp.ALU and any(u.op in (Ops.DEFINE_VAR, Ops.BIND) for u in self.toposort) \
        and all(u.op in GroupOp.ALU or u.op in (Ops.CONST, Ops.DEFINE_VAR, Ops.BIND) for u in self.toposort):
-      from teeny.uop.symbolic import sstr
-      return f"<{sstr(self)}>"
+      return f"<{SINT_FNS['sstr'](self)}>"
     return pretty(self)
   def __bool__(self):
     if self._is_sint(): _symbolic_unsupported(self)
@@ -435,8 +443,7 @@ class UOp(metaclass=UOpMetaClass):
 
   # ---- symbolic shapes (uop/symbolic.py): a DEFINE_VAR bound to a value
   def bind(self, value: int) -> UOp:
-    from teeny.uop.symbolic import bind
-    return bind(self, value)
+    return SINT_FNS["bind"](self, value)
   def unbind(self) -> tuple[UOp, int]:
     if self.op is not Ops.BIND: raise TypeError(f"unbind() needs a bound Variable, not a {self.op} node")
     return self.src[0], self.src[1].arg
@@ -513,12 +520,9 @@ def _symbolic_unsupported(x: UOp):
                    "give it concrete sizes, or shrink/slice to the symbolic size after it")
 
 def _ssub(a, b):
-  from teeny.uop.symbolic import ssimplify
-  return ssimplify(a - b if isinstance(a, UOp) else UOp.const(dtypes.index, a) - b)
+  return SINT_FNS["ssimplify"](a - b if isinstance(a, UOp) else UOp.const(dtypes.index, a) - b)
 
-def _sadd(*xs):
-  from teeny.uop.symbolic import sadd
-  return sadd(*xs)
+def _sadd(*xs): return SINT_FNS["sadd"](*xs)
 
 def _bounds_need_src(n: UOp) -> bool:
   return n.dtype.kind in "iub" and n.op not in (Ops.CONST, Ops.SPECIAL, Ops.DEFINE_VAR) and \

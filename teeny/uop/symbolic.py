@@ -2,7 +2,7 @@
 from __future__ import annotations
 import math
 from teeny.dtype import dtypes
-from teeny.uop.ops import Ops, UOp, GroupOp, _exec_alu
+from teeny.uop.ops import Ops, UOp, GroupOp, SINT_FNS, _exec_alu
 from teeny.uop.rewrite import UPat, PatternMatcher
 
 def _is_int(u: UOp) -> bool: return u.dtype.kind in "iu"
@@ -319,3 +319,5 @@ def sstr(x) -> str:
   sym = {Ops.ADD: "+", Ops.MUL: "*", Ops.SUB: "-", Ops.IDIV: "//", Ops.MOD: "%"}
   if x.op in sym and len(x.src) == 2: return f"({sstr(x.src[0])}{sym[x.op]}{sstr(x.src[1])})"
   return f"{x.op.name.lower()}({','.join(sstr(s) for s in x.src)})"
+
+SINT_FNS.update(ssimplify=ssimplify, sadd=sadd, sstr=sstr, bind=bind)

@@ -23,9 +23,10 @@ print(json.dumps({"values": out, "compiles": calls[0]}))
 EXPECTED = [1.0 * 1.2345678 + 0.5, 2.0 * 1.2345678 + 0.5, 3.0 * 1.2345678 + 0.5]
 
 def run_program(cache_dir: pathlib.Path, **env: str) -> dict:
-  e = {k: v for k, v in os.environ.items() if k not in ("DEV", "CPU", "NULL", "CUDA", "AMD", "CL", "DEBUG", "CACHELEVEL",
-                                                         "TEENY_CACHE_MAX_MB")}
-  e.update(TEENY_CACHE_DIR=str(cache_dir), DEV="CPU", PYTHONPATH=os.pathsep.join([str(REPO), e.get("PYTHONPATH", "")]), **env)
+  e = {k: v for k, v in os.environ.items()
+       if k not in ("DEV", "CPU", "NULL", "CUDA", "AMD", "CL", "DEBUG", "CACHELEVEL", "TEENY_CACHE_MAX_MB")}
+  e.update(TEENY_CACHE_DIR=str(cache_dir), DEV="CPU", PYTHONPATH=os.pathsep.join([str(REPO), e.get("PYTHONPATH", "")]),
+           **env)
   proc = subprocess.run([sys.executable, "-c", PROGRAM], env=e, capture_output=True, text=True, timeout=120, cwd=REPO)
   assert proc.returncode == 0, f"subprocess failed:\n{proc.stdout}\n{proc.stderr}"
   ret = json.loads(proc.stdout.strip().splitlines()[-1])
@@ -136,7 +137,8 @@ def test_entry_cut_to_a_third_is_recompiled_not_a_crash(warm, debug):
   assert ret["compiles"] == 1
   noted = "recompiling" in ret["stdout"] + ret["stderr"]
   assert noted == (debug == "2"), ret["stdout"] + ret["stderr"]
-  if debug == "0": assert ret["stdout"].strip().count("\n") == 0 and not ret["stderr"], "a bad entry must be recompiled silently"
+  if debug == "0":
+    assert ret["stdout"].strip().count("\n") == 0 and not ret["stderr"], "a bad entry must be recompiled silently"
   assert run_program(warm)["compiles"] == 0
 
 @needs_values
@@ -260,11 +262,11 @@ print(json.dumps({str(c): (Tensor([1.0, 2.0, 3.0]) * c + 0.25).numpy().tolist() 
 """
 
 def _run_concurrently(d: pathlib.Path, **env: str) -> None:
-  e = {k: v for k, v in os.environ.items() if k not in ("DEV", "CPU", "NULL", "CUDA", "AMD", "CL", "DEBUG", "CACHELEVEL",
-                                                         "TEENY_CACHE_MAX_MB")}
+  e = {k: v for k, v in os.environ.items()
+       if k not in ("DEV", "CPU", "NULL", "CUDA", "AMD", "CL", "DEBUG", "CACHELEVEL", "TEENY_CACHE_MAX_MB")}
   e.update(TEENY_CACHE_DIR=str(d), DEV="CPU", PYTHONPATH=os.pathsep.join([str(REPO), e.get("PYTHONPATH", "")]), **env)
-  procs = [subprocess.Popen([sys.executable, "-c", MANY, order], env=e, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True) for order in ("fwd", "rev")]
+  procs = [subprocess.Popen([sys.executable, "-c", MANY, order], env=e, cwd=REPO, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True) for order in ("fwd", "rev")]
   for p in procs:
     out, err = p.communicate(timeout=300)
     assert p.returncode == 0, f"a process sharing the cache failed (exit {p.returncode}):\n{out}\n{err}"

@@ -1,4 +1,5 @@
-"""Long lazy chains: no layer from the UOp graph to the compiled kernel may hit Python's recursion limit or a C compiler's
+"""Long lazy chains: no layer from the UOp graph to the compiled kernel may hit Python's recursion limit or a C
+compiler's
 nesting limit. Kernel ASTs thousands of ops deep are built by hand (the codegen layers on their own), plus end-to-end
 tensor chains; compile failures are short errors naming the kernel."""
 from __future__ import annotations
@@ -89,7 +90,8 @@ def test_graph_rewrite_substitute_and_print_a_deep_graph():
   sub = idx.substitute({i: j})
   assert j in sub.toposort and i not in sub.toposort
   text = repr(idx)
-  assert text.count("\n") + 1 == len(idx.toposort) == 2 * DEEP + 3   # RANGE, 13 (its size and the divisor), 7, DEEP adds and mods
+  # RANGE, 13 (its size and the divisor), 7, DEEP adds and mods
+  assert text.count("\n") + 1 == len(idx.toposort) == 2 * DEEP + 3
 
 def test_shape_and_base_of_a_deep_tensor_level_chain():
   c = UOp.const(dtypes.float32, 1.0, "CPU").reshape((1,)).expand((4,))
@@ -116,7 +118,8 @@ def test_codegen_of_a_5000_deep_kernel(kind):
 
 @pytest.mark.parametrize("renderer,kind", [("cuda", "reduce"), ("hip", "elementwise"), ("opencl", "index")])
 def test_gpu_codegen_of_a_5000_deep_kernel(renderer, kind):
-  """The GPU shaping (grid flattening, grouped reduce) and renderers (one kernel each: 5000-deep graphs are slow to build)."""
+  """The GPU shaping (grid flattening, grouped reduce) and renderers (one kernel each: 5000-deep graphs are slow to
+  build)."""
   from teeny.codegen.kernel import get_program
   from teeny.codegen.render.cuda import CUDARenderer
   from teeny.codegen.render.hip import HIPRenderer
@@ -138,7 +141,8 @@ def test_a_chain_of_129_steps_stays_under_the_nesting_limit():
   src = get_program(out.index(i).store(v).end(i).sink(arg=KernelInfo("chain129", None)), CRenderer()).src
   body = [ln for ln in src.splitlines() if "data1" in ln or "val" in ln]
   assert max(max_nesting(ln) for ln in body) <= CRenderer.max_nest + 1
-  assert 129 * 2 // CRenderer.max_nest - 1 <= src.count("float val") <= 129 * 2 // CRenderer.max_nest + 1   # one name per max_nest levels
+  # one name per max_nest levels
+  assert 129 * 2 // CRenderer.max_nest - 1 <= src.count("float val") <= 129 * 2 // CRenderer.max_nest + 1
 
 def test_short_expressions_are_not_named():
   """Naming is for depth (and values used twice), not a variable per op: a short chain stays one expression."""
@@ -180,7 +184,8 @@ def test_129_step_chain_end_to_end():
 @needs_values
 @pytest.mark.parametrize("steps", [200, 1000])
 def test_euler_loop_is_one_kernel(steps):
-  """x += 0.01 * -x, `steps` times, lazily: one fused kernel, scheduled and rendered under the default recursion limit."""
+  """x += 0.01 * -x, `steps` times, lazily: one fused kernel, scheduled and rendered under the default recursion
+  limit."""
   from teeny.helpers import GlobalCounters
   x0 = np.linspace(-2, 2, 64, dtype=np.float32)
   x, ref = Tensor(x0), x0.copy()

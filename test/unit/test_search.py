@@ -139,7 +139,7 @@ def test_actions_fit_the_kernel():
 def test_same_output_tolerance():
   from teeny.dtype import dtypes
   w = np.array([1.0, 2.0, np.nan], np.float32)
-  raw = lambda x: x.view(np.uint8)  # noqa: E731
+  raw = lambda x: x.view(np.uint8)
   assert search.same_output([raw(w + np.float32(1e-6))], [raw(w)], [dtypes.float32]), "reassociation noise, NaN = NaN"
   assert not search.same_output([raw(w + 1)], [raw(w)], [dtypes.float32])
   assert not search.same_output([raw(np.array([1, 2], np.int32))], [raw(np.array([1, 3], np.int32))], [dtypes.int32])

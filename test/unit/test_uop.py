@@ -63,7 +63,8 @@ def test_replace_leaves_original_unchanged():
 
 def test_fields_cannot_be_assigned():
   """A hash-consed node is shared by every graph that contains it: mutating one would change them all."""
-  u = UOp(Ops.ADD, dtypes.int32, (UOp.const(dtypes.int32, 31_337), UOp.const(dtypes.int32, 271_828)))  # built by no other test
+  # built by no other test
+  u = UOp(Ops.ADD, dtypes.int32, (UOp.const(dtypes.int32, 31_337), UOp.const(dtypes.int32, 271_828)))
   for field, new in (("op", Ops.MUL), ("dtype", dtypes.int64), ("src", ()), ("arg", 1)):
     with pytest.raises((AttributeError, TypeError)):
       setattr(u, field, new)
