@@ -292,10 +292,11 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
     if not all(_lazy(t._uop) for t in todo): todo, nodes = [t for t in todo if _lazy(t._uop)], None
     if not todo: return
     if nodes is None: nodes = list(toposort_many([t._uop for t in todo]))
-    if _write_origin and (more := _pending_readers(todo, nodes)):
+    while _write_origin and (more := _pending_readers(todo, nodes)):
+      # the readers found may hold pending writes of their own, with readers of their own: until none is left
       _resolve_executed(more)
       todo += more
-      nodes = None
+      nodes = list(toposort_many([t._uop for t in todo]))
     if DEBUG >= 5:
       for t in todo: print(t._uop)
     roots = list(dict.fromkeys(t._uop for t in todo))
@@ -1727,6 +1728,11 @@ def _resolve_executed(ts: list[Tensor]) -> list[UOp]:
       mapping[n] = v   # (a root gets memory of its own; a buffer overwritten since is not the node's value any more)
   if not mapping: return nodes
   memo = substitute_nodes(nodes, mapping)
+  for n in nodes:
+    # a pending write whose graph changed (an earlier write below it ran) keeps its origin: the tensors it writes are
+    # how a realize finds the lazy readers of the contents it overwrites (_pending_readers)
+    if (u := memo[n]) is not n and n in _write_origin:
+      _write_origin[u] = tuple(dict.fromkeys(_write_origin.get(u, ()) + _write_origin[n]))
   for t in ts:
     if (u := memo[t._uop]) is not t._uop: t._set_uop(u)
   return list(toposort_many([t._uop for t in ts]))
@@ -1747,6 +1753,7 @@ def _pending_readers(todo: list[Tensor], nodes: list[UOp]) -> list[Tensor]:
   mine = {id(t) for t in todo}
   out: list[Tensor] = []
   seen = {id(o) for o in origins}
+  mine.update(seen)   # a written tensor reads what its write makes, not what it overwrites
   stack = list(origins)
   while stack:
     s = stack.pop()
