@@ -23,16 +23,14 @@ kernels (`KernelInfo(opts_to_apply=[...])`) therefore speak one language, and th
 An Opt that does not fit the kernel raises `KernelOptError` (a ValueError) naming the axis and its size; BEAM skips it."""
 from __future__ import annotations
 from dataclasses import dataclass
-from enum import Enum, auto
 from typing import Any
 from teeny.dtype import dtypes
-from teeny.helpers import getenv, prod
+from teeny.helpers import FastEnum, auto, getenv, prod
 from teeny.uop.ops import AxisType, KernelInfo, Ops, UOp
 from teeny.uop.rewrite import graph_rewrite
 from teeny.uop.symbolic import symbolic, decompose
 
-class OptOps(Enum):
-  __hash__ = object.__hash__
+class OptOps(FastEnum):
   UPCAST = auto(); UNROLL = auto(); LOCAL = auto(); GROUP = auto(); PADTO = auto(); SWAP = auto()  # noqa: E702
   NOLOCALS = auto(); TC = auto(); LOOP = auto()  # noqa: E702
   def __repr__(self): return f"OptOps.{self.name}"

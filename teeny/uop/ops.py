@@ -1,18 +1,16 @@
 """The one IR: UOp(op, dtype, src, arg), immutable and hash-consed, used from the tensor graph to the rendered kernel."""
 from __future__ import annotations
 from dataclasses import dataclass
-from enum import Enum, auto
 import itertools, math, weakref
 from typing import Any, Callable
 from teeny.dtype import DType, dtypes, truncate_value
-from teeny.helpers import prod
+from teeny.helpers import FastEnum, auto, prod
 
 # symbolic shapes' arithmetic lives a layer up (uop/symbolic.py, which needs rewrite.py); it fills this table when
 # imported (teeny.uop's __init__ imports it), so a UOp's shape methods can simplify symbolic sizes without an import
 SINT_FNS: dict[str, Callable] = {}
 
-class Ops(Enum):
-  __hash__ = object.__hash__   # members are singletons: identity hashing in C (Enum's own __hash__ is Python, on every node key)
+class Ops(FastEnum):
   # tensor graph
   BUFFER = auto(); CONST = auto(); COPY = auto(); CONTIGUOUS = auto(); ASSIGN = auto(); DETACH = auto()  # noqa: E702
   CUSTOM_KERNEL = auto(); KERNEL_OUT = auto(); GATHER = auto(); ARANGE = auto()  # noqa: E702
@@ -47,17 +45,14 @@ class GroupOp:
   Commutative = {Ops.ADD, Ops.MUL, Ops.MAX, Ops.MIN, Ops.CMPNE, Ops.CMPEQ, Ops.AND, Ops.OR, Ops.XOR}
   Float = {Ops.RECIP, Ops.SQRT, Ops.EXP, Ops.LOG, Ops.EXP2, Ops.LOG2, Ops.SIN, Ops.COS, Ops.TAN, Ops.TANH, Ops.ERF, Ops.FDIV, Ops.POW}
 
-class AxisType(Enum):
-  __hash__ = object.__hash__
+class AxisType(FastEnum):
   GLOBAL = auto(); LOCAL = auto(); LOOP = auto(); REDUCE = auto(); UPCAST = auto(); UNROLL = auto(); GROUP = auto()  # noqa: E702
   def __repr__(self): return f"AxisType.{self.name}"
 
-class MemSem(Enum):
-  __hash__ = object.__hash__
+class MemSem(FastEnum):
   Relaxed = auto(); Acquire = auto(); Release = auto(); AcqRel = auto()  # noqa: E702
 
-class MemScope(Enum):
-  __hash__ = object.__hash__
+class MemScope(FastEnum):
   Cta = auto(); Gpu = auto(); Sys = auto()  # noqa: E702
 
 @dataclass(frozen=True)
