@@ -51,10 +51,39 @@ def _expands(u: UOp) -> bool: return u.op is Ops.EXPAND and any(a != b for a, b 
 # 32000 classes took 2.9 s on one H200 thread; split, the row sums run in parallel)
 NESTED_REDUCE_MIN = 1024
 
+# an elementwise value read through an expand is recomputed for every element it is expanded to (the gradient of a
+# GELU inside the matmul that takes its weight gradient: erf per multiply-add made tiny_gpt's step 30x slower). One
+# that costs at least RECOMPUTE_COST (a transcendental op counts 8, a division or square root 4, any other ALU op 1)
+# and is expanded at least RECOMPUTE_MIN_FACTOR times gets its own buffer: one store and a load instead.
+RECOMPUTE_COST, RECOMPUTE_MIN_FACTOR = 8, 4
+_OP_COST = {**{o: 8 for o in (Ops.EXP, Ops.LOG, Ops.EXP2, Ops.LOG2, Ops.SIN, Ops.COS, Ops.TAN, Ops.TANH, Ops.ERF, Ops.POW)},
+            **{o: 4 for o in (Ops.SQRT, Ops.FDIV, Ops.RECIP, Ops.IDIV, Ops.MOD)}}
+
+def _expand_factor(u: UOp) -> int:
+  if u.op is not Ops.EXPAND: return 1
+  return max(1, sym_max(sprod(u.arg)) // max(1, sym_max(sprod(u.src[0].shape))))
+
+def _elementwise_cost(n: UOp, realize: set[UOp], memo: dict[UOp, int]) -> int:
+  """ALU work to compute n inside a kernel, down to buffers, reduces and nodes with their own buffer (capped: only
+  the comparison with RECOMPUTE_COST matters)."""
+  total, stack, seen = 0, [n], set()
+  while stack and total < RECOMPUTE_COST:
+    x = stack.pop()
+    if x in seen or x.op in (Ops.BUFFER, Ops.REDUCE_AXIS) or (x in realize and x is not n): continue
+    seen.add(x)
+    if (c := memo.get(x)) is not None:
+      total += c
+      continue
+    if x.op in GroupOp.ALU: total += _OP_COST.get(x.op, 1)
+    stack.extend(x.src)
+  memo[n] = min(total, RECOMPUTE_COST)
+  return total
+
 def find_realizes(roots: list[UOp]) -> set[UOp]:
   """Which tensor nodes get their own buffer: the outputs, contiguous/copy/assign/custom nodes, reduces that are
-  consumed through an expand or by more than one kernel (recomputing them would cost more than a store), and reduces
-  with many outputs that feed another reduce (NESTED_REDUCE_MIN)."""
+  consumed through an expand or by more than one kernel (recomputing them would cost more than a store), reduces
+  with many outputs that feed another reduce (NESTED_REDUCE_MIN), and costly elementwise values read through a large
+  expand (RECOMPUTE_COST)."""
   realize: set[UOp] = set()
   for r in roots:
     if r.base.op not in (Ops.BUFFER, Ops.CONST): realize.add(r.base)
@@ -64,21 +93,31 @@ def find_realizes(roots: list[UOp]) -> set[UOp]:
       if n.op in (Ops.CONTIGUOUS, Ops.COPY, Ops.ASSIGN, Ops.CUSTOM_KERNEL, Ops.KERNEL_OUT): realize.add(n)
       # a write into a tensor that has no memory yet first gives its old value a buffer, then writes into that
       if n.op is Ops.ASSIGN and (prev := n.src[0].base).op is not Ops.BUFFER: realize.add(prev)
+  cost_memo: dict[UOp, int] = {}
   while True:
     reach: dict[UOp, set[UOp]] = {}
     new: set[UOp] = set()
     for root in list(realize):
-      seen: set[tuple[UOp, bool, bool]] = set()
-      stack = [(s, False, root.op is Ops.REDUCE_AXIS) for s in root.src]
+      seen: set[tuple[UOp, bool, int, bool]] = set()
+      stack = [(s, False, 1, root.op is Ops.REDUCE_AXIS) for s in root.src]
       while stack:
-        n, expanded, under = stack.pop()
-        if (n, expanded, under) in seen or n.op is Ops.BUFFER: continue
-        seen.add((n, expanded, under))
+        # expanded: an expand above n; factor: how many times each element of n is recomputed (expands above it)
+        key = (n, expanded, factor, under) = stack.pop()
+        if key in seen or n.op is Ops.BUFFER: continue
+        seen.add(key)
         if n in realize and n is not root: continue
         if n.op is Ops.REDUCE_AXIS:
           reach.setdefault(n, set()).add(root)
           if expanded or (under and sym_max(sprod(n.shape)) >= NESTED_REDUCE_MIN): new.add(n)
-        stack.extend((s, expanded or _expands(n), under or n.op is Ops.REDUCE_AXIS) for s in n.src)
+        elif factor >= RECOMPUTE_MIN_FACTOR and n.op in GroupOp.ALU and \
+            not any(isinstance(d, UOp) for d in n.shape) and \
+            _elementwise_cost(n, realize, cost_memo) >= RECOMPUTE_COST:
+          new.add(n)
+          continue
+        # (below a reduce, each input element is computed once per reduce: a reduce read through an expand has its own
+        # kernel anyway)
+        f = 1 if n.op is Ops.REDUCE_AXIS else factor * _expand_factor(n)
+        stack.extend((s, expanded or _expands(n), f, under or n.op is Ops.REDUCE_AXIS) for s in n.src)
     new |= {n for n, rs in reach.items() if len(rs) > 1}
     new -= realize
     if not new: return realize

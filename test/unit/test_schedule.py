@@ -222,3 +222,20 @@ def test_nested_reduce_with_many_outputs_gets_its_own_kernel():
   assert [s.kind for s in small.sum(1).sum().schedule()].count("kernel") == 1
   if big.device.startswith("CPU"):
     np.testing.assert_allclose(big.sum(1).sum().item(), big.numpy().astype(np.float64).sum(), rtol=1e-5)
+
+def test_costly_elementwise_read_through_an_expand_gets_its_own_kernel():
+  # fused into a matmul, erf would run once per multiply-add (64x per element here); with its own buffer, once per
+  # element. Cheap ops (a relu mask) and a small expand stay fused.
+  import math
+  np_erf = np.vectorize(math.erf)
+  x, w = rand(32, 64), rand(64, 48, seed=1)
+  assert kernels(x.erf() @ w) == 2
+  assert kernels(x.relu() @ w) == 1
+  assert kernels(x.erf() * 2 + 1) == 1
+  small = rand(32, 1)
+  assert kernels(small.erf() + rand(32, 2, seed=2)) == 1   # expanded only 2x: recomputing is cheaper than a store
+  g = (x.exp() * 3).sin() @ w    # the same rule through a chain of transcendental ops
+  assert kernels(g) == 2
+  if x.device.startswith("CPU"):
+    np.testing.assert_allclose((x.erf() @ w).numpy(), np_erf(x.numpy()) @ w.numpy(), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(g.numpy(), np.sin(np.exp(x.numpy()) * 3) @ w.numpy(), rtol=1e-4, atol=1e-4)
