@@ -64,7 +64,7 @@ class ContextVar:
 
 class Context(contextlib.ContextDecorator):
   """`with Context(DEBUG=4): ...` sets switches for a block and restores them after."""
-  def __init__(self, **kwargs: int): self.kwargs, self.old = kwargs, {}
+  def __init__(self, **kwargs: int): self.kwargs, self.old = kwargs, dict[str, int]()
   def __enter__(self):
     for k, v in self.kwargs.items():
       if k not in ContextVar._cache: raise KeyError(f"unknown switch {k!r}; known: {sorted(ContextVar._cache)}")

@@ -455,8 +455,8 @@ def order_items(items: list[ScheduleItem]) -> list[ScheduleItem]:
   reads a version runs before the in-place write that overwrites it (write after read). When an item needs both the
   old contents and (through other items) the new ones, it reads a copy of the old version taken before the write."""
   producer: dict[UOp, int] = {}
-  for i, it in enumerate(items):
-    for b in it.produced(): producer[b] = i
+  for p, it in enumerate(items):
+    for b in it.produced(): producer[b] = p
   deps: list[set[int]] = [{producer[b] for b in it.consumed() if b in producer and producer[b] != j} for j, it in enumerate(items)]
   overwriter = {it.bufs[slot]: i for i, it in enumerate(items) for slot, _ in it.bumps}
   if overwriter:

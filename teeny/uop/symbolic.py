@@ -1,6 +1,7 @@
 """Simplification of index arithmetic: constant folding, identities, and div/mod folding by value bounds."""
 from __future__ import annotations
 import math
+from typing import NoReturn
 from teeny.dtype import dtypes
 from teeny.uop.ops import Ops, UOp, GroupOp, SINT_FNS, _exec_alu
 from teeny.uop.rewrite import UPat, PatternMatcher
@@ -269,7 +270,7 @@ def sym_vars(x) -> list[UOp]:
 def sym_val(x, var_vals: dict | None = None) -> int:
   """The concrete value of a sint: bound variables take their bound value, free ones the value in var_vals."""
   if not isinstance(x, UOp): return x
-  vals: dict[UOp, int] = {}
+  vals: dict[UOp, int | None] = {}
   for u in x.toposort:
     if u.op is Ops.CONST: vals[u] = u.arg
     elif u.op is Ops.BIND: vals[u] = u.src[1].arg
@@ -279,10 +280,10 @@ def sym_val(x, var_vals: dict | None = None) -> int:
         if vals[s] is None: _unbound(s)
       vals[u] = _exec_alu(u.op, u.dtype, tuple(vals[s] for s in u.src)) if u.op is not Ops.CAST else vals[u.src[0]]
     else: raise TypeError(f"cannot evaluate a {u.op} node as a dimension")
-  if vals[x] is None: _unbound(x)
-  return int(vals[x])
+  if (v := vals[x]) is None: _unbound(x)
+  return int(v)
 
-def _unbound(v: UOp):
+def _unbound(v: UOp) -> NoReturn:
   raise RuntimeError(f"Variable {v.arg[0]} is not bound to a value; bind it ({v.arg[0]}.bind(value)) before using it as "
                      "a dimension")
 
