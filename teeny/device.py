@@ -10,7 +10,7 @@ KNOWN_DEVICES = ("CPU", "NULL", "CUDA", "AMD", "CL")
 
 class _Device:
   """`Device["CPU"]` is the CPU runtime; `Device.DEFAULT` is the device new tensors land on."""
-  def __init__(self):
+  def __init__(self) -> None:
     self._opened: dict[str, Any] = {}
     self._default: tuple[tuple, str] | None = None
   @staticmethod
@@ -47,7 +47,7 @@ Device = _Device()
 
 class Allocator:
   """Allocates opaque device memory; freed blocks are kept by size and reused."""
-  def __init__(self): self.cache: dict[int, list[Any]] = {}
+  def __init__(self) -> None: self.cache: dict[int, list[Any]] = {}
   def alloc(self, nbytes: int) -> Any:
     if (lst := self.cache.get(nbytes)): return lst.pop()
     return self._alloc(nbytes)
