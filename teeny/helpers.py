@@ -1,7 +1,7 @@
 """Small shared utilities: env switches, contexts, counters, cache dir. Imports nothing of teeny."""
 from __future__ import annotations
-import contextlib, functools, math, os, time
-from typing import Any, Iterable, Iterator, TypeVar
+import contextlib, functools, os
+from typing import Any, Iterable, TypeVar
 
 T = TypeVar("T")
 
@@ -20,11 +20,8 @@ def prod(xs: Iterable[Any], start: Any = 1) -> Any:
   return functools.reduce(lambda a, b: a * b, xs, start)
 
 def argsort(xs: list) -> list[int]: return sorted(range(len(xs)), key=xs.__getitem__)
-def all_same(xs: list) -> bool: return all(x == xs[0] for x in xs)
-def dedup(xs: Iterable[T]) -> list[T]: return list(dict.fromkeys(xs))
 def flatten(xss: Iterable[Iterable[T]]) -> list[T]: return [x for xs in xss for x in xs]
 def ceildiv(a: int, b: int) -> int: return -(-a // b)
-def round_up(a: int, b: int) -> int: return ceildiv(a, b) * b
 def broadcast_shape(*shapes: tuple[int, ...]) -> tuple[int, ...]:
   """The shape that `shapes` broadcast to (numpy's rules), else ValueError naming them."""
   nd = max(len(s) for s in shapes)
@@ -100,14 +97,3 @@ def cache_dir() -> str:
   os.makedirs(d, exist_ok=True)
   return d
 
-@contextlib.contextmanager
-def timeit(label: str = "") -> Iterator[None]:
-  st = time.perf_counter()
-  yield
-  print(f"{label} {(time.perf_counter()-st)*1e3:.2f} ms")
-
-def to_int_tuple(x: Any) -> tuple[int, ...]:
-  if isinstance(x, int): return (x,)
-  return tuple(int(v) for v in x)
-
-def is_finite_float(x: float) -> bool: return not (math.isinf(x) or math.isnan(x))

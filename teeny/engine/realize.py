@@ -36,8 +36,6 @@ def check_version(u: UOp, what: str = "a kernel") -> Buffer:
                        "by an inplace operation)")
   return b
 
-def is_allocated(u: UOp) -> bool: return u in _buffers
-
 # set by TinyJit (engine/jit.py) while it runs a function it will capture: it sees every schedule and item run
 recorder: Any = None
 # the version a TinyJit gives the memories it owns (a capture's intermediates) once it replays: a tensor left over from

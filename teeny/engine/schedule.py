@@ -42,8 +42,6 @@ class ScheduleItem:
     if self.kind == "custom": return list(self.bufs)
     return list(self.bufs) if self.bumps else self.bufs[1:]
 
-def _is_realized(u: UOp) -> bool: return u.base.op is Ops.BUFFER
-
 def _expands(u: UOp) -> bool: return u.op is Ops.EXPAND and any(a != b for a, b in zip(u.src[0].shape, u.arg))
 
 # a reduce feeding another reduce in the same kernel gets its own kernel when it has at least this many outputs: fused,

@@ -225,8 +225,6 @@ def bind(var: UOp, value: int) -> UOp:
     raise ValueError(f"Variable {name} bound to {value}, outside its range [{lo}, {hi}]; make a Variable with a wider range")
   return UOp(Ops.BIND, dtypes.index, (var, UOp.const(dtypes.index, value)))
 
-def is_sym(x) -> bool: return isinstance(x, UOp)
-
 def ssimplify(x):
   """A sint in simplest form: an int when it folds to a constant."""
   if not isinstance(x, UOp): return x
@@ -260,12 +258,6 @@ def sprod(xs):
   out = syms[0]
   for s in syms[1:]: out = out * s
   return out * c if c != 1 else out   # (not simplified: this is on every numel(); compare sizes with ssimplify)
-
-def sym_vars(x) -> list[UOp]:
-  """The DEFINE_VARs a sint (or a tuple of them) names, bound or not."""
-  if isinstance(x, (tuple, list)): return [v for s in x for v in sym_vars(s)]
-  if not isinstance(x, UOp): return []
-  return [u for u in x.toposort if u.op is Ops.DEFINE_VAR]
 
 def sym_val(x, var_vals: dict | None = None) -> int:
   """The concrete value of a sint: bound variables take their bound value, free ones the value in var_vals."""
