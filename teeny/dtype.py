@@ -33,7 +33,7 @@ class DType:
 
 @dataclass(frozen=True, eq=True)
 class PtrDType(DType):
-  base: DType = None  # type: ignore[assignment]
+  base: DType = None  # type: ignore[assignment]  # a dataclass default; ptr() always passes a base
   def __repr__(self): return f"{self.base!r}.ptr()"
 
 class dtypes:

@@ -771,10 +771,10 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
   def __ge__(self, x) -> Tensor:
     a, b = self._binop(x)
     return b._alu(Ops.CMPLE, a)
-  def __eq__(self, x) -> Tensor:  # type: ignore[override]
+  def __eq__(self, x) -> Tensor:  # type: ignore[override]  # elementwise, as in torch: not object's bool
     a, b = self._binop(x)
     return a._alu(Ops.CMPEQ, b)
-  def __ne__(self, x) -> Tensor:  # type: ignore[override]
+  def __ne__(self, x) -> Tensor:  # type: ignore[override]  # elementwise, as in torch: not object's bool
     a, b = self._binop(x)
     return a._alu(Ops.CMPNE, b)
   eq, ne = __eq__, __ne__
@@ -1450,7 +1450,7 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
       p = t.pad(tuple((off, total - off - t.shape[d]) if i == d else None for i in range(self.ndim)))
       out = p if out is None else out + p
       off += t.shape[d]
-    return out  # type: ignore[return-value]
+    return out  # type: ignore[return-value]  # tensors is not empty: out is set
   def stack(self, *others, dim: int = 0) -> Tensor:
     """Tensor.stack(a, b, dim=) or a.stack(b, dim=); a list of tensors works too."""
     tensors = (self, *others) if isinstance(self, Tensor) else tuple(self) + others
@@ -1587,7 +1587,7 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
       x = t.permute(*order) if order else t
       x = x.reshape(*[sizes[c] if c in sp and t.shape[sp.index(c)] != 1 else 1 for c in letters])
       out = x if out is None else out * x
-    out = out.expand(*[sizes[c] for c in letters])  # type: ignore[union-attr]
+    out = out.expand(*[sizes[c] for c in letters])  # type: ignore[union-attr]  # ts is not empty: out is set
     red = tuple(range(len(out_labels), len(letters)))
     return out.sum(red) if red else out
   def _einsum_diagonal(self, p: int, q: int, what: str) -> Tensor:
