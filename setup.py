@@ -15,7 +15,7 @@ setup(
   install_requires=["numpy"],
   extras_require={
     # torch is pinned exactly: a CPU build of 2.13.0 sits in the local pip cache; any other version pulls a CUDA build
-    "testing": ["pytest", "pytest-xdist", "hypothesis", "torch==2.13.0", "safetensors", "ruff"],
+    "testing": ["pytest", "pytest-xdist", "hypothesis", "torch==2.13.0", "safetensors", "ruff", "mypy"],
     "examples": ["scikit-learn", "tqdm"],
     "cuda": ["cuda-python", "nvidia-cuda-nvrtc"],
     "cl": ["pyopencl", "pocl-binary-distribution"],

@@ -1,7 +1,7 @@
 """Device registry (DEV env), Buffer, and the Allocator / Compiler / Program base classes every runtime implements."""
 from __future__ import annotations
 import contextlib, hashlib, importlib, os, re, struct, subprocess, tempfile, time, weakref
-from typing import Any
+from typing import Any, Callable
 import numpy as np
 from teeny.dtype import DType, dtypes
 from teeny.helpers import CACHELEVEL, DEBUG, cache_dir, getenv
@@ -10,7 +10,7 @@ KNOWN_DEVICES = ("CPU", "NULL", "CUDA", "AMD", "CL")
 
 class _Device:
   """`Device["CPU"]` is the CPU runtime; `Device.DEFAULT` is the device new tensors land on."""
-  def __init__(self):
+  def __init__(self) -> None:
     self._opened: dict[str, Any] = {}
     self._default: tuple[tuple, str] | None = None
   @staticmethod
@@ -47,7 +47,7 @@ Device = _Device()
 
 class Allocator:
   """Allocates opaque device memory; freed blocks are kept by size and reused."""
-  def __init__(self): self.cache: dict[int, list[Any]] = {}
+  def __init__(self) -> None: self.cache: dict[int, list[Any]] = {}
   def alloc(self, nbytes: int) -> Any:
     if (lst := self.cache.get(nbytes)): return lst.pop()
     return self._alloc(nbytes)
@@ -97,7 +97,7 @@ def unpack_entry(data: bytes) -> tuple[bytes | None, str]:
 
 def _entries(d: str) -> list[tuple[float, int, str]]:
   """(mtime, size, path) of every cache file in d; files that vanish while listed are skipped."""
-  out = []
+  out: list[tuple[float, int, str]] = []
   try: it = os.scandir(d)
   except OSError: return out
   with it:
@@ -255,7 +255,9 @@ class ToolCompiler(Compiler):
 
 class Compiled:
   """A device: its allocator, compiler, renderer and program class."""
-  def __init__(self, name: str, allocator: Allocator, renderer: Any, compiler: Compiler | None, program: type):
+  graph: Callable[..., Any] | None = None  # TinyJit's replayer for a capture, on devices that have one
+  def __init__(self, name: str, allocator: Allocator, renderer: Any, compiler: Compiler | None,
+               program: Callable[..., Any]):
     self.name, self.allocator, self.renderer, self.compiler, self.program = name, allocator, renderer, compiler, program
     self.runs_nothing = False
   def synchronize(self): pass
@@ -289,7 +291,7 @@ class Buffer:
                          "get values")
     np_dt = np.uint16 if self.dtype == dtypes.bfloat16 else self.dtype.np
     out = np.empty(self.size, dtype=np_dt)
-    if self.size: self.allocator.copyout(memoryview(out).cast("B"), self.opaque)
+    if self.size: self.allocator.copyout(out.data.cast("B"), self.opaque)
     if self.dtype == dtypes.bfloat16:
       from teeny.dtype import bf16_bits_to_float32
       return bf16_bits_to_float32(out)

@@ -26,10 +26,14 @@ class DType:
     return np.dtype(self.np_name)
   @property
   def bits(self) -> int: return self.itemsize * 8
+  @property
+  def base(self) -> DType:
+    """The element dtype of a pointer (PtrDType's field); a scalar dtype has none: reading it raises, as always."""
+    raise AttributeError(f"{self} is not a pointer dtype: it has no base")
 
 @dataclass(frozen=True, eq=True)
 class PtrDType(DType):
-  base: DType = None  # type: ignore[assignment]
+  base: DType = None  # type: ignore[assignment]  # a dataclass default; ptr() always passes a base
   def __repr__(self): return f"{self.base!r}.ptr()"
 
 class dtypes:

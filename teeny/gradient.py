@@ -2,7 +2,7 @@
 lazy and fuses like any other."""
 from __future__ import annotations
 import itertools, math
-from typing import Callable
+from typing import Callable, cast
 from teeny.dtype import dtypes
 from teeny.helpers import argsort
 from teeny.uop.ops import Ops, UOp
@@ -200,7 +200,7 @@ def _assign_grad(g: UOp, a: UOp) -> list[tuple[UOp, UOp]]:
     gv = UOp(Ops.GATHER, g.dtype, (gv, index), 0)
   else: ones = _c(gv, 1.0)
   for c in reversed(chain):
-    if c.op is not Ops.DETACH: ones = RULES[c.op](ones, c)[0]
+    if c.op is not Ops.DETACH: ones = cast(UOp, RULES[c.op](ones, c)[0])  # a view's rule always grads its source
   written = ones.alu(Ops.CMPNE, _c(ones, 0.0))
   return [(value, gv), (prev, written.where(_c(g, 0.0), g))]
 
@@ -216,9 +216,10 @@ def compute_gradient(root: UOp, root_grad: UOp, targets: set[UOp]) -> dict[UOp, 
     if g is None or n not in on_path or n in targets and not n.src: continue
     if n.op in NO_GRAD: continue
     if n.op is Ops.ASSIGN:
-      for s, sg in _assign_grad(g, n):
-        if s in on_path: grads[s] = sg if s not in grads else grads[s] + sg
+      for s, ag in _assign_grad(g, n):
+        if s in on_path: grads[s] = ag if s not in grads else grads[s] + ag
       continue
+    src_grads: tuple[UOp | None, ...]
     if n.op is Ops.KERNEL_OUT: src_grads = (g,) if n.arg == 0 else (None,)
     elif n.op is Ops.CUSTOM_KERNEL: src_grads = _custom_kernel_grad(g, n)
     elif n.op not in RULES: raise RuntimeError(f"no derivative rule for {n.op}; it cannot be differentiated")

@@ -1,7 +1,7 @@
 """Small shared utilities: env switches, contexts, counters, cache dir. Imports nothing of teeny."""
 from __future__ import annotations
-import contextlib, functools, math, os, time
-from typing import TYPE_CHECKING, Any, Iterable, Iterator, TypeVar
+import contextlib, functools, os
+from typing import TYPE_CHECKING, Any, Iterable, TypeVar
 
 T = TypeVar("T")
 
@@ -24,13 +24,14 @@ class _FastEnumType(type):
   with .name and .value, its own repr, picklable by name); `Cls[name]`, `for m in Cls`, `len(Cls)`, `m in Cls` work as
   with enum.Enum. Members are plain class attributes: Python 3.11's EnumType defines __getattr__, which puts every
   `Ops.ADD` read through a slow lookup hook (about 6% of a small training step's interpreter time)."""
+  _members_: dict[str, Any]
   def __new__(mcs, name: str, bases: tuple, ns: dict):
     names = [k for k, v in ns.items() if isinstance(v, _Auto)]
     for k in names: del ns[k]
     cls = super().__new__(mcs, name, bases, ns)
     members: dict[str, Any] = {}
     for i, k in enumerate(names, 1):
-      m = object.__new__(cls)
+      m: Any = object.__new__(cls)  # type: ignore[arg-type]  # cls is a class of this metaclass
       m.name, m.value = k, i
       members[k] = m
       type.__setattr__(cls, k, m)
@@ -66,11 +67,8 @@ def prod(xs: Iterable[Any], start: Any = 1) -> Any:
   return functools.reduce(lambda a, b: a * b, xs, start)
 
 def argsort(xs: list) -> list[int]: return sorted(range(len(xs)), key=xs.__getitem__)
-def all_same(xs: list) -> bool: return all(x == xs[0] for x in xs)
-def dedup(xs: Iterable[T]) -> list[T]: return list(dict.fromkeys(xs))
 def flatten(xss: Iterable[Iterable[T]]) -> list[T]: return [x for xs in xss for x in xs]
 def ceildiv(a: int, b: int) -> int: return -(-a // b)
-def round_up(a: int, b: int) -> int: return ceildiv(a, b) * b
 def broadcast_shape(*shapes: tuple[int, ...]) -> tuple[int, ...]:
   """The shape that `shapes` broadcast to (numpy's rules), else ValueError naming them."""
   nd = max(len(s) for s in shapes)
@@ -110,7 +108,7 @@ class ContextVar:
 
 class Context(contextlib.ContextDecorator):
   """`with Context(DEBUG=4): ...` sets switches for a block and restores them after."""
-  def __init__(self, **kwargs: int): self.kwargs, self.old = kwargs, {}
+  def __init__(self, **kwargs: int): self.kwargs, self.old = kwargs, dict[str, int]()
   def __enter__(self):
     for k, v in self.kwargs.items():
       if k not in ContextVar._cache: raise KeyError(f"unknown switch {k!r}; known: {sorted(ContextVar._cache)}")
@@ -146,14 +144,3 @@ def cache_dir() -> str:
   os.makedirs(d, exist_ok=True)
   return d
 
-@contextlib.contextmanager
-def timeit(label: str = "") -> Iterator[None]:
-  st = time.perf_counter()
-  yield
-  print(f"{label} {(time.perf_counter()-st)*1e3:.2f} ms")
-
-def to_int_tuple(x: Any) -> tuple[int, ...]:
-  if isinstance(x, int): return (x,)
-  return tuple(int(v) for v in x)
-
-def is_finite_float(x: float) -> bool: return not (math.isinf(x) or math.isnan(x))

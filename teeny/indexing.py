@@ -121,7 +121,7 @@ def _advanced(x, tdims: list):
   at = dims[0] if adjacent else 0
   sizes = [x.shape[at + k] for k in range(len(dims))]
   # one flat index into the merged indexed dims (negative indices wrap)
-  lin = None
+  lin: Any = None  # a Tensor after the loop (tdims is never empty)
   for k, (d, i) in enumerate(tdims):
     i = i.cast(dtypes.int32) if i.dtype != dtypes.int32 else i
     i = (i < 0).where(i + sizes[k], i)

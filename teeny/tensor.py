@@ -1,7 +1,7 @@
 """Tensor: a thin, lazy handle on a UOp. Every op adds nodes to the graph; nothing runs until a value is needed."""
 from __future__ import annotations
 import contextvars, dataclasses, functools, math, sys, weakref
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Literal, Sequence, TypeVar, cast, overload
 import numpy as np
 from teeny.dtype import DType, dtypes, least_upper_dtype, sum_acc_dtype, to_dtype, float32_to_bf16_bits
 from teeny.helpers import prod, DEBUG, broadcast_shape as _broadcast_shape, broadcasts_to as _broadcasts_to
@@ -30,8 +30,9 @@ def _lazy(u: UOp) -> bool: return u.base.op not in (Ops.BUFFER, Ops.CONST)
 def _plain(u: UOp) -> bool: return u.op is Ops.BUFFER or (u.op is Ops.RESHAPE and u.src[0].op is Ops.BUFFER)
 
 HALF = (dtypes.float16, dtypes.bfloat16)  # reductions over these accumulate in float32
+_F = TypeVar("_F", bound=Callable)  # a function a mode decorates
 
-def _axis(axis: int, ndim: int, name: str = "dim") -> int:
+def _axis(axis: int | np.integer, ndim: int, name: str = "dim") -> int:
   """The one check behind every dim argument: an int in [-ndim, ndim) (a 0-d tensor takes 0 and -1, as in torch), else
   IndexError naming the argument and the allowed range (torch's "Dimension out of range")."""
   n = max(ndim, 1)
@@ -64,12 +65,12 @@ class _ModeCtx:
   """Sets a mode for a `with` block (the previous value comes back on exit, also when an exception passes through) or,
   used as a decorator, for each call of the function. One object may be entered again inside its own block."""
   var: contextvars.ContextVar[bool]
-  def __init__(self, value: bool): self.value, self._prev = bool(value), []
+  def __init__(self, value: bool): self.value, self._prev = bool(value), list[bool]()
   def __enter__(self):
     self._prev.append(self.var.get())
     self.var.set(self.value)
     return self
-  def __exit__(self, *exc) -> bool:
+  def __exit__(self, *exc) -> Literal[False]:
     self.var.set(self._prev.pop())
     return False
   def __call__(self, fn: Callable) -> Callable:
@@ -163,7 +164,7 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
     b = self._base
     if b is None or self._seen is b._uop: return self._uop
     from teeny.engine.schedule import _reapply_views
-    self._uop, self._seen = _reapply_views(self._uop, self._seen, b._uop), b._uop
+    self._uop, self._seen = _reapply_views(self._uop, cast(UOp, self._seen), b._uop), b._uop  # _seen is set with _base
     return self._uop
   @uop.setter
   def uop(self, u: UOp):
@@ -237,21 +238,45 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
     self.requires_grad = v
     return self
 
-  # ---- modes (per thread; each works as a `with` block or a decorator)
+  # ---- modes (per thread; each works as a `with` block or a decorator: the overloads give mypy both)
+  @overload
   @staticmethod
-  def train(mode: bool = True) -> _TrainCtx:
+  def train(mode: bool = True) -> _TrainCtx: ...
+  @overload
+  @staticmethod
+  def train(mode: _F) -> _F: ...
+  @staticmethod
+  def train(mode: bool | Callable = True) -> _TrainCtx | Callable:
     """Training mode on (or `mode`) for a block: Dropout drops, BatchNorm uses and updates batch statistics."""
     return _TrainCtx(True)(mode) if callable(mode) else _TrainCtx(mode)
+  @overload
   @staticmethod
-  def test(fn: Callable | None = None) -> _TrainCtx:
+  def test(fn: None = None) -> _TrainCtx: ...
+  @overload
+  @staticmethod
+  def test(fn: _F) -> _F: ...
+  @staticmethod
+  def test(fn: Callable | None = None) -> _TrainCtx | Callable:
     """Training mode off for a block."""
     return _TrainCtx(False)(fn) if fn is not None else _TrainCtx(False)
+  @overload
   @staticmethod
-  def no_grad(fn: Callable | None = None) -> _NoGradCtx:
+  def no_grad(fn: None = None) -> _NoGradCtx: ...
+  @overload
+  @staticmethod
+  def no_grad(fn: _F) -> _F: ...
+  @staticmethod
+  def no_grad(fn: Callable | None = None) -> _NoGradCtx | Callable:
     """Ops in the block record no graph for gradients: their results do not require grad (torch.no_grad)."""
     return _NoGradCtx(True)(fn) if fn is not None else _NoGradCtx(True)
+  @overload
   @staticmethod
-  def enable_grad(fn: Callable | None = None) -> _NoGradCtx:
+  def enable_grad(fn: None = None) -> _NoGradCtx: ...
+  @overload
+  @staticmethod
+  def enable_grad(fn: _F) -> _F: ...
+  @staticmethod
+  def enable_grad(fn: Callable | None = None) -> _NoGradCtx | Callable:
     """Gradients recorded again inside a no_grad block (torch.enable_grad)."""
     return _NoGradCtx(False)(fn) if fn is not None else _NoGradCtx(False)
   @staticmethod
@@ -360,7 +385,7 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
       shape = tuple(sym_val(s) for s in self.shape)
       return self._buffer().numpy()[:prod(shape)].reshape(shape)
     return self._buffer().numpy().reshape(self.shape)
-  def data(self) -> memoryview: return memoryview(self.numpy())
+  def data(self) -> memoryview: return self.numpy().data
   def item(self) -> Any:
     if self.numel() != 1: raise ValueError(f"item() needs a tensor with exactly one element, this one has shape {self.shape}")
     return self.numpy().reshape(()).item()
@@ -747,10 +772,10 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
   def __ge__(self, x) -> Tensor:
     a, b = self._binop(x)
     return b._alu(Ops.CMPLE, a)
-  def __eq__(self, x) -> Tensor:  # type: ignore[override]
+  def __eq__(self, x) -> Tensor:  # type: ignore[override]  # elementwise, as in torch: not object's bool
     a, b = self._binop(x)
     return a._alu(Ops.CMPEQ, b)
-  def __ne__(self, x) -> Tensor:  # type: ignore[override]
+  def __ne__(self, x) -> Tensor:  # type: ignore[override]  # elementwise, as in torch: not object's bool
     a, b = self._binop(x)
     return a._alu(Ops.CMPNE, b)
   eq, ne = __eq__, __ne__
@@ -1038,12 +1063,6 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
     t = self._wrap(self.uop.bitcast(dt))
     t._requires_grad = None
     return t
-  def float(self): return self.cast(dtypes.float32)
-  def half(self): return self.cast(dtypes.float16)
-  def double(self): return self.cast(dtypes.float64)
-  def int(self): return self.cast(dtypes.int32)
-  def long(self): return self.cast(dtypes.int64)
-  def bool(self): return self.cast(dtypes.bool)
 
   __add__ = add
   def __radd__(self, x): return self.add(x, True)
@@ -1074,10 +1093,10 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
   def __rrshift__(self, x): return self.rshift(x, True)
   def __matmul__(self, x): return self.matmul(x)
   def __rmatmul__(self, x): return Tensor(x, device=self.device).matmul(self)
-  def __iadd__(self, x): return self.assign(self + x)
-  def __isub__(self, x): return self.assign(self - x)
-  def __imul__(self, x): return self.assign(self * x)
-  def __itruediv__(self, x): return self.assign(self / x)
+  def __iadd__(self, x): return self.assign(self + x)  # type: ignore[misc]  # += never passes add's reverse=
+  def __isub__(self, x): return self.assign(self - x)  # type: ignore[misc]  # -= never passes sub's reverse=
+  def __imul__(self, x): return self.assign(self * x)  # type: ignore[misc]  # *= never passes mul's reverse=
+  def __itruediv__(self, x): return self.assign(self / x)  # type: ignore[misc]  # /= never passes div's reverse=
 
   # ---- reductions
   def _axes(self, axis) -> tuple[int, ...]:
@@ -1387,8 +1406,8 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
       if not 0 <= b <= e <= s: raise ValueError(f"shrink {arg} is out of bounds for shape {self.shape}")
     return self._view(self.uop.shrink(arg))
   def flip(self, *axis, dims=None) -> Tensor:
-    axis = dims if dims is not None else (axis[0] if len(axis) == 1 else (axis if axis else None))
-    axes = tuple(range(self.ndim)) if axis is None else _dims((axis,) if isinstance(axis, (int, np.integer)) else axis, self.ndim)
+    ax = dims if dims is not None else (axis[0] if len(axis) == 1 else (axis if axis else None))
+    axes = tuple(range(self.ndim)) if ax is None else _dims((ax,) if isinstance(ax, (int, np.integer)) else ax, self.ndim)
     if not self.ndim: return self
     return self._view(self.uop.flip(axes))
   def _window(self, k_: Sequence[int], s_: Sequence[int], d_: Sequence[int]) -> Tensor:
@@ -1432,7 +1451,7 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
       p = t.pad(tuple((off, total - off - t.shape[d]) if i == d else None for i in range(self.ndim)))
       out = p if out is None else out + p
       off += t.shape[d]
-    return out  # type: ignore[return-value]
+    return out  # type: ignore[return-value]  # tensors is not empty: out is set
   def stack(self, *others, dim: int = 0) -> Tensor:
     """Tensor.stack(a, b, dim=) or a.stack(b, dim=); a list of tensors works too."""
     tensors = (self, *others) if isinstance(self, Tensor) else tuple(self) + others
@@ -1569,7 +1588,7 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
       x = t.permute(*order) if order else t
       x = x.reshape(*[sizes[c] if c in sp and t.shape[sp.index(c)] != 1 else 1 for c in letters])
       out = x if out is None else out * x
-    out = out.expand(*[sizes[c] for c in letters])  # type: ignore[union-attr]
+    out = out.expand(*[sizes[c] for c in letters])  # type: ignore[union-attr]  # ts is not empty: out is set
     red = tuple(range(len(out_labels), len(letters)))
     return out.sum(red) if red else out
   def _einsum_diagonal(self, p: int, q: int, what: str) -> Tensor:
@@ -1673,6 +1692,14 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
         for p in parts[1:]: g = g + p
         out.append(Tensor(g.reshape(t.shape) if g.shape != t.shape else g))
     return out
+
+  # last in the class: below these, `float`, `int` and `bool` in annotations would name the methods (mypy)
+  def float(self): return self.cast(dtypes.float32)
+  def half(self): return self.cast(dtypes.float16)
+  def double(self): return self.cast(dtypes.float64)
+  def int(self): return self.cast(dtypes.int32)
+  def long(self): return self.cast(dtypes.int64)
+  def bool(self): return self.cast(dtypes.bool)
 
 def _drop_links(t: Tensor):
   """A realized tensor needs no path to its sources: tensors built from its lazy graph read its buffer (_realized_as)."""
@@ -1778,7 +1805,7 @@ def _held_outside(r: weakref.ref) -> bool:
   """Is t referenced by anything but the links of other tensors (their _srcs, a view's _base)? A lazy intermediate
   that only later tensors hold (the product inside a matmul) is never read on its own: realizing it would only cost a
   kernel, and the tensors that hold it are found and realized themselves."""
-  t = r()
+  t = cast(Tensor, r())  # the caller holds it
   inner = 0
   for ur, _ in (t._users or ()):
     if (u := ur()) is not None: inner += sum(1 for x in u._srcs if x is t) + (u._base is t)
@@ -1832,7 +1859,7 @@ def _atan2_pos(num: Tensor, den: Tensor) -> Tensor:
 
 def _shape_arg(shape: tuple, allow_neg: bool = False) -> tuple[int, ...]:
   if len(shape) == 1 and isinstance(shape[0], (tuple, list)): shape = tuple(shape[0])
-  out = []
+  out: list[Any] = []  # ints, and UOps for symbolic dims
   for s in shape:
     if isinstance(s, UOp):
       out.append(_sym_dim(s))
@@ -1901,7 +1928,7 @@ def _from_host(data: Any, device: str, dtype: DType | None) -> UOp:
     dtype = dtype or dtypes.uint8
   else:
     try: import torch  # noqa: F401
-    except ImportError: torch = None
+    except ImportError: torch = None  # type: ignore[assignment]  # torch is optional
     if torch is not None and isinstance(data, torch.Tensor): return _from_host(data.detach().cpu().numpy(), device, dtype)
     raise TypeError(f"cannot make a Tensor from {type(data).__name__}; pass a list, tuple, numpy array or scalar")
   shape = arr.shape
@@ -1911,7 +1938,7 @@ def _from_host(data: Any, device: str, dtype: DType | None) -> UOp:
       raise ValueError("cannot convert non-finite floats to an integer tensor")
     host = np.ascontiguousarray(arr.astype(dtype.np, copy=False))
   buf = new_buffer_uop(device, int(np.prod(shape, dtype=np.int64)), dtype)
-  if host.size: buffer_for(buf).copyin(memoryview(host.reshape(-1)).cast("B"))
+  if host.size: buffer_for(buf).copyin(host.reshape(-1).data.cast("B"))
   from teeny.engine import realize
   if realize.recorder is not None: realize.recorder.host_copy(buf, host)   # TinyJit: data made on the host in a step
   return buf.reshape(shape) if len(shape) != 1 else buf
@@ -1966,7 +1993,7 @@ def _sym_shrink(t: Tensor, arg) -> Tensor:
 def _sym_pad(t: Tensor, padding, value) -> Tensor:
   padding = tuple(padding)
   if len(padding) == 2 * t.ndim and not any(isinstance(p, (tuple, list)) or p is None for p in padding):
-    pairs = [(padding[2 * (t.ndim - 1 - d)], padding[2 * (t.ndim - 1 - d) + 1]) for d in range(t.ndim)]
+    pairs: list[tuple] = [(padding[2 * (t.ndim - 1 - d)], padding[2 * (t.ndim - 1 - d) + 1]) for d in range(t.ndim)]
   elif len(padding) == t.ndim: pairs = [(0, 0) if p is None else (p[0], p[1]) for p in padding]
   else: raise ValueError(f"pad with a symbolic amount needs the flat form for every dim or one (before, after) pair per dim ({t.ndim})")
   pairs = [tuple(_sym_dim(x) if isinstance(x, UOp) else int(x) for x in p) for p in pairs]

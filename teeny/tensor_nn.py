@@ -97,8 +97,8 @@ class NNMixin:
 
   # ***** windows *****
 
-  def _pool(self: Tensor, k_: Sequence[int], stride: int | Sequence[int] = 1,
-            dilation: int | Sequence[int] = 1) -> Tensor:
+  def _pool(self: Tensor, k_: Sequence[int],  # type: ignore[misc]  # mixin: self is a Tensor
+            stride: int | Sequence[int] = 1, dilation: int | Sequence[int] = 1) -> Tensor:
     """Sliding windows over the last len(k_) dims: (..., *in) -> (..., *out, *k_), a view (the core's WINDOW op)."""
     n = len(k_)
     s_, d_ = _tuple(stride, n, "stride"), _tuple(dilation, n, "dilation")
@@ -115,8 +115,8 @@ class NNMixin:
 
   # ***** convolutions *****
 
-  def conv2d(self: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0, dilation=1,
-             groups: int = 1) -> Tensor:
+  def conv2d(self: Tensor, weight: Tensor, bias: Tensor | None = None,  # type: ignore[misc]  # mixin: self is a Tensor
+             stride=1, padding=0, dilation=1, groups: int = 1) -> Tensor:
     """PyTorch's F.conv2d (also 1d/3d: the number of spatial dims comes from the weight)."""
     hw = tuple(weight.shape[2:])
     if self.ndim != weight.ndim or self.ndim < 3:
@@ -142,21 +142,22 @@ class NNMixin:
     ret = (x * w).sum(tuple(range(-1 - n, 0))).reshape(bs, cout, *oyx)
     return ret if bias is None else ret + bias.reshape(1, -1, *[1] * n)
 
-  def conv1d(self: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0, dilation=1,
-             groups: int = 1) -> Tensor:
+  def conv1d(self: Tensor, weight: Tensor, bias: Tensor | None = None,  # type: ignore[misc]  # mixin: self is a Tensor
+             stride=1, padding=0, dilation=1, groups: int = 1) -> Tensor:
     """PyTorch's F.conv1d: input (N, C, L), weight (O, C/groups, K)."""
     if self.ndim != 3 or weight.ndim != 3:
       raise ValueError(f"conv1d wants a 3-d input and weight, got {tuple(self.shape)} and {tuple(weight.shape)}")
     return self.conv2d(weight, bias, stride, padding, dilation, groups)
 
-  def conv3d(self: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0, dilation=1,
-             groups: int = 1) -> Tensor:
+  def conv3d(self: Tensor, weight: Tensor, bias: Tensor | None = None,  # type: ignore[misc]  # mixin: self is a Tensor
+             stride=1, padding=0, dilation=1, groups: int = 1) -> Tensor:
     """PyTorch's F.conv3d: input (N, C, D, H, W), weight (O, C/groups, kD, kH, kW); padding also 'same' or 'valid'."""
     if self.ndim != 5 or weight.ndim != 5:
       raise ValueError(f"conv3d wants a 5-d input and weight, got {tuple(self.shape)} and {tuple(weight.shape)}")
     return self.conv2d(weight, bias, stride, padding, dilation, groups)
 
-  def conv_transpose2d(self: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0, output_padding=0,
+  def conv_transpose2d(self: Tensor, weight: Tensor,  # type: ignore[misc]  # mixin: self is a Tensor
+                       bias: Tensor | None = None, stride=1, padding=0, output_padding=0,
                        groups: int = 1, dilation=1) -> Tensor:
     """PyTorch's F.conv_transpose2d: weight (C_in, C_out/groups, *k); argument order as in torch."""
     hw = tuple(weight.shape[2:])
@@ -199,8 +200,8 @@ class NNMixin:
 
   # ***** pooling *****
 
-  def _max_pool(self: Tensor, n: int, fn: str, kernel_size, stride, padding, dilation, ceil_mode: bool,
-                return_indices: bool):
+  def _max_pool(self: Tensor, n: int, fn: str, kernel_size, stride,  # type: ignore[misc]  # mixin: self is a Tensor
+                padding, dilation, ceil_mode: bool, return_indices: bool):
     """Max pooling over the last n dims; with return_indices also torch's int64 indices, flat over each input plane."""
     Tensor = type(self)
     k_ = _tuple(kernel_size, n, "kernel_size")
@@ -228,23 +229,24 @@ class NNMixin:
     # values through the picked element, so the gradient goes to it alone (as torch's; plain max splits ties)
     return first.where(win, 0).sum(-1).cast(self.dtype), first.where(pos, 0).sum(-1).cast(dtypes.int64)
 
-  def max_pool1d(self: Tensor, kernel_size=2, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
-                 return_indices: bool = False):
+  def max_pool1d(self: Tensor, kernel_size=2, stride=None, padding=0,  # type: ignore[misc]  # mixin: self is a Tensor
+                 dilation=1, ceil_mode: bool = False, return_indices: bool = False):
     """PyTorch's F.max_pool1d over the last dim (return_indices: also the int64 argmax positions)."""
     return self._max_pool(1, "max_pool1d", kernel_size, stride, padding, dilation, ceil_mode, return_indices)
 
-  def max_pool2d(self: Tensor, kernel_size=2, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
-                 return_indices: bool = False):
+  def max_pool2d(self: Tensor, kernel_size=2, stride=None, padding=0,  # type: ignore[misc]  # mixin: self is a Tensor
+                 dilation=1, ceil_mode: bool = False, return_indices: bool = False):
     """PyTorch's F.max_pool2d over the last two dims; return_indices=True gives (values, int64 indices flat over H*W).
     The gradient at tied maxima: split evenly without return_indices, all to the returned index with it (torch's)."""
     return self._max_pool(2, "max_pool2d", kernel_size, stride, padding, dilation, ceil_mode, return_indices)
 
-  def max_pool3d(self: Tensor, kernel_size=2, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
-                 return_indices: bool = False):
+  def max_pool3d(self: Tensor, kernel_size=2, stride=None, padding=0,  # type: ignore[misc]  # mixin: self is a Tensor
+                 dilation=1, ceil_mode: bool = False, return_indices: bool = False):
     """PyTorch's F.max_pool3d over the last three dims (return_indices: int64 indices flat over D*H*W)."""
     return self._max_pool(3, "max_pool3d", kernel_size, stride, padding, dilation, ceil_mode, return_indices)
 
-  def _max_unpool(self: Tensor, n: int, fn: str, indices: Tensor, kernel_size, stride, padding, output_size) -> Tensor:
+  def _max_unpool(self: Tensor, n: int, fn: str, indices: Tensor,  # type: ignore[misc]  # mixin: self is a Tensor
+                  kernel_size, stride, padding, output_size) -> Tensor:
     """Inverse of max pooling over the last n dims: zeros, with self's values written at the flat `indices`."""
     Tensor = type(self)
     k_ = _tuple(kernel_size, n, "kernel_size")
@@ -283,20 +285,23 @@ class NNMixin:
       ret = several.where(ret.detach() + (added - added.detach()), ret)
     return ret.reshape(*lead, *outs)
 
-  def max_unpool1d(self: Tensor, indices: Tensor, kernel_size, stride=None, padding=0, output_size=None) -> Tensor:
+  def max_unpool1d(self: Tensor, indices: Tensor, kernel_size,  # type: ignore[misc]  # mixin: self is a Tensor
+                   stride=None, padding=0, output_size=None) -> Tensor:
     """PyTorch's F.max_unpool1d: self and indices as max_pool1d(return_indices=True) gave them."""
     return self._max_unpool(1, "max_unpool1d", indices, kernel_size, stride, padding, output_size)
 
-  def max_unpool2d(self: Tensor, indices: Tensor, kernel_size, stride=None, padding=0, output_size=None) -> Tensor:
+  def max_unpool2d(self: Tensor, indices: Tensor, kernel_size,  # type: ignore[misc]  # mixin: self is a Tensor
+                   stride=None, padding=0, output_size=None) -> Tensor:
     """PyTorch's F.max_unpool2d: self and indices as max_pool2d(return_indices=True) gave them; zeros elsewhere."""
     return self._max_unpool(2, "max_unpool2d", indices, kernel_size, stride, padding, output_size)
 
-  def max_unpool3d(self: Tensor, indices: Tensor, kernel_size, stride=None, padding=0, output_size=None) -> Tensor:
+  def max_unpool3d(self: Tensor, indices: Tensor, kernel_size,  # type: ignore[misc]  # mixin: self is a Tensor
+                   stride=None, padding=0, output_size=None) -> Tensor:
     """PyTorch's F.max_unpool3d: self and indices as max_pool3d(return_indices=True) gave them."""
     return self._max_unpool(3, "max_unpool3d", indices, kernel_size, stride, padding, output_size)
 
-  def _avg_pool(self: Tensor, n: int, fn: str, kernel_size, stride, padding, ceil_mode: bool, count_include_pad: bool,
-                divisor_override: int | None = None) -> Tensor:
+  def _avg_pool(self: Tensor, n: int, fn: str, kernel_size, stride,  # type: ignore[misc]  # mixin: self is a Tensor
+                padding, ceil_mode: bool, count_include_pad: bool, divisor_override: int | None = None) -> Tensor:
     """Average pooling over the last n dims."""
     Tensor = type(self)
     k_ = _tuple(kernel_size, n, "kernel_size")
@@ -322,25 +327,27 @@ class NNMixin:
     count = _pad_or_shrink(ones, extra)._pool(k_, s_).sum(axes)
     return total / count.cast(total.dtype) if dtypes.is_float(total.dtype) else total.cast(dtypes.default_float) / count
 
-  def avg_pool1d(self: Tensor, kernel_size=2, stride=None, padding=0, ceil_mode: bool = False,
-                 count_include_pad: bool = True) -> Tensor:
+  def avg_pool1d(self: Tensor, kernel_size=2, stride=None, padding=0,  # type: ignore[misc]  # mixin: self is a Tensor
+                 ceil_mode: bool = False, count_include_pad: bool = True) -> Tensor:
     """PyTorch's F.avg_pool1d over the last dim."""
     return self._avg_pool(1, "avg_pool1d", kernel_size, stride, padding, ceil_mode, count_include_pad)
 
-  def avg_pool2d(self: Tensor, kernel_size=2, stride=None, padding=0, ceil_mode: bool = False,
+  def avg_pool2d(self: Tensor, kernel_size=2, stride=None, padding=0,  # type: ignore[misc]  # mixin: self is a Tensor
+                 ceil_mode: bool = False,
                  count_include_pad: bool = True, divisor_override: int | None = None) -> Tensor:
     """PyTorch's F.avg_pool2d over the last two dims."""
     return self._avg_pool(2, "avg_pool2d", kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
 
-  def avg_pool3d(self: Tensor, kernel_size=2, stride=None, padding=0, ceil_mode: bool = False,
+  def avg_pool3d(self: Tensor, kernel_size=2, stride=None, padding=0,  # type: ignore[misc]  # mixin: self is a Tensor
+                 ceil_mode: bool = False,
                  count_include_pad: bool = True, divisor_override: int | None = None) -> Tensor:
     """PyTorch's F.avg_pool3d over the last three dims."""
     return self._avg_pool(3, "avg_pool3d", kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
 
   # ***** resampling *****
 
-  def interpolate(self: Tensor, size=None, scale_factor=None, mode: str = "nearest",
-                  align_corners: bool | None = None) -> Tensor:
+  def interpolate(self: Tensor, size=None, scale_factor=None,  # type: ignore[misc]  # mixin: self is a Tensor
+                  mode: str = "nearest", align_corners: bool | None = None) -> Tensor:
     """PyTorch's F.interpolate over the spatial dims (all but the first two): nearest, nearest-exact, linear (3-d
     input), bilinear (4-d), trilinear (5-d). uint8 inputs work for nearest, nearest-exact and bilinear (rounded as torch
     does); other integer dtypes raise NotImplementedError, as in torch."""
@@ -364,12 +371,14 @@ class NNMixin:
       raise NotImplementedError(f"interpolate: mode {mode!r} does not support {self.dtype} input (torch supports "
                                 "float, and uint8 for nearest, nearest-exact and bilinear); cast it to float first")
     ins = self.shape[2:]
+    scales: Sequence[float | None]
     if size is not None:
       outs, scales = _tuple(size, n, "size"), [None] * n
     else:
-      scales = [float(s) for s in ((scale_factor,) * n if isinstance(scale_factor, (int, float)) else scale_factor)]
+      fs = [float(s) for s in ((scale_factor,) * n if isinstance(scale_factor, (int, float)) else scale_factor)]
+      scales = fs
       if len(scales) != n: raise ValueError(f"interpolate: scale_factor {scale_factor} must have {n} elements")
-      outs = tuple(int(math.floor(i * s)) for i, s in zip(ins, scales))
+      outs = tuple(int(math.floor(i * s)) for i, s in zip(ins, fs))
     if any(o <= 0 for o in outs): raise ValueError(f"interpolate: output size {tuple(outs)} must be positive")
     x = self
     if mode in ("nearest", "nearest-exact"):
@@ -405,8 +414,8 @@ class NNMixin:
       x = xt.transpose(axis, -1) if axis != x.ndim - 1 else xt
     return x
 
-  def _interpolate_uint8(self: Tensor, outs: Sequence[int], scales: Sequence[float | None],
-                         align_corners: bool) -> Tensor:
+  def _interpolate_uint8(self: Tensor, outs: Sequence[int],  # type: ignore[misc]  # mixin: self is a Tensor
+                         scales: Sequence[float | None], align_corners: bool) -> Tensor:
     """torch's uint8 bilinear: one dim at a time (the last first, then the others backwards, skipping dims whose size
     stays), each a weighted sum with int16 fixed-point weights, rounded and clamped back to uint8 before the next."""
     Tensor = type(self)
@@ -436,7 +445,7 @@ class NNMixin:
 
   # ***** normalisation, regularisation *****
 
-  def dropout(self: Tensor, p: float = 0.5) -> Tensor:
+  def dropout(self: Tensor, p: float = 0.5) -> Tensor:  # type: ignore[misc]  # mixin: self is a Tensor
     """Zero each element with probability p and scale the rest by 1/(1-p), only while Tensor.training."""
     Tensor = type(self)
     if not 0.0 <= p <= 1.0: raise ValueError(f"dropout probability must be in [0, 1], got {p}")
@@ -445,15 +454,15 @@ class NNMixin:
     keep = Tensor.rand(*self.shape, device=self.device) >= p
     return keep.where(self, 0) * (1.0 / (1.0 - p))
 
-  def layernorm(self: Tensor, axis=-1, eps: float = 1e-5) -> Tensor:
+  def layernorm(self: Tensor, axis=-1, eps: float = 1e-5) -> Tensor:  # type: ignore[misc]  # mixin: self is a Tensor
     """Normalise to zero mean, unit variance over `axis` (no affine)."""
     if self.dtype in (dtypes.float16, dtypes.bfloat16):  # in float32: (x - mean)**2 overflows float16 from 256 on
       return self.cast(dtypes.float32).layernorm(axis, eps).cast(self.dtype)
     y = self - self.mean(axis, keepdim=True)
     return y * (y * y).mean(axis, keepdim=True).add(eps).rsqrt()
 
-  def batchnorm(self: Tensor, weight: Tensor | None, bias: Tensor | None, mean: Tensor, invstd: Tensor,
-                axis=1) -> Tensor:
+  def batchnorm(self: Tensor, weight: Tensor | None,  # type: ignore[misc]  # mixin: self is a Tensor
+                bias: Tensor | None, mean: Tensor, invstd: Tensor, axis=1) -> Tensor:
     """(x - mean) * invstd * weight + bias, with the per-channel tensors broadcast along `axis`."""
     axes = (axis,) if isinstance(axis, int) else tuple(axis)
     axes = tuple(a % self.ndim for a in axes)
@@ -465,12 +474,13 @@ class NNMixin:
 
   # ***** indexing helpers *****
 
-  def _one_hot_along_dim(self: Tensor, num_classes: int, dim: int = -1) -> Tensor:
+  def _one_hot_along_dim(self: Tensor, num_classes: int,  # type: ignore[misc]  # mixin: self is a Tensor
+                         dim: int = -1) -> Tensor:
     Tensor = type(self)
     offset = self.ndim - (dim % self.ndim) - 1
     return self == Tensor.arange(num_classes, device=self.device).reshape(num_classes, *[1] * offset)
 
-  def one_hot(self: Tensor, num_classes: int = -1) -> Tensor:
+  def one_hot(self: Tensor, num_classes: int = -1) -> Tensor:  # type: ignore[misc]  # mixin: self is a Tensor
     """Integer class ids -> a trailing one-hot axis (int32 zeros and ones)."""
     if not dtypes.is_int(self.dtype): raise TypeError(f"one_hot wants an integer tensor, got {self.dtype}")
     if num_classes == -1: num_classes = int(self.max().item()) + 1
@@ -479,7 +489,7 @@ class NNMixin:
                       "num_classes or fix the labels", RuntimeError)
     return self.unsqueeze(-1)._one_hot_along_dim(num_classes).where(1, 0)
 
-  def gather(self: Tensor, dim: int, index: Tensor) -> Tensor:
+  def gather(self: Tensor, dim: int, index: Tensor) -> Tensor:  # type: ignore[misc]  # mixin: self is a Tensor
     """torch.gather: out[i][j] = self[index[i][j]][j] for dim=0 (index no larger than self off `dim`)."""
     if index.ndim != self.ndim:
       raise ValueError(f"gather index {tuple(index.shape)} must have as many dims as self {tuple(self.shape)}")
@@ -494,7 +504,8 @@ class NNMixin:
     x = x.unsqueeze(-1).transpose(-1, dim)
     return index.unsqueeze(-1)._one_hot_along_dim(self.shape[dim]).where(x, 0).sum(-1).cast(self.dtype)
 
-  def _scatter_parts(self: Tensor, fn: str, dim: int, index: Tensor, src) -> tuple[int, Tensor, Tensor]:
+  def _scatter_parts(self: Tensor, fn: str, dim: int, index: Tensor,  # type: ignore[misc]  # mixin: self is a Tensor
+                     src) -> tuple[int, Tensor, Tensor]:
     """Checks, then (dim, src, mask), both self.shape + (index.shape[dim],): src[..., r] is the value that index's r-th
     entry along dim sends to that position and mask[..., r] whether it goes there (a one-hot over self.shape[dim])."""
     Tensor = type(self)
@@ -520,7 +531,8 @@ class NNMixin:
     fill = tuple((0, self.shape[d] - src.shape[d]) if d != dim else (0, 0) for d in range(self.ndim)) + ((0, 0),)
     return dim, src.pad(fill), mask.pad(fill)
 
-  def scatter(self: Tensor, dim: int, index: Tensor, src, reduce: str | None = None) -> Tensor:
+  def scatter(self: Tensor, dim: int, index: Tensor, src,  # type: ignore[misc]  # mixin: self is a Tensor
+              reduce: str | None = None) -> Tensor:
     """torch.scatter, out of place: reduce=None writes (on duplicates the last write wins), 'add' adds (scatter_add),
     'multiply' multiplies. src may be a scalar."""
     Tensor = type(self)
@@ -535,12 +547,13 @@ class NNMixin:
     sel = mask & (pos == last)
     return (last.squeeze(-1) > 0).where(sel.where(src, 0).sum(-1).cast(self.dtype), self)
 
-  def scatter_add(self: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
+  def scatter_add(self: Tensor, dim: int, index: Tensor,  # type: ignore[misc]  # mixin: self is a Tensor
+                  src: Tensor) -> Tensor:
     """torch.scatter_add, out of place: self with src's values added at index along dim."""
     return self.scatter(dim, index, src, reduce="add")
 
-  def scatter_reduce(self: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str,
-                     include_self: bool = True) -> Tensor:
+  def scatter_reduce(self: Tensor, dim: int, index: Tensor,  # type: ignore[misc]  # mixin: self is a Tensor
+                     src: Tensor, reduce: str, include_self: bool = True) -> Tensor:
     """torch.scatter_reduce, out of place: reduce 'sum', 'prod', 'mean' (floored for integers), 'amax' or 'amin' over
     the src values index sends to each position, and self's value there unless include_self=False (untouched
     positions keep self). Gradients as torch's: amax/amin split evenly among tied maxima."""
@@ -576,7 +589,8 @@ class NNMixin:
 
   # ***** losses *****
 
-  def _check_class_target(self: Tensor, target: Tensor, fn: str) -> int:
+  def _check_class_target(self: Tensor, target: Tensor,  # type: ignore[misc]  # mixin: self is a Tensor
+                          fn: str) -> int:
     """Validate class-index targets for an input with classes on dim 1 (or 0 when 1-d); return the class dim."""
     cdim = 1 if self.ndim >= 2 else 0
     want = tuple(s for d, s in enumerate(self.shape) if d != cdim)
@@ -587,13 +601,14 @@ class NNMixin:
       raise TypeError(f"{fn}: class-index targets must be an integer tensor, got {target.dtype}")
     return cdim
 
-  def _check_targets(self: Tensor, target: Tensor, nc: int, ignore_index: int, fn: str):
+  def _check_targets(self: Tensor, target: Tensor, nc: int,  # type: ignore[misc]  # mixin: self is a Tensor
+                     ignore_index: int, fn: str):
     """IndexError (torch's "Target 7 is out of bounds.") for a class id outside [0, nc) that is not ignore_index."""
     check_index_range(target, nc, lambda v: f"Target {v} is out of bounds.", ignore=ignore_index,
                       hint=f"{fn} over {nc} classes: targets must be in [0, {nc}) or equal ignore_index={ignore_index}")
 
-  def cross_entropy(self: Tensor, target: Tensor, reduction: str = "mean", label_smoothing: float = 0.0,
-                    ignore_index: int = -100) -> Tensor:
+  def cross_entropy(self: Tensor, target: Tensor,  # type: ignore[misc]  # mixin: self is a Tensor
+                    reduction: str = "mean", label_smoothing: float = 0.0, ignore_index: int = -100) -> Tensor:
     """PyTorch's F.cross_entropy on logits; target holds class indices (int) or probabilities (float, input's shape)."""
     _check_reduction(reduction)
     if not 0.0 <= label_smoothing <= 1.0: raise ValueError(f"label_smoothing must be in [0, 1], got {label_smoothing}")
@@ -621,8 +636,8 @@ class NNMixin:
     if reduction == "sum": return nll.sum()
     return nll.sum() / valid.sum().cast(nll.dtype)
 
-  def nll_loss(self: Tensor, target: Tensor, weight: Tensor | None = None, ignore_index: int = -100,
-               reduction: str = "mean") -> Tensor:
+  def nll_loss(self: Tensor, target: Tensor,  # type: ignore[misc]  # mixin: self is a Tensor
+               weight: Tensor | None = None, ignore_index: int = -100, reduction: str = "mean") -> Tensor:
     """PyTorch's F.nll_loss; self holds log-probabilities with classes on dim 1 (or 0 when 1-d)."""
     _check_reduction(reduction)
     cdim = self._check_class_target(target, "nll_loss")
@@ -642,7 +657,8 @@ class NNMixin:
     if reduction == "sum": return loss.sum()
     return loss.sum() / w.sum()
 
-  def sparse_categorical_crossentropy(self: Tensor, Y: Tensor, ignore_index: int = -1, label_smoothing: float = 0.0,
+  def sparse_categorical_crossentropy(self: Tensor, Y: Tensor,  # type: ignore[misc]  # mixin: self is a Tensor
+                                      ignore_index: int = -1, label_smoothing: float = 0.0,
                                       reduction: str = "mean") -> Tensor:
     """tinygrad's loss: logits with classes last, integer labels Y; entries equal to ignore_index are left out."""
     _check_reduction(reduction)
@@ -662,15 +678,16 @@ class NNMixin:
     if reduction == "sum": return unreduced.sum()
     return unreduced.sum() / loss_mask.sum().cast(unreduced.dtype)
 
-  def binary_crossentropy(self: Tensor, y: Tensor, reduction: str = "mean") -> Tensor:
+  def binary_crossentropy(self: Tensor, y: Tensor,  # type: ignore[misc]  # mixin: self is a Tensor
+                          reduction: str = "mean") -> Tensor:
     """PyTorch's F.binary_cross_entropy on probabilities (logs clamped at -100 like torch)."""
     if tuple(y.shape) != tuple(self.shape):
       raise ValueError(f"binary_crossentropy: target {tuple(y.shape)} != input {tuple(self.shape)}")
     y = y.cast(self.dtype)
     return _reduce(-(y * self.log().maximum(-100) + (1 - y) * (1 - self).log().maximum(-100)), reduction)
 
-  def binary_crossentropy_logits(self: Tensor, y: Tensor, reduction: str = "mean",
-                                 pos_weight: Tensor | None = None) -> Tensor:
+  def binary_crossentropy_logits(self: Tensor, y: Tensor,  # type: ignore[misc]  # mixin: self is a Tensor
+                                 reduction: str = "mean", pos_weight: Tensor | None = None) -> Tensor:
     """PyTorch's F.binary_cross_entropy_with_logits, computed stably as max(x,0) - x*y + log(1 + exp(-|x|))."""
     if tuple(y.shape) != tuple(self.shape):
       raise ValueError(f"binary_crossentropy_logits: target {tuple(y.shape)} != input {tuple(self.shape)}")
@@ -681,7 +698,8 @@ class NNMixin:
 
   # ***** attention *****
 
-  def scaled_dot_product_attention(self: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor | None = None,
+  def scaled_dot_product_attention(self: Tensor, key: Tensor,  # type: ignore[misc]  # mixin: self is a Tensor
+                                   value: Tensor, attn_mask: Tensor | None = None,
                                    dropout_p: float = 0.0, is_causal: bool = False, scale: float | None = None,
                                    enable_gqa: bool = False) -> Tensor:
     """PyTorch's F.scaled_dot_product_attention; self is the query (..., Hq, L, E), key (..., H, S, E), value (..., H,

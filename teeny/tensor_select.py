@@ -158,7 +158,8 @@ class SelectMixin:
 
   # ***** triangles and diagonals *****
 
-  def _tri(self: Tensor, diagonal: int, lower: bool, name: str) -> Tensor:
+  def _tri(self: Tensor, diagonal: int, lower: bool,  # type: ignore[misc]  # mixin: self is a Tensor
+           name: str) -> Tensor:
     Tensor = type(self)
     if self.ndim < 2:
       raise RuntimeError(f"{name}: input tensor must have at least 2 dimensions, got shape {tuple(self.shape)}")
@@ -167,14 +168,15 @@ class SelectMixin:
     off = Tensor.arange(c, device=self.device).reshape(1, c) - Tensor.arange(r, device=self.device).reshape(r, 1)
     keep = (off <= d) if lower else (off >= d)
     return keep.where(self, self.zeros_like())
-  def tril(self: Tensor, diagonal: int = 0) -> Tensor:
+  def tril(self: Tensor, diagonal: int = 0) -> Tensor:  # type: ignore[misc]  # mixin: self is a Tensor
     """The lower triangle of the last two dims (column - row <= diagonal); the rest zero."""
     return self._tri(diagonal, True, "tril")
-  def triu(self: Tensor, diagonal: int = 0) -> Tensor:
+  def triu(self: Tensor, diagonal: int = 0) -> Tensor:  # type: ignore[misc]  # mixin: self is a Tensor
     """The upper triangle of the last two dims (column - row >= diagonal); the rest zero."""
     return self._tri(diagonal, False, "triu")
 
-  def diagonal(self: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
+  def diagonal(self: Tensor, offset: int = 0, dim1: int = 0,  # type: ignore[misc]  # mixin: self is a Tensor
+               dim2: int = 1) -> Tensor:
     """The diagonal of dims dim1 and dim2 (offset above it if > 0, below if < 0) as a new last dim; a view."""
     offset = _int_arg(offset, "offset")
     d1, d2 = _dim(dim1, self.ndim, "dim1"), _dim(dim2, self.ndim, "dim2")
@@ -190,7 +192,7 @@ class SelectMixin:
     x = x.reshape(*lead, m * m).pad(tuple((0, 0) for _ in lead) + ((0, m),)).reshape(*lead, m, m + 1)
     return x.shrink(tuple((0, s) for s in lead) + ((0, m), (0, 1))).reshape(*lead, m)
 
-  def diag(self: Tensor, diagonal: int = 0) -> Tensor:
+  def diag(self: Tensor, diagonal: int = 0) -> Tensor:  # type: ignore[misc]  # mixin: self is a Tensor
     """torch.diag: a 1-D tensor -> the square matrix with it on diagonal `diagonal`; a 2-D tensor -> that diagonal."""
     d = _int_arg(diagonal, "diagonal")
     if self.ndim == 2: return self.diagonal(d)
@@ -205,16 +207,19 @@ class SelectMixin:
 
   # ***** sorting *****
 
-  def sort(self: Tensor, dim: int = -1, descending: bool = False, *, stable: bool = False) -> ValuesIndices:
+  def sort(self: Tensor, dim: int = -1, descending: bool = False, *,  # type: ignore[misc]  # mixin: self is a Tensor
+           stable: bool = False) -> ValuesIndices:
     """(values, int64 indices) sorted along dim; NaN counts as the largest; always stable (ties keep their order)."""
     d = _dim(dim, self.ndim)
     if self.ndim == 0: return ValuesIndices(self.clone(), self.zeros_like(dtype=dtypes.int64))
     n = self.shape[d]
     return ValuesIndices(*_select(self, d, n, bool(descending), True))
-  def argsort(self: Tensor, dim: int = -1, descending: bool = False, stable: bool = False) -> Tensor:
+  def argsort(self: Tensor, dim: int = -1, descending: bool = False,  # type: ignore[misc]  # mixin: self is a Tensor
+              stable: bool = False) -> Tensor:
     """The int64 indices that sort the tensor along dim (stable; NaN counts as the largest)."""
     return self.sort(dim, descending, stable=stable).indices
-  def topk(self: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> ValuesIndices:
+  def topk(self: Tensor, k: int, dim: int = -1, largest: bool = True,  # type: ignore[misc]  # mixin: self is a Tensor
+           sorted: bool = True) -> ValuesIndices:
     """The k largest (or smallest) elements along dim and their int64 indices, best first; NaN counts as the largest;
     ties go to the lower index. With sorted=False the order is still best first (torch leaves it unspecified)."""
     k = _int_arg(k, "k")
@@ -227,7 +232,8 @@ class SelectMixin:
 
   # ***** running extremes *****
 
-  def _cum_extreme(self: Tensor, dim: int, is_max: bool) -> ValuesIndices:
+  def _cum_extreme(self: Tensor, dim: int,  # type: ignore[misc]  # mixin: self is a Tensor
+                   is_max: bool) -> ValuesIndices:
     Tensor = type(self)
     d = _dim(dim, self.ndim)
     if self.ndim == 0: return ValuesIndices(self.clone(), self.zeros_like(dtype=dtypes.int64))
@@ -243,16 +249,16 @@ class SelectMixin:
     pos = Tensor.arange(n, device=self.device).reshape(*[n if i == d else 1 for i in range(self.ndim)])
     idx = rec.where(pos, -1)._cumulative(Ops.MAX, d).cast(dtypes.int64)
     return ValuesIndices(self._gather(d, idx), idx)
-  def cummax(self: Tensor, dim: int = 0) -> ValuesIndices:
+  def cummax(self: Tensor, dim: int = 0) -> ValuesIndices:  # type: ignore[misc]  # mixin: self is a Tensor
     """(values, int64 indices) of the running maximum along dim; a tie (or a NaN) takes the latest index, as torch."""
     return self._cum_extreme(dim, True)
-  def cummin(self: Tensor, dim: int = 0) -> ValuesIndices:
+  def cummin(self: Tensor, dim: int = 0) -> ValuesIndices:  # type: ignore[misc]  # mixin: self is a Tensor
     """(values, int64 indices) of the running minimum along dim; a tie (or a NaN) takes the latest index, as torch."""
     return self._cum_extreme(dim, False)
 
   # ***** masks *****
 
-  def masked_fill(self: Tensor, mask: Tensor, value) -> Tensor:
+  def masked_fill(self: Tensor, mask: Tensor, value) -> Tensor:  # type: ignore[misc]  # mixin: self is a Tensor
     """self with value (a scalar or a 0-d tensor) where the bool mask (broadcast with self) is True."""
     Tensor = type(self)
     if not isinstance(mask, Tensor) or mask.dtype != dtypes.bool:
@@ -270,7 +276,7 @@ class SelectMixin:
                          f"shape {tuple(self.shape)}") from None
     return mask.where(v, self)
 
-  def masked_select(self: Tensor, mask: Tensor) -> Tensor:
+  def masked_select(self: Tensor, mask: Tensor) -> Tensor:  # type: ignore[misc]  # mixin: self is a Tensor
     """The elements of self (broadcast with the bool mask) where mask is True, as a 1-D tensor. Its length depends on
     the mask's values: this realizes the mask and reads it (not possible on DEV=NULL); the gather stays lazy."""
     Tensor = type(self)
@@ -283,7 +289,8 @@ class SelectMixin:
     if where.size == 0: return x.shrink(((0, 0),)).contiguous()
     return x._gather(0, Tensor(where.astype(np.int64), device=self.device))
 
-  def nonzero(self: Tensor, as_tuple: bool = False) -> Tensor | tuple[Tensor, ...]:
+  def nonzero(self: Tensor,  # type: ignore[misc]  # mixin: self is a Tensor
+              as_tuple: bool = False) -> Tensor | tuple[Tensor, ...]:
     """The int64 indices of the non-zero elements, (count, ndim) (one 1-D tensor per dim with as_tuple=True). The
     count depends on the values: this realizes the tensor and reads it (not possible on DEV=NULL)."""
     Tensor = type(self)
@@ -294,7 +301,7 @@ class SelectMixin:
 
   # ***** movement-like *****
 
-  def roll(self: Tensor, shifts, dims=None) -> Tensor:
+  def roll(self: Tensor, shifts, dims=None) -> Tensor:  # type: ignore[misc]  # mixin: self is a Tensor
     """Shift elements along dims (the flattened tensor when dims is None), wrapping around; a new tensor."""
     sh = (shifts,) if isinstance(shifts, (int, np.integer)) else tuple(shifts)
     sh = tuple(_int_arg(s, "shifts") for s in sh)
@@ -317,7 +324,8 @@ class SelectMixin:
       x = x.shrink(tuple(tail)).cat(x.shrink(tuple(head)), dim=d)
     return x if x is not self else self.clone()
 
-  def unfold(self: Tensor, dimension: int, size: int, step: int) -> Tensor:
+  def unfold(self: Tensor, dimension: int, size: int,  # type: ignore[misc]  # mixin: self is a Tensor
+             step: int) -> Tensor:
     """torch's Tensor.unfold: every slice of `size` along `dimension`, `step` apart, in a new last dim."""
     Tensor = type(self)
     size, step = _int_arg(size, "size"), _int_arg(step, "step")

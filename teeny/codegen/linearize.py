@@ -29,7 +29,7 @@ def deps(u: UOp) -> frozenset[UOp]:
   return bottom_up(u, "_deps", _deps, lambda n: n.op is not Ops.RANGE)
 
 class Linearizer:
-  def __init__(self):
+  def __init__(self) -> None:
     self.out: list[UOp] = []
     self.scopes: list[set[UOp]] = [set()]
     self.open: list[UOp] = []

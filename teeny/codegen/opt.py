@@ -226,7 +226,7 @@ def _group(ast: UOp, opt: Opt) -> UOp:
   mapping = {}
   for red in reds:
     val, grp = flatten_ranges(red.src[0], list(red.src[1:]), AxisType.GROUP)
-    mapping[red] = UOp(Ops.REDUCE, red.dtype, (val, grp), red.arg)
+    mapping[red] = UOp(Ops.REDUCE, red.dtype, (val, grp), red.arg)  # type: ignore[arg-type]  # a reduce has ranges: grp is set
   ast = ast.substitute(mapping)
   lane0 = lane_special(n).eq(0)
   stores = {st: st.replace(src=(_gate(st.src[0], lane0),) + st.src[1:]) for st in ast.toposort

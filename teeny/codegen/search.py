@@ -116,7 +116,7 @@ class Inputs:
       n = prod(shape)
       if real is not None and real[i] is not None and real[i]._opaque is not None:
         got = np.empty(real[i].nbytes, np.uint8)
-        if got.size: real[i].allocator.copyout(memoryview(got), real[i]._opaque)
+        if got.size: real[i].allocator.copyout(got.data, real[i]._opaque)
         raw = np.zeros(n * dt.itemsize, np.uint8)
         raw[:min(raw.size, got.size)] = got[:raw.size]
       else: raw = _random_bytes(dt, n, rng)
@@ -129,7 +129,7 @@ class Inputs:
     out = []
     for o, r, dt in zip(self.opaque, self.start, self.dtypes):
       raw = np.empty(r.size, np.uint8)
-      if raw.size: self.dev.allocator.copyout(memoryview(raw), o)
+      if raw.size: self.dev.allocator.copyout(raw.data, o)
       out.append(raw)
     return out
   def free(self):

@@ -226,7 +226,7 @@ class _LaunchLoop:
                local_size=spec.local_size, vals=vals, work=work)
     return t
 
-def _host_mismatch(name: str, warm: list, rec: _Recorder, used: set[int]) -> str | None:
+def _host_mismatch(name: str, warm: tuple, rec: _Recorder, used: set[int]) -> str | None:
   """Why the host data the captured call made Tensors from cannot be frozen (it differs from the warm-up's), or None.
   Copies are matched by dtype, size and order among copies of that dtype and size."""
   def groups(copies: list, rng: set[int]) -> dict:
@@ -298,7 +298,7 @@ class _Capture:
         found.add(b.arg[0])
         if t._users: t._users[:] = [e for e in t._users if e[0]() is not None]
     self.state_orphans = [self.bufs[slot[m]] for m in state - found]
-    self.launches = []
+    self.launches: list[tuple] = []
     for kind, prg, spec, mids, _, vals in rec.launches:
       if kind == "copy": self.launches.append(("copy", slot[mids[0]], slot[mids[1]], self.bufs[slot[mids[0]]].nbytes))
       else: self.launches.append(("kernel", prg, spec, [slot[m] for m in mids], vals, launch_work(spec)))
@@ -364,9 +364,9 @@ class _Capture:
     if self.rng:
       c0 = Tensor._rng_counter
       key = _hash32_py((Tensor._seed * 0x9E3779B1 + 0x7F4A7C15) & 0xFFFFFFFF)
-      for s, off in self.rng: self.bufs[s].copyin(memoryview(np.array([(c0 + off + key) & 0xFFFFFFFF], np.uint32)).cast("B"))
+      for s, off in self.rng: self.bufs[s].copyin(np.array([(c0 + off + key) & 0xFFFFFFFF], np.uint32).data.cast("B"))
       Tensor._rng_counter = c0 + self.rng_advance
-    for s, data in self.reinit: self.bufs[s].copyin(memoryview(data.reshape(-1)).cast("B"))
+    for s, data in self.reinit: self.bufs[s].copyin(data.reshape(-1).data.cast("B"))
     new_nodes: dict[int, UOp] = {}
     for s, (device, size, dtype) in self.fresh:
       node = new_buffer_uop(device, size, dtype)

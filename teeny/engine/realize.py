@@ -1,7 +1,7 @@
 """Run a schedule: allocate buffers, compile through the caches, launch, and report at DEBUG>=2."""
 from __future__ import annotations
 import sys, weakref
-from typing import Any
+from typing import Any, cast
 from teeny.device import Buffer, Device
 from teeny.helpers import BEAM, DEBUG, NOOPT, GlobalCounters, colored
 from teeny.uop.ops import KernelInfo, Ops, UOp
@@ -36,8 +36,6 @@ def check_version(u: UOp, what: str = "a kernel") -> Buffer:
                        "by an inplace operation)")
   return b
 
-def is_allocated(u: UOp) -> bool: return u in _buffers
-
 # set by TinyJit (engine/jit.py) while it runs a function it will capture: it sees every schedule and item run
 recorder: Any = None
 # the version a TinyJit gives the memories it owns (a capture's intermediates) once it replays: a tensor left over from
@@ -68,7 +66,7 @@ def get_runner(device: str, ast: UOp, bufs: list[Buffer] | None = None) -> tuple
   if DEBUG >= 4: print(spec.src)
   GlobalCounters.compile_count += 1
   lib = dev.compiler.compile_cached(spec.src) if dev.compiler is not None else b""
-  if DEBUG >= 6 and hasattr(dev.compiler, "disassemble"): dev.compiler.disassemble(lib)
+  if DEBUG >= 6 and (c := dev.compiler) is not None and hasattr(c, "disassemble"): c.disassemble(lib)
   try: prg = dev.program(spec.name, lib, spec)
   except RuntimeError:
     if dev.compiler is None: raise
@@ -88,7 +86,7 @@ def run_schedule(items: list[ScheduleItem]):
   if recorder is not None: recorder.schedule(items)
   compiled = GlobalCounters.compile_count
   for it in items:
-    for b in it.consumed(): check_version(b)
+    for u in it.consumed(): check_version(u)
     if it.kind == "copy":
       dst, src = buffer_for(it.bufs[0]), buffer_for(it.bufs[1])
       copy_buffer(dst, src)
@@ -104,20 +102,21 @@ def run_schedule(items: list[ScheduleItem]):
 
 def copy_buffer(dst: Buffer, src: Buffer):
   if Device[dst.device].runs_nothing or Device[src.device].runs_nothing: dst.ensure_allocated()
-  else: dst.copyin(memoryview(src.numpy().view("uint8") if src.dtype.np_name else src.numpy()).cast("B"))
+  else: dst.copyin((src.numpy().view("uint8") if src.dtype.np_name else src.numpy()).data.cast("B"))
 
 def launch_vals(spec, var_vals: dict | None) -> tuple[int, ...]:
   """The value of each of a kernel's variables (symbolic shapes), in its parameter order."""
   if not spec.vars: return ()
   missing = [v.arg[0] for v in spec.vars if var_vals is None or v not in var_vals]
-  if missing: raise RuntimeError(f"kernel {spec.name} takes the variables {missing} but no value was bound to them")
+  if missing or var_vals is None:  # (var_vals is None only with something missing)
+    raise RuntimeError(f"kernel {spec.name} takes the variables {missing} but no value was bound to them")
   return tuple(var_vals[v] for v in spec.vars)
 
 
 def _run_kernel(it: ScheduleItem):
   device = it.bufs[0].arg[1]
   bufs = [buffer_for(b) for b in it.bufs]
-  prg, spec = get_runner(device, it.ast, bufs)
+  prg, spec = get_runner(device, cast(UOp, it.ast), bufs)  # a kernel item always has its AST
   for b in bufs:
     if b.device != device:
       raise RuntimeError(f"kernel {spec.name} runs on {device} but a buffer lives on {b.device}; move it with .to({device!r})")

@@ -42,8 +42,6 @@ class ScheduleItem:
     if self.kind == "custom": return list(self.bufs)
     return list(self.bufs) if self.bumps else self.bufs[1:]
 
-def _is_realized(u: UOp) -> bool: return u.base.op is Ops.BUFFER
-
 def _expands(u: UOp) -> bool: return u.op is Ops.EXPAND and any(a != b for a, b in zip(u.src[0].shape, u.arg))
 
 # a reduce feeding another reduce in the same kernel gets its own kernel when it has at least this many outputs: fused,
@@ -494,8 +492,8 @@ def order_items(items: list[ScheduleItem]) -> list[ScheduleItem]:
   reads a version runs before the in-place write that overwrites it (write after read). When an item needs both the
   old contents and (through other items) the new ones, it reads a copy of the old version taken before the write."""
   producer: dict[UOp, int] = {}
-  for i, it in enumerate(items):
-    for b in it.produced(): producer[b] = i
+  for p, it in enumerate(items):
+    for b in it.produced(): producer[b] = p
   deps: list[set[int]] = [{producer[b] for b in it.consumed() if b in producer and producer[b] != j} for j, it in enumerate(items)]
   overwriter = {it.bufs[slot]: i for i, it in enumerate(items) for slot, _ in it.bumps}
   if overwriter:

@@ -11,6 +11,7 @@ the target column does the atomic after its own store.
 """
 from __future__ import annotations
 from dataclasses import dataclass
+from typing import cast
 from teeny.dtype import dtypes
 from teeny.tensor import Tensor
 from teeny.uop.ops import AxisType, KernelInfo, MemSem, Ops, UOp
@@ -29,6 +30,7 @@ def _nll_bwd_kernel(dx: UOp, gr: UOp, target: UOp, logits: UOp | None, lse: UOp 
   if logits is not None:
     # the mask goes on the row's scalar, not on each element: exp under a condition does not vectorise (416 vs 150 ms
     # on the CPU for 8192x32000); ignored rows still store 0 (their p is finite: p * 0)
+    lse = cast(UOp, lse)  # given with the logits
     p = (logits.index(r * nc + c).load().cast(dx.dtype.base) - lse.index(r).load().cast(dx.dtype.base)).alu(Ops.EXP)
     row = p * valid.where(g, zero)
   else: row = zero

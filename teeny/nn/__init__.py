@@ -1,7 +1,7 @@
 """Layers as plain classes with `__call__`; parameters are Tensors with requires_grad=True, initialised like PyTorch."""
 from __future__ import annotations
 import math
-from typing import Sequence
+from typing import Sequence, cast
 import numpy as np
 from teeny.tensor import Tensor
 from teeny.dtype import dtypes
@@ -153,7 +153,7 @@ class GroupNorm:
     x = x.reshape(x.shape[0], self.num_groups, -1).layernorm(-1, self.eps).reshape(x.shape)
     if self.weight is None: return x
     shape = (1, -1) + (1,) * (x.ndim - 2)
-    return x * self.weight.reshape(shape) + self.bias.reshape(shape)
+    return x * self.weight.reshape(shape) + cast(Tensor, self.bias).reshape(shape)  # affine: bias is set with weight
 
 class Embedding:
   """A lookup table of `num_embeddings` vectors of size `embedding_dim`, initialised N(0, 1) like torch."""

@@ -1,11 +1,13 @@
 """Real data sets: MNIST from its IDX files, and scikit-learn's 8x8 digits (shipped with the package, no download)."""
 from __future__ import annotations
 import gzip, os, struct
+from typing import cast
 import numpy as np
+from numpy.typing import DTypeLike
 
 MNIST_FILES = ("train-images-idx3-ubyte", "train-labels-idx1-ubyte", "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte")
-_IDX_TYPES = {0x08: np.uint8, 0x09: np.int8, 0x0B: np.dtype(">i2"), 0x0C: np.dtype(">i4"), 0x0D: np.dtype(">f4"),
-              0x0E: np.dtype(">f8")}
+_IDX_TYPES: dict[int, DTypeLike] = {0x08: np.uint8, 0x09: np.int8, 0x0B: np.dtype(">i2"), 0x0C: np.dtype(">i4"),
+                                    0x0D: np.dtype(">f4"), 0x0E: np.dtype(">f8")}
 
 def read_idx(path: str) -> np.ndarray:
   """Parse an IDX file (maybe gzipped): magic 0x0000TTNN (TT the type, NN the number of dims), big-endian dims, data."""
@@ -44,7 +46,7 @@ def mnist(path: str | None = None, tensors: bool = True):
   if missing := [name for name, p in found.items() if p is None]:
     raise FileNotFoundError(f"MNIST: {folder} lacks {', '.join(missing)} (plain or .gz); download the IDX files of "
                             "the MNIST database (yann.lecun.com/exdb/mnist or any mirror) into that folder")
-  xtr, ytr, xte, yte = (read_idx(found[name]) for name in MNIST_FILES)
+  xtr, ytr, xte, yte = (read_idx(cast(str, found[name])) for name in MNIST_FILES)  # none missing (checked above)
   if xtr.shape[0] != ytr.shape[0] or xte.shape[0] != yte.shape[0]:
     raise ValueError(f"MNIST: image and label counts differ ({xtr.shape[0]} vs {ytr.shape[0]}, "
                      f"{xte.shape[0]} vs {yte.shape[0]})")

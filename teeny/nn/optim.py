@@ -121,11 +121,11 @@ class AdamW(LAMB):
 
 def clip_grad_norm_(params: list[Tensor], max_norm: float, eps: float = 1e-6) -> Tensor:
   """Scale all grads so their global L2 norm is at most max_norm (torch's formula); returns the norm before clipping."""
-  grads = [p for p in _dedup(list(params)) if p.grad is not None]
+  grads = [(p, g) for p in _dedup(list(params)) if (g := p.grad) is not None]
   if not grads: return Tensor([0.0]).sum()
-  total = Tensor.stack(*[(p.grad.float() * p.grad.float()).sum() for p in grads]).sum().sqrt()
+  total = Tensor.stack(*[(g.float() * g.float()).sum() for _, g in grads]).sum().sqrt()
   coef = (max_norm / (total + eps)).minimum(1.0)
-  for p in grads: p.grad = (p.grad * coef.cast(p.grad.dtype)).contiguous()
+  for p, g in grads: p.grad = (g * coef.cast(g.dtype)).contiguous()
   return total
 
 # ***** learning-rate schedules *****

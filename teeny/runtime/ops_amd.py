@@ -3,7 +3,7 @@ the HIP runtime (libamdhip64, ctypes) when one is installed. Without it kernels 
 them)."""
 from __future__ import annotations
 import ctypes, ctypes.util, functools, glob, os, shutil, subprocess, tempfile
-from typing import Any
+from typing import Any, cast
 import numpy as np
 from teeny.device import Allocator, Compiled, ToolCompiler, elf_complete
 from teeny.helpers import DEBUG
@@ -78,7 +78,9 @@ class AMDDevice(Compiled):
     if DEBUG >= 1:
       print(f"teeny: opened {name} ({self.arch}), HIP runtime {'found' if self.hip else 'missing: compile only'}")
   def check(self, err: int, what: str):
-    if err != 0: raise RuntimeError(f"HIP {what} failed: error {err}: {self.hip.hipGetErrorString(err).decode()}")
+    if err != 0:
+      hip = cast(ctypes.CDLL, self.hip)  # err came from a HIP call, so the runtime is loaded
+      raise RuntimeError(f"HIP {what} failed: error {err}: {hip.hipGetErrorString(err).decode()}")
   def runtime(self, what: str) -> ctypes.CDLL:
     """The HIP runtime, with the device selected; a clear error when there is none."""
     if self.hip is None: raise RuntimeError(f"{self.name}: cannot {what}: no HIP runtime found. {NO_HIP_FIX}")

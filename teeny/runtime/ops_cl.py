@@ -2,7 +2,7 @@
 GPU-style kernels (work-groups, local memory, barriers) on the CPU."""
 from __future__ import annotations
 import functools, time
-from typing import Any
+from typing import Any, cast
 import numpy as np
 from teeny.device import Allocator, Compiled, Compiler, compile_error
 from teeny.helpers import DEBUG, getenv
@@ -87,4 +87,4 @@ def open_device(name: str) -> Compiled: return CLDevice(name)
 def null_compiler() -> CLCompiler:
   """The compiler NULL:CL uses under NULL_COMPILE=1: the first OpenCL device (PoCL on a CPU-only machine)."""
   from teeny.device import Device
-  return Device["CL"].compiler
+  return cast(CLCompiler, Device["CL"].compiler)  # a CL device is always made with a CLCompiler

@@ -165,7 +165,7 @@ class CPUGraph:
     st = time.perf_counter()
     for fxn, first, rest in self.calls:
       if rest:
-        futs = [submit(fxn, *a) for a in rest]
+        futs = [submit(fxn, *a) for a in rest]  # type: ignore[misc]  # rest is non-empty only when threaded
         fxn(*first)
         for f in futs: f.result()
       else: fxn(*first)

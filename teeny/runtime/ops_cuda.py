@@ -226,12 +226,12 @@ class CUDADevice(Compiled):
     self.arch = os.environ.get("CUDA_ARCH") or f"sm_{major}{minor}"
     self.events = (_check(driver.cuEventCreate(0), "cuEventCreate"), _check(driver.cuEventCreate(0), "cuEventCreate"))
     from teeny.codegen.render.cuda import CUDARenderer
-    super().__init__(name, CUDAAllocator(self), CUDARenderer(), NVRTCCompiler(self.arch),
-                     functools.partial(CUDAProgram, self))
+    comp = NVRTCCompiler(self.arch)
+    super().__init__(name, CUDAAllocator(self), CUDARenderer(), comp, functools.partial(CUDAProgram, self))
     self.graph = functools.partial(CUDAGraph, self)
     if DEBUG >= 1:
       dn = _check(driver.cuDeviceGetName(256, self.cu_device), "cuDeviceGetName").split(bytes(1))[0].decode()
-      print(f"teeny: opened {name}: {dn} ({self.arch}), NVRTC {self.compiler.version}")
+      print(f"teeny: opened {name}: {dn} ({self.arch}), NVRTC {comp.version}")
   def activate(self):
     if getattr(_current, "ctx", None) is self.ctx: return  # setting it again would cost a driver call per launch
     from cuda.bindings import driver

@@ -77,7 +77,7 @@ def _round_f(f: Callable, a):
 def _exec_alu(op: Ops, dtype: DType, vals: tuple) -> Any:
   """Evaluate an ALU op on Python values (constant folding), with C semantics for ints."""
   a = vals[0]
-  b = vals[1] if len(vals) > 1 else None
+  b: Any = vals[1] if len(vals) > 1 else None
   fl = dtypes.is_float(dtype)
   def safe(f):
     try: return f()
@@ -191,6 +191,7 @@ class WeakKeyed(weakref.ref):
   """A weak reference that knows its key in the hash-cons table (what WeakValueDictionary does, without its Python-level
   bookkeeping on every insert: node creation is the hot path of building graphs)."""
   __slots__ = ("key",)
+  key: tuple
 
 def _forget(r: WeakKeyed):
   if UOpMetaClass.cache.get(r.key) is r: del UOpMetaClass.cache[r.key]
@@ -198,7 +199,7 @@ def _forget(r: WeakKeyed):
 class UOpMetaClass(type):
   cache: dict[tuple, WeakKeyed] = {}   # (op, dtype, src, arg) -> the one live node with those fields
   def __call__(cls, op: Ops, dtype: DType = dtypes.void, src: tuple = (), arg: Any = None):
-    key = (op, dtype, src, arg)
+    key: tuple = (op, dtype, src, arg)
     # -0.0 == 0.0 (and hashes alike): without the mark a constant -0.0 became the cached 0.0 (1 / Tensor(-0.0) was +inf)
     if op is Ops.CONST and arg == 0 and type(arg) is float and math.copysign(1.0, arg) < 0:
       key = (op, dtype, src, arg, "-0")
@@ -504,7 +505,8 @@ class UOp(metaclass=UOpMetaClass):
 
 def _symbolic_unsupported(x: UOp):
   """A symbolic dimension reached code that needs a concrete int: name the tensor op the user called."""
-  import os, sys
+  import os, sys, types
+  f: types.FrameType | None
   pkg, op, f = os.path.dirname(os.path.dirname(os.path.abspath(__file__))), None, sys._getframe(1)
   while f is not None:
     if f.f_code.co_filename.startswith(pkg) and not f.f_code.co_name.startswith("_") and "self" in f.f_locals:

@@ -91,5 +91,5 @@ def graph_rewrite(root: UOp, pm: PatternMatcher, ctx: Any = None, max_steps: int
         stack.append((n, 2, ret))
         stack.append((ret, 0, None))
     else:
-      done[n] = done[repl]  # type: ignore[index]
+      done[n] = done[repl]  # type: ignore[index]  # state 2 always carries the replacement
   return done[root]

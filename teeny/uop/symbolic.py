@@ -1,6 +1,7 @@
 """Simplification of index arithmetic: constant folding, identities, and div/mod folding by value bounds."""
 from __future__ import annotations
 import math
+from typing import NoReturn
 from teeny.dtype import dtypes
 from teeny.uop.ops import Ops, UOp, GroupOp, SINT_FNS, _exec_alu
 from teeny.uop.rewrite import UPat, PatternMatcher
@@ -224,8 +225,6 @@ def bind(var: UOp, value: int) -> UOp:
     raise ValueError(f"Variable {name} bound to {value}, outside its range [{lo}, {hi}]; make a Variable with a wider range")
   return UOp(Ops.BIND, dtypes.index, (var, UOp.const(dtypes.index, value)))
 
-def is_sym(x) -> bool: return isinstance(x, UOp)
-
 def ssimplify(x):
   """A sint in simplest form: an int when it folds to a constant."""
   if not isinstance(x, UOp): return x
@@ -260,16 +259,10 @@ def sprod(xs):
   for s in syms[1:]: out = out * s
   return out * c if c != 1 else out   # (not simplified: this is on every numel(); compare sizes with ssimplify)
 
-def sym_vars(x) -> list[UOp]:
-  """The DEFINE_VARs a sint (or a tuple of them) names, bound or not."""
-  if isinstance(x, (tuple, list)): return [v for s in x for v in sym_vars(s)]
-  if not isinstance(x, UOp): return []
-  return [u for u in x.toposort if u.op is Ops.DEFINE_VAR]
-
 def sym_val(x, var_vals: dict | None = None) -> int:
   """The concrete value of a sint: bound variables take their bound value, free ones the value in var_vals."""
   if not isinstance(x, UOp): return x
-  vals: dict[UOp, int] = {}
+  vals: dict[UOp, int | None] = {}
   for u in x.toposort:
     if u.op is Ops.CONST: vals[u] = u.arg
     elif u.op is Ops.BIND: vals[u] = u.src[1].arg
@@ -279,10 +272,10 @@ def sym_val(x, var_vals: dict | None = None) -> int:
         if vals[s] is None: _unbound(s)
       vals[u] = _exec_alu(u.op, u.dtype, tuple(vals[s] for s in u.src)) if u.op is not Ops.CAST else vals[u.src[0]]
     else: raise TypeError(f"cannot evaluate a {u.op} node as a dimension")
-  if vals[x] is None: _unbound(x)
-  return int(vals[x])
+  if (v := vals[x]) is None: _unbound(x)
+  return int(v)
 
-def _unbound(v: UOp):
+def _unbound(v: UOp) -> NoReturn:
   raise RuntimeError(f"Variable {v.arg[0]} is not bound to a value; bind it ({v.arg[0]}.bind(value)) before using it as "
                      "a dimension")
 

@@ -58,7 +58,7 @@ def movement_index(node: UOp, idx: list[UOp]) -> tuple[list[UOp], UOp | None]:
   if op is Ops.RESHAPE: return reshape_index(idx, arg, in_shape), None
   if op is Ops.PERMUTE:
     out = [_c(0)] * len(arg)
-    for i, a in enumerate(arg): out[a] = idx[i]
+    for k, a in enumerate(arg): out[a] = idx[k]
     return out, None
   if op is Ops.EXPAND: return [_c(0) if s == 1 and o != 1 else i for i, s, o in zip(idx, in_shape, arg)], None
   if op is Ops.SHRINK: return [i + b if _nonzero(b) else i for i, (b, _) in zip(idx, arg)], None
@@ -67,9 +67,9 @@ def movement_index(node: UOp, idx: list[UOp]) -> tuple[list[UOp], UOp | None]:
     k_, s_, d_ = arg
     n, lead = len(k_), len(in_shape) - len(k_)
     out = list(idx[:lead])
-    for j in range(n):
-      o, kk = idx[lead + j], idx[lead + n + j]
-      out.append((o * s_[j] if s_[j] != 1 else o) + (kk * d_[j] if d_[j] != 1 else kk))
+    for w in range(n):
+      o, kk = idx[lead + w], idx[lead + n + w]
+      out.append((o * s_[w] if s_[w] != 1 else o) + (kk * d_[w] if d_[w] != 1 else kk))
     return out, None
   if op is Ops.PAD:
     out, valid = [], None
