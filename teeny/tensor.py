@@ -6,7 +6,7 @@ import numpy as np
 from teeny.dtype import DType, dtypes, least_upper_dtype, sum_acc_dtype, to_dtype, float32_to_bf16_bits
 from teeny.helpers import prod, DEBUG, broadcast_shape as _broadcast_shape, broadcasts_to as _broadcasts_to
 from teeny.device import Device
-from teeny.uop.ops import GroupOp, Ops, UOp, substitute_nodes, toposort_many
+from teeny.uop.ops import GroupOp, Ops, UOp, toposort_many
 from teeny.uop.symbolic import VARIABLES_MADE as _VARS
 from teeny.tensor_nn import NNMixin
 from teeny.tensor_select import SelectMixin
@@ -23,6 +23,8 @@ _ad_of: weakref.WeakKeyDictionary[UOp, UOp] = weakref.WeakKeyDictionary()
 _realized_as: weakref.WeakKeyDictionary[UOp, weakref.ref] = weakref.WeakKeyDictionary()
 # a pending write (ASSIGN, or a custom kernel writing its operands) -> the tensors it writes into
 _write_origin: weakref.WeakKeyDictionary[UOp, tuple] = weakref.WeakKeyDictionary()
+# a pending write rebuilt over versions that earlier writes made -> the writes it was rebuilt from (weakly)
+_write_alias: weakref.WeakKeyDictionary[UOp, list] = weakref.WeakKeyDictionary()
 _USERS_PRUNE = 64
 
 def _root(t: Tensor) -> Tensor: return t if t._base is None else t._base
@@ -332,6 +334,8 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
     for n, v in becomes.items():
       if n.op is not Ops.ASSIGN: continue
       _done_writes[n] = v
+      for a in _write_alias.pop(n, ()):
+        if (o := a()) is not None: _done_writes[o] = v
       for r in _write_origin.pop(n, ()):
         if (o := r()) is not None and o._uop.base is n:
           new = _reapply_views(o._uop, n, v)
@@ -1754,7 +1758,22 @@ def _resolve_executed(ts: list[Tensor]) -> list[UOp]:
         buffer_for(v.base).version == v.base.arg[3]:
       mapping[n] = v   # (a root gets memory of its own; a buffer overwritten since is not the node's value any more)
   if not mapping: return nodes
-  memo = substitute_nodes(nodes, mapping)
+  # rebuilt over the versions, a later write may be one that already ran in another graph (a realize that resolved it
+  # first): that one is its version too, never a second run
+  memo: dict[UOp, UOp] = {}
+  for n in nodes:
+    if n in mapping:
+      memo[n] = mapping[n]
+      continue
+    new_src = tuple(memo[x] for x in n.src)
+    u = n if all(a is b for a, b in zip(new_src, n.src)) else n.replace(src=new_src)
+    if u is not n:
+      if u.op is Ops.ASSIGN and (v := _done_writes.get(u)) is not None: u = v
+      elif u.op is Ops.KERNEL_OUT and u.src[0] in _ran_custom: u = _as_shaped(_ran_custom[u.src[0]][u.arg], u.shape)
+      elif u.op is Ops.ASSIGN:
+        # when the rebuilt write runs, the original is done too: other graphs (a lazy reader's) still hold it
+        _write_alias[u] = _write_alias.get(u, []) + [weakref.ref(n)] + _write_alias.get(n, [])
+    memo[n] = u
   for n in nodes:
     # a pending write whose graph changed (an earlier write below it ran) keeps its origin: the tensors it writes are
     # how a realize finds the lazy readers of the contents it overwrites (_pending_readers)
