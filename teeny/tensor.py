@@ -350,6 +350,7 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
     """The values as a numpy array (bfloat16 comes back as float32)."""
     from teeny.engine import realize
     if realize.recorder is not None: realize.recorder.host_read(self)   # TinyJit: no host reads in a captured step
+    if isinstance(self.device, tuple): return self.to(self.device[0]).numpy()   # several devices: gather
     if self.numel() == 0:
       return np.zeros(self.shape, dtype=np.float32 if self.dtype == dtypes.bfloat16 else self.dtype.np)
     if Device[self.device].runs_nothing:
@@ -364,7 +365,8 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
     if self.numel() != 1: raise ValueError(f"item() needs a tensor with exactly one element, this one has shape {self.shape}")
     return self.numpy().reshape(()).item()
   def tolist(self) -> Any: return self.numpy().tolist()
-  def to(self, device: str) -> Tensor:
+  def to(self, device: str | Sequence[str]) -> Tensor:
+    if not isinstance(device, str) and device is not None: return self.shard(device)   # several: replicate
     dev = Device.canonicalize(device)
     if dev == self.device: return self
     return self._wrap(UOp(Ops.COPY, self.dtype, (self.contiguous().uop,), dev))
@@ -598,7 +600,8 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
   def _binop(self, x: Any, reverse: bool = False) -> tuple[Tensor, Tensor]:
     """Broadcast and promote two operands (Python scalars take the tensor's dtype unless they need a higher category)."""
     if isinstance(x, Tensor):
-      if x.device != self.device: raise RuntimeError(f"operands are on different devices: {self.device} and {x.device}; move one with .to()")
+      if x.device != self.device: raise RuntimeError(f"operands are on different devices: {self.device} and {x.device}; "
+                                                     f"move one with .to(), e.g. x.to({self.device!r})")
       dt = least_upper_dtype(self.dtype, x.dtype)
       a, b = self, x
     else:
@@ -1617,6 +1620,37 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
     if origins: _write_origin[ck] = tuple(origins)
     return outs
 
+  # ---- several devices (engine/multi.py): a tensor on a tuple of devices holds one buffer per device
+  def shard(self, devices: Sequence[str], axis: int | None = None) -> Tensor:
+    """This tensor on several devices: split evenly along `axis` (device i holds part i), or, with axis=None, a whole
+    copy on each (replicated). Ops on the result run on every device with the same kernels; `.numpy()` gathers."""
+    from teeny.engine.multi import MULTI_MADE, shard_bounds
+    devs = Device.canonicalize(tuple(devices) if not isinstance(devices, str) else (devices,))
+    ax = None if axis is None else _axis(axis, self.ndim)
+    if isinstance(self.device, tuple):
+      u = self.uop
+      if self.device == devs and u.op is Ops.MULTI and u.arg == ax: return self
+      return self.to(self.device[0]).shard(devs, ax)   # reshard through one device
+    MULTI_MADE[0] = True
+    bounds = shard_bounds(self.shape[ax], len(devs), f" {tuple(self.shape)} on axis {ax}") if ax is not None else None
+    parts = []
+    for i, d in enumerate(devs):
+      x = self if bounds is None else self.shrink(tuple(bounds[i] if k == ax else None for k in range(self.ndim)))
+      u = UOp(Ops.CONTIGUOUS, x.dtype, (x.uop,))   # each device's part in memory of its own
+      parts.append(u if d == self.device else UOp(Ops.COPY, x.dtype, (u,), d))
+    return self._wrap(UOp(Ops.MULTI, self.dtype, tuple(parts), ax))
+  def shard_(self, devices: Sequence[str], axis: int | None = None) -> Tensor:
+    """In place (for parameters): this tensor now lives on `devices` (see shard), realized; a leaf stays a leaf."""
+    with Tensor.no_grad(): m = self.shard(devices, axis).realize()
+    self.uop = m.uop
+    if self.grad is not None: self.grad = self.grad.shard(devices, axis)
+    return self
+  @property
+  def sharded_axis(self) -> int | None:
+    """The axis a multi-device tensor is split along (None: replicated, or a single-device tensor)."""
+    u = self.uop
+    return u.arg if u.op is Ops.MULTI else _multi_axis(u)
+
   # ---- autograd
   def backward(self, gradient: Tensor | None = None) -> Tensor:
     """Accumulate d(self)/d(leaf) into `.grad` of every leaf that requires grad."""
@@ -1672,6 +1706,13 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
         for p in parts[1:]: g = g + p
         out.append(Tensor(g.reshape(t.shape) if g.shape != t.shape else g))
     return out
+
+def _multi_axis(u: UOp) -> int | None:
+  """The sharded axis of a lazy multi-device graph (engine/multi.py's lowering decides it)."""
+  if not isinstance(u.device, tuple): return None
+  from teeny.engine.multi import lower_multi, Sharded
+  x = lower_multi([u])[u]
+  return x.axis if isinstance(x, Sharded) else None
 
 def _drop_links(t: Tensor):
   """A realized tensor needs no path to its sources: tensors built from its lazy graph read its buffer (_realized_as)."""

@@ -17,6 +17,10 @@ class Ops(Enum):
   BUFFER = auto(); CONST = auto(); COPY = auto(); CONTIGUOUS = auto(); ASSIGN = auto(); DETACH = auto()  # noqa: E702
   CUSTOM_KERNEL = auto(); KERNEL_OUT = auto(); GATHER = auto(); ARANGE = auto()  # noqa: E702
   BIND = auto()   # BIND(DEFINE_VAR, CONST): a symbolic dimension's variable with its value (uop/symbolic.py)
+  # several devices (engine/multi.py): MULTI(shard per device, arg=axis or None) is one tensor held as a buffer per
+  # device, split along axis (None: each holds all of it); ALLREDUCE(partial per device, arg=(op, i)) is device i's
+  # copy of the elementwise reduction (Ops.ADD/MAX/MIN) of every device's partial
+  MULTI = auto(); ALLREDUCE = auto()  # noqa: E702
   RESHAPE = auto(); PERMUTE = auto(); EXPAND = auto(); PAD = auto(); SHRINK = auto(); FLIP = auto(); WINDOW = auto()  # noqa: E702
   REDUCE_AXIS = auto()
   # kernel
@@ -283,6 +287,10 @@ class UOp(metaclass=UOpMetaClass):
       return ins[:-n] + tuple((i - d * (k - 1) - 1) // st + 1 for i, k, st, d in zip(ins[-n:], k_, s_, d_)) + tuple(k_)
     if op is Ops.GATHER: return self.src[1].shape
     if op is Ops.KERNEL_OUT: return self.src[0].src[a].shape
+    if op is Ops.MULTI:
+      sh = self.src[0].shape
+      return sh if a is None else sh[:a] + (sum(s.shape[a] for s in self.src),) + sh[a + 1:]
+    if op is Ops.ALLREDUCE: return self.src[a[1]].shape
     # ASSIGN(target, value): the whole memory after writing value through the view target; target.base is the version
     # it overwrites (a BUFFER, an earlier ASSIGN, or a lazy value given a buffer first)
     if op is Ops.ASSIGN: return self.src[0].base.shape
@@ -315,7 +323,9 @@ class UOp(metaclass=UOpMetaClass):
         stack.append((n, True))
         stack.extend((x, False) for x in n.src if "device" not in x.__dict__)
     return self._device_from_srcs()
-  def _device_from_srcs(self) -> str:
+  def _device_from_srcs(self) -> Any:
+    if self.op is Ops.MULTI: return tuple(s.device for s in self.src)
+    if self.op is Ops.ALLREDUCE: return self.src[self.arg[1]].device
     if self.op in (Ops.BUFFER, Ops.ARANGE): return self.arg[1]
     if self.op is Ops.COPY: return self.arg
     if self.op is Ops.CONST: return self.src[0].arg if self.src else "?"
