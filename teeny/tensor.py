@@ -1908,6 +1908,7 @@ def _nested_shape(data) -> tuple[int, ...]:
   return ()
 
 def _from_host(data: Any, device: str, dtype: DType | None) -> UOp:
+  if isinstance(device, tuple): return Tensor(data, device[0], dtype).shard(device).uop   # several devices: replicated
   from teeny.engine.schedule import new_buffer_uop
   from teeny.engine.realize import buffer_for
   if isinstance(data, (list, tuple)):

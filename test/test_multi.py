@@ -1,0 +1,242 @@
+"""Several devices (issue 14): distinct CPU:n / NULL:n devices, sharded and replicated tensors, collectives, data-parallel
+training. The devices are the default device's kind: CPU and CPU:1 (DEV=CPU), NULL and NULL:1 (DEV=NULL: scheduled and
+rendered, values skipped), CUDA:0 and CUDA:1 (DEV=CUDA, skipped with fewer than two GPUs)."""
+from __future__ import annotations
+import numpy as np
+import pytest
+import torch
+from teeny import Tensor, Device, dtypes, nn
+from teeny.helpers import Context, GlobalCounters
+from teeny.uop.ops import Ops
+from helpers import is_null, needs_values
+
+def _devices() -> tuple[str, str]:
+  base = Device.DEFAULT.split(":")[0]
+  if base == "NULL": return ("NULL", "NULL:1")
+  if base == "CPU": return ("CPU", "CPU:1")
+  if base == "CUDA":
+    try:
+      Device["CUDA:1"]
+    except RuntimeError as e: pytest.skip(f"needs two CUDA devices: {e}")
+    return ("CUDA", "CUDA:1")
+  pytest.skip(f"multi-device tests run on CPU, NULL or CUDA, not {base}")
+
+@pytest.fixture
+def devs() -> tuple[str, str]: return _devices()
+
+def _rng(seed=0): return np.random.default_rng(seed)
+
+# ---- slice 1: distinct devices
+def test_device_names_stay_distinct():
+  assert Device.canonicalize("CPU:0") == "CPU" and Device.canonicalize("cpu:1") == "CPU:1"
+  assert Device.canonicalize("NULL:1") == "NULL:1" and Device.canonicalize("NULL:0") == "NULL"
+  assert Device.canonicalize("NULL:CUDA:1") == "NULL:CUDA:1" and Device.canonicalize("null:cuda") == "NULL:CUDA"
+  assert Device.canonicalize(("CPU:0", "CPU:1")) == ("CPU", "CPU:1")
+  assert Device["CPU:1"] is not Device["CPU"] and Device["NULL:1"] is not Device["NULL"]
+  with pytest.raises(ValueError, match="twice"): Device.canonicalize(("CPU", "CPU:0"))
+  with pytest.raises(RuntimeError, match="device number"): Device.canonicalize("CPU:x")
+
+def test_to_other_device_copies(devs):
+  a = Tensor([1.0, 2.0, 3.0], device=devs[0])
+  b = a.to(devs[1])
+  assert b.device == devs[1]
+  b.realize()
+  assert b.uop.base.arg[1] == devs[1]
+  if is_null(): return
+  np.testing.assert_equal(b.numpy(), [1, 2, 3])
+  b += 1   # its own memory: the original keeps its values
+  np.testing.assert_equal(a.numpy(), [1, 2, 3])
+  np.testing.assert_equal(b.numpy(), [2, 3, 4])
+
+def test_mixing_devices_raises(devs):
+  a, b = Tensor([1.0, 2.0], device=devs[0]), Tensor([1.0, 2.0], device=devs[1])
+  with pytest.raises(RuntimeError, match=rf"{devs[0]}.*{devs[1]}.*\.to\("): a + b
+  m = Tensor([1.0, 2.0], device=devs[0]).to(devs)
+  with pytest.raises(RuntimeError, match=r"different devices.*\.to\("): m + a
+
+# ---- slice 2: multi-device tensors
+@needs_values
+@pytest.mark.parametrize("axis", [None, 0, 1])
+def test_shard_roundtrip(devs, axis):
+  a = _rng().standard_normal((4, 6)).astype(np.float32)
+  x = Tensor(a).shard(devs, axis)
+  assert x.device == devs and x.shape == (4, 6) and x.sharded_axis == axis
+  np.testing.assert_equal(x.numpy(), a)
+  np.testing.assert_equal(x.to(devs[1]).numpy(), a)
+
+def test_shard_uneven_raises(devs):
+  with pytest.raises(ValueError, match="evenly"): Tensor.ones(3, 4).shard(devs, 0)
+
+@needs_values
+def test_elementwise_reduce_matmul(devs):
+  r = _rng(1)
+  a, b = r.standard_normal((8, 6)).astype(np.float32), r.standard_normal((8, 6)).astype(np.float32)
+  w, bias = r.standard_normal((6, 5)).astype(np.float32), r.standard_normal((5,)).astype(np.float32)
+  x, y = Tensor(a).shard(devs, 0), Tensor(b).shard(devs, 0)
+  W, B = Tensor(w).to(devs), Tensor(bias).shard(devs)
+  np.testing.assert_allclose((x * y + 1).numpy(), a * b + 1, rtol=1e-6)
+  np.testing.assert_allclose((x * Tensor(b).to(devs)).exp().numpy(), np.exp(a * b), rtol=1e-5)   # sharded * replicated
+  s1 = x.sum(1)
+  assert s1.sharded_axis == 0
+  np.testing.assert_allclose(s1.numpy(), a.sum(1), rtol=1e-5)
+  s0 = x.sum(0)   # over the sharded axis: per-device sums + all-reduce
+  assert s0.sharded_axis is None
+  np.testing.assert_allclose(s0.numpy(), a.sum(0), rtol=1e-5, atol=1e-6)
+  np.testing.assert_allclose(x.max().numpy(), a.max(), rtol=1e-6)
+  np.testing.assert_allclose(x.min(0).numpy(), a.min(0), rtol=1e-6)
+  np.testing.assert_allclose(x.mean().numpy(), a.mean(), rtol=1e-5, atol=1e-6)
+  np.testing.assert_allclose((x @ W + B).relu().numpy(), np.maximum(a @ w + bias, 0), rtol=1e-5, atol=1e-5)
+  # sharded on the columns: the matmul's reduce crosses the shards
+  xc = Tensor(a).shard(devs, 1)
+  np.testing.assert_allclose((xc @ W).numpy(), a @ w, rtol=1e-5, atol=1e-5)
+  np.testing.assert_allclose(x.softmax(1).numpy(), torch.tensor(a).softmax(1).numpy(), rtol=1e-5, atol=1e-6)
+  np.testing.assert_allclose(x.softmax(0).numpy(), torch.tensor(a).softmax(0).numpy(), rtol=1e-5, atol=1e-6)
+
+@needs_values
+def test_movement_ops(devs):
+  a = _rng(2).standard_normal((4, 6, 2)).astype(np.float32)
+  x = Tensor(a).shard(devs, 0)
+  t = x.permute(1, 0, 2)
+  assert t.sharded_axis == 1
+  np.testing.assert_equal(t.numpy(), a.transpose(1, 0, 2))
+  r = x.reshape(2, 2, 12)
+  assert r.sharded_axis == 0
+  np.testing.assert_equal(r.numpy(), a.reshape(2, 2, 12))
+  np.testing.assert_equal(x.reshape(48).numpy(), a.reshape(48))
+  np.testing.assert_equal(x[:, 1:4].numpy(), a[:, 1:4])
+  np.testing.assert_equal(x.flip(2).numpy(), a[:, :, ::-1])
+  # crossing the shards (a slice / flip / pad of the sharded axis, a reshape that splits it): gathered, still right
+  np.testing.assert_equal(x[1:3].numpy(), a[1:3])
+  np.testing.assert_equal(x.flip(0).numpy(), a[::-1])
+  np.testing.assert_equal(x.pad(((1, 1), None, None)).numpy(), np.pad(a, ((1, 1), (0, 0), (0, 0))))
+  y = Tensor(a).shard(devs, 1)
+  np.testing.assert_equal(y.reshape(24, 2).numpy(), a.reshape(24, 2))
+  np.testing.assert_equal(Tensor.cat(x, x, dim=0).numpy(), np.concatenate([a, a], 0))
+
+@needs_values
+def test_one_compile_per_kernel(devs):
+  x = Tensor(_rng(3).standard_normal((16, 8)).astype(np.float32)).shard(devs, 0).realize()
+  c, k = GlobalCounters.compile_count, GlobalCounters.kernel_count
+  out = (x * 1.2345 + 0.678).realize()   # one elementwise kernel per device, the same AST
+  assert GlobalCounters.kernel_count - k == 2
+  assert GlobalCounters.compile_count - c == 1
+  np.testing.assert_allclose(out.numpy(), x.numpy() * 1.2345 + 0.678, rtol=1e-6)
+
+def test_schedule_has_one_allreduce(devs):
+  x = Tensor.ones(8, 4).shard(devs, 0)
+  items = x.sum(0).schedule()
+  ar = [it for it in items if it.kind == "allreduce"]
+  assert len(ar) == 1 and ar[0].meta is Ops.ADD
+  assert {b.arg[1] for b in ar[0].bufs} == set(devs)
+  kernels = [it for it in items if it.kind == "kernel"]
+  assert {it.bufs[0].arg[1] for it in kernels} == set(devs)
+
+def test_debug2_shows_devices_and_collective(devs, capsys):
+  x = Tensor.ones(8, 4).shard(devs, 0)
+  with Context(DEBUG=2): x.sum(0).realize()
+  out = capsys.readouterr().out
+  assert "all-reduce" in out and devs[1] in out
+
+@needs_values
+def test_backward_through_sharded_ops(devs):
+  r = _rng(4)
+  a, w0 = r.standard_normal((8, 5)).astype(np.float32), r.standard_normal((5, 3)).astype(np.float32)
+  w = Tensor(w0, requires_grad=True).shard_(devs)
+  assert w.requires_grad and w.device == devs
+  x = Tensor(a).shard(devs, 0)
+  ((x @ w).relu() * 2).mean().backward()
+  tw = torch.tensor(w0, requires_grad=True)
+  ((torch.tensor(a) @ tw).relu() * 2).mean().backward()
+  assert w.grad.device == devs and w.grad.sharded_axis is None   # replicated: all-reduced
+  np.testing.assert_allclose(w.grad.numpy(), tw.grad.numpy(), rtol=1e-5, atol=1e-6)
+  # through shard() of a tensor that requires grad
+  v = Tensor(a, requires_grad=True)
+  (v * 3).shard(devs, 0).square().sum().backward()
+  np.testing.assert_allclose(v.grad.numpy(), 18 * a, rtol=1e-6)
+
+# ---- slice 3: collectives
+@needs_values
+def test_host_collectives(devs):
+  from teeny.engine.realize import buffer_for
+  from teeny.runtime.collectives import all_reduce, all_gather, reduce_scatter, broadcast
+  r = _rng(5)
+  parts = [r.standard_normal(6).astype(np.float32) for _ in devs]
+  ins = [buffer_for(Tensor(p, device=d).realize().uop.base) for p, d in zip(parts, devs)]
+  def outs(n): return [buffer_for(Tensor.empty(n, device=d).realize().uop.base) for d in devs]
+  o = outs(6)
+  all_reduce(o, ins, "sum")
+  for b in o: np.testing.assert_allclose(b.numpy(), parts[0] + parts[1], rtol=1e-6)
+  all_reduce(o, ins, Ops.MAX)
+  for b in o: np.testing.assert_equal(b.numpy(), np.maximum(parts[0], parts[1]))
+  o = outs(12)
+  all_gather(o, ins)
+  for b in o: np.testing.assert_equal(b.numpy(), np.concatenate(parts))
+  o = outs(3)
+  reduce_scatter(o, ins, "sum")
+  for k, b in enumerate(o): np.testing.assert_allclose(b.numpy(), (parts[0] + parts[1])[3 * k:3 * k + 3], rtol=1e-6)
+  o = outs(6)
+  broadcast(o, ins, root=1)
+  for b in o: np.testing.assert_equal(b.numpy(), parts[1])
+  with pytest.raises(ValueError, match="reduce op"): all_reduce(o, ins, "median")
+
+def test_missing_nccl_is_a_clear_error(monkeypatch):
+  from teeny.runtime import collectives
+  monkeypatch.setattr(collectives, "_lib", None)
+  monkeypatch.setattr(collectives, "_candidates", lambda: ["/nonexistent/libnccl.so.2"])
+  with pytest.raises(RuntimeError, match="libnccl.so.2.*install NCCL"): collectives.libnccl()
+
+def test_nccl_error_names_the_result():
+  from teeny.runtime.collectives import NCCLError
+  e = NCCLError("ncclAllReduce", 5, "bad")
+  assert e.result == "ncclInvalidUsage" and "ncclInvalidUsage" in str(e)
+
+# ---- slice 4: data-parallel training
+class MLP:
+  def __init__(self):
+    self.l1, self.l2 = nn.Linear(6, 16), nn.Linear(16, 3)
+  def __call__(self, x): return self.l2(self.l1(x).relu())
+  def params(self): return [self.l1.weight, self.l1.bias, self.l2.weight, self.l2.bias]
+
+def _train(opt_name: str, devices, steps: int = 3) -> tuple[list[float], list[np.ndarray]]:
+  r = _rng(6)
+  X, Y = r.standard_normal((8, 6)).astype(np.float32), r.integers(0, 3, 8).astype(np.int32)
+  Tensor.manual_seed(0)
+  m = MLP()
+  init = [r.standard_normal(p.shape).astype(np.float32) * 0.3 for p in m.params()]
+  for p, v in zip(m.params(), init): p.replace(Tensor(v))
+  if devices is not None:
+    for p in m.params(): p.shard_(devices)
+  opt = nn.optim.SGD(m.params(), lr=0.1, momentum=0.9) if opt_name == "sgd" else nn.optim.Adam(m.params(), lr=0.01)
+  losses = []
+  with Tensor.train():
+    for _ in range(steps):
+      x, y = Tensor(X), Tensor(Y)
+      if devices is not None: x, y = x.shard(devices, 0), y.shard(devices, 0)
+      opt.zero_grad()
+      loss = m(x).cross_entropy(y)
+      loss.backward()
+      opt.step()
+      losses.append(loss.item())
+  return losses, [p.numpy() for p in m.params()]
+
+@needs_values
+@pytest.mark.parametrize("opt", ["sgd", "adam"])
+def test_data_parallel_equals_one_device(devs, opt):
+  l1, p1 = _train(opt, None)
+  l2, p2 = _train(opt, devs)
+  np.testing.assert_allclose(l2, l1, rtol=1e-5, atol=1e-6)
+  for a, b in zip(p2, p1): np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
+  assert l1[-1] < l1[0]
+
+def test_data_parallel_step_schedules(devs):
+  """On NULL too: the whole step lowers, with the gradients' all-reduces."""
+  m = MLP()
+  for p in m.params(): p.requires_grad = True
+  for p in m.params(): p.shard_(devs)
+  opt = nn.optim.SGD(m.params(), lr=0.1)
+  loss = m(Tensor.ones(8, 6).shard(devs, 0)).relu().mean()
+  loss.backward()
+  items = Tensor.schedule(*[p.grad for p in m.params()])
+  assert sum(it.kind == "allreduce" for it in items) >= 4
+  opt.step()
+  assert all(p.device == devs for p in m.params())
