@@ -334,7 +334,7 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
     from teeny.engine.schedule import create_schedule
     return create_schedule([t.uop for t in (self, *more)])[0]
   def contiguous(self) -> Tensor:
-    if _plain(self.uop): return self
+    if _plain(u := self.uop) or (u.op is Ops.MULTI and all(_plain(s) for s in u.src)): return self
     return self._wrap(UOp(Ops.CONTIGUOUS, self.dtype, (self.uop,)))
   def _buffer(self):
     """The realized, contiguous buffer holding this tensor's values (realizing, or copying a view, when needed)."""
@@ -350,7 +350,7 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
     """The values as a numpy array (bfloat16 comes back as float32)."""
     from teeny.engine import realize
     if realize.recorder is not None: realize.recorder.host_read(self)   # TinyJit: no host reads in a captured step
-    if isinstance(self.device, tuple): return self.to(self.device[0]).numpy()   # several devices: gather
+    if isinstance(self.device, tuple): return self.realize().to(self.device[0]).numpy()   # several devices: gather
     if self.numel() == 0:
       return np.zeros(self.shape, dtype=np.float32 if self.dtype == dtypes.bfloat16 else self.dtype.np)
     if Device[self.device].runs_nothing:
@@ -1592,11 +1592,15 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
     for i, t in enumerate(tensors):
       if not isinstance(t, Tensor): raise TypeError(f"custom_kernel: argument {i} is {type(t).__name__}, not a Tensor")
       if t.device != self.device: raise RuntimeError(f"custom_kernel: argument {i} is on {t.device}, the output on {self.device}")
-    if self.uop.op not in (Ops.BUFFER, Ops.RESHAPE) or self.uop.base.op is not Ops.BUFFER:
+    multi = isinstance(self.device, tuple)   # several devices: fxn sees each device's shard; one kernel per device
+    if multi and not (self.uop.op is Ops.MULTI and all(_plain(s) for s in self.uop.src)):
+      raise ValueError("custom_kernel on several devices must be called on a realized output with a buffer on each, e.g. "
+                       "Tensor.from_shards([Tensor.zeros(...).contiguous().realize() per device], axis)")
+    if not multi and (self.uop.op not in (Ops.BUFFER, Ops.RESHAPE) or self.uop.base.op is not Ops.BUFFER):
       raise ValueError("custom_kernel must be called on a realized, contiguous output tensor, e.g. Tensor.zeros(...).contiguous().realize()")
     conts = [self] + [t.contiguous() for t in inputs]
     srcs = [t.uop for t in conts]
-    holders = [UOp.placeholder(i, t.dtype, t.shape) for i, t in enumerate(tensors)]
+    holders = [UOp.placeholder(i, t.dtype, t.local_shape if multi else t.shape) for i, t in enumerate(tensors)]
     sink = fxn(*holders)
     if not isinstance(sink, UOp) or sink.op is not Ops.SINK: raise TypeError("custom_kernel: fxn must return a SINK UOp (x.sink(arg=KernelInfo(...)))")
     if not isinstance(sink.arg, KernelInfo): sink = sink.replace(arg=KernelInfo(name="custom", opts_to_apply=()))
@@ -1645,6 +1649,25 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
     self.uop = m.uop
     if self.grad is not None: self.grad = self.grad.shard(devices, axis)
     return self
+  @staticmethod
+  def from_shards(shards: Sequence[Tensor], axis: int | None = None) -> Tensor:
+    """One multi-device tensor made of single-device tensors (one per device, in device order; equal shapes), split
+    along `axis` (None: they are copies of one value)."""
+    from teeny.engine.multi import MULTI_MADE
+    if len({t.shape for t in shards}) != 1 or len({t.dtype for t in shards}) != 1:
+      raise ValueError(f"from_shards: shards must share one shape and dtype, got {[(t.shape, t.dtype) for t in shards]}")
+    if any(isinstance(t.device, tuple) for t in shards): raise ValueError("from_shards: each shard must be on one device")
+    Device.canonicalize(tuple(t.device for t in shards))   # distinct devices
+    MULTI_MADE[0] = True
+    t = Tensor(UOp(Ops.MULTI, shards[0].dtype, tuple(t.uop for t in shards), None if axis is None else _axis(axis, shards[0].ndim)))
+    if any(s.requires_grad for s in shards): t._requires_grad = True
+    t._link(tuple(shards))
+    return t
+  @property
+  def local_shape(self) -> tuple:
+    """The shape each device holds: the whole shape, divided along the sharded axis."""
+    if not isinstance(self.device, tuple) or (ax := self.sharded_axis) is None: return self.shape
+    return self.shape[:ax] + (self.shape[ax] // len(self.device),) + self.shape[ax + 1:]
   @property
   def sharded_axis(self) -> int | None:
     """The axis a multi-device tensor is split along (None: replicated, or a single-device tensor)."""

@@ -1,11 +1,11 @@
-"""Several devices (issue 14): distinct CPU:n / NULL:n devices, sharded and replicated tensors, collectives, data-parallel
-training. The devices are the default device's kind: CPU and CPU:1 (DEV=CPU), NULL and NULL:1 (DEV=NULL: scheduled and
+"""Several devices (issue 14): distinct CPU:n / NULL:n devices, sharded and replicated tensors, collectives,
+data-parallel training. The devices are the default device's kind: CPU and CPU:1 (DEV=CPU), NULL and NULL:1 (DEV=NULL: scheduled and
 rendered, values skipped), CUDA:0 and CUDA:1 (DEV=CUDA, skipped with fewer than two GPUs)."""
 from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from teeny import Tensor, Device, dtypes, nn
+from teeny import Tensor, Device, nn
 from teeny.helpers import Context, GlobalCounters
 from teeny.uop.ops import Ops
 from helpers import is_null, needs_values
@@ -240,3 +240,48 @@ def test_data_parallel_step_schedules(devs):
   assert sum(it.kind == "allreduce" for it in items) >= 4
   opt.step()
   assert all(p.device == devs for p in m.params())
+
+# ---- slice 5: vocab-sharded embedding
+def _embedding_case(devs, dtype=np.float32):
+  r = _rng(7)
+  W = r.standard_normal((12, 8)).astype(dtype)
+  ids = np.array([[0, 11, 3, 5, 6], [5, 5, 1, 7, 11]], dtype=np.int32)
+  G = r.standard_normal((2, 5, 8)).astype(np.float32)
+  e = nn.Embedding(12, 8, shard=devs)
+  e.weight.replace(Tensor(W).shard(devs, 0))
+  e.weight.requires_grad = True
+  return W, ids, G, e
+
+def test_sharded_embedding_kernels_compile_once(devs):
+  from teeny.engine import realize
+  _, ids, G, e = _embedding_case(devs)
+  out = e(Tensor(ids))
+  assert out.device == devs and out.shape == (2, 5, 8) and out.sharded_axis is None
+  (out * Tensor(G).to(devs)).sum().backward()
+  Tensor.realize(out, e.weight.grad)
+  names = [spec.name for (dev, ast, _), (prg, spec) in realize._program_cache.items() if "embedding_shard" in spec.name]
+  devices = {dev for (dev, ast, _), (prg, spec) in realize._program_cache.items() if "embedding_shard" in spec.name}
+  assert devices == set(devs)
+  shared = [v for k, v in realize._compiled_cache.items() if "embedding_shard" in v[0].name]
+  assert len(shared) == len(set(names)) == 2   # forward and backward, each compiled once for both devices
+  assert all(any(v.arg[0] == "_device_num" for v in spec.vars) for _, spec, _ in [(0, s[0], 0) for s in shared])
+
+@needs_values
+def test_sharded_embedding_matches_torch(devs):
+  W, ids, G, e = _embedding_case(devs)
+  out = e(Tensor(ids))
+  np.testing.assert_equal(out.numpy(), W[ids])
+  (out * Tensor(G).to(devs)).sum().backward()
+  tw = torch.tensor(W, requires_grad=True)
+  (torch.nn.functional.embedding(torch.tensor(ids).long(), tw) * torch.tensor(G)).sum().backward()
+  assert e.weight.grad.device == devs and e.weight.grad.sharded_axis == 0   # each device its own rows
+  np.testing.assert_allclose(e.weight.grad.numpy(), tw.grad.numpy(), rtol=1e-5, atol=1e-6)
+  # the same gradients as the unsharded embedding
+  e1 = nn.Embedding(12, 8)
+  e1.weight.replace(Tensor(W))
+  e1.weight.requires_grad = True
+  (e1(Tensor(ids)) * Tensor(G)).sum().backward()
+  np.testing.assert_allclose(e.weight.grad.numpy(), e1.weight.grad.numpy(), rtol=1e-5, atol=1e-6)
+
+def test_sharded_embedding_needs_even_rows(devs):
+  with pytest.raises(ValueError, match="evenly"): nn.Embedding(11, 4, shard=devs)

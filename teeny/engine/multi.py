@@ -143,10 +143,13 @@ def _lower_node(n: UOp, memo: dict) -> Sharded | UOp:
     if DEBUG >= 2: print(f"teeny: multi: reduce over sharded axis {x.axis}: {rop.name.lower()} all-reduce on {nd}")
     return Sharded(tuple(UOp(Ops.ALLREDUCE, n.dtype, parts, (rop, i)) for i in range(nd)), None)
   if op is Ops.CUSTOM_KERNEL:
-    al = _align(srcs, x.axis, x.devices)
-    return Sharded(tuple(UOp(op, n.dtype, tuple(a[i] for a in al), _per_device_arg(n.arg, i, nd)) for i in range(nd)),
-                   x.axis)
-  if op is Ops.KERNEL_OUT: return Sharded(tuple(UOp(op, n.dtype, (k,), n.arg) for k in x.shards), x.axis)
+    # each device's kernel gets that device's shard of every operand, as they are (its placeholders have their shapes);
+    # the lowered node's axis is the tuple of its operands' axes, for KERNEL_OUT
+    sh = [s.shards if isinstance(s, Sharded) else (s,) * nd for s in srcs]
+    return Sharded(tuple(UOp(op, n.dtype, tuple(a[i] for a in sh), _per_device_arg(n.arg, i, nd)) for i in range(nd)),
+                   tuple(s.axis if isinstance(s, Sharded) else None for s in srcs))   # type: ignore[arg-type]
+  if op is Ops.KERNEL_OUT:
+    return Sharded(tuple(UOp(op, n.dtype, (k,), n.arg) for k in x.shards), x.axis[n.arg])   # type: ignore[index]
   if op is Ops.ASSIGN:
     tgt = srcs[0]
     assert isinstance(tgt, Sharded)

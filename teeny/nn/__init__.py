@@ -156,11 +156,19 @@ class GroupNorm:
     return x * self.weight.reshape(shape) + self.bias.reshape(shape)
 
 class Embedding:
-  """A lookup table of `num_embeddings` vectors of size `embedding_dim`, initialised N(0, 1) like torch."""
-  def __init__(self, num_embeddings: int, embedding_dim: int):
+  """A lookup table of `num_embeddings` vectors of size `embedding_dim`, initialised N(0, 1) like torch. With
+  `shard=devices` the table is split by rows over the devices (vocab-sharded: each holds num_embeddings / len(devices)
+  rows); a lookup gathers each token from the device that owns it and gives every device the result, and the backward
+  adds each device's own tokens into its own rows (teeny/kernels/embedding_sharded.py)."""
+  def __init__(self, num_embeddings: int, embedding_dim: int, shard: tuple | list | None = None):
     self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
     self.weight = _param(Tensor.randn(num_embeddings, embedding_dim))
+    self.shard = None if shard is None else tuple(shard)
+    if self.shard is not None: self.weight.shard_(self.shard, 0)
   def __call__(self, idx: Tensor) -> Tensor:
+    if self.shard is not None or isinstance(self.weight.device, tuple):
+      from teeny.kernels.embedding_sharded import sharded_embedding
+      return sharded_embedding(self.weight, idx)
     if not isinstance(idx, Tensor): idx = Tensor(idx, dtype=dtypes.int32)
     if not dtypes.is_int(idx.dtype): raise TypeError(f"Embedding ids must be an integer tensor, got {idx.dtype}")
     # gather forward, atomic scatter-add backward (plain graph when disabled); ids out of range raise IndexError there
