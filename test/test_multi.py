@@ -1,6 +1,7 @@
 """Several devices (issue 14): distinct CPU:n / NULL:n devices, sharded and replicated tensors, collectives,
-data-parallel training. The devices are the default device's kind: CPU and CPU:1 (DEV=CPU), NULL and NULL:1 (DEV=NULL: scheduled and
-rendered, values skipped), CUDA:0 and CUDA:1 (DEV=CUDA, skipped with fewer than two GPUs)."""
+data-parallel training, the vocab-sharded embedding. The devices are the default device's kind: CPU and CPU:1
+(DEV=CPU), NULL and NULL:1 (DEV=NULL: scheduled and rendered, values skipped), CUDA:0 and CUDA:1 (DEV=CUDA, skipped
+with fewer than two GPUs)."""
 from __future__ import annotations
 import numpy as np
 import pytest
