@@ -286,3 +286,29 @@ def test_sharded_embedding_matches_torch(devs):
 
 def test_sharded_embedding_needs_even_rows(devs):
   with pytest.raises(ValueError, match="evenly"): nn.Embedding(11, 4, shard=devs)
+
+# ---- slice 6: several processes (teeny.dist)
+@needs_values
+def test_two_processes_match_one(tmp_path):
+  """extra/dist/train_dp.py with two ranks (each half of every batch, gradients averaged through teeny.dist) gives the
+  loss curve and parameters of one process with the whole batch."""
+  import os, subprocess, sys
+  script = os.path.join(os.path.dirname(__file__), "..", "extra", "dist", "train_dp.py")
+  env = {**os.environ, "WORLD_SIZE": "2"}
+  one = tmp_path / "one.npz"
+  subprocess.run([sys.executable, script, "--single", "--out", str(one)], check=True, env=env, capture_output=True)
+  cmd = [sys.executable, script, "--id-file", str(tmp_path / "id"), "--out", str(tmp_path / "two.npz")]
+  procs = [subprocess.Popen(cmd, env={**env, "RANK": str(r), "LOCAL_RANK": str(r)}, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE) for r in range(2)]
+  for p in procs:
+    out, err = p.communicate(timeout=300)
+    assert p.returncode == 0, err.decode()[-2000:]
+  a, b = np.load(one), np.load(tmp_path / "two.npz")
+  np.testing.assert_allclose(b["losses"], a["losses"], rtol=1e-5)
+  for k in a.files: np.testing.assert_allclose(b[k], a[k], rtol=1e-4, atol=1e-6)
+
+def test_dist_needs_init():
+  from teeny import dist
+  dist.destroy()
+  with pytest.raises(RuntimeError, match=r"dist.init"): dist.all_reduce(Tensor([1.0]))
+  with pytest.raises(ValueError, match="rank"): dist.init(2, 2, id_file="/tmp/x")
