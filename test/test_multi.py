@@ -312,3 +312,40 @@ def test_dist_needs_init():
   dist.destroy()
   with pytest.raises(RuntimeError, match=r"dist.init"): dist.all_reduce(Tensor([1.0]))
   with pytest.raises(ValueError, match="rank"): dist.init(2, 2, id_file="/tmp/x")
+
+def _gpt_steps(devices, steps: int = 2):
+  import os, sys
+  sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "examples"))
+  import tiny_gpt
+  from teeny.nn.state import get_parameters
+  Tensor.manual_seed(0)
+  m = tiny_gpt.TinyGPT(20, dim=32, heads=2, layers=1, context=8)
+  ps = get_parameters(m)
+  r = _rng(8)
+  for p in ps:
+    p.replace(Tensor((r.standard_normal(p.shape) * 0.1).astype(np.float32)))
+    p.requires_grad = True
+  if devices is not None:
+    for p in ps: p.shard_(devices)
+  opt = nn.optim.Adam(ps, lr=1e-2)
+  X, Y = r.integers(0, 20, (4, 8)).astype(np.int32), r.integers(0, 20, (4, 8)).astype(np.int32)
+  losses = []
+  with Tensor.train():
+    for _ in range(steps):
+      x, y = Tensor(X), Tensor(Y)
+      if devices is not None: x, y = x.shard(devices, 0), y.shard(devices, 0)
+      loss = m(x).reshape(-1, 20).cross_entropy(y.reshape(-1))
+      opt.zero_grad()
+      loss.backward()
+      opt.step()
+      losses.append(loss.item())
+  return losses, [p.numpy() for p in ps]
+
+@needs_values
+def test_data_parallel_tiny_gpt_equals_one_device(devs):
+  """A transformer step (embedding kernel, attention, layer norm, cross-entropy, Adam) on two devices, the batch
+  split between them, equals one device with the whole batch."""
+  l1, p1 = _gpt_steps(None)
+  l2, p2 = _gpt_steps(devs)
+  np.testing.assert_allclose(l2, l1, rtol=1e-5)
+  for a, b in zip(p2, p1): np.testing.assert_allclose(a, b, rtol=1e-3, atol=1e-5)

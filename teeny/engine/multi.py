@@ -175,6 +175,8 @@ def _per_device_arg(arg: tuple, i: int, nd: int) -> tuple:
   if dv is None: return arg
   return arg[:2] + (((dv, i),),)
 
+def _shaped(buf: UOp, shape: tuple) -> UOp: return buf if buf.shape == shape else buf.reshape(shape)
+
 def lower_multi(roots: list[UOp]) -> dict[UOp, Sharded | UOp]:
   """Each root -> its per-device form (Sharded) or, for a single-device root, the node with multi inputs gathered."""
   memo: dict[UOp, Sharded | UOp] = {}
@@ -184,9 +186,11 @@ def lower_multi(roots: list[UOp]) -> dict[UOp, Sharded | UOp]:
     else: memo[n] = _lower_node(n, memo)
   return {r: memo[r] for r in roots}
 
-def schedule_multi(roots: list[UOp], create_schedule) -> tuple[list, dict[UOp, UOp]]:
+def schedule_multi(roots: list[UOp], create_schedule, ran_custom: dict) -> tuple[list, dict[UOp, UOp]]:
   """create_schedule for roots that involve multi-device nodes: lower, schedule the per-device graphs together, and map
-  each original root (and each write) to what it became (a MULTI of per-device results)."""
+  each original root (and each write) to what it became (a MULTI of per-device results). A multi-device custom kernel
+  whose per-device kernels were scheduled is recorded in `ran_custom` (schedule.py's) as a MULTI per operand, so the
+  front end swaps its outputs for those (tensor.py: _resolve_executed) and it runs once."""
   low = lower_multi(roots)
   flat: list[UOp] = []
   for v in low.values(): flat.extend(v.shards if isinstance(v, Sharded) else (v,))
@@ -197,6 +201,12 @@ def schedule_multi(roots: list[UOp], create_schedule) -> tuple[list, dict[UOp, U
   for r, v in low.items():
     if isinstance(v, Sharded): out[r] = UOp(Ops.MULTI, r.dtype, tuple(becomes.get(s, s) for s in v.shards), v.axis)
     else: out[r] = becomes.get(v, v)
+  cks = [n for n in toposort_many(roots) if n.op is Ops.CUSTOM_KERNEL and isinstance(n.device, tuple)]
+  for ck, v in (lower_multi(cks) if cks else {}).items():
+    if isinstance(v, Sharded) and all(s in ran_custom for s in v.shards):
+      ran_custom[ck] = tuple(UOp(Ops.MULTI, src.dtype, tuple(_shaped(ran_custom[s][k], s.src[k].shape)
+                                                             for s in v.shards), v.axis[k])   # type: ignore[index]
+                             for k, src in enumerate(ck.src))
   for w, v in wlow.items():
     if isinstance(v, Sharded) and all(s in becomes for s in v.shards):
       out[w] = UOp(Ops.MULTI, w.dtype, tuple(becomes[s] for s in v.shards), v.axis)

@@ -254,7 +254,7 @@ def create_schedule(roots: list[UOp], nodes: list[UOp] | None = None) -> tuple[l
   only new output buffers and version nodes are made. A graph with symbolic shapes is scheduled with its variables
   unbound (so its kernels, and its cached schedule, serve every value) and each item carries the values to launch with."""
   if nodes is None: nodes = list(toposort_many(roots))
-  if MULTI_MADE[0] and any(n.op is Ops.MULTI for n in nodes): return schedule_multi(roots, create_schedule)
+  if MULTI_MADE[0] and any(n.op is Ops.MULTI for n in nodes): return schedule_multi(roots, create_schedule, _ran_custom)
   if VARIABLES_MADE[0]:   # (a process that never made a Variable pays nothing here)
     for n in nodes:
       if n.op in _SYM_OPS and _arg_has_sym(n.op, n.arg): return _create_symbolic(roots, nodes)

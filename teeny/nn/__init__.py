@@ -47,7 +47,7 @@ class _ConvNd:
       pads = _resolve_pads(self.padding, self.kernel_size, _tuple(self.dilation, self.n, "dilation"), self.stride)
       x = x.pad(tuple(v for b, a in reversed(pads) for v in (b, a)), mode=self.padding_mode)
       return x.conv2d(self.weight, self.bias, self.stride, 0, self.dilation, self.groups)
-    if self.n == 2 and not isinstance(self.padding, str):
+    if self.n == 2 and not isinstance(self.padding, str) and not isinstance(x.device, tuple):
       # the hand-written backward kernels (teeny/kernels/conv.py); TEENY_CUSTOM_KERNELS=0 gives the plain graph
       from teeny.kernels import conv2d
       return conv2d(x, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
