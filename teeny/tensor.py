@@ -1603,6 +1603,8 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
     holders = [UOp.placeholder(i, t.dtype, t.local_shape if multi else t.shape) for i, t in enumerate(tensors)]
     sink = fxn(*holders)
     if not isinstance(sink, UOp) or sink.op is not Ops.SINK: raise TypeError("custom_kernel: fxn must return a SINK UOp (x.sink(arg=KernelInfo(...)))")
+    from teeny.uop.ops import implicit_loads
+    sink = implicit_loads(sink)   # `p[i]` used as a value reads the element (tinygrad's dialect)
     if not isinstance(sink.arg, KernelInfo): sink = sink.replace(arg=KernelInfo(name="custom", opts_to_apply=()))
     ck = UOp(Ops.CUSTOM_KERNEL, dtypes.void, tuple(srcs), (sink, _TensorGradFxn(grad_fxn) if grad_fxn is not None else None))
     rg = any(t.requires_grad for t in inputs)

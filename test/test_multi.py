@@ -349,3 +349,89 @@ def test_data_parallel_tiny_gpt_equals_one_device(devs):
   l2, p2 = _gpt_steps(devs)
   np.testing.assert_allclose(l2, l1, rtol=1e-5)
   for a, b in zip(p2, p1): np.testing.assert_allclose(a, b, rtol=1e-3, atol=1e-5)
+
+# ---- the seed's kernel (../shared/seeds: tinygrad's _embedding_bwd_kernel), in tinygrad's dialect, as given: only its
+# imports and how `device`, `is_vocab_sharded`, `ndev` and `local_vocab_size` are bound differ
+def _seed_kernel(device: str, is_vocab_sharded: bool, ndev: int = 1, local_vocab_size: int = 0):
+  from teeny.uop.ops import UOp, Ops, KernelInfo, AxisType
+  from teeny.dtype import dtypes
+  def _embedding_bwd_kernel(grad_weight:UOp, grad_emb:UOp, idx:UOp) -> UOp:
+    idx_flat, grad_emb_flat = idx.flatten(), grad_emb.reshape((idx.numel(), grad_weight.shape[-1]))
+
+    embed_size = grad_weight.shape[-1]
+    BLOCK_J = min(256, embed_size)
+    assert embed_size % BLOCK_J == 0, f"embed_size {embed_size} must be divisible by {BLOCK_J}"
+
+    n_j_blocks = embed_size // BLOCK_J
+    i = UOp.range(grad_emb_flat.shape[0], 0)         # batch_size * sequence_length -> GLOBAL
+    j_inner = UOp.range(BLOCK_J, 2, AxisType.LOOP if device in ("CPU", "NULL") else AxisType.LOCAL)  # BLOCK_J threads per workgroup  # noqa: E501
+    j_outer = UOp.range(n_j_blocks, 1)
+    j = j_outer * BLOCK_J + j_inner
+
+    if is_vocab_sharded:
+      # each device owns [offset, offset+local_vocab_size) of the global vocabulary
+      dnum = UOp.variable("_device_num", 0, ndev-1)
+      offset = dnum * local_vocab_size
+      global_token_id = idx_flat[i].cast(dtypes.weakint)
+      local_token_id = (global_token_id - offset).clip(0, grad_weight.shape[0]-1)
+      in_range = (global_token_id >= offset) & (global_token_id < (offset + local_vocab_size))
+      grad_val = in_range.where(grad_emb_flat[i, j].cast(dtypes.float), 0.0)
+    else:
+      local_token_id = idx_flat[i].clip(0, grad_weight.shape[0]-1).cast(dtypes.weakint)
+      grad_val = grad_emb_flat[i, j].cast(dtypes.float)
+    # atomic scatter-add: grad_weight[token_id, j] += grad_emb_flat[i, j]
+    if device in ("CPU", "NULL"): atomic_arg = "__atomic_fetch_add({0}, {1}, __ATOMIC_RELAXED);"
+    elif device == "AMD": atomic_arg = "__hip_atomic_fetch_add({0}, {1}, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_AGENT);"
+    else: raise NotImplementedError(f"no atomics for device {device}")
+    atomic = UOp(Ops.CUSTOM, dtypes.void, (grad_weight.index(local_token_id, j, ptr=True), grad_val), arg = atomic_arg)
+    return atomic.end(i, j_outer, j_inner).sink(arg=KernelInfo(name="embedding_bwd", opts_to_apply=()))
+  return _embedding_bwd_kernel
+
+def _seed_case(dim=8):
+  r = _rng(9)
+  ids = np.array([[0, 5, 3], [5, 9, 1]], dtype=np.int32)
+  G = r.standard_normal((2, 3, dim)).astype(np.float32)
+  ref = np.zeros((10, dim), np.float32)
+  np.add.at(ref, ids.reshape(-1), G.reshape(-1, dim))
+  return ids, G, ref
+
+def _cpu_only():
+  if Device.DEFAULT.split(":")[0] != "CPU": pytest.skip("the seed's CUSTOM atomics are C (CPU) and HIP strings")
+
+def test_seed_kernel_one_device():
+  _cpu_only()
+  ids, G, ref = _seed_case()
+  gw = Tensor.zeros(10, 8).contiguous().realize()
+  out = gw.custom_kernel(Tensor(G), Tensor(ids), fxn=_seed_kernel("CPU", False))[0]
+  np.testing.assert_allclose(out.numpy(), ref, rtol=1e-6, atol=1e-6)
+
+def test_seed_kernel_vocab_sharded(devs):
+  _cpu_only()
+  ids, G, ref = _seed_case()
+  gw = Tensor.from_shards([Tensor.zeros(5, 8, device=d).contiguous().realize() for d in devs], 0)
+  g, ix = Tensor(G).to(devs).realize(), Tensor(ids).to(devs).realize()
+  out = gw.custom_kernel(g, ix, fxn=_seed_kernel("CPU", True, 2, 5))[0]
+  assert out.shape == (10, 8) and out.sharded_axis == 0
+  c, k = GlobalCounters.compile_count, GlobalCounters.kernel_count
+  out.realize()
+  assert GlobalCounters.kernel_count - k == 2 and GlobalCounters.compile_count - c <= 1   # compiled once, run on both
+  np.testing.assert_allclose(out.numpy(), ref, rtol=1e-6, atol=1e-6)
+
+@pytest.mark.parametrize("sharded", [False, True])
+def test_seed_kernel_renders_for_hip(sharded):
+  from teeny.engine.realize import get_runner
+  ids, _, _ = _seed_case()
+  hd = ("NULL:HIP", "NULL:HIP:1")
+  if sharded:
+    gw = Tensor.from_shards([Tensor.zeros(5, 256, device=d).contiguous().realize() for d in hd], 0)
+    g, ix = Tensor.ones(2, 3, 256, device=hd[0]).to(hd), Tensor(ids, device=hd[0]).to(hd)
+  else: gw, g, ix = Tensor.zeros(10, 256, device=hd[0]).contiguous().realize(), Tensor.ones(2, 3, 256, device=hd[0]), \
+      Tensor(ids, device=hd[0])
+  out = gw.custom_kernel(g, ix, fxn=_seed_kernel("AMD", sharded, 2, 5))[0]
+  items = [it for it in out.schedule() if it.kind == "custom"]
+  assert len(items) == (2 if sharded else 1)
+  _, spec = get_runner(items[0].bufs[0].arg[1], items[0].ast)
+  assert "__hip_atomic_fetch_add(" in spec.src and "__HIP_MEMORY_SCOPE_AGENT" in spec.src
+  assert ("const int _device_num" in spec.src) == sharded
+  if sharded: assert sorted(it.var_vals[next(iter(it.var_vals))] for it in items) == [0, 1]
+  assert spec.global_size and max(spec.global_size) >= 6 and spec.local_size and max(spec.local_size) == 256

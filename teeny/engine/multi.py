@@ -177,13 +177,18 @@ def _per_device_arg(arg: tuple, i: int, nd: int) -> tuple:
 
 def _shaped(buf: UOp, shape: tuple) -> UOp: return buf if buf.shape == shape else buf.reshape(shape)
 
-def lower_multi(roots: list[UOp]) -> dict[UOp, Sharded | UOp]:
-  """Each root -> its per-device form (Sharded) or, for a single-device root, the node with multi inputs gathered."""
+def _lower_all(nodes) -> dict[UOp, Sharded | UOp]:
+  """Every node (sources first) -> its per-device form (Sharded), or itself/its gathered form for one device."""
   memo: dict[UOp, Sharded | UOp] = {}
-  for n in toposort_many(roots):
+  for n in nodes:
     if n.op in (Ops.BUFFER, Ops.DEFINE_VAR, Ops.NOOP) or (n.op is Ops.CONST and not isinstance(n.device, tuple)):
       memo[n] = n
     else: memo[n] = _lower_node(n, memo)
+  return memo
+
+def lower_multi(roots: list[UOp]) -> dict[UOp, Sharded | UOp]:
+  """Each root -> its per-device form (Sharded) or, for a single-device root, the node with multi inputs gathered."""
+  memo = _lower_all(toposort_many(roots))
   return {r: memo[r] for r in roots}
 
 def schedule_multi(roots: list[UOp], create_schedule, ran_custom: dict) -> tuple[list, dict[UOp, UOp]]:
@@ -191,23 +196,24 @@ def schedule_multi(roots: list[UOp], create_schedule, ran_custom: dict) -> tuple
   each original root (and each write) to what it became (a MULTI of per-device results). A multi-device custom kernel
   whose per-device kernels were scheduled is recorded in `ran_custom` (schedule.py's) as a MULTI per operand, so the
   front end swaps its outputs for those (tensor.py: _resolve_executed) and it runs once."""
-  low = lower_multi(roots)
+  nodes = list(toposort_many(roots))
+  memo = _lower_all(nodes)
   flat: list[UOp] = []
-  for v in low.values(): flat.extend(v.shards if isinstance(v, Sharded) else (v,))
-  writes = [n for n in toposort_many(roots) if n.op is Ops.ASSIGN and isinstance(n.device, tuple)]
-  wlow = lower_multi(writes) if writes else {}
+  for r in roots:
+    v = memo[r]
+    flat.extend(v.shards if isinstance(v, Sharded) else (v,))
   items, becomes = create_schedule(list(dict.fromkeys(flat)))
   out: dict[UOp, UOp] = {}
-  for r, v in low.items():
+  for r in roots:
+    v = memo[r]
     if isinstance(v, Sharded): out[r] = UOp(Ops.MULTI, r.dtype, tuple(becomes.get(s, s) for s in v.shards), v.axis)
     else: out[r] = becomes.get(v, v)
-  cks = [n for n in toposort_many(roots) if n.op is Ops.CUSTOM_KERNEL and isinstance(n.device, tuple)]
-  for ck, v in (lower_multi(cks) if cks else {}).items():
-    if isinstance(v, Sharded) and all(s in ran_custom for s in v.shards):
-      ran_custom[ck] = tuple(UOp(Ops.MULTI, src.dtype, tuple(_shaped(ran_custom[s][k], s.src[k].shape)
-                                                             for s in v.shards), v.axis[k])   # type: ignore[index]
-                             for k, src in enumerate(ck.src))
-  for w, v in wlow.items():
-    if isinstance(v, Sharded) and all(s in becomes for s in v.shards):
-      out[w] = UOp(Ops.MULTI, w.dtype, tuple(becomes[s] for s in v.shards), v.axis)
+  for n in nodes:
+    if n.op not in (Ops.ASSIGN, Ops.CUSTOM_KERNEL) or not isinstance(v := memo[n], Sharded): continue
+    if n.op is Ops.ASSIGN and all(s in becomes for s in v.shards):   # a write that ran: what its memory became
+      out[n] = UOp(Ops.MULTI, n.dtype, tuple(becomes[s] for s in v.shards), v.axis)
+    if n.op is Ops.CUSTOM_KERNEL and all(s in ran_custom for s in v.shards):
+      ran_custom[n] = tuple(UOp(Ops.MULTI, src.dtype, tuple(_shaped(ran_custom[s][k], s.src[k].shape)
+                                                            for s in v.shards), v.axis[k])   # type: ignore[index]
+                            for k, src in enumerate(n.src))
   return items, out
