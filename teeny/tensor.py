@@ -431,7 +431,11 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
     from teeny.engine.schedule import new_buffer_uop
     dt = to_dtype(dtype) if dtype else dtypes.default_float
     if _VARS[0] and _has_sym(shape): return _sym_empty(shape, dt, device, kw)
-    return Tensor(new_buffer_uop(Device.canonicalize(device), prod(shape), dt).reshape(shape), **kw)
+    if isinstance(dev := Device.canonicalize(device), tuple):   # several devices: memory of its own on each
+      t = Tensor.from_shards([Tensor.empty(*shape, dtype=dt, device=d) for d in dev], None)
+      if kw.get("requires_grad") is not None: t.requires_grad = kw["requires_grad"]
+      return t
+    return Tensor(new_buffer_uop(dev, prod(shape), dt).reshape(shape), **kw)
   @staticmethod
   def full(shape, fill_value: Any, dtype: DType | str | None = None, device: str | None = None, **kw) -> Tensor:
     shape = _shape_arg((shape,) if isinstance(shape, int) else tuple(shape))

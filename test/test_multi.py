@@ -435,3 +435,18 @@ def test_seed_kernel_renders_for_hip(sharded):
   assert ("const int _device_num" in spec.src) == sharded
   if sharded: assert sorted(it.var_vals[next(iter(it.var_vals))] for it in items) == [0, 1]
   assert spec.global_size and max(spec.global_size) >= 6 and spec.local_size and max(spec.local_size) == 256
+
+@needs_values
+def test_creation_on_several_devices(devs):
+  np.testing.assert_equal(Tensor.zeros(3, 2, device=devs).numpy(), np.zeros((3, 2)))
+  np.testing.assert_equal(Tensor.arange(5, device=devs).numpy(), np.arange(5))
+  np.testing.assert_equal(Tensor([1, 2], device=devs).numpy(), [1, 2])
+  e = Tensor.empty(4, device=devs)
+  assert e.uop.op is Ops.MULTI and [s.device for s in e.uop.src] == list(devs)   # memory of its own on each
+  e.assign(Tensor.ones(4, device=devs) * 2)
+  np.testing.assert_equal(e.numpy(), [2, 2, 2, 2])
+  r = Tensor.rand(6, device=devs).realize()   # replicated: the same counter-based numbers on every device
+  assert r.uop.op is Ops.MULTI
+  a, b = (Tensor(s).numpy() for s in r.uop.src)
+  np.testing.assert_equal(a, b)
+  assert len(set(a.tolist())) == 6
