@@ -20,6 +20,7 @@ import argparse, os, statistics, sys, time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples"))
 os.environ.setdefault("NCCL_NVLS_ENABLE", "0")
+os.environ.setdefault("DEV", "CUDA")   # models are made on CUDA:0, then replicated
 import numpy as np
 
 SIZE_MB, STEPS, BATCH = int(os.getenv("SIZE_MB", "256")), int(os.getenv("STEPS", "10")), int(os.getenv("BATCH", "16"))
