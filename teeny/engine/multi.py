@@ -14,6 +14,7 @@ over MULTI nodes (shapes are the whole tensor's), so every op, autograd included
   multi-device one, or two different device tuples, raises naming them.
 """
 from __future__ import annotations
+import weakref
 from teeny.helpers import DEBUG, prod
 from teeny.uop.ops import GroupOp, Ops, UOp, toposort_many
 
@@ -22,10 +23,10 @@ MULTI_MADE = [False]
 
 class Sharded:
   """A multi-device node lowered: its per-device nodes and the axis they split (None: replicated)."""
-  __slots__ = ("shards", "axis")
-  def __init__(self, shards: tuple[UOp, ...], axis: int | None): self.shards, self.axis = shards, axis
-  @property
-  def devices(self) -> tuple: return tuple(s.device for s in self.shards)
+  __slots__ = ("shards", "axis", "devices")
+  def __init__(self, shards: tuple[UOp, ...], axis: int | None):
+    self.shards, self.axis = shards, axis
+    self.devices: tuple = tuple(s.device for s in shards)
 
 def shard_bounds(size: int, n: int, what: str = "") -> list[tuple[int, int]]:
   """Even [lo, hi) bounds of n shards of an axis of `size`."""
@@ -177,13 +178,21 @@ def _per_device_arg(arg: tuple, i: int, nd: int) -> tuple:
 
 def _shaped(buf: UOp, shape: tuple) -> UOp: return buf if buf.shape == shape else buf.reshape(shape)
 
+# a node's lowered form, kept while the node lives: nodes are hash-consed and lowering is a function of the node, so a
+# step's graph (its parameters', its `sharded_axis` questions') is lowered once (never a node that lowers to itself: the
+# value would keep its weak key alive)
+_lowered: weakref.WeakKeyDictionary[UOp, Sharded | UOp] = weakref.WeakKeyDictionary()
+
 def _lower_all(nodes) -> dict[UOp, Sharded | UOp]:
   """Every node (sources first) -> its per-device form (Sharded), or itself/its gathered form for one device."""
   memo: dict[UOp, Sharded | UOp] = {}
   for n in nodes:
-    if n.op in (Ops.BUFFER, Ops.DEFINE_VAR, Ops.NOOP) or (n.op is Ops.CONST and not isinstance(n.device, tuple)):
+    if (v := _lowered.get(n)) is not None: memo[n] = v
+    elif n.op in (Ops.BUFFER, Ops.DEFINE_VAR, Ops.NOOP) or (n.op is Ops.CONST and not isinstance(n.device, tuple)):
       memo[n] = n
-    else: memo[n] = _lower_node(n, memo)
+    else:
+      memo[n] = v = _lower_node(n, memo)
+      if v is not n: _lowered[n] = v
   return memo
 
 def lower_multi(roots: list[UOp]) -> dict[UOp, Sharded | UOp]:
