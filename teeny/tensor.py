@@ -26,7 +26,10 @@ _write_origin: weakref.WeakKeyDictionary[UOp, tuple] = weakref.WeakKeyDictionary
 _USERS_PRUNE = 64
 
 def _root(t: Tensor) -> Tensor: return t if t._base is None else t._base
-def _lazy(u: UOp) -> bool: return u.base.op not in (Ops.BUFFER, Ops.CONST)
+def _lazy(u: UOp) -> bool:
+  b = u.base
+  if b.op is Ops.MULTI: return any(_lazy(s) for s in b.src)   # several devices: realized when every shard is
+  return b.op not in (Ops.BUFFER, Ops.CONST)
 def _plain(u: UOp) -> bool: return u.op is Ops.BUFFER or (u.op is Ops.RESHAPE and u.src[0].op is Ops.BUFFER)
 
 HALF = (dtypes.float16, dtypes.bfloat16)  # reductions over these accumulate in float32

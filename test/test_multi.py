@@ -450,3 +450,27 @@ def test_creation_on_several_devices(devs):
   a, b = (Tensor(s).numpy() for s in r.uop.src)
   np.testing.assert_equal(a, b)
   assert len(set(a.tolist())) == 6
+
+@needs_values
+def test_writes_into_multi_device_tensors(devs):
+  a = np.arange(32, dtype=np.float32).reshape(8, 4)
+  x = Tensor(a).shard(devs, 0).realize()
+  ref = a.copy()
+  x[:, 1] += 100
+  ref[:, 1] += 100
+  x += 1
+  ref += 1
+  v = x[:, 2:]   # a view: writes through it reach x
+  v *= 2
+  ref[:, 2:] *= 2
+  np.testing.assert_equal(x.numpy(), ref)
+  assert x.device == devs and x.sharded_axis == 0
+  x[3] = 0   # a row of one shard (the write's view crosses the shards: correct, x comes back replicated)
+  ref[3] = 0
+  np.testing.assert_equal(x.numpy(), ref)
+  w = Tensor(a).to(devs).realize()
+  w[2] = 7
+  b = a.copy()
+  b[2] = 7
+  np.testing.assert_equal(w.numpy(), b)
+  for s in w.uop.src: np.testing.assert_equal(Tensor(s).numpy(), b)   # every copy written
