@@ -474,3 +474,9 @@ def test_writes_into_multi_device_tensors(devs):
   b[2] = 7
   np.testing.assert_equal(w.numpy(), b)
   for s in w.uop.src: np.testing.assert_equal(Tensor(s).numpy(), b)   # every copy written
+
+def test_tinyjit_refuses_multi_device_steps(devs):
+  from teeny import TinyJit
+  x = Tensor.ones(8, 4).shard(devs, 0).realize()
+  step = TinyJit(lambda t: (t * 2).sum(0))
+  with pytest.raises(NotImplementedError, match="TinyJit.*multi-device"): step(x)

@@ -212,6 +212,7 @@ def schedule_multi(roots: list[UOp], create_schedule, ran_custom: dict) -> tuple
     v = memo[r]
     flat.extend(v.shards if isinstance(v, Sharded) else (v,))
   items, becomes = create_schedule(list(dict.fromkeys(flat)))
+  for it in items: it.multi = True   # (engine/realize.py: TinyJit does not capture these yet)
   out: dict[UOp, UOp] = {}
   for r in roots:
     v = memo[r]

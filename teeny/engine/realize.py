@@ -95,6 +95,9 @@ def _check_args(spec, bufs: list[Buffer], name: str):
     if dt != b.dtype: raise TypeError(f"kernel {name}: parameter data{slot} is {dt}, but the buffer passed is {b.dtype}")
 
 def run_schedule(items: list[ScheduleItem]):
+  if recorder is not None and any(it.multi for it in items):
+    raise NotImplementedError("TinyJit does not capture multi-device tensors yet (their per-device buffers and "
+                              "collectives); run the step without TinyJit (JIT=0, or call the function directly)")
   if recorder is not None: recorder.schedule(items)
   compiled = GlobalCounters.compile_count
   for it in items:
@@ -118,9 +121,6 @@ def run_schedule(items: list[ScheduleItem]):
 def _run_allreduce(it: ScheduleItem):
   """Every device's output gets the elementwise reduction of every device's partial (runtime/collectives.py)."""
   from teeny.runtime.collectives import all_reduce
-  if recorder is not None:
-    raise NotImplementedError("TinyJit cannot capture a multi-device step's collectives yet; run it without TinyJit "
-                              "(JIT=0) or keep the jitted function on one device")
   n = len(it.bufs) // 2
   outs, ins = [buffer_for(b) for b in it.bufs[:n]], [buffer_for(b) for b in it.bufs[n:]]
   st = time.perf_counter()

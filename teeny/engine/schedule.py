@@ -33,6 +33,7 @@ class ScheduleItem:
   meta: Any = None
   bumps: tuple = ()         # (slot, new version node): after the item runs, bufs[slot]'s memory holds that version
   var_vals: dict | None = None  # symbolic shapes: each DEFINE_VAR in the kernel -> its value for this launch
+  multi: bool = False       # part of a multi-device schedule (engine/multi.py)
 
   def produced(self) -> list[UOp]:
     """The memory versions this item makes."""
