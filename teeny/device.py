@@ -14,25 +14,40 @@ class _Device:
     self._opened: dict[str, Any] = {}
     self._default: tuple[tuple, str] | None = None
   @staticmethod
-  def canonicalize(name: str | None) -> str:
+  def canonicalize(name: str | tuple | list | None) -> Any:
+    """The canonical name: 'CPU', 'CPU:1', 'CUDA:1', 'NULL', 'NULL:1', 'NULL:CUDA', 'NULL:CUDA:1' (index 0 is the bare
+    name). A tuple or list of names (a multi-device tensor's devices) gives a tuple of canonical names."""
     if name is None: return Device.DEFAULT
+    if isinstance(name, (tuple, list)):
+      devs = tuple(Device.canonicalize(n) for n in name)
+      if len(set(devs)) != len(devs): raise ValueError(f"devices {devs} name one device twice; each must be distinct")
+      if not devs: raise ValueError("a multi-device tensor needs at least one device")
+      return devs
     if not isinstance(name, str): raise TypeError(f"device must be a string like 'CPU' or 'NULL', got {name!r}")
     base, _, rest = name.partition(":")
     base = base.upper()
     if base not in KNOWN_DEVICES:
       raise RuntimeError(f"unknown device {name!r}; known devices: {', '.join(KNOWN_DEVICES)} (pick one with DEV=CPU "
                          "or device='CPU')")
-    if base == "CPU": return "CPU"
-    if base == "NULL": return "NULL" if rest.upper() in ("", "C") else f"NULL:{rest.upper()}"
-    return f"{base}:{rest}" if rest and rest != "0" else base
-  def __getitem__(self, name: str) -> Compiled:
+    def index(s: str) -> str:
+      if not s.isdigit(): raise RuntimeError(f"device {name!r}: {s!r} is not a device number (write e.g. {base}:1)")
+      return "" if int(s) == 0 else f":{int(s)}"
+    if base == "NULL":   # NULL, NULL:<n>, NULL:<lang>, NULL:<lang>:<n>
+      parts = [p.upper() for p in rest.split(":")] if rest else []
+      if parts and parts[0].isdigit(): parts = ["C"] + parts
+      lang = parts[0] if parts else "C"
+      num = index(parts[1]) if len(parts) > 1 else ""
+      return ("NULL" if lang == "C" else f"NULL:{lang}") + num
+    return base + (index(rest) if rest else "")
+  def __getitem__(self, name: str | tuple) -> Compiled:
+    if isinstance(name, tuple): return self[name[0]]   # a multi-device tensor's devices: one kind, its first answers
     if (dev := self._opened.get(name)) is not None: return dev  # the hot path: an already-canonical, open device
-    name = self.canonicalize(name)
-    if name not in self._opened:
-      base = name.split(":")[0]
+    dev_name = self.canonicalize(name)
+    if dev_name not in self._opened:
+      base = dev_name.split(":")[0]
       mod = importlib.import_module(f"teeny.runtime.ops_{base.lower()}")
-      self._opened[name] = mod.open_device(name)
-    return self._opened[name]
+      self._opened[dev_name] = mod.open_device(dev_name)
+    return self._opened[dev_name]
   @property
   def DEFAULT(self) -> str:
     """From DEV=..., else the first of CPU=1, NULL=1, ... that is set, else CPU (re-read only when DEV changes)."""

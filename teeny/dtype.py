@@ -49,6 +49,7 @@ class dtypes:
   default_float: DType = float32
   default_int: DType = int32
   index = int32  # dtype of index arithmetic inside kernels
+  weakint = int32  # the same, by tinygrad's name (custom kernels written in its dialect)
 
   @staticmethod
   def is_float(d: DType) -> builtins.bool: return d.kind == "f"

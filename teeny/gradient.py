@@ -145,7 +145,20 @@ RULES: dict[Ops, Callable[[UOp, UOp], tuple[UOp | None, ...]]] = {
   Ops.GATHER: _gather_grad,
   Ops.CONTIGUOUS: lambda g, r: (g,),
   Ops.COPY: lambda g, r: (UOp(Ops.COPY, g.dtype, (UOp(Ops.CONTIGUOUS, g.dtype, (g,)),), r.src[0].device),),
+  Ops.MULTI: lambda g, r: _multi_grad(g, r),
 }
+
+def _multi_grad(g: UOp, r: UOp) -> tuple[UOp | None, ...]:
+  """MULTI(shards, axis): each shard gets its part of g on its device; a replicated tensor is one value, so only the
+  first copy gets g (the others would count it once per device)."""
+  def to(x: UOp, dev) -> UOp: return UOp(Ops.COPY, x.dtype, (UOp(Ops.CONTIGUOUS, x.dtype, (x,)),), dev)
+  if r.arg is None: return (to(g, r.src[0].device),) + (None,) * (len(r.src) - 1)
+  out, lo = [], 0
+  for s in r.src:
+    n = s.shape[r.arg]
+    out.append(to(g.shrink(tuple((lo, lo + n) if i == r.arg else (0, d) for i, d in enumerate(g.shape))), s.device))
+    lo += n
+  return tuple(out)
 # rounding is flat almost everywhere: a zero gradient (torch gives the input zeros, not None)
 for _op in (Ops.TRUNC, Ops.FLOOR, Ops.CEIL, Ops.RINT): RULES[_op] = lambda g, r: (_c(g, 0.0),)
 NO_GRAD = {Ops.CMPLT, Ops.CMPLE, Ops.CMPNE, Ops.CMPEQ, Ops.AND, Ops.OR, Ops.XOR, Ops.SHL, Ops.SHR, Ops.IDIV, Ops.DETACH,

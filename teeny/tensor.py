@@ -28,7 +28,10 @@ _write_alias: weakref.WeakKeyDictionary[UOp, list] = weakref.WeakKeyDictionary()
 _USERS_PRUNE = 64
 
 def _root(t: Tensor) -> Tensor: return t if t._base is None else t._base
-def _lazy(u: UOp) -> bool: return u.base.op not in (Ops.BUFFER, Ops.CONST)
+def _lazy(u: UOp) -> bool:
+  b = u.base
+  if b.op is Ops.MULTI: return any(_lazy(s) for s in b.src)   # several devices: realized when every shard is
+  return b.op not in (Ops.BUFFER, Ops.CONST)
 def _plain(u: UOp) -> bool: return u.op is Ops.BUFFER or (u.op is Ops.RESHAPE and u.src[0].op is Ops.BUFFER)
 
 HALF = (dtypes.float16, dtypes.bfloat16)  # reductions over these accumulate in float32
@@ -364,7 +367,7 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
     from teeny.engine.schedule import create_schedule
     return create_schedule([t.uop for t in (self, *more)])[0]
   def contiguous(self) -> Tensor:
-    if _plain(self.uop): return self
+    if _plain(u := self.uop) or (u.op is Ops.MULTI and all(_plain(s) for s in u.src)): return self
     return self._wrap(UOp(Ops.CONTIGUOUS, self.dtype, (self.uop,)))
   def _buffer(self):
     """The realized, contiguous buffer holding this tensor's values (realizing, or copying a view, when needed)."""
@@ -380,6 +383,7 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
     """The values as a numpy array (bfloat16 comes back as float32)."""
     from teeny.engine import realize
     if realize.recorder is not None: realize.recorder.host_read(self)   # TinyJit: no host reads in a captured step
+    if isinstance(self.device, tuple): return self.realize().to(self.device[0]).numpy()   # several devices: gather
     if self.numel() == 0:
       return np.zeros(self.shape, dtype=np.float32 if self.dtype == dtypes.bfloat16 else self.dtype.np)
     if Device[self.device].runs_nothing:
@@ -394,7 +398,8 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
     if self.numel() != 1: raise ValueError(f"item() needs a tensor with exactly one element, this one has shape {self.shape}")
     return self.numpy().reshape(()).item()
   def tolist(self) -> Any: return self.numpy().tolist()
-  def to(self, device: str) -> Tensor:
+  def to(self, device: str | Sequence[str]) -> Tensor:
+    if not isinstance(device, str) and device is not None: return self.shard(device)   # several: replicate
     dev = Device.canonicalize(device)
     if dev == self.device: return self
     return self._wrap(UOp(Ops.COPY, self.dtype, (self.contiguous().uop,), dev))
@@ -459,7 +464,11 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
     from teeny.engine.schedule import new_buffer_uop
     dt = to_dtype(dtype) if dtype else dtypes.default_float
     if _VARS[0] and _has_sym(shape): return _sym_empty(shape, dt, device, kw)
-    return Tensor(new_buffer_uop(Device.canonicalize(device), prod(shape), dt).reshape(shape), **kw)
+    if isinstance(dev := Device.canonicalize(device), tuple):   # several devices: memory of its own on each
+      t = Tensor.from_shards([Tensor.empty(*shape, dtype=dt, device=d) for d in dev], None)
+      if kw.get("requires_grad") is not None: t.requires_grad = kw["requires_grad"]
+      return t
+    return Tensor(new_buffer_uop(dev, prod(shape), dt).reshape(shape), **kw)
   @staticmethod
   def full(shape, fill_value: Any, dtype: DType | str | None = None, device: str | None = None, **kw) -> Tensor:
     shape = _shape_arg((shape,) if isinstance(shape, int) else tuple(shape))
@@ -628,7 +637,8 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
   def _binop(self, x: Any, reverse: bool = False) -> tuple[Tensor, Tensor]:
     """Broadcast and promote two operands (Python scalars take the tensor's dtype unless they need a higher category)."""
     if isinstance(x, Tensor):
-      if x.device != self.device: raise RuntimeError(f"operands are on different devices: {self.device} and {x.device}; move one with .to()")
+      if x.device != self.device: raise RuntimeError(f"operands are on different devices: {self.device} and {x.device}; "
+                                                     f"move one with .to(), e.g. x.to({self.device!r})")
       dt = least_upper_dtype(self.dtype, x.dtype)
       a, b = self, x
     else:
@@ -1613,13 +1623,19 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
     for i, t in enumerate(tensors):
       if not isinstance(t, Tensor): raise TypeError(f"custom_kernel: argument {i} is {type(t).__name__}, not a Tensor")
       if t.device != self.device: raise RuntimeError(f"custom_kernel: argument {i} is on {t.device}, the output on {self.device}")
-    if self.uop.op not in (Ops.BUFFER, Ops.RESHAPE) or self.uop.base.op is not Ops.BUFFER:
+    multi = isinstance(self.device, tuple)   # several devices: fxn sees each device's shard; one kernel per device
+    if multi and not (self.uop.op is Ops.MULTI and all(_plain(s) for s in self.uop.src)):
+      raise ValueError("custom_kernel on several devices must be called on a realized output with a buffer on each, e.g. "
+                       "Tensor.from_shards([Tensor.zeros(...).contiguous().realize() per device], axis)")
+    if not multi and (self.uop.op not in (Ops.BUFFER, Ops.RESHAPE) or self.uop.base.op is not Ops.BUFFER):
       raise ValueError("custom_kernel must be called on a realized, contiguous output tensor, e.g. Tensor.zeros(...).contiguous().realize()")
     conts = [self] + [t.contiguous() for t in inputs]
     srcs = [t.uop for t in conts]
-    holders = [UOp.placeholder(i, t.dtype, t.shape) for i, t in enumerate(tensors)]
+    holders = [UOp.placeholder(i, t.dtype, t.local_shape if multi else t.shape) for i, t in enumerate(tensors)]
     sink = fxn(*holders)
     if not isinstance(sink, UOp) or sink.op is not Ops.SINK: raise TypeError("custom_kernel: fxn must return a SINK UOp (x.sink(arg=KernelInfo(...)))")
+    from teeny.uop.ops import implicit_loads
+    sink = implicit_loads(sink)   # `p[i]` used as a value reads the element (tinygrad's dialect)
     if not isinstance(sink.arg, KernelInfo): sink = sink.replace(arg=KernelInfo(name="custom", opts_to_apply=()))
     ck = UOp(Ops.CUSTOM_KERNEL, dtypes.void, tuple(srcs), (sink, _TensorGradFxn(grad_fxn) if grad_fxn is not None else None))
     rg = any(t.requires_grad for t in inputs)
@@ -1640,6 +1656,56 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
       outs.append(o)
     if origins: _write_origin[ck] = tuple(origins)
     return outs
+
+  # ---- several devices (engine/multi.py): a tensor on a tuple of devices holds one buffer per device
+  def shard(self, devices: Sequence[str], axis: int | None = None) -> Tensor:
+    """This tensor on several devices: split evenly along `axis` (device i holds part i), or, with axis=None, a whole
+    copy on each (replicated). Ops on the result run on every device with the same kernels; `.numpy()` gathers."""
+    from teeny.engine.multi import MULTI_MADE, shard_bounds
+    devs = Device.canonicalize(tuple(devices) if not isinstance(devices, str) else (devices,))
+    ax = None if axis is None else _axis(axis, self.ndim)
+    if isinstance(self.device, tuple):
+      u = self.uop
+      if self.device == devs and u.op is Ops.MULTI and u.arg == ax: return self
+      return self.to(self.device[0]).shard(devs, ax)   # reshard through one device
+    MULTI_MADE[0] = True
+    bounds = shard_bounds(self.shape[ax], len(devs), f" {tuple(self.shape)} on axis {ax}") if ax is not None else None
+    parts = []
+    for i, d in enumerate(devs):
+      x = self if bounds is None else self.shrink(tuple(bounds[i] if k == ax else None for k in range(self.ndim)))
+      u = UOp(Ops.CONTIGUOUS, x.dtype, (x.uop,))   # each device's part in memory of its own
+      parts.append(u if d == self.device else UOp(Ops.COPY, x.dtype, (u,), d))
+    return self._wrap(UOp(Ops.MULTI, self.dtype, tuple(parts), ax))
+  def shard_(self, devices: Sequence[str], axis: int | None = None) -> Tensor:
+    """In place (for parameters): this tensor now lives on `devices` (see shard), realized; a leaf stays a leaf."""
+    with Tensor.no_grad(): m = self.shard(devices, axis).realize()
+    self.uop = m.uop
+    if self.grad is not None: self.grad = self.grad.shard(devices, axis)
+    return self
+  @staticmethod
+  def from_shards(shards: Sequence[Tensor], axis: int | None = None) -> Tensor:
+    """One multi-device tensor made of single-device tensors (one per device, in device order; equal shapes), split
+    along `axis` (None: they are copies of one value)."""
+    from teeny.engine.multi import MULTI_MADE
+    if len({t.shape for t in shards}) != 1 or len({t.dtype for t in shards}) != 1:
+      raise ValueError(f"from_shards: shards must share one shape and dtype, got {[(t.shape, t.dtype) for t in shards]}")
+    if any(isinstance(t.device, tuple) for t in shards): raise ValueError("from_shards: each shard must be on one device")
+    Device.canonicalize(tuple(t.device for t in shards))   # distinct devices
+    MULTI_MADE[0] = True
+    t = Tensor(UOp(Ops.MULTI, shards[0].dtype, tuple(t.uop for t in shards), None if axis is None else _axis(axis, shards[0].ndim)))
+    if any(s.requires_grad for s in shards): t._requires_grad = True
+    t._link(tuple(shards))
+    return t
+  @property
+  def local_shape(self) -> tuple:
+    """The shape each device holds: the whole shape, divided along the sharded axis."""
+    if not isinstance(self.device, tuple) or (ax := self.sharded_axis) is None: return self.shape
+    return self.shape[:ax] + (self.shape[ax] // len(self.device),) + self.shape[ax + 1:]
+  @property
+  def sharded_axis(self) -> int | None:
+    """The axis a multi-device tensor is split along (None: replicated, or a single-device tensor)."""
+    u = self.uop
+    return u.arg if u.op is Ops.MULTI else _multi_axis(u)
 
   # ---- autograd
   def backward(self, gradient: Tensor | None = None) -> Tensor:
@@ -1704,6 +1770,13 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
   def int(self): return self.cast(dtypes.int32)
   def long(self): return self.cast(dtypes.int64)
   def bool(self): return self.cast(dtypes.bool)
+
+def _multi_axis(u: UOp) -> int | None:
+  """The sharded axis of a lazy multi-device graph (engine/multi.py's lowering decides it)."""
+  if not isinstance(u.device, tuple): return None
+  from teeny.engine.multi import lower_multi, Sharded
+  x = lower_multi([u])[u]
+  return x.axis if isinstance(x, Sharded) else None
 
 def _drop_links(t: Tensor):
   """A realized tensor needs no path to its sources: tensors built from its lazy graph read its buffer (_realized_as)."""
@@ -1920,6 +1993,7 @@ def _nested_shape(data) -> tuple[int, ...]:
   return ()
 
 def _from_host(data: Any, device: str, dtype: DType | None) -> UOp:
+  if isinstance(device, tuple): return Tensor(data, device[0], dtype).shard(device).uop   # several devices: replicated
   from teeny.engine.schedule import new_buffer_uop
   from teeny.engine.realize import buffer_for
   if isinstance(data, (list, tuple)):

@@ -1,6 +1,6 @@
 """Run a schedule: allocate buffers, compile through the caches, launch, and report at DEBUG>=2."""
 from __future__ import annotations
-import sys, weakref
+import sys, time, weakref
 from typing import Any, cast
 from teeny.device import Buffer, Device
 from teeny.helpers import BEAM, DEBUG, NOOPT, GlobalCounters, colored
@@ -43,6 +43,7 @@ recorder: Any = None
 JIT_OWNED = -1
 
 _program_cache: dict[tuple, Any] = {}
+_compiled_cache: dict[tuple, Any] = {}   # (renderer, compiler key, ast, opts key) -> (spec, binary, key of the device that compiled it)
 
 def get_runner(device: str, ast: UOp, bufs: list[Buffer] | None = None) -> tuple[Any, Any]:
   """(program, spec) for an AST on a device. The in-memory cache is keyed by the hash-consed AST itself (whose
@@ -54,6 +55,14 @@ def get_runner(device: str, ast: UOp, bufs: list[Buffer] | None = None) -> tuple
   key = (device, ast, None if pinned else (NOOPT.value, BEAM.value))
   if (hit := _program_cache.get(key)) is not None: return hit
   dev = Device[device]
+  # devices of one kind (CPU and CPU:1, CUDA:0 and CUDA:1 of one arch) share the compiled program: a multi-device
+  # tensor's kernels compile once and load on each device
+  fkey = (type(dev.renderer).__name__, getattr(dev.compiler, "cache_key", None), key[1:])
+  if (shared := _compiled_cache.get(fkey)) is not None and shared[2] in _program_cache:   # (cleared with it)
+    spec, lib, _ = shared
+    prg = dev.program(spec.name, lib, spec)
+    _program_cache[key] = (prg, spec)
+    return prg, spec
   opts = None
   if BEAM.value >= 1 and not pinned and not NOOPT and not dev.runs_nothing and dev.compiler is not None:
     from teeny.codegen.search import beam_search
@@ -74,6 +83,7 @@ def get_runner(device: str, ast: UOp, bufs: list[Buffer] | None = None) -> tuple
     lib = dev.compiler.compile_cached(spec.src, force=True)
     prg = dev.program(spec.name, lib, spec)
   _program_cache[key] = (prg, spec)
+  _compiled_cache[fkey] = (spec, lib, key)
   return prg, spec
 
 def _check_args(spec, bufs: list[Buffer], name: str):
@@ -83,10 +93,16 @@ def _check_args(spec, bufs: list[Buffer], name: str):
     if dt != b.dtype: raise TypeError(f"kernel {name}: parameter data{slot} is {dt}, but the buffer passed is {b.dtype}")
 
 def run_schedule(items: list[ScheduleItem]):
+  if recorder is not None and any(it.multi for it in items):
+    raise NotImplementedError("TinyJit does not capture multi-device tensors yet (their per-device buffers and "
+                              "collectives); run the step without TinyJit (JIT=0, or call the function directly)")
   if recorder is not None: recorder.schedule(items)
   compiled = GlobalCounters.compile_count
   for it in items:
     for u in it.consumed(): check_version(u)
+    if it.kind == "allreduce":
+      _run_allreduce(it)
+      continue
     if it.kind == "copy":
       dst, src = buffer_for(it.bufs[0]), buffer_for(it.bufs[1])
       copy_buffer(dst, src)
@@ -99,6 +115,19 @@ def run_schedule(items: list[ScheduleItem]):
       b.version = new.arg[3]
   if DEBUG >= 1 and GlobalCounters.compile_count != compiled:
     print(f"teeny: compiled {GlobalCounters.compile_count - compiled} programs ({GlobalCounters.compile_count} since the counters' reset)")
+
+def _run_allreduce(it: ScheduleItem):
+  """Every device's output gets the elementwise reduction of every device's partial (runtime/collectives.py)."""
+  from teeny.runtime.collectives import all_reduce
+  n = len(it.bufs) // 2
+  outs, ins = [buffer_for(b) for b in it.bufs[:n]], [buffer_for(b) for b in it.bufs[n:]]
+  st = time.perf_counter()
+  all_reduce(outs, ins, it.meta)
+  if DEBUG >= 2:
+    for o in outs: Device[o.device].synchronize()
+    t = time.perf_counter() - st
+    print(f"{colored('*** ' + ','.join(b.device for b in outs), 'yellow')} all-reduce {it.meta.name.lower()} of "
+          f"{ins[0].size} x {ins[0].dtype} over {n} devices {t*1e3:9.3f} ms {ins[0].nbytes / max(t, 1e-9) * 1e-9:8.2f} GB/s")
 
 def copy_buffer(dst: Buffer, src: Buffer):
   if Device[dst.device].runs_nothing or Device[src.device].runs_nothing: dst.ensure_allocated()

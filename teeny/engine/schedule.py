@@ -10,6 +10,7 @@ from teeny.uop.ops import AxisType, GroupOp, KernelInfo, Ops, UOp, toposort_many
 from teeny.uop.rewrite import graph_rewrite
 from teeny.uop.symbolic import symbolic, sprod, sstr, sym_max, unbind_sint, bind_sint, VARIABLES_MADE
 from teeny.uop.view import linear_index, movement_index, and_valid
+from teeny.engine.multi import MULTI_MADE, schedule_multi
 
 _buffer_ids = itertools.count()
 _version_ids = itertools.count(1)
@@ -26,20 +27,23 @@ def next_version(b: UOp) -> UOp:
 
 @dataclass
 class ScheduleItem:
-  kind: str                 # "kernel" | "copy" | "custom"
+  kind: str                 # "kernel" | "copy" | "custom" | "allreduce" (bufs: outputs, then inputs; meta: the op)
   ast: UOp | None
   bufs: list[UOp]           # BUFFER uops (memory versions), in parameter order (output first)
   meta: Any = None
   bumps: tuple = ()         # (slot, new version node): after the item runs, bufs[slot]'s memory holds that version
   var_vals: dict | None = None  # symbolic shapes: each DEFINE_VAR in the kernel -> its value for this launch
+  multi: bool = False       # part of a multi-device schedule (engine/multi.py)
 
   def produced(self) -> list[UOp]:
     """The memory versions this item makes."""
     if self.bumps: return [new for _, new in self.bumps]
+    if self.kind == "allreduce": return self.bufs[:len(self.bufs) // 2]
     return [] if self.kind == "custom" else self.bufs[:1]
   def consumed(self) -> list[UOp]:
     """The memory versions this item reads (an in-place write reads the version it overwrites)."""
     if self.kind == "custom": return list(self.bufs)
+    if self.kind == "allreduce": return self.bufs[len(self.bufs) // 2:]
     return list(self.bufs) if self.bumps else self.bufs[1:]
 
 def _expands(u: UOp) -> bool: return u.op is Ops.EXPAND and any(a != b for a, b in zip(u.src[0].shape, u.arg))
@@ -88,7 +92,7 @@ def find_realizes(roots: list[UOp]) -> set[UOp]:
   for r in roots:
     for n in r.toposort:
       if n.op is Ops.BUFFER: continue
-      if n.op in (Ops.CONTIGUOUS, Ops.COPY, Ops.ASSIGN, Ops.CUSTOM_KERNEL, Ops.KERNEL_OUT): realize.add(n)
+      if n.op in (Ops.CONTIGUOUS, Ops.COPY, Ops.ASSIGN, Ops.CUSTOM_KERNEL, Ops.KERNEL_OUT, Ops.ALLREDUCE): realize.add(n)
       # a write into a tensor that has no memory yet first gives its old value a buffer, then writes into that
       if n.op is Ops.ASSIGN and (prev := n.src[0].base).op is not Ops.BUFFER: realize.add(prev)
   cost_memo: dict[UOp, int] = {}
@@ -288,6 +292,7 @@ def create_schedule(roots: list[UOp], nodes: list[UOp] | None = None) -> tuple[l
   only new output buffers and version nodes are made. A graph with symbolic shapes is scheduled with its variables
   unbound (so its kernels, and its cached schedule, serve every value) and each item carries the values to launch with."""
   if nodes is None: nodes = list(toposort_many(roots))
+  if MULTI_MADE[0] and any(n.op is Ops.MULTI for n in nodes): return schedule_multi(roots, create_schedule, _ran_custom)
   if VARIABLES_MADE[0]:   # (a process that never made a Variable pays nothing here)
     for n in nodes:
       if n.op in _SYM_OPS and _arg_has_sym(n.op, n.arg): return _create_symbolic(roots, nodes)
@@ -344,7 +349,7 @@ def _create_symbolic(roots: list[UOp], nodes: list[UOp]) -> tuple[list[ScheduleI
   uroots = [memo[r] for r in roots]
   unodes = list(dict.fromkeys(memo[n] for n in nodes))
   items, becomes = _create_plain(uroots, unodes)
-  for it in items: it.var_vals = var_vals
+  for it in items: it.var_vals = {**it.var_vals, **var_vals} if it.var_vals else var_vals
   return items, {back.get(k, k): rebind_view(v, var_vals) for k, v in becomes.items()}
 
 def _sym_leaves(n: UOp) -> tuple:
@@ -368,7 +373,8 @@ def _template(items: list[ScheduleItem], becomes: dict[UOp, UOp], roots: list[UO
   titems = []
   for it in items:
     for slot, new in it.bumps: pos[new] = ("ver", ref(it.bufs[slot]), len(pos))
-    titems.append((it.kind, it.ast, tuple(ref(b) for b in it.bufs), it.meta, tuple((k, ref(new)) for k, new in it.bumps)))
+    titems.append((it.kind, it.ast, tuple(ref(b) for b in it.bufs), it.meta, tuple((k, ref(new)) for k, new in it.bumps),
+                   it.var_vals))
   node_pos = {n: i for i, n in enumerate(nodes)}
   tbecomes = tuple((node_pos[n], ref(v.base)) for n, v in becomes.items() if v.base.op is Ops.BUFFER)
   customs = tuple((node_pos[n], tuple(ref(b) for b in v)) for n, v in _ran_custom.items() if n in node_pos)
@@ -387,8 +393,8 @@ def _instantiate(tpl: tuple, roots: list[UOp], bufs: list[UOp], nodes: list[UOp]
   titems, tbecomes, customs = tpl
   made: dict[tuple, UOp] = {}
   get = _Resolver(bufs, made)
-  items = [ScheduleItem(kind, ast, [get(b) for b in tb], meta=meta, bumps=tuple((k, get(n)) for k, n in tv))
-           for kind, ast, tb, meta, tv in titems]
+  items = [ScheduleItem(kind, ast, [get(b) for b in tb], meta=meta, bumps=tuple((k, get(n)) for k, n in tv), var_vals=vv)
+           for kind, ast, tb, meta, tv, vv in titems]
   becomes: dict[UOp, UOp] = {r: r for r in roots}
   for p, r in tbecomes:
     n = nodes[p]
@@ -416,10 +422,19 @@ def _create_schedule(roots: list[UOp], nodes: list[UOp]) -> tuple[list[ScheduleI
     if n.op is Ops.KERNEL_OUT:
       buffer_of[n] = _ran_custom[n.src[0]][n.arg]
       continue
+    if n.op is Ops.ALLREDUCE:
+      # one item for every device's node of the collective: outputs (fresh buffers), then the partials it reads
+      if n not in buffer_of:
+        group = [UOp(Ops.ALLREDUCE, n.dtype, n.src, (n.arg[0], i)) for i in range(len(n.src))]
+        outs = [new_buffer_uop(g.device, _alloc_size(g.shape), g.dtype) for g in group]
+        buffer_of.update(zip(group, outs))
+        items.append(ScheduleItem("allreduce", None, outs + [_memory_of(s.base, buffer_of) for s in n.src], meta=n.arg[0]))
+      continue
     if n.op is Ops.CUSTOM_KERNEL:
       bufs = [_memory_of(s.base, buffer_of) for s in n.src]
       bumps = tuple((k, next_version(bufs[k])) for k in sorted(custom_written(n.arg[0])))
-      items.append(ScheduleItem("custom", n.arg[0], bufs, meta=n.arg, bumps=bumps))
+      items.append(ScheduleItem("custom", n.arg[0], bufs, meta=n.arg, bumps=bumps,
+                                var_vals=dict(n.arg[2]) if len(n.arg) > 2 else None))   # (engine/multi.py: _device_num)
       after = list(bufs)
       for k, new in bumps: after[k] = new
       _ran_custom[n] = tuple(after)

@@ -81,6 +81,11 @@ class EmbeddingGrad:
 def embedding(weight: Tensor, idx: Tensor) -> Tensor:
   """weight[idx] for a (vocab, dim) table: shape (*idx.shape, dim). Its backward is the atomic kernel embedding_bwd."""
   if weight.ndim != 2: raise ValueError(f"embedding weight must be 2-d (vocab, dim), got shape {tuple(weight.shape)}")
+  if isinstance(weight.device, tuple):   # several devices (embedding_sharded.py): a table split by rows, or replicated
+    from teeny.kernels.embedding_sharded import sharded_embedding, replicated_embedding
+    if weight.sharded_axis == 0: return sharded_embedding(weight, idx)
+    if not isinstance(idx, Tensor): idx = Tensor(np.asarray(idx, dtype=np.int32))
+    return replicated_embedding(weight.shard(weight.device), idx, _embedding_fwd_kernel, _embedding_bwd_kernel)
   if not isinstance(idx, Tensor): idx = Tensor(np.asarray(idx, dtype=np.int32), device=weight.device)
   if not dtypes.is_int(idx.dtype): raise TypeError(f"embedding ids must be an integer tensor, got {idx.dtype}")
   vocab, dim = weight.shape

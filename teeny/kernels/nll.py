@@ -140,6 +140,7 @@ def route_cross_entropy(logits: Tensor, target: Tensor, reduction: str, label_sm
   (N, C) logits and class ids: the backward is one masked store per row plus an atomic. On the CPU, 8192x32000
   forward and backward take 230 ms this way and 308 ms as the fused graph; for small ones (a 128x10 batch) the graph's
   fewer launches win (120 vs 115 MLP steps/s), so they stay graphs."""
+  if isinstance(logits.device, tuple): return None   # several devices: the graph (engine/multi.py lowers it)
   if hasattr(target, "uop") and logits.requires_grad and (is_gpu(logits.device) or logits.numel() >= 1 << 16) and \
      covers_cross_entropy(logits, target, reduction, label_smoothing):
     return cross_entropy(logits, target, reduction, ignore_index, label_smoothing)

@@ -47,7 +47,7 @@ class _ConvNd:
       pads = _resolve_pads(self.padding, self.kernel_size, _tuple(self.dilation, self.n, "dilation"), self.stride)
       x = x.pad(tuple(v for b, a in reversed(pads) for v in (b, a)), mode=self.padding_mode)
       return x.conv2d(self.weight, self.bias, self.stride, 0, self.dilation, self.groups)
-    if self.n == 2 and not isinstance(self.padding, str):
+    if self.n == 2 and not isinstance(self.padding, str) and not isinstance(x.device, tuple):
       # the hand-written backward kernels (teeny/kernels/conv.py); TEENY_CUSTOM_KERNELS=0 gives the plain graph
       from teeny.kernels import conv2d
       return conv2d(x, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
@@ -156,11 +156,19 @@ class GroupNorm:
     return x * self.weight.reshape(shape) + cast(Tensor, self.bias).reshape(shape)  # affine: bias is set with weight
 
 class Embedding:
-  """A lookup table of `num_embeddings` vectors of size `embedding_dim`, initialised N(0, 1) like torch."""
-  def __init__(self, num_embeddings: int, embedding_dim: int):
+  """A lookup table of `num_embeddings` vectors of size `embedding_dim`, initialised N(0, 1) like torch. With
+  `shard=devices` the table is split by rows over the devices (vocab-sharded: each holds num_embeddings / len(devices)
+  rows); a lookup gathers each token from the device that owns it and gives every device the result, and the backward
+  adds each device's own tokens into its own rows (teeny/kernels/embedding_sharded.py)."""
+  def __init__(self, num_embeddings: int, embedding_dim: int, shard: tuple | list | None = None):
     self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
     self.weight = _param(Tensor.randn(num_embeddings, embedding_dim))
+    self.shard = None if shard is None else tuple(shard)
+    if self.shard is not None: self.weight.shard_(self.shard, 0)
   def __call__(self, idx: Tensor) -> Tensor:
+    if self.shard is not None or isinstance(self.weight.device, tuple):
+      from teeny.kernels.embedding_sharded import sharded_embedding
+      return sharded_embedding(self.weight, idx)
     if not isinstance(idx, Tensor): idx = Tensor(idx, dtype=dtypes.int32)
     if not dtypes.is_int(idx.dtype): raise TypeError(f"Embedding ids must be an integer tensor, got {idx.dtype}")
     # gather forward, atomic scatter-add backward (plain graph when disabled); ids out of range raise IndexError there

@@ -28,7 +28,8 @@ RENDERERS = {"C": ("teeny.codegen.render.c", "CRenderer"), "CUDA": ("teeny.codeg
 COMPILERS = {"CUDA": "teeny.runtime.ops_cuda", "HIP": "teeny.runtime.ops_amd", "CL": "teeny.runtime.ops_cl"}
 
 def open_device(name: str) -> Compiled:
-  lang = name.split(":")[1] if ":" in name else "C"
+  parts = name.split(":")[1:]   # NULL[:<lang>][:<n>] (Device.canonicalize)
+  lang = parts[0] if parts and not parts[0].isdigit() else "C"
   if lang not in RENDERERS:
     raise RuntimeError(f"NULL:{lang} is not a language teeny renders; pick one of {', '.join(RENDERERS)}")
   mod, cls = RENDERERS[lang]

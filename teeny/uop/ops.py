@@ -3,7 +3,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 import itertools, math, weakref
 from typing import Any, Callable
-from teeny.dtype import DType, dtypes, truncate_value
+from teeny.dtype import DType, PtrDType, dtypes, truncate_value
 from teeny.helpers import FastEnum, auto, prod
 
 # symbolic shapes' arithmetic lives a layer up (uop/symbolic.py, which needs rewrite.py); it fills this table when
@@ -15,6 +15,10 @@ class Ops(FastEnum):
   BUFFER = auto(); CONST = auto(); COPY = auto(); CONTIGUOUS = auto(); ASSIGN = auto(); DETACH = auto()  # noqa: E702
   CUSTOM_KERNEL = auto(); KERNEL_OUT = auto(); GATHER = auto(); ARANGE = auto()  # noqa: E702
   BIND = auto()   # BIND(DEFINE_VAR, CONST): a symbolic dimension's variable with its value (uop/symbolic.py)
+  # several devices (engine/multi.py): MULTI(shard per device, arg=axis or None) is one tensor held as a buffer per
+  # device, split along axis (None: each holds all of it); ALLREDUCE(partial per device, arg=(op, i)) is device i's
+  # copy of the elementwise reduction (Ops.ADD/MAX/MIN) of every device's partial
+  MULTI = auto(); ALLREDUCE = auto()  # noqa: E702
   RESHAPE = auto(); PERMUTE = auto(); EXPAND = auto(); PAD = auto(); SHRINK = auto(); FLIP = auto(); WINDOW = auto()  # noqa: E702
   REDUCE_AXIS = auto()
   # kernel
@@ -136,6 +140,10 @@ def substitute_nodes(nodes, mapping: dict) -> dict:
       new_src = tuple(memo[s] for s in n.src)
       memo[n] = n if all(a is b for a, b in zip(new_src, n.src)) else n.replace(src=new_src)
   return memo
+
+class _Count(int):
+  """An int that can also be called (UOp.numel is a property here and a method in tinygrad's dialect)."""
+  def __call__(self) -> int: return int(self)
 
 class _cached:
   """A computed attribute stored on the node at first use (functools.cached_property takes a lock on every first
@@ -264,6 +272,7 @@ class UOp(metaclass=UOpMetaClass):
     op, a = self.op, self.arg
     if op is Ops.CONST: return ()
     if op is Ops.BUFFER: return (a[2],)
+    if op is Ops.DEFINE_GLOBAL: return a[1]   # a custom kernel's placeholder: its tensor's shape
     if op is Ops.ARANGE: return (a[0],)
     if op in (Ops.RESHAPE, Ops.EXPAND): return a
     if op is Ops.PERMUTE: return tuple(self.src[0].shape[i] for i in a)
@@ -279,6 +288,10 @@ class UOp(metaclass=UOpMetaClass):
       return ins[:-n] + tuple((i - d * (k - 1) - 1) // st + 1 for i, k, st, d in zip(ins[-n:], k_, s_, d_)) + tuple(k_)
     if op is Ops.GATHER: return self.src[1].shape
     if op is Ops.KERNEL_OUT: return self.src[0].src[a].shape
+    if op is Ops.MULTI:
+      sh = self.src[0].shape
+      return sh if a is None else sh[:a] + (sum(s.shape[a] for s in self.src),) + sh[a + 1:]
+    if op is Ops.ALLREDUCE: return self.src[a[1]].shape
     # ASSIGN(target, value): the whole memory after writing value through the view target; target.base is the version
     # it overwrites (a BUFFER, an earlier ASSIGN, or a lazy value given a buffer first)
     if op is Ops.ASSIGN: return self.src[0].base.shape
@@ -287,7 +300,9 @@ class UOp(metaclass=UOpMetaClass):
     if op is Ops.CUSTOM_KERNEL: return None
     return None
   @property
-  def numel(self) -> int: return prod(self.shape)
+  def numel(self) -> int:
+    n = prod(self.shape)
+    return _Count(n) if type(n) is int else n   # (callable too: p.numel() in tinygrad's kernels)
   @property
   def base(self) -> UOp:
     """The node under any movement ops."""
@@ -311,7 +326,9 @@ class UOp(metaclass=UOpMetaClass):
         stack.append((n, True))
         stack.extend((x, False) for x in n.src if "device" not in x.__dict__)
     return self._device_from_srcs()
-  def _device_from_srcs(self) -> str:
+  def _device_from_srcs(self) -> Any:
+    if self.op is Ops.MULTI: return tuple(s.device for s in self.src)
+    if self.op is Ops.ALLREDUCE: return self.src[self.arg[1]].device
     if self.op in (Ops.BUFFER, Ops.ARANGE): return self.arg[1]
     if self.op is Ops.COPY: return self.arg
     if self.op is Ops.CONST: return self.src[0].arg if self.src else "?"
@@ -326,12 +343,16 @@ class UOp(metaclass=UOpMetaClass):
     v = truncate_value(value, dtype)
     return UOp(Ops.CONST, dtype, (UOp(Ops.NOOP, arg=device),) if device else (), v)
   def const_like(self, value: Any) -> UOp: return UOp.const(self.dtype, value)
+  @property
+  def _vdtype(self) -> DType:
+    """The dtype of this node's value: an element's for an INDEX used as a value (custom kernels: `p[i] + 1` loads)."""
+    return self.dtype.base if self.op is Ops.INDEX and isinstance(self.dtype, PtrDType) else self.dtype
   def alu(self, op: Ops, *src: UOp, dtype: DType | None = None) -> UOp:
-    out = dtype or (dtypes.bool if op in GroupOp.Comparison else (self.dtype if op is not Ops.WHERE else src[0].dtype))
+    out = dtype or (dtypes.bool if op in GroupOp.Comparison else (self._vdtype if op is not Ops.WHERE else src[0]._vdtype))
     return UOp(op, out, (self,) + src)
   def cast(self, dtype: DType) -> UOp: return self if self.dtype == dtype else UOp(Ops.CAST, dtype, (self,))
   def bitcast(self, dtype: DType) -> UOp: return UOp(Ops.BITCAST, dtype, (self,))
-  def _up(self, x: Any) -> UOp: return x if isinstance(x, UOp) else UOp.const(self.dtype, x)
+  def _up(self, x: Any) -> UOp: return x if isinstance(x, UOp) else UOp.const(self._vdtype, x)
   # index-math operators (kernel level); tensors have their own
   def __add__(self, x): return self.alu(Ops.ADD, self._up(x))
   def __radd__(self, x): return self._up(x).alu(Ops.ADD, self)
@@ -356,8 +377,8 @@ class UOp(metaclass=UOpMetaClass):
   def maximum(self, x): return self.alu(Ops.MAX, self._up(x))
   def minimum(self, x): return self.alu(Ops.MIN, self._up(x))
   def where(self, a, b):
-    a = a if isinstance(a, UOp) else (b.const_like(a) if isinstance(b, UOp) else UOp.const(dtypes.float32, a))
-    return UOp(Ops.WHERE, a.dtype, (self, a, a._up(b)))
+    a = a if isinstance(a, UOp) else (UOp.const(b._vdtype, a) if isinstance(b, UOp) else UOp.const(dtypes.float32, a))
+    return UOp(Ops.WHERE, a._vdtype, (self, a, a._up(b)))
   def clip(self, lo, hi): return self.maximum(lo).minimum(hi)
 
   # ---- tensor-level movement and reduce constructors (no-ops return self)
@@ -392,14 +413,26 @@ class UOp(metaclass=UOpMetaClass):
 
   # ---- kernel construction API (also what custom kernels use)
   @staticmethod
-  def range(size: int | UOp, axis_id: int, axis_type: AxisType = AxisType.LOOP) -> UOp:
+  def range(size: int | UOp, axis_id: int, axis_type: AxisType = AxisType.GLOBAL) -> UOp:
+    """A loop variable over [0, size): GLOBAL (parallel: the grid, or the CPU's threads) unless axis_type says
+    otherwise (LOCAL, LOOP, REDUCE, ...), as in tinygrad's kernels."""
     s = size if isinstance(size, UOp) else UOp.const(dtypes.index, size)
     return UOp(Ops.RANGE, dtypes.index, (s,), (axis_id, axis_type))
   @staticmethod
   def placeholder(slot: int, dtype: DType, shape: tuple[int, ...]) -> UOp:
     return UOp(Ops.DEFINE_GLOBAL, dtype.ptr(), (), (slot, tuple(shape)))
+  def flatten(self) -> UOp:
+    """A placeholder viewed as 1-d (its memory is contiguous: the same addresses)."""
+    return self.reshape((prod(self.shape),))
   def index(self, *idx: UOp | int, valid: UOp | None = None, ptr: bool = True) -> UOp:
-    """buf.index(i, j): address of element (i, j) of a placeholder (row-major); one index is taken as linear."""
+    """buf.index(i, j): address of element (i, j) of a placeholder (row-major) or of a reshape of one; one index is taken
+    as linear. Used as a value (`buf[i] * 2`), an INDEX is loaded (`implicit_loads`); ptr=False loads it here."""
+    if self.op is Ops.RESHAPE and self.src[0].op is Ops.DEFINE_GLOBAL:   # a placeholder's reshape: same memory
+      base = self.src[0]
+      lin = UOp.placeholder(base.arg[0], base.dtype.base, self.arg).index(*idx).src[1]   # row-major in the view's shape
+      ix = UOp(Ops.INDEX, base.dtype, (base, lin) + ((valid,) if valid is not None else ()))
+      return ix if ptr else ix.load()
+    if not ptr: return self.index(*idx, valid=valid).load()
     assert self.op is Ops.DEFINE_GLOBAL, f"index() needs a buffer placeholder, not {self.op}"
     shape = self.arg[1]
     ids = [i if isinstance(i, UOp) else UOp.const(dtypes.index, i) for i in idx]
@@ -421,6 +454,13 @@ class UOp(metaclass=UOpMetaClass):
     return UOp(Ops.STORE, dtypes.void, (self, v))
   def end(self, *ranges: UOp) -> UOp: return UOp(Ops.END, dtypes.void, (self,) + ranges)
   def sink(self, *more: UOp, arg: Any = None) -> UOp: return UOp(Ops.SINK, dtypes.void, (self,) + more, arg)
+  @staticmethod
+  def variable(name: str, lo: int, hi: int) -> UOp:
+    """A kernel variable in [lo, hi] (an `int` parameter of the kernel, its value given at launch): what Variable()
+    makes (uop/symbolic.py), spelled as in tinygrad's kernels."""
+    if not isinstance(name, str) or not name.isidentifier(): raise ValueError(f"variable name must be a C identifier, got {name!r}")
+    if not 0 <= lo <= hi: raise ValueError(f"variable {name}: needs 0 <= lo <= hi, got lo={lo}, hi={hi}")
+    return UOp(Ops.DEFINE_VAR, dtypes.index, (), (name, lo, hi))
   @staticmethod
   def custom(fmt: str | dict, *src: UOp, dtype: DType = dtypes.void) -> UOp:
     """Inline code: `fmt` uses {0}, {1}.. for its sources; a dict gives one spelling per language ('C', 'CUDA', ...)."""
@@ -539,3 +579,18 @@ def pretty(u: UOp, depth: int = 0, seen: dict | None = None) -> str:
     srcs = ",".join(str(seen[s]) for s in n.src)
     lines.append(f"{i:4d} {n.op.name:14s} {n.dtype!r:22s} [{srcs}] {n.arg!r}"[:200])
   return "\n".join(lines)
+
+
+# ops that take an INDEX as an address; anywhere else an INDEX is a value and is loaded (implicit_loads)
+_ADDRESS_USERS = {Ops.LOAD: 1, Ops.STORE: 1, Ops.ATOMIC: 1, Ops.ATOMIC_CAS: 1, Ops.CUSTOM: 99, Ops.INDEX: 1}
+
+def implicit_loads(sink: UOp) -> UOp:
+  """A custom kernel's SINK with every INDEX used as a value wrapped in a LOAD (tinygrad's dialect reads `p[i]` as the
+  element), and the dtypes built from it made element dtypes."""
+  memo: dict[UOp, UOp] = {}
+  for n in sink.toposort:
+    keep = _ADDRESS_USERS.get(n.op, 0)
+    src = tuple(s if k < keep or s.op is not Ops.INDEX else s.load() for k, s in enumerate(memo[x] for x in n.src))
+    dt = n._vdtype if n.op is not Ops.INDEX else n.dtype
+    memo[n] = n if dt is n.dtype and all(a is b for a, b in zip(src, n.src)) else UOp(n.op, dt, src, n.arg)
+  return memo[sink]
