@@ -289,7 +289,7 @@ def test_sharded_embedding_needs_even_rows(devs):
 
 # ---- slice 6: several processes (teeny.dist)
 @needs_values
-def test_two_processes_match_one(tmp_path):
+def test_two_processes_match_one(tmp_path, devs):   # (devs: skipped without two devices of the default kind)
   """extra/dist/train_dp.py with two ranks (each half of every batch, gradients averaged through teeny.dist) gives the
   loss curve and parameters of one process with the whole batch."""
   import os, subprocess, sys
