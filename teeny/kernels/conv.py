@@ -42,7 +42,9 @@ they only widen the gather's lead on the CPU (8x64x56x56 -> 64, 3x3, s2: 90 -> 1
 """
 from __future__ import annotations
 from dataclasses import dataclass, replace
+from teeny.device import Device
 from teeny.tensor import Tensor
+from teeny.codegen.opt import cpu_lanes
 from teeny.tensor_nn import _pad_or_shrink, _resolve_pads, _tuple, check_conv_args
 from teeny.uop.ops import AxisType, KernelInfo, MemSem, Ops, UOp
 from teeny.kernels.common import acc_dtype, in_range, is_gpu, reduce_sum, use_custom_kernels, with_grad
@@ -135,17 +137,18 @@ def _block(n: int, most: int) -> int:
 # channels-last copies: 2 -> 1.15 ms, 4 -> 1.24, 8 -> 1.17, 16 -> 1.72)
 GPU_WGRAD_CW = 4
 
-def _wgrad_cl_kernel(part: UOp, xt: UOp, gt: UOp, s: ConvShape, gpu: bool = False) -> UOp:
+def _wgrad_cl_kernel(part: UOp, xt: UOp, gt: UOp, s: ConvShape, gpu: bool = False, lanes: int = 8) -> UOp:
   """CPU: the weight gradient as a GEMM over channels-last copies, xt = x padded (B, Hp, Wp, C) and gt = grad_out
   (B, OH, OW, O): part[b, o, c, kh, kw] = sum over oh, ow of gt[b, oh, ow, o] * xt[b, oh*sh + kh*dh, ow*sw + kw*dw, c].
-  Each program owns an OB x CW register tile of (output channel, input channel) for one image and tap (UNROLL ranges,
-  written out straight-line and vectorised over the CW contiguous input channels), so each step loads CW/16 vectors and
-  OB scalars for OB*CW multiply-adds. Images are the outermost programs: one image's planes stay in L2 while every tile
-  and tap of it runs. The caller sums over b. Measured on the bench shape (B32, 64->64, 56x56, 2 cores), kernel ms:
-  OB x CW = 4x16: 61-75, 2x32: 74, 8x8: 75, 2x16: 98, 4x8: 110, 8x16: 357 (too many accumulators: not vectorised);
-  the dot-product kernel it replaces took 115-124 ms plus a 51 ms pad of grad_out."""
+  Each program owns an OB x CW register tile of (output channel, input channel) for one image and tap (UPCAST ranges
+  on the CPU, CW two vectors of the target's float32, `lanes` each; UNROLL ranges on GPUs), vectorised over the CW
+  contiguous input channels, so each step loads CW/lanes vectors and OB scalars for OB*CW multiply-adds. Images are the
+  outermost programs. The caller sums over b. Measured on the bench shape (B32, 64->64, 56x56, 2 cores, AVX-512 Zen 4,
+  UNROLL tiles), kernel ms: OB x CW = 4x16: 61-75, 2x32: 74, 8x8: 75, 2x16: 98, 4x8: 110, 8x16: 357 (too many
+  accumulators: not vectorised); the dot-product kernel it replaces took 115-124 ms plus a 51 ms pad of grad_out. On
+  an AVX2 Zen 3 the UNROLL 4x16 tile was not vectorised at all (5.6 s, loaded machine); UPCAST ranges: 0.36-0.44 s."""
   hp, wp = s.h + s.pt + s.pb, s.w + s.pl + s.pr
-  ob, cw = _block(s.cout_g, 4), _block(s.cin_g, GPU_WGRAD_CW if gpu else 16)
+  ob, cw = _block(s.cout_g, 4), _block(s.cin_g, GPU_WGRAD_CW if gpu else 2 * lanes)
   live = None
   if gpu:  # one thread per tile; neighbouring threads hold neighbouring input-channel blocks (coalesced loads of xt)
     e, live, _ = _gpu_elements(s.bs * s.kh * s.kw * (s.cout // ob) * (s.cin_g // cw))
@@ -154,7 +157,10 @@ def _wgrad_cl_kernel(part: UOp, xt: UOp, gt: UOp, s: ConvShape, gpu: bool = Fals
     b, kh = UOp.range(s.bs, 0, AxisType.GLOBAL), UOp.range(s.kh, 1, AxisType.GLOBAL)
     kw = UOp.range(s.kw, 2, AxisType.GLOBAL)
     obo, cbo = UOp.range(s.cout // ob, 3, AxisType.GLOBAL), UOp.range(s.cin_g // cw, 4, AxisType.GLOBAL)
-  obi, cbi = UOp.range(ob, 5, AxisType.UNROLL), UOp.range(cw, 6, AxisType.UNROLL)
+  # CPU: an UPCAST (looped) register tile, which clang unrolls and vectorises as a matmul's; written out by UNROLL it
+  # stayed scalar on AVX2 (64 accumulators: 5.6 s instead of 0.36 s for the bench shape on a loaded Zen 3)
+  tile = AxisType.UNROLL if gpu else AxisType.UPCAST
+  obi, cbi = UOp.range(ob, 5, tile), UOp.range(cw, 6, tile)
   oh, ow = UOp.range(s.oh, 7, AxisType.REDUCE), UOp.range(s.ow, 8, AxisType.REDUCE)
   o, ci = obo * ob + obi, cbo * cw + cbi
   c = (o // s.cout_g) * s.cin_g + ci if s.groups > 1 else ci
@@ -173,7 +179,9 @@ def conv2d_bwd_weight(x: Tensor, grad_out: Tensor, s: ConvShape) -> Tensor:
   if _pads_ok(s):
     xt = _pad_or_shrink(x, [(s.pt, s.pb), (s.pl, s.pr)]).permute(0, 2, 3, 1)
     part = Tensor.empty(s.bs, s.cout, s.cin_g, s.kh, s.kw, dtype=dt, device=x.device)
-    outs = part.custom_kernel(xt, grad_out.permute(0, 2, 3, 1), fxn=lambda o, a, g: _wgrad_cl_kernel(o, a, g, s, gpu))
+    lanes = 8 if gpu else cpu_lanes(Device[x.device].renderer)   # float32 per vector of the C target
+    outs = part.custom_kernel(xt, grad_out.permute(0, 2, 3, 1),
+                              fxn=lambda o, a, g: _wgrad_cl_kernel(o, a, g, s, gpu, lanes))
     return outs[0].sum(0)
   part = Tensor.empty(*((s.bs,) if gpu else ()), s.cout, s.cin_g, s.kh, s.kw, *(() if gpu else (s.ow,)), dtype=dt,
                       device=x.device)
