@@ -72,7 +72,7 @@ def test_applied_list_is_recorded_and_shapes_the_code():
   p = get_program(mm_ast([Opt(U, 1, 4), Opt(UN, 2, 4)]), CRenderer())
   assert p.opts == (Opt(U, 1, 4), Opt(UN, 2, 4))
   assert p.uops[-1].op is Ops.SINK and p.uops[-1].arg.opts_to_apply == p.opts
-  assert "for (int u101 = 0; u101 < 4; u101++)" in p.src and "r2 < 10" in p.src
+  assert "for (long u101 = 0; u101 < 4; u101++)" in p.src and "r2 < 10" in p.src
   assert get_program(mm_ast(()), CRenderer()).opts == () and "u10" not in get_program(mm_ast(()), CRenderer()).src
 
 def test_padded_axis_masks_stores_and_loads():
@@ -185,10 +185,10 @@ def test_loop_opt_blocks_the_loops():
   """LOOP splits an axis into an outer GLOBAL part and an inner plain loop (id 300 + axis) inside the GLOBAL loops; with a
   SWAP first, a block of columns is the cores' loop and the rows run inside it. Refused on a REDUCE axis."""
   src = get_program(mm_ast([Opt(U, 1, 4), Opt(U, 0, 2), Opt(S, 0, 1), Opt(OptOps.LOOP, 0, 3)]), CRenderer()).src
-  assert "for (int i300 = 0; i300 < 3; i300++)" in src
-  assert src.index("for (int g0") < src.index("for (int g1") < src.index("for (int i300") < src.index("for (int r2")
+  assert "for (long i300 = 0; i300 < 3; i300++)" in src
+  assert src.index("for (long g0") < src.index("for (long g1") < src.index("for (long i300") < src.index("for (long r2")
   # the tile's vector loads depend on the cores' loop: it keeps constant bounds (else clang gathers them lane by lane)
-  assert "for (int g0 = 0; g0 < 3; g0++)" in src and "continue;" in src
+  assert "for (long g0 = 0; g0 < 3; g0++)" in src and "continue;" in src
   with pytest.raises(KernelOptError, match="LOOP axis 2"): apply_opts(mm_ast(None), [Opt(OptOps.LOOP, 2, 4)], CRenderer())
 
 def test_plain_tile_keeps_narrowed_core_bounds():
