@@ -164,6 +164,9 @@ class CStyleLanguage:
     else:
       st.params.append(f"{self.arg_int_prefix} {u.arg[0]}")
       st.r[u] = u.arg[0]
+  def _r_local(self, st: RenderState, u: UOp):
+    st.r[u] = f"local{u.arg[0]}"
+    st.emit(f"{self.render_storage(u.dtype.base)} local{u.arg[0]}[{u.arg[1]}] __attribute__((aligned(64)));")
   def _r_range(self, st: RenderState, u: UOp):
     nm = f"{ {AxisType.GLOBAL: 'g', AxisType.REDUCE: 'r', AxisType.UPCAST: 'u'}.get(u.arg[1], 'i')}{u.arg[0]}"
     st.r[u] = nm
@@ -234,7 +237,8 @@ class CStyleLanguage:
     Ops.DEFINE_GLOBAL: "_r_param", Ops.DEFINE_VAR: "_r_param", Ops.RANGE: "_r_range", Ops.END: "_r_end", Ops.INDEX: "_r_index",
     Ops.LOAD: "_r_load", Ops.STORE: "_r_store", Ops.REDUCE: "_r_reduce", Ops.ASSIGN: "_r_assign", **dict.fromkeys(GroupOp.ALU, "_r_alu"),
     Ops.CAST: "_r_cast", Ops.BITCAST: "_r_cast", Ops.CUSTOM: "_r_custom", Ops.ATOMIC: "_r_atomic", Ops.ATOMIC_CAS: "_r_atomic",
-    Ops.BARRIER: "_r_barrier", Ops.SPECIAL: "_r_special", Ops.NOOP: "_r_nothing", Ops.SINK: "_r_nothing"}
+    Ops.BARRIER: "_r_barrier", Ops.SPECIAL: "_r_special", Ops.NOOP: "_r_nothing", Ops.SINK: "_r_nothing",
+    Ops.DEFINE_LOCAL: "_r_local"}
   def render_prelude(self, body: str) -> str:
     """The helper definitions this kernel's body uses (each helper is a block starting with its name)."""
     return self.prelude
