@@ -140,9 +140,12 @@ def bench_embedding():
       ("" if full else f"; graph timed on {n_graph} tokens, scaled x{N // n_graph}"))
   # the two kernels alone: zeroing grad_weight, and the atomic scatter-add into a grad_weight zeroed beforehand
   from teeny.kernels.embedding import _embedding_bwd_kernel
-  gw0 = Tensor.zeros(V, D).contiguous().realize()
-  # adds into the same (pre-faulted) buffer every run: same work, no allocation in the way
-  t_at = median_time(lambda: gw0.custom_kernel(g, ids, fxn=lambda a, b, c: _embedding_bwd_kernel(a, b, c, GPU))[0].realize())[1]
+  # adds into the same (pre-faulted) buffer every run: same work, no allocation in the way. Each run adds into the
+  # version the run before wrote (adding into the first one again read memory already overwritten: a RuntimeError)
+  gw0 = [Tensor.zeros(V, D).contiguous().realize()]
+  def scatter_add():
+    gw0[0] = gw0[0].custom_kernel(g, ids, fxn=lambda a, b, c: _embedding_bwd_kernel(a, b, c, GPU))[0].realize()
+  t_at = median_time(scatter_add)[1]
   t_zero = median_time(lambda: Tensor.zeros(V, D).contiguous().realize())
   row("  of which: atomic scatter-add", (t_at, t_at), None, None, "kernel time")
   row("  of which: zeroing grad_weight", t_zero, None, None, "non-temporal stores on the CPU for fills over 8 MB")
