@@ -224,16 +224,23 @@ def _row_tile(w: int, most: int = 64) -> int:
   """The widest tile of a row of w that divides it and holds at most `most` values."""
   return next(t for t in range(min(w, most), 0, -1) if w % t == 0)
 
-def _igrad_padded_kernel(gx: UOp, gp: UOp, w: UOp, s: ConvShape) -> UOp:
+def _igrad_channels(s: ConvShape, tw: int, renderer) -> int:
+  """Input channels of the stride-1 gather's register tile: 2 when two rows of TW values fit half the target's vector
+  registers, else 1 (bench shape, 56-wide rows: AVX-512 Zen 4, 4 vectors a row: CB=2 54 ms, CB=1 91 ms; AVX2 Zen 3, 7
+  vectors a row, 16 registers: CB=1 163 ms, CB=2 219-232 ms, CB=4 292 ms)."""
+  lanes, regs = max(getattr(renderer, "vector_bytes", 32) // 4, 1), getattr(renderer, "vector_registers", 16)
+  return _block(s.cin_g, 2 if 2 * -(-tw // lanes) <= regs // 2 else 1)
+
+def _igrad_padded_kernel(gx: UOp, gp: UOp, w: UOp, s: ConvShape, cb: int = 2) -> UOp:
   """Stride 1 on the CPU: the gather of _igrad_gather_kernel over a grad_out padded by (K-1)*d - p on each side, so no
   tap needs a mask: gx[b, c, ih, iw] = sum over o, kh, kw of gp[b, o, ih + kh*dh, iw + kw*dw] * w[o, c', KH-1-kh,
   KW-1-kw]. Each program owns a register tile of CB input channels x TW columns of one row (UNROLL ranges: the renderer
   writes the tile out as straight-line code that the compiler vectorises), so each row of grad_out it loads feeds CB
   multiply-adds per lane. The channel blocks of a row are the innermost programs: the grad_out rows they share stay in
-  L1. Measured on the bench shape (B32, 64->64, 56x56, 2 cores): CB=1 91 ms, CB=2 54 ms, CB=4 58 ms (was 246 ms with one
-  channel and a looped accumulator)."""
+  L1. Measured on the bench shape (B32, 64->64, 56x56, 2 cores, Zen 4): CB=1 91 ms, CB=2 54 ms, CB=4 58 ms (was 246 ms
+  with one channel and a looped accumulator); CB comes from the target's registers (_igrad_channels)."""
   hq, wq = s.h + (s.kh - 1) * s.dh, s.w + (s.kw - 1) * s.dw
-  cb, tw = _block(s.cin_g, 2), _row_tile(s.w)
+  cb, tw = _block(s.cin_g, cb), _row_tile(s.w)
   b, ih = UOp.range(s.bs, 0, AxisType.GLOBAL), UOp.range(s.h, 1, AxisType.GLOBAL)
   iwo, cbo = UOp.range(s.w // tw, 2, AxisType.GLOBAL), UOp.range(s.cin // cb, 3, AxisType.GLOBAL)
   cbi, iwi = UOp.range(cb, 4, AxisType.UNROLL), UOp.range(tw, 5, AxisType.UNROLL)
@@ -302,7 +309,8 @@ def conv2d_bwd_input(grad_out: Tensor, weight: Tensor, s: ConvShape, variant: st
     if not gpu and _padded_ok(s):
       gp = _pad_or_shrink(grad_out, [((s.kh - 1) * s.dh - s.pt, (s.kh - 1) * s.dh - s.pb),
                                      ((s.kw - 1) * s.dw - s.pl, (s.kw - 1) * s.dw - s.pr)])
-      return gx.custom_kernel(gp, weight, fxn=lambda o, g, w, s=s: _igrad_padded_kernel(o, g, w, s))[0]
+      cb = _igrad_channels(s, _row_tile(s.w), Device[dev].renderer)
+      return gx.custom_kernel(gp, weight, fxn=lambda o, g, w, s=s: _igrad_padded_kernel(o, g, w, s, cb))[0]
     return gx.custom_kernel(grad_out, weight, fxn=lambda o, g, w: _igrad_gather_kernel(o, g, w, s, gpu))[0]
   if variant != "scatter": raise ValueError(f"conv2d_bwd_input: variant must be 'gather' or 'scatter', got {variant!r}")
   gx = Tensor.zeros(s.bs, s.cin, s.h, s.w, dtype=dt, device=dev).contiguous().realize()
