@@ -36,7 +36,7 @@ The scatter comes closest where the gather wastes most taps (stride >= kernel, f
 and is worst where many output channels pile onto each input (54x on the CPU, where every atomic is a lock-prefixed
 compare-and-swap). So the rule (use_scatter) is: gather, always; variant="scatter" stays selectable. On the CPU, the
 weight gradient (padding >= 0) and the stride-1 input gradient take faster forms: padded inputs instead of masks, and
-register tiles sized from the target (_wgrad_cl_kernel: UPCAST, _igrad_padded_kernel: UNROLL); a strided input gradient runs
+register tiles sized by the target (_wgrad_cl_kernel, _igrad_padded_kernel); a strided input gradient runs
 the stride-1 kernel on grad_out with zeros inserted (_unstrided) when its padding allows. The table above predates them:
 they only widen the gather's lead on the CPU (8x64x56x56 -> 64, 3x3, s2: 90 -> 13 ms; the stem: 366 -> 26 ms).
 """
