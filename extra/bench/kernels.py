@@ -71,6 +71,20 @@ def kernel_time(fn: Callable[[], object], runs: int = RUNS) -> float:
       kerns.append(GlobalCounters.time_sum_s)
   return statistics.median(kerns)
 
+def per_kernel(fn: Callable[[], object], runs: int = RUNS) -> list[tuple[str, float, float, float]]:
+  """(kernel name, median ms, GFLOP/s, GB/s) of each kernel fn launches, in launch order, from the DEBUG=2 lines (every
+  launch waits, so each kernel's own time): where the time of a backward goes."""
+  import contextlib, io, re
+  pat = re.compile(r"\*\*\* \S+\s+\d+ (\S+).*?([\d.]+) ms\s+([\d.]+) GFLOP/s\s+([\d.]+) GB/s")
+  seen: dict[str, list[tuple[float, float, float]]] = {}
+  for _ in range(runs):
+    buf = io.StringIO()
+    with Context(DEBUG=2), contextlib.redirect_stdout(buf): fn()
+    for i, line in enumerate(re.sub(r"\x1b\[[0-9;]*m", "", buf.getvalue()).splitlines()):
+      if (m := pat.search(line)): seen.setdefault(f"{m.group(1)}#{i}", []).append(tuple(float(m.group(k)) for k in (2, 3, 4)))
+  med = lambda xs: statistics.median(xs)
+  return [(k.split("#")[0], med([v[0] for v in vs]), med([v[1] for v in vs]), med([v[2] for v in vs])) for k, vs in seen.items()]
+
 def row(name: str, hand: tuple[float, float], graph: float | None, ref: float | None, note: str = ""):
   ms = lambda t: f"{t * 1e3:10.1f}" if t is not None else f"{'-':>10}"
   ratio = lambda a, b: f"{a / b:9.2f}x" if a is not None and b is not None else f"{'-':>10}"
@@ -126,9 +140,12 @@ def bench_embedding():
       ("" if full else f"; graph timed on {n_graph} tokens, scaled x{N // n_graph}"))
   # the two kernels alone: zeroing grad_weight, and the atomic scatter-add into a grad_weight zeroed beforehand
   from teeny.kernels.embedding import _embedding_bwd_kernel
-  gw0 = Tensor.zeros(V, D).contiguous().realize()
-  # adds into the same (pre-faulted) buffer every run: same work, no allocation in the way
-  t_at = median_time(lambda: gw0.custom_kernel(g, ids, fxn=lambda a, b, c: _embedding_bwd_kernel(a, b, c, GPU))[0].realize())[1]
+  # adds into the same (pre-faulted) buffer every run: same work, no allocation in the way. Each run adds into the
+  # version the run before wrote (adding into the first one again read memory already overwritten: a RuntimeError)
+  gw0 = [Tensor.zeros(V, D).contiguous().realize()]
+  def scatter_add():
+    gw0[0] = gw0[0].custom_kernel(g, ids, fxn=lambda a, b, c: _embedding_bwd_kernel(a, b, c, GPU))[0].realize()
+  t_at = median_time(scatter_add)[1]
   t_zero = median_time(lambda: Tensor.zeros(V, D).contiguous().realize())
   row("  of which: atomic scatter-add", (t_at, t_at), None, None, "kernel time")
   row("  of which: zeroing grad_weight", t_zero, None, None, "non-temporal stores on the CPU for fills over 8 MB")
@@ -170,6 +187,8 @@ def bench_conv():
   s = conv_shape(x.shape, w.shape, 1, 1)
   row("  of which: grad_w (reduction)", median_time(lambda: K.conv2d_bwd_weight(x, g, s).realize()), None, None)
   row("  of which: grad_x (gather)", median_time(lambda: K.conv2d_bwd_input(g, w, s, "gather").realize()), None, None)
+  for name, ms, gflops, gbs in per_kernel(lambda: Tensor.realize_all(*K.conv2d_bwd(x, w, g, 1, 1))):
+    print(f"    kernel {name[:60]:60s} {ms:9.2f} ms {gflops:8.2f} GFLOP/s {gbs:7.2f} GB/s")
 
 def bench_conv_variants():
   """The input gradient as a gather vs an atomic scatter, over shapes: where the rule in teeny/kernels/conv.py comes from."""

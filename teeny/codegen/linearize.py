@@ -55,7 +55,7 @@ class Linearizer:
         self.out.append(u)
         self.scopes[-1].add(u)
         continue
-      if u.op in (Ops.CONST, Ops.DEFINE_GLOBAL, Ops.DEFINE_VAR, Ops.NOOP) or self.visible(u): continue
+      if u.op in (Ops.CONST, Ops.DEFINE_GLOBAL, Ops.DEFINE_VAR, Ops.DEFINE_LOCAL, Ops.NOOP) or self.visible(u): continue
       if u.op is Ops.RANGE: self.open_range(u)
       elif u.op is Ops.REDUCE: self.emit_reduce(u)
       elif u.op is Ops.END: self.emit_effect(u)
@@ -111,6 +111,8 @@ def linearize(sink: UOp) -> list[UOp]:
   lin = Linearizer()
   for g in sorted([u for u in sink.toposort if u.op is Ops.DEFINE_GLOBAL], key=lambda u: u.arg[0]): lin.out.append(g)
   for v in sorted([u for u in sink.toposort if u.op is Ops.DEFINE_VAR], key=lambda u: u.arg[0]): lin.out.append(v)
+  # kernel-private arrays (Opt STAGE) are declared once, before any loop
+  for v in sorted([u for u in sink.toposort if u.op is Ops.DEFINE_LOCAL], key=lambda u: u.arg[0]): lin.out.append(v)
   # parallel (GLOBAL) ranges are outermost and shared by every effect
   glob = sorted([u for u in sink.toposort if u.op is Ops.RANGE and u.arg[1] in (AxisType.GLOBAL, AxisType.LOCAL)], key=range_key)
   for r in glob: lin.open_range(r)

@@ -18,12 +18,16 @@ kernels (`KernelInfo(opts_to_apply=[...])`) therefore speak one language, and th
   LOOP    axis, n   the axis's inner n values become a plain loop (id 300 + axis) inside the GLOBAL loops: with a SWAP
                     that moves the outer part out, cache blocking (a block of B's columns stays in L2 while every row
                     block of A streams past it)
+  STAGE   -, slot   C: the reduce's load of buffer `slot` reads a copy packed into a kernel-private array: the
+                    GLOBAL ranges its address does not depend on become plain loops (LOOP) inside the ones it does, and
+                    once per iteration of those, the slice it reads is copied in the order the reduce reads it (a B
+                    panel of a matmul-like reduce, read at a stride of a row per step, becomes one contiguous stream)
   TC                reserved for tensor cores (not implemented: always refused)
 
 An Opt that does not fit the kernel raises `KernelOptError` (a ValueError) naming the axis and its size; BEAM skips it."""
 from __future__ import annotations
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 from teeny.dtype import dtypes
 from teeny.helpers import FastEnum, auto, getenv, prod
 from teeny.uop.ops import AxisType, KernelInfo, Ops, UOp
@@ -32,7 +36,7 @@ from teeny.uop.symbolic import symbolic, decompose
 
 class OptOps(FastEnum):
   UPCAST = auto(); UNROLL = auto(); LOCAL = auto(); GROUP = auto(); PADTO = auto(); SWAP = auto()  # noqa: E702
-  NOLOCALS = auto(); TC = auto(); LOOP = auto()  # noqa: E702
+  NOLOCALS = auto(); TC = auto(); LOOP = auto(); STAGE = auto()  # noqa: E702
   def __repr__(self): return f"OptOps.{self.name}"
 
 @dataclass(frozen=True)
@@ -48,7 +52,7 @@ class KernelOptError(ValueError):
 GPU_LOCAL = getenv("GPU_LOCAL", 256)        # threads per block of elementwise kernels, lanes of a grouped reduce
 GROUP_MIN_REDUCE = 256                     # a reduce at least this long may be spread over a block's lanes
 GPU_UPCAST = tuple(int(x) for x in getenv("GPU_UPCAST", "4,8").split(","))   # GPU register tile: contiguous, other axis
-UPCAST_ID, LOCAL_ID, LOOP_ID = 100, 200, 300   # the id of the range an UPCAST/UNROLL (LOCAL, LOOP) splits off axis a: 100+a...
+UPCAST_ID, LOCAL_ID, LOOP_ID, STAGE_ID = 100, 200, 300, 400   # the id of the range an UPCAST/UNROLL (LOCAL, LOOP) splits off axis a: 100+a...
 _SPLITTABLE = (AxisType.GLOBAL, AxisType.LOOP, AxisType.REDUCE)
 
 def lane_special(lanes: int) -> UOp:
@@ -238,10 +242,61 @@ def _nolocals(ast: UOp, opt: Opt) -> UOp:
     raise KernelOptError("NOLOCALS: the kernel already has LOCAL or GROUP ranges (threads in blocks)")
   return ast
 
+def _stage(ast: UOp, opt: Opt, renderer) -> UOp:
+  """STAGE: see the module docstring. Refused on GPUs, for a buffer with no single unmasked load inside a reduce, when the
+  load depends on no GLOBAL range or on every one (nothing to reuse the copy), and when the copy would not fit half of
+  the target's L2."""
+  if getattr(renderer, "is_gpu", False) or getattr(renderer, "lang", "C") != "C":
+    raise KernelOptError("STAGE packs a load into a kernel-private array of the C renderer; this renderer has none")
+  if any(u.op in (Ops.ATOMIC, Ops.ATOMIC_CAS, Ops.CUSTOM, Ops.BARRIER, Ops.SPECIAL) for u in ast.toposort):
+    raise KernelOptError(f"STAGE {opt.arg}: the kernel has atomics or custom code")
+  reds = [u for u in ast.toposort if u.op is Ops.REDUCE]
+  loads = {u for red in reds for u in red.src[0].toposort if u.op is Ops.LOAD and u.src[0].op is Ops.INDEX and
+           u.src[0].src[0].op is Ops.DEFINE_GLOBAL and u.src[0].src[0].arg[0] == opt.arg}
+  if len(loads) != 1 or len((ld := next(iter(loads))).src[0].src) != 2:
+    raise KernelOptError(f"STAGE {opt.arg}: the kernel's reduces read buffer {opt.arg} through {len(loads)} loads; STAGE "
+                         "needs exactly one, unmasked")
+  idx = ld.src[0]
+  rngs = [x for x in idx.src[1].toposort if x.op is Ops.RANGE]
+  inner = [x for x in rngs if x.arg[1] is not AxisType.GLOBAL]
+  glob = global_ranges(ast)
+  free = [g for g in glob if g not in rngs]
+  if not any(x.arg[1] is AxisType.REDUCE for x in inner) or not free or len(free) == len(glob):
+    raise KernelOptError(f"STAGE {opt.arg}: the load must move along a reduce and depend on some GLOBAL ranges but not all "
+                         f"(it depends on {[x.arg[0] for x in rngs]}; the kernel's axes are {_describe(ast)})")
+  if any(const_size(x) is None for x in inner + free):
+    raise KernelOptError(f"STAGE {opt.arg}: a range of the staged slice has a symbolic size")
+  # the slice in the order the reduce reads it: reduce (and plain) loops outside, register-tile ranges inside
+  inner.sort(key=lambda x: (x.arg[1] in (AxisType.UPCAST, AxisType.UNROLL), x.arg[0]))
+  sizes = {x: cast(int, const_size(x)) for x in inner}   # (all constant: checked above)
+  size = prod(sizes.values())
+  if size * ld.dtype.itemsize * 2 > getattr(renderer, "cache_bytes", {}).get("L2", 512 << 10):
+    raise KernelOptError(f"STAGE {opt.arg}: the slice of {size} values does not fit half of L2")
+  local = UOp(Ops.DEFINE_LOCAL, ld.dtype.ptr(), (), (_fresh_id(ast, STAGE_ID), size))
+  copy = [UOp.range(sizes[x], _fresh_id(ast, STAGE_ID + i), AxisType.LOOP) for i, x in enumerate(inner)]
+  def linear(rs: list[UOp]) -> UOp:
+    out: UOp | None = None
+    stride = 1
+    for r, x in zip(reversed(rs), reversed(inner)):
+      term = r * stride if stride != 1 else r
+      out = term if out is None else out + term
+      stride *= sizes[x]
+    assert out is not None, "a staged slice has at least one range"
+    return out
+  src = UOp(Ops.INDEX, idx.dtype, (idx.src[0], idx.src[1].substitute(dict(zip(inner, copy)))))
+  fill = UOp(Ops.INDEX, local.dtype, (local, linear(copy))).store(src.load(ld.dtype)).end(*copy)
+  ast = ast.substitute({ld: UOp(Ops.INDEX, local.dtype, (local, linear(inner))).load(ld.dtype)})
+  for g in free: ast = replace_range(ast, g, loop := UOp.range(g.src[0], g.arg[0], AxisType.LOOP), (loop,))
+  # the copy is the SINK's first effect: the linearizer writes it inside the GLOBAL loops, before the loops it serves
+  return graph_rewrite(ast.replace(src=(fill,) + ast.src), symbolic)
+
 def apply_opt(ast: UOp, opt: Opt, renderer) -> UOp:
   """The kernel with one Opt applied (KernelOptError if it does not fit)."""
   if not isinstance(opt, Opt): raise KernelOptError(f"expected an Opt, got {opt!r}")
   if opt.op is OptOps.TC: raise KernelOptError("TC (tensor cores) is reserved: no renderer implements it yet")
+  if any(u.op is Ops.DEFINE_LOCAL for u in ast.toposort):
+    raise KernelOptError(f"{opt.op.name} after STAGE: STAGE must be the last Opt (its copy is laid out for the ranges as "
+                         "they are when it applies)")
   if opt.op in (OptOps.LOCAL, OptOps.GROUP, OptOps.NOLOCALS): _need_gpu(opt, renderer)
   if opt.op is OptOps.UPCAST: return _split_off(ast, opt, AxisType.UPCAST)
   if opt.op is OptOps.UNROLL: return _split_off(ast, opt, AxisType.UNROLL)
@@ -256,6 +311,7 @@ def apply_opt(ast: UOp, opt: Opt, renderer) -> UOp:
   if opt.op is OptOps.PADTO: return _padto(ast, opt)
   if opt.op is OptOps.SWAP: return _swap(ast, opt)
   if opt.op is OptOps.NOLOCALS: return _nolocals(ast, opt)
+  if opt.op is OptOps.STAGE: return _stage(ast, opt, renderer)
   raise KernelOptError(f"unknown Opt {opt!r}")
 
 def apply_opts(ast: UOp, opts, renderer) -> UOp:

@@ -36,13 +36,15 @@ The scatter comes closest where the gather wastes most taps (stride >= kernel, f
 and is worst where many output channels pile onto each input (54x on the CPU, where every atomic is a lock-prefixed
 compare-and-swap). So the rule (use_scatter) is: gather, always; variant="scatter" stays selectable. On the CPU, the
 weight gradient (padding >= 0) and the stride-1 input gradient take faster forms: padded inputs instead of masks, and
-register tiles written out by UNROLL ranges (_wgrad_cl_kernel, _igrad_padded_kernel); a strided input gradient runs
+register tiles sized by the target (_wgrad_cl_kernel, _igrad_padded_kernel); a strided input gradient runs
 the stride-1 kernel on grad_out with zeros inserted (_unstrided) when its padding allows. The table above predates them:
 they only widen the gather's lead on the CPU (8x64x56x56 -> 64, 3x3, s2: 90 -> 13 ms; the stem: 366 -> 26 ms).
 """
 from __future__ import annotations
 from dataclasses import dataclass, replace
+from teeny.device import Device
 from teeny.tensor import Tensor
+from teeny.codegen.opt import cpu_lanes
 from teeny.tensor_nn import _pad_or_shrink, _resolve_pads, _tuple, check_conv_args
 from teeny.uop.ops import AxisType, KernelInfo, MemSem, Ops, UOp
 from teeny.kernels.common import acc_dtype, in_range, is_gpu, reduce_sum, use_custom_kernels, with_grad
@@ -135,17 +137,18 @@ def _block(n: int, most: int) -> int:
 # channels-last copies: 2 -> 1.15 ms, 4 -> 1.24, 8 -> 1.17, 16 -> 1.72)
 GPU_WGRAD_CW = 4
 
-def _wgrad_cl_kernel(part: UOp, xt: UOp, gt: UOp, s: ConvShape, gpu: bool = False) -> UOp:
+def _wgrad_cl_kernel(part: UOp, xt: UOp, gt: UOp, s: ConvShape, gpu: bool = False, lanes: int = 8) -> UOp:
   """CPU: the weight gradient as a GEMM over channels-last copies, xt = x padded (B, Hp, Wp, C) and gt = grad_out
   (B, OH, OW, O): part[b, o, c, kh, kw] = sum over oh, ow of gt[b, oh, ow, o] * xt[b, oh*sh + kh*dh, ow*sw + kw*dw, c].
-  Each program owns an OB x CW register tile of (output channel, input channel) for one image and tap (UNROLL ranges,
-  written out straight-line and vectorised over the CW contiguous input channels), so each step loads CW/16 vectors and
-  OB scalars for OB*CW multiply-adds. Images are the outermost programs: one image's planes stay in L2 while every tile
-  and tap of it runs. The caller sums over b. Measured on the bench shape (B32, 64->64, 56x56, 2 cores), kernel ms:
-  OB x CW = 4x16: 61-75, 2x32: 74, 8x8: 75, 2x16: 98, 4x8: 110, 8x16: 357 (too many accumulators: not vectorised);
-  the dot-product kernel it replaces took 115-124 ms plus a 51 ms pad of grad_out."""
+  Each program owns an OB x CW register tile of (output channel, input channel) for one image and tap (UPCAST ranges
+  on the CPU, CW two vectors of the target's float32, `lanes` each; UNROLL ranges on GPUs), vectorised over the CW
+  contiguous input channels, so each step loads CW/lanes vectors and OB scalars for OB*CW multiply-adds. Images are the
+  outermost programs. The caller sums over b. Measured on the bench shape (B32, 64->64, 56x56, 2 cores, AVX-512 Zen 4,
+  UNROLL tiles), kernel ms: OB x CW = 4x16: 61-75, 2x32: 74, 8x8: 75, 2x16: 98, 4x8: 110, 8x16: 357 (too many
+  accumulators: not vectorised); the dot-product kernel it replaces took 115-124 ms plus a 51 ms pad of grad_out. On
+  an AVX2 Zen 3 the UNROLL 4x16 tile was not vectorised at all (5.6 s, loaded machine); UPCAST ranges: 0.36-0.44 s."""
   hp, wp = s.h + s.pt + s.pb, s.w + s.pl + s.pr
-  ob, cw = _block(s.cout_g, 4), _block(s.cin_g, GPU_WGRAD_CW if gpu else 16)
+  ob, cw = _block(s.cout_g, 4), _block(s.cin_g, GPU_WGRAD_CW if gpu else 2 * lanes)
   live = None
   if gpu:  # one thread per tile; neighbouring threads hold neighbouring input-channel blocks (coalesced loads of xt)
     e, live, _ = _gpu_elements(s.bs * s.kh * s.kw * (s.cout // ob) * (s.cin_g // cw))
@@ -154,7 +157,10 @@ def _wgrad_cl_kernel(part: UOp, xt: UOp, gt: UOp, s: ConvShape, gpu: bool = Fals
     b, kh = UOp.range(s.bs, 0, AxisType.GLOBAL), UOp.range(s.kh, 1, AxisType.GLOBAL)
     kw = UOp.range(s.kw, 2, AxisType.GLOBAL)
     obo, cbo = UOp.range(s.cout // ob, 3, AxisType.GLOBAL), UOp.range(s.cin_g // cw, 4, AxisType.GLOBAL)
-  obi, cbi = UOp.range(ob, 5, AxisType.UNROLL), UOp.range(cw, 6, AxisType.UNROLL)
+  # CPU: an UPCAST (looped) register tile, which clang unrolls and vectorises as a matmul's; written out by UNROLL it
+  # stayed scalar on AVX2 (64 accumulators: 5.6 s instead of 0.36 s for the bench shape on a loaded Zen 3)
+  tile = AxisType.UNROLL if gpu else AxisType.UPCAST
+  obi, cbi = UOp.range(ob, 5, tile), UOp.range(cw, 6, tile)
   oh, ow = UOp.range(s.oh, 7, AxisType.REDUCE), UOp.range(s.ow, 8, AxisType.REDUCE)
   o, ci = obo * ob + obi, cbo * cw + cbi
   c = (o // s.cout_g) * s.cin_g + ci if s.groups > 1 else ci
@@ -173,7 +179,9 @@ def conv2d_bwd_weight(x: Tensor, grad_out: Tensor, s: ConvShape) -> Tensor:
   if _pads_ok(s):
     xt = _pad_or_shrink(x, [(s.pt, s.pb), (s.pl, s.pr)]).permute(0, 2, 3, 1)
     part = Tensor.empty(s.bs, s.cout, s.cin_g, s.kh, s.kw, dtype=dt, device=x.device)
-    outs = part.custom_kernel(xt, grad_out.permute(0, 2, 3, 1), fxn=lambda o, a, g: _wgrad_cl_kernel(o, a, g, s, gpu))
+    lanes = 8 if gpu else cpu_lanes(Device[x.device].renderer)   # float32 per vector of the C target
+    outs = part.custom_kernel(xt, grad_out.permute(0, 2, 3, 1),
+                              fxn=lambda o, a, g: _wgrad_cl_kernel(o, a, g, s, gpu, lanes))
     return outs[0].sum(0)
   part = Tensor.empty(*((s.bs,) if gpu else ()), s.cout, s.cin_g, s.kh, s.kw, *(() if gpu else (s.ow,)), dtype=dt,
                       device=x.device)
@@ -216,16 +224,23 @@ def _row_tile(w: int, most: int = 64) -> int:
   """The widest tile of a row of w that divides it and holds at most `most` values."""
   return next(t for t in range(min(w, most), 0, -1) if w % t == 0)
 
-def _igrad_padded_kernel(gx: UOp, gp: UOp, w: UOp, s: ConvShape) -> UOp:
+def _igrad_channels(s: ConvShape, tw: int, renderer) -> int:
+  """Input channels of the stride-1 gather's register tile: 2 when two rows of TW values fit half the target's vector
+  registers, else 1 (bench shape, 56-wide rows: AVX-512 Zen 4, 4 vectors a row: CB=2 54 ms, CB=1 91 ms; AVX2 Zen 3, 7
+  vectors a row, 16 registers: CB=1 163 ms, CB=2 219-232 ms, CB=4 292 ms)."""
+  lanes, regs = max(getattr(renderer, "vector_bytes", 32) // 4, 1), getattr(renderer, "vector_registers", 16)
+  return _block(s.cin_g, 2 if 2 * -(-tw // lanes) <= regs // 2 else 1)
+
+def _igrad_padded_kernel(gx: UOp, gp: UOp, w: UOp, s: ConvShape, cb: int = 2) -> UOp:
   """Stride 1 on the CPU: the gather of _igrad_gather_kernel over a grad_out padded by (K-1)*d - p on each side, so no
   tap needs a mask: gx[b, c, ih, iw] = sum over o, kh, kw of gp[b, o, ih + kh*dh, iw + kw*dw] * w[o, c', KH-1-kh,
   KW-1-kw]. Each program owns a register tile of CB input channels x TW columns of one row (UNROLL ranges: the renderer
   writes the tile out as straight-line code that the compiler vectorises), so each row of grad_out it loads feeds CB
   multiply-adds per lane. The channel blocks of a row are the innermost programs: the grad_out rows they share stay in
-  L1. Measured on the bench shape (B32, 64->64, 56x56, 2 cores): CB=1 91 ms, CB=2 54 ms, CB=4 58 ms (was 246 ms with one
-  channel and a looped accumulator)."""
+  L1. Measured on the bench shape (B32, 64->64, 56x56, 2 cores, Zen 4): CB=1 91 ms, CB=2 54 ms, CB=4 58 ms (was 246 ms
+  with one channel and a looped accumulator); CB comes from the target's registers (_igrad_channels)."""
   hq, wq = s.h + (s.kh - 1) * s.dh, s.w + (s.kw - 1) * s.dw
-  cb, tw = _block(s.cin_g, 2), _row_tile(s.w)
+  cb, tw = _block(s.cin_g, cb), _row_tile(s.w)
   b, ih = UOp.range(s.bs, 0, AxisType.GLOBAL), UOp.range(s.h, 1, AxisType.GLOBAL)
   iwo, cbo = UOp.range(s.w // tw, 2, AxisType.GLOBAL), UOp.range(s.cin // cb, 3, AxisType.GLOBAL)
   cbi, iwi = UOp.range(cb, 4, AxisType.UNROLL), UOp.range(tw, 5, AxisType.UNROLL)
@@ -294,7 +309,8 @@ def conv2d_bwd_input(grad_out: Tensor, weight: Tensor, s: ConvShape, variant: st
     if not gpu and _padded_ok(s):
       gp = _pad_or_shrink(grad_out, [((s.kh - 1) * s.dh - s.pt, (s.kh - 1) * s.dh - s.pb),
                                      ((s.kw - 1) * s.dw - s.pl, (s.kw - 1) * s.dw - s.pr)])
-      return gx.custom_kernel(gp, weight, fxn=lambda o, g, w, s=s: _igrad_padded_kernel(o, g, w, s))[0]
+      cb = _igrad_channels(s, _row_tile(s.w), Device[dev].renderer)
+      return gx.custom_kernel(gp, weight, fxn=lambda o, g, w, s=s: _igrad_padded_kernel(o, g, w, s, cb))[0]
     return gx.custom_kernel(grad_out, weight, fxn=lambda o, g, w: _igrad_gather_kernel(o, g, w, s, gpu))[0]
   if variant != "scatter": raise ValueError(f"conv2d_bwd_input: variant must be 'gather' or 'scatter', got {variant!r}")
   gx = Tensor.zeros(s.bs, s.cin, s.h, s.w, dtype=dt, device=dev).contiguous().realize()

@@ -42,6 +42,7 @@ class CPUTarget:
   vector_bytes: int               # widest SIMD register the target has: 64 (AVX-512), 32 (AVX/AVX2), 16 (SSE, NEON)
   cache_bytes: dict[str, int]     # L1d, L2, L3 of this machine (per core for L1d/L2)
   macros: str                     # a digest of the compiler's predefined macros for the target (the compile cache key)
+  vector_registers: int = 16      # SIMD registers the compiler may allocate: 32 (AVX-512, AArch64), 16 (x86 without it)
 
 def _cache_sizes() -> dict[str, int]:
   """L1d/L2/L3 from sysfs (cpu0), with common sizes where the machine does not say."""
@@ -76,7 +77,8 @@ def _cpu_target(cc: str, arch: str) -> CPUTarget:
                      "-march value such as x86-64-v3 (AVX2), x86-64-v4 (AVX-512) or native, or unset it")
   defs = set(ln.split()[1] for ln in proc.stdout.splitlines() if ln.startswith("#define "))
   vec = 64 if "__AVX512F__" in defs else 32 if "__AVX__" in defs else 16 if defs & {"__SSE2__", "__ARM_NEON", "__ARM_NEON__"} else 8
-  return CPUTarget(arch, vec, _cache_sizes(), hashlib.sha256(proc.stdout.encode()).hexdigest()[:16])
+  regs = 32 if defs & {"__AVX512F__", "__aarch64__"} else 16
+  return CPUTarget(arch, vec, _cache_sizes(), hashlib.sha256(proc.stdout.encode()).hexdigest()[:16], regs)
 
 class CCompiler(ToolCompiler):
   what = "C compile"
@@ -176,8 +178,9 @@ def open_device(name: str) -> Compiled:
   comp = CCompiler()
   t = comp.target
   if DEBUG >= 1:
-    print(f"teeny: opened {name} with {find_cc()}, {n_threads()} threads, -march={t.arch} ({t.vector_bytes}-byte vectors, "
+    print(f"teeny: opened {name} with {find_cc()}, {n_threads()} threads, -march={t.arch} ({t.vector_registers} "
+          f"{t.vector_bytes}-byte vector registers, "
           f"L1d {t.cache_bytes['L1d'] >> 10} KB, L2 {t.cache_bytes['L2'] >> 10} KB, L3 {t.cache_bytes['L3'] >> 20} MB)")
-  dev = Compiled(name, CPUAllocator(), CRenderer(t.vector_bytes, dict(t.cache_bytes)), comp, CPUProgram)
+  dev = Compiled(name, CPUAllocator(), CRenderer(t.vector_bytes, dict(t.cache_bytes), t.vector_registers), comp, CPUProgram)
   dev.graph = CPUGraph
   return dev

@@ -25,6 +25,7 @@ class Ops(FastEnum):
   SINK = auto(); DEFINE_GLOBAL = auto(); DEFINE_VAR = auto(); RANGE = auto(); END = auto(); INDEX = auto()  # noqa: E702
   LOAD = auto(); STORE = auto(); REDUCE = auto(); SPECIAL = auto(); BARRIER = auto(); CUSTOM = auto()  # noqa: E702
   ATOMIC = auto(); ATOMIC_CAS = auto(); NOOP = auto()  # noqa: E702
+  DEFINE_LOCAL = auto()   # a kernel-private array, arg (id, size): the C renderer's staging buffer (Opt STAGE)
   # alu
   CAST = auto(); BITCAST = auto()  # noqa: E702
   NEG = auto(); RECIP = auto(); SQRT = auto(); EXP = auto(); LOG = auto(); EXP2 = auto(); LOG2 = auto()  # noqa: E702

@@ -7,11 +7,11 @@ static inline unsigned short teeny_f2bf(float f) {
 }
 void r_8_8(unsigned short* restrict data0, const float* restrict data1, int core, int ncores) {
   int g0_per = (8 + ncores - 1) / ncores, g0_lo = core * g0_per, g0_hi = g0_lo + g0_per < 8 ? g0_lo + g0_per : 8;
-  for (int g0 = g0_lo; g0 < g0_hi; g0++) {
-    int val1 = (g0*8);
+  for (long g0 = g0_lo; g0 < g0_hi; g0++) {
+    long val1 = (g0*8);
     float acc2 = 0.0f;
     #pragma omp simd reduction(+:acc2)
-    for (int r1 = 0; r1 < 8; r1++) {
+    for (long r1 = 0; r1 < 8; r1++) {
       float val3 = ((float)((teeny_bf2f(teeny_f2bf(data1[(val1+r1)]))*2.0f)));
       acc2 = (acc2+val3);
     }

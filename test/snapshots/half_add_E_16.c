@@ -23,7 +23,7 @@ static inline unsigned short teeny_f2h(float f) {
 }
 void E_16(unsigned short* restrict data0, const unsigned short* restrict data1, const unsigned short* restrict data2, int core, int ncores) {
   int g0_per = (16 + ncores - 1) / ncores, g0_lo = core * g0_per, g0_hi = g0_lo + g0_per < 16 ? g0_lo + g0_per : 16;
-  for (int g0 = g0_lo; g0 < g0_hi; g0++) {
+  for (long g0 = g0_lo; g0 < g0_hi; g0++) {
     data0[g0] = teeny_f2h((teeny_h2f(data1[g0])+teeny_h2f(data2[g0])));
   }
 }

@@ -11,7 +11,7 @@ static inline float teeny_atomic_add_f32_relaxed(float* p, float v) {
 }
 void hist(float* restrict data0, const int* restrict data1, int core, int ncores) {
   int g0_per = (64 + ncores - 1) / ncores, g0_lo = core * g0_per, g0_hi = g0_lo + g0_per < 64 ? g0_lo + g0_per : 64;
-  for (int g0 = g0_lo; g0 < g0_hi; g0++) {
+  for (long g0 = g0_lo; g0 < g0_hi; g0++) {
     int val1 = data1[g0];
     (((val1<8)&((val1<0)^1))?teeny_atomic_add_f32_relaxed((data0+val1), 1.0f):0.0f);
   }

@@ -1,12 +1,12 @@
 #include <math.h>
 void unroll_tile(float* restrict data0, const float* restrict data1, int core, int ncores) {
   int g0_per = (8 + ncores - 1) / ncores, g0_lo = core * g0_per, g0_hi = g0_lo + g0_per < 8 ? g0_lo + g0_per : 8;
-  for (int g0 = 0; g0 < 8; g0++) {
+  for (long g0 = 0; g0 < 8; g0++) {
     if (g0 < g0_lo || g0 >= g0_hi) continue;
-    int val1 = (g0*4);
+    long val1 = (g0*4);
     float acc2[4];
     for (int acc2_i = 0; acc2_i < 4; acc2_i++) acc2[acc2_i] = 0.0f;
-    for (int r2 = 0; r2 < 16; r2++) {
+    for (long r2 = 0; r2 < 16; r2++) {
       float val3 = data1[(((r2*32)+val1)+0)];
       acc2[0] = (acc2[0]+val3);
       float val4 = data1[(((r2*32)+val1)+1)];

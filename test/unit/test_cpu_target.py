@@ -50,3 +50,16 @@ def test_x86_64_v3_code_runs(tmp_path):
   out = subprocess.run([sys.executable, "-c", code], env=env, cwd=root, capture_output=True, text=True, timeout=300)
   assert out.returncode == 0, out.stderr[-2000:]
   assert "-march=x86-64-v3" in out.stdout
+
+@x86
+@pytest.mark.parametrize("arch,regs", [("x86-64-v3", 16), ("x86-64-v4", 32)])
+def test_vector_registers_from_the_compiler(arch, regs):
+  assert cpu_target(arch=arch).vector_registers == regs
+
+def test_beam_tiles_fit_the_register_file():
+  """BEAM's largest tile and its UPCAST amounts come from the target's register file, not a constant: AVX2 holds
+  16 x 8 float32, AVX-512 32 x 16 (and tries UPCAST 64), SSE 16 x 4."""
+  from teeny.codegen.search import register_elems, upcast_amounts
+  avx2, avx512, sse = CRenderer(32, None, 16), CRenderer(64, None, 32), CRenderer(16, None, 16)
+  assert (register_elems(avx2), register_elems(avx512), register_elems(sse)) == (128, 512, 64)
+  assert 64 in upcast_amounts(avx512) and 64 not in upcast_amounts(avx2)

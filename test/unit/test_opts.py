@@ -53,6 +53,9 @@ OPT_LISTS = {
   "pad_then_upcast": [Opt(P, 1, 16), Opt(U, 1, 16)], "swap": [Opt(S, 0, 1)], "swap_upcast": [Opt(S, 0, 1), Opt(U, 0, 4)],
   "everything": [Opt(P, 2, 32), Opt(U, 2, 4), Opt(UN, 1, 3), Opt(U, 0, 2), Opt(S, 0, 1)],
   "loop": [Opt(OptOps.LOOP, 1, 4)], "blocked": [Opt(U, 1, 4), Opt(U, 0, 2), Opt(S, 0, 1), Opt(OptOps.LOOP, 0, 3)],
+  "stage_b": [Opt(U, 1, 4), Opt(U, 0, 2), Opt(OptOps.STAGE, None, 2)], "stage_a": [Opt(U, 1, 4), Opt(OptOps.STAGE, None, 1)],
+  "stage_swapped": [Opt(S, 0, 1), Opt(U, 0, 4), Opt(OptOps.STAGE, None, 2)], "stage_plain": [Opt(OptOps.STAGE, None, 2)],
+  "stage_upcast_reduce": [Opt(U, 2, 4), Opt(U, 1, 4), Opt(OptOps.STAGE, None, 2)],
 }
 
 @needs_values
@@ -72,7 +75,7 @@ def test_applied_list_is_recorded_and_shapes_the_code():
   p = get_program(mm_ast([Opt(U, 1, 4), Opt(UN, 2, 4)]), CRenderer())
   assert p.opts == (Opt(U, 1, 4), Opt(UN, 2, 4))
   assert p.uops[-1].op is Ops.SINK and p.uops[-1].arg.opts_to_apply == p.opts
-  assert "for (int u101 = 0; u101 < 4; u101++)" in p.src and "r2 < 10" in p.src
+  assert "for (long u101 = 0; u101 < 4; u101++)" in p.src and "r2 < 10" in p.src
   assert get_program(mm_ast(()), CRenderer()).opts == () and "u10" not in get_program(mm_ast(()), CRenderer()).src
 
 def test_padded_axis_masks_stores_and_loads():
@@ -185,12 +188,42 @@ def test_loop_opt_blocks_the_loops():
   """LOOP splits an axis into an outer GLOBAL part and an inner plain loop (id 300 + axis) inside the GLOBAL loops; with a
   SWAP first, a block of columns is the cores' loop and the rows run inside it. Refused on a REDUCE axis."""
   src = get_program(mm_ast([Opt(U, 1, 4), Opt(U, 0, 2), Opt(S, 0, 1), Opt(OptOps.LOOP, 0, 3)]), CRenderer()).src
-  assert "for (int i300 = 0; i300 < 3; i300++)" in src
-  assert src.index("for (int g0") < src.index("for (int g1") < src.index("for (int i300") < src.index("for (int r2")
+  assert "for (long i300 = 0; i300 < 3; i300++)" in src
+  assert src.index("for (long g0") < src.index("for (long g1") < src.index("for (long i300") < src.index("for (long r2")
   # the tile's vector loads depend on the cores' loop: it keeps constant bounds (else clang gathers them lane by lane)
-  assert "for (int g0 = 0; g0 < 3; g0++)" in src and "continue;" in src
+  assert "for (long g0 = 0; g0 < 3; g0++)" in src and "continue;" in src
   with pytest.raises(KernelOptError, match="LOOP axis 2"): apply_opts(mm_ast(None), [Opt(OptOps.LOOP, 2, 4)], CRenderer())
 
 def test_plain_tile_keeps_narrowed_core_bounds():
   src = get_program(mm_ast([Opt(U, 1, 4), Opt(U, 0, 2)]), CRenderer()).src
   assert "g0 = g0_lo; g0 < g0_hi" in src and "continue;" not in src
+
+def test_stage_packs_the_load_and_runs_it_per_block():
+  """STAGE copies the slice a reduce's load reads into a kernel-private array, laid out in the order the reduce reads it,
+  once per iteration of the GLOBAL loops the load depends on: those it does not depend on become plain loops inside."""
+  src = get_program(mm_ast([Opt(U, 1, 4), Opt(OptOps.STAGE, None, 2)]), CRenderer()).src
+  decl = re.search(r"float (local\d+)\[(\d+)\]", src)
+  assert decl and int(decl.group(2)) == K * 4, src                    # the reduce's 40 steps x the tile's 4 columns
+  loc = decl.group(1)
+  fill, use = src.index(f"{loc}[(") , src.index(f"*{loc}[")
+  assert src.index("for (long g1") < fill < src.index("for (long i0") < use, src   # copied per block of columns
+  assert "data2[" in src[fill - 200:fill + 200] and "data2[" not in src[use:]
+
+@pytest.mark.parametrize("opts,match", [
+  ([Opt(OptOps.STAGE, None, 0)], "exactly one"),                                   # the output is not read
+  ([Opt(OptOps.STAGE, None, 2), Opt(U, 1, 4)], "STAGE must be the last")], ids=str)
+def test_stage_refused(opts, match):
+  with pytest.raises(KernelOptError, match=match): apply_opts(mm_ast(None), opts, CRenderer())
+
+def test_stage_refused_without_reuse():
+  """A row sum's load depends on every GLOBAL range: a copy would be read once, so STAGE is refused."""
+  out, a = UOp.placeholder(0, dtypes.float32, (8,)), UOp.placeholder(1, dtypes.float32, (64,))
+  i, k = UOp.range(8, 0, AxisType.GLOBAL), UOp.range(8, 1, AxisType.REDUCE)
+  ast = out.index(i).store(UOp(Ops.REDUCE, dtypes.float32, (a.index(i * 8 + k).load(), k), Ops.ADD)).sink(arg=KernelInfo("s"))
+  with pytest.raises(KernelOptError, match="GLOBAL ranges but not all"): apply_opts(ast, [Opt(OptOps.STAGE, None, 1)], CRenderer())
+
+def test_stage_refused_on_gpus_and_past_l2():
+  from teeny.codegen.render.cuda import CUDARenderer
+  with pytest.raises(KernelOptError, match="C renderer"): apply_opts(mm_ast(None), [Opt(OptOps.STAGE, None, 2)], CUDARenderer())
+  small = CRenderer(cache_bytes={"L1d": 1 << 10, "L2": 256, "L3": 1 << 20})
+  with pytest.raises(KernelOptError, match="half of L2"): apply_opts(mm_ast(None), [Opt(OptOps.STAGE, None, 2)], small)

@@ -134,3 +134,28 @@ def test_big_fill_compiles_with_gcc():
   finally:
     if old is None: del os.environ["CC"]
     else: os.environ["CC"] = old
+
+def test_address_math_is_64_bit():
+  """Loop counters and index values that only compute addresses are `long` in C (no sign extension per load under
+  -fwrapv); the matmul's inner loop reads both inputs through them."""
+  a, b = ones(64, 48), ones(48, 64)
+  src = render(a @ b).src
+  assert re.search(r"for \(long r\d+ = 0;", src) and "long val" in src
+  assert not re.search(r"\bint (g|r|u)\d+ =", src), src
+
+@needs_values
+def test_int_values_keep_32_bit_wraparound():
+  """A loop counter that reaches a value (not an address) keeps int32 arithmetic, wrap-around included, while the
+  address of the same store is 64-bit."""
+  x = Tensor.arange(8, dtype=dtypes.int32) * (1 << 29)
+  got = x.numpy()
+  want = (np.arange(8, dtype=np.int64) * (1 << 29)).astype(np.int32)
+  np.testing.assert_array_equal(got, want)
+  assert re.search(r"for \(int g\d+ = ", render(Tensor.arange(8, dtype=dtypes.int32) * (1 << 29)).src)
+
+@needs_values
+def test_masked_gather_with_64_bit_addresses():
+  """Masks of padded reads are computed in the 64-bit address math too; values match numpy."""
+  x = np.arange(24, dtype=np.float32).reshape(4, 6)
+  got = Tensor(x).pad(((1, 2), (3, 0))).flip(0)[:, ::2].numpy()
+  np.testing.assert_array_equal(got, np.pad(x, ((1, 2), (3, 0)))[::-1, ::2])

@@ -143,3 +143,17 @@ def test_same_output_tolerance():
   assert search.same_output([raw(w + np.float32(1e-6))], [raw(w)], [dtypes.float32]), "reassociation noise, NaN = NaN"
   assert not search.same_output([raw(w + 1)], [raw(w)], [dtypes.float32])
   assert not search.same_output([raw(np.array([1, 2], np.int32))], [raw(np.array([1, 3], np.int32))], [dtypes.int32])
+
+def test_stage_is_a_c_action():
+  """BEAM tries STAGE (a reduce's load packed into a kernel-private array) for each buffer a C kernel's reduce reads;
+  GPU renderers have no such array."""
+  from teeny import Tensor
+  from teeny.codegen.kernel import normalized
+  from teeny.codegen.opt import OptOps
+  from teeny.codegen.render.c import CRenderer
+  from teeny.codegen.render.cuda import CUDARenderer
+  from teeny.codegen.search import actions
+  items = [si for si in (Tensor.empty(64, 128) @ Tensor.empty(128, 256)).schedule() if si.kind == "kernel"]
+  ast = normalized(items[0].ast, CRenderer())
+  assert sorted(a.arg for a in actions(ast, CRenderer()) if a.op is OptOps.STAGE) == [1, 2]
+  assert not any(a.op is OptOps.STAGE for a in actions(ast, CUDARenderer()))

@@ -68,10 +68,11 @@ class CRenderer(CStyleLanguage):
   their tiles from them. The defaults (AVX2: 32-byte vectors) keep a renderer made without a target deterministic."""
   lang = "C"
   prelude = C_PRELUDE
-  def __init__(self, vector_bytes: int = 32, cache_bytes: dict[str, int] | None = None):
-    self.vector_bytes = vector_bytes
+  def __init__(self, vector_bytes: int = 32, cache_bytes: dict[str, int] | None = None, vector_registers: int = 16):
+    self.vector_bytes, self.vector_registers = vector_bytes, vector_registers
     self.cache_bytes = cache_bytes or {"L1d": 32 << 10, "L2": 512 << 10, "L3": 8 << 20}
   simd_reduce = {Ops.ADD: "+", Ops.MUL: "*", Ops.MAX: "max", Ops.MIN: "min"}
+  wide_index = "long"
   helpers = {**_helpers(C_PRELUDE), **C_ATOMIC_HELPERS}   # atomics: CAS loops for float (gcc has no float fetch_add)
   def render_prelude(self, body: str) -> str:
     used = [h for n, h in self.helpers.items() if n in body]

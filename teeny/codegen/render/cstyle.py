@@ -43,6 +43,9 @@ class CStyleLanguage:
   # long chain of elementwise ops (129 steps of x*a+b) otherwise nests past clang's limit of 256 brackets
   max_nest = 32
   simd_reduce: dict[Ops, str] = {}   # C: '#pragma omp simd reduction(op:acc)' on innermost reduce loops
+  # the type of address math (loop counters and index values that only compute addresses and their masks), None: their
+  # dtype's. C: 64-bit, so `int` index math under -fwrapv does not cost a sign extension per load (see RenderState.wide)
+  wide_index: str | None = None
 
   # ---- small tables a language overrides
   def render_dtype(self, dt: DType) -> str: return self.type_map[dt]
@@ -110,7 +113,8 @@ class CStyleLanguage:
     return [f"{self.kernel_prefix} {name}({', '.join(params + ['int core', 'int ncores'])}) {{"]
   def render_buffer_param(self, slot: int, dt: DType, written: bool) -> str:
     return f"{'' if written else 'const '}{self.render_storage(dt)}* restrict data{slot}"
-  def render_range_open(self, r: UOp, name: str, size: str, first_global: bool, const_bounds: bool = False) -> str:
+  def render_range_open(self, r: UOp, name: str, size: str, first_global: bool, const_bounds: bool = False,
+                        ty: str = "int") -> str:
     if first_global:
       split = (f"int {name}_per = ({size} + ncores - 1) / ncores, {name}_lo = core * {name}_per, "
                f"{name}_hi = {name}_lo + {name}_per < {size} ? {name}_lo + {name}_per : {size};\n")
@@ -118,9 +122,9 @@ class CStyleLanguage:
       # share; with a bound it cannot see, clang stops vectorising unrolled accumulators (measured 4.8 vs 62 GFLOP/s on
       # a conv kernel), while plain loops (elementwise, looped UPCAST) measured faster with the narrowed bounds
       if const_bounds:
-        return split + f"for (int {name} = 0; {name} < {size}; {name}++) {{\n  if ({name} < {name}_lo || {name} >= {name}_hi) continue;"
-      return split + f"for (int {name} = {name}_lo; {name} < {name}_hi; {name}++) {{"
-    return f"for (int {name} = 0; {name} < {size}; {name}++) {{"
+        return split + f"for ({ty} {name} = 0; {name} < {size}; {name}++) {{\n  if ({name} < {name}_lo || {name} >= {name}_hi) continue;"
+      return split + f"for ({ty} {name} = {name}_lo; {name} < {name}_hi; {name}++) {{"
+    return f"for ({ty} {name} = 0; {name} < {size}; {name}++) {{"
   def render_store(self, buf: str, idx: str, v: str, stream: bool) -> str: return f"{buf}[{idx}] = {v};"
   def streams(self, store: UOp) -> bool:
     """Whether a store should bypass the caches (a language that can say so overrides this; see CRenderer)."""
@@ -160,6 +164,9 @@ class CStyleLanguage:
     else:
       st.params.append(f"{self.arg_int_prefix} {u.arg[0]}")
       st.r[u] = u.arg[0]
+  def _r_local(self, st: RenderState, u: UOp):
+    st.r[u] = f"local{u.arg[0]}"
+    st.emit(f"{self.render_storage(u.dtype.base)} local{u.arg[0]}[{u.arg[1]}] __attribute__((aligned(64)));")
   def _r_range(self, st: RenderState, u: UOp):
     nm = f"{ {AxisType.GLOBAL: 'g', AxisType.REDUCE: 'r', AxisType.UPCAST: 'u'}.get(u.arg[1], 'i')}{u.arg[0]}"
     st.r[u] = nm
@@ -168,7 +175,8 @@ class CStyleLanguage:
     if (red := st.innermost_reduce.get(u)) is not None and red in st.r and red.arg in self.simd_reduce and \
        (red.dtype.kind in "iu" or (red.dtype.kind == "f" and red.arg not in (Ops.MAX, Ops.MIN))):
       st.emit(f"#pragma omp simd reduction({self.simd_reduce[red.arg]}:{st.val(red)})")
-    st.emit(self.render_range_open(u, nm, st.val(u.src[0]), u is st.first_global, st.has_unroll))
+    wide = {"ty": st.var_type(u)} if self.wide_index else {}   # (GPU languages keep their loop counters' types)
+    st.emit(self.render_range_open(u, nm, st.val(u.src[0]), u is st.first_global, st.has_unroll, **wide))
     st.depth += 1
   def _r_end(self, st: RenderState, u: UOp):
     st.depth -= 1
@@ -229,7 +237,8 @@ class CStyleLanguage:
     Ops.DEFINE_GLOBAL: "_r_param", Ops.DEFINE_VAR: "_r_param", Ops.RANGE: "_r_range", Ops.END: "_r_end", Ops.INDEX: "_r_index",
     Ops.LOAD: "_r_load", Ops.STORE: "_r_store", Ops.REDUCE: "_r_reduce", Ops.ASSIGN: "_r_assign", **dict.fromkeys(GroupOp.ALU, "_r_alu"),
     Ops.CAST: "_r_cast", Ops.BITCAST: "_r_cast", Ops.CUSTOM: "_r_custom", Ops.ATOMIC: "_r_atomic", Ops.ATOMIC_CAS: "_r_atomic",
-    Ops.BARRIER: "_r_barrier", Ops.SPECIAL: "_r_special", Ops.NOOP: "_r_nothing", Ops.SINK: "_r_nothing"}
+    Ops.BARRIER: "_r_barrier", Ops.SPECIAL: "_r_special", Ops.NOOP: "_r_nothing", Ops.SINK: "_r_nothing",
+    Ops.DEFINE_LOCAL: "_r_local"}
   def render_prelude(self, body: str) -> str:
     """The helper definitions this kernel's body uses (each helper is a block starting with its name)."""
     return self.prelude
@@ -277,6 +286,32 @@ class RenderState:
                      for u in uops if u.op is Ops.REDUCE}
     self.acc_arrays: dict[UOp, tuple[str, list[UOp]]] = {}
     self.innermost_reduce = {u.src[-1]: u for u in uops if u.op is Ops.REDUCE and not self.acc_dims[u]}
+    self.wide = self._address_math(uops) if lang.wide_index else set()
+
+  @staticmethod
+  def _address_math(uops: list[UOp]) -> set[UOp]:
+    """The integer values (loop counters included) used only to compute addresses: an INDEX's offset, or a comparison
+    that only masks INDEXes. The C renderer declares them 64-bit: `int` math under -fwrapv may wrap, so clang kept
+    each address in 32 bits and sign-extended it at every load (a lea + movslq per broadcast in a matmul's inner loop)
+    and could not step pointers. Offsets of a buffer fit in 64 bits, so no address changes; values that reach
+    anything else (a store, a cast, arithmetic on data) keep their dtype and its wrap-around."""
+    users: dict[UOp, list[tuple[UOp, int]]] = {}
+    for u in uops:
+      if u.op in (Ops.END, Ops.SINK): continue
+      for i, s in enumerate(u.src if u.op is not Ops.REDUCE else u.src[:1]): users.setdefault(s, []).append((u, i))
+    wide: set[UOp] = set()
+    gates: set[UOp] = set()
+    for u in reversed(uops):
+      us = users.get(u, [])
+      if u.dtype == dtypes.bool and u.op in GroupOp.ALU:
+        if us and all((v.op is Ops.INDEX and i == 2) or (v.op is Ops.AND and v in gates) for v, i in us): gates.add(u)
+      elif u.dtype == dtypes.int32 and (u.op is Ops.RANGE or u.op in GroupOp.ALU) and us and \
+           all((v.op is Ops.INDEX and i == 1) or v in wide or (v.op in GroupOp.Comparison and v in gates) for v, i in us):
+        wide.add(u)
+    return wide
+  def var_type(self, u: UOp) -> str:
+    """The C type a named value (or loop counter) is declared with."""
+    return self.lang.wide_index if u in self.wide and self.lang.wide_index else self.lang.render_dtype(u.dtype)
 
   @staticmethod
   def _tile(uops: list[UOp]) -> set[UOp]:
@@ -308,6 +343,6 @@ class RenderState:
     if self.uses.get(u, 0) > 1 or u in self.used_deeper or u.op in (Ops.ATOMIC, Ops.ATOMIC_CAS) or \
        (u.op is Ops.CUSTOM and u.dtype != dtypes.void) or n >= self.lang.max_nest:
       nm = self.fresh(prefix)
-      self.emit(f"{self.lang.render_dtype(u.dtype)} {nm} = {expr};")
+      self.emit(f"{self.var_type(u)} {nm} = {expr};")
       self.r[u], self.nest[u] = nm, 0
     else: self.r[u], self.nest[u] = expr, n

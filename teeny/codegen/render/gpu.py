@@ -62,7 +62,8 @@ class GPULanguage(CStyleLanguage):
     return lines
   def render_buffer_param(self, slot: int, dt, written: bool) -> str:
     return f"{self.buffer_prefix}{'' if written else 'const '}{self.render_storage(dt)}* {self.restrict} data{slot}"
-  def render_range_open(self, r: UOp, name: str, size: str, first_global: bool, const_bounds: bool = False) -> str:
+  def render_range_open(self, r: UOp, name: str, size: str, first_global: bool, const_bounds: bool = False,
+                        ty: str = "int") -> str:   # (GPU loops count in int: their sizes are known to fit)
     if r.arg[1] is AxisType.GROUP: return f"for (int {name} = lidx0; {name} < {size}; {name} += {self._lanes}) {{"
     m = self._map.get(r)
     if m is None or m.kind == "loop":
