@@ -61,6 +61,8 @@ OPT_LISTS = {
 @needs_values
 @pytest.mark.parametrize("name", list(OPT_LISTS))
 def test_opt_list_values(name):
+  if name.startswith("stage") and getattr(Device[Device.DEFAULT].renderer, "is_gpu", False):
+    pytest.skip("STAGE is a C-renderer Opt (GPUs stage through LOCAL/shared memory instead)")
   got, want = run_mm(OPT_LISTS[name])
   np.testing.assert_allclose(got.numpy().reshape(M, N), want, rtol=1e-5, atol=1e-5)
 
