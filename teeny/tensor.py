@@ -1869,6 +1869,8 @@ def _pending_readers(todo: list[Tensor], nodes: list[UOp]) -> list[Tensor]:
     else: continue
     origins.extend(o for r in _write_origin[n] if (o := r()) is not None)
   if not origins: return []
+  for p in list(prevs):   # a rebuilt pending write stands for the writes it was rebuilt from (lazy readers hold those)
+    prevs.update(o for a in _write_alias.get(p, ()) if (o := a()) is not None)
   mine = {id(t) for t in todo}
   out: list[Tensor] = []
   seen = {id(o) for o in origins}

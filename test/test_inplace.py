@@ -177,6 +177,24 @@ def test_write_resolved_by_one_realize_is_done_for_other_graphs(first):
   for i in [first] + [i for i in range(4) if i != first]:
     np.testing.assert_allclose(ts[i].numpy(), tt[i].numpy(), err_msg=f"tensor {i}")
 
+@pytest.mark.parametrize("first", [0, 1, 2, 3])
+def test_reader_of_a_rebuilt_pending_write(first):
+  # r0's realize ran the first write; b's realize rebuilds the later ones over its version: r1, a lazy reader of the
+  # third (original) write, must still be found and realized before the fourth overwrites what it reads
+  def build(T, b):
+    b += b.flip(1)
+    r0 = b * 2 + 1
+    b += b.flip(1)
+    b[:, 0] = 0.0
+    r1 = b * 2 + 1
+    v = b.permute(1, 0)
+    b += b.flip(1)
+    return [b, r0, r1, v]
+  ts = build(Tensor, Tensor(np.array([[1.0, 2.0]], np.float32)).realize())
+  tt = build(torch, torch.tensor([[1.0, 2.0]]))
+  for i in [first] + [i for i in range(4) if i != first]:
+    np.testing.assert_allclose(ts[i].numpy(), tt[i].numpy(), err_msg=f"tensor {i}")
+
 def test_one_kernel_reads_old_and_new_version():
   x = Tensor([1., 2., 3.]).realize()
   old = x + 0
