@@ -26,6 +26,16 @@ def in_range(v: UOp, n: int) -> UOp:
   """0 <= v < n, as a kernel-level bool."""
   return (v < 0).alu(Ops.XOR, UOp.const(dtypes.bool, True)).alu(Ops.AND, v < n)
 
+def column_ranges(dim: int, gpu: bool, first_axis: int) -> tuple[UOp, tuple[UOp, ...]]:
+  """The column index j and the ranges that make it: a GLOBAL block index and a LOCAL lane on GPUs, a LOOP on the
+  CPU."""
+  if not gpu:
+    j = UOp.range(dim, first_axis, AxisType.LOOP)
+    return j, (j,)
+  block = next(b for b in (256, 128, 64, 32, 16, 8, 4, 2, 1) if dim % b == 0)
+  jo, ji = UOp.range(dim // block, first_axis, AxisType.GLOBAL), UOp.range(block, first_axis + 1, AxisType.LOCAL)
+  return jo * block + ji, (jo, ji)
+
 def reduce_sum(value: UOp, *ranges: UOp) -> UOp:
   """The sum of `value` over REDUCE `ranges`."""
   return UOp(Ops.REDUCE, value.dtype, (value, *ranges), Ops.ADD)

@@ -13,17 +13,7 @@ from teeny.dtype import dtypes
 from teeny.indexing import check_index_range
 from teeny.tensor import Tensor
 from teeny.uop.ops import AxisType, KernelInfo, MemSem, UOp
-from teeny.kernels.common import acc_dtype, in_range, is_gpu, use_custom_kernels
-
-def _column_ranges(dim: int, gpu: bool, first_axis: int) -> tuple[UOp, tuple[UOp, ...]]:
-  """The column index j and the ranges that make it: a GLOBAL block index and a LOCAL lane on GPUs, a LOOP on the
-  CPU."""
-  if not gpu:
-    j = UOp.range(dim, first_axis, AxisType.LOOP)
-    return j, (j,)
-  block = next(b for b in (256, 128, 64, 32, 16, 8, 4, 2, 1) if dim % b == 0)
-  jo, ji = UOp.range(dim // block, first_axis, AxisType.GLOBAL), UOp.range(block, first_axis + 1, AxisType.LOCAL)
-  return jo * block + ji, (jo, ji)
+from teeny.kernels.common import acc_dtype, column_ranges, in_range, is_gpu, use_custom_kernels
 
 def _token(ids: UOp, i: UOp, vocab: int) -> tuple[UOp, UOp]:
   """(row, valid): the id of token i as a row index, and whether it is inside the table (compared in the ids' dtype)."""
@@ -34,7 +24,7 @@ def _token(ids: UOp, i: UOp, vocab: int) -> tuple[UOp, UOp]:
 def _embedding_bwd_kernel(grad_weight: UOp, grad_out: UOp, ids: UOp, gpu: bool) -> UOp:
   (vocab, dim), (n,) = grad_weight.arg[1], ids.arg[1]
   i = UOp.range(n, 0, AxisType.GLOBAL)
-  j, jr = _column_ranges(dim, gpu, 1)
+  j, jr = column_ranges(dim, gpu, 1)
   row, ok = _token(ids, i, vocab)
   g = grad_out.index(i * dim + j).load().cast(grad_weight.dtype.base)
   add = grad_weight.index(row * dim + j).atomic("add", g, mask=ok, sem=MemSem.Relaxed)
@@ -59,7 +49,7 @@ def embedding_bwd(grad_out: Tensor, idx: Tensor, vocab_size: int) -> Tensor:
 def _embedding_fwd_kernel(out: UOp, weight: UOp, ids: UOp, gpu: bool) -> UOp:
   (vocab, dim), (n,) = weight.arg[1], ids.arg[1]
   i = UOp.range(n, 0, AxisType.GLOBAL)
-  j, jr = _column_ranges(dim, gpu, 1)
+  j, jr = column_ranges(dim, gpu, 1)
   row, ok = _token(ids, i, vocab)
   v = weight.index(row * dim + j, valid=ok).load()
   info = KernelInfo(name=f"embedding_{vocab}_{dim}", opts_to_apply=())

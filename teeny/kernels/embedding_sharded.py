@@ -16,16 +16,7 @@ from teeny.tensor import Tensor
 from teeny.uop.ops import AxisType, KernelInfo, MemSem, Ops, UOp
 from teeny.uop.symbolic import Variable
 from teeny.indexing import check_index_range
-from teeny.kernels.common import acc_dtype, is_gpu
-
-def _column_ranges(dim: int, gpu: bool, first_axis: int) -> tuple[UOp, tuple[UOp, ...]]:
-  """The column index j and its ranges: a GLOBAL block and a LOCAL lane on GPUs, a LOOP on the CPU (as embedding.py)."""
-  if not gpu:
-    j = UOp.range(dim, first_axis, AxisType.LOOP)
-    return j, (j,)
-  block = next(b for b in (256, 128, 64, 32, 16, 8, 4, 2, 1) if dim % b == 0)
-  jo, ji = UOp.range(dim // block, first_axis, AxisType.GLOBAL), UOp.range(block, first_axis + 1, AxisType.LOCAL)
-  return jo * block + ji, (jo, ji)
+from teeny.kernels.common import acc_dtype, column_ranges, is_gpu
 
 def _owned(ids: UOp, i: UOp, local: int, ndev: int) -> tuple[UOp, UOp]:
   """(row in this device's shard, whether this device owns token i)."""
@@ -37,7 +28,7 @@ def _owned(ids: UOp, i: UOp, local: int, ndev: int) -> tuple[UOp, UOp]:
 def embedding_shard_fwd(out: UOp, weight: UOp, ids: UOp, ndev: int, gpu: bool) -> UOp:
   (_, n, dim), (local, _) = out.arg[1], weight.arg[1]
   i = UOp.range(n, 0, AxisType.GLOBAL)
-  j, jr = _column_ranges(dim, gpu, 1)
+  j, jr = column_ranges(dim, gpu, 1)
   row, ok = _owned(ids, i, local, ndev)
   v = weight.index(row * dim + j, valid=ok).load()
   info = KernelInfo(name=f"embedding_shard_{local}_{dim}", opts_to_apply=())
@@ -46,7 +37,7 @@ def embedding_shard_fwd(out: UOp, weight: UOp, ids: UOp, ndev: int, gpu: bool) -
 def embedding_shard_bwd(grad_weight: UOp, grad_out: UOp, ids: UOp, ndev: int, gpu: bool) -> UOp:
   (local, dim), (n,) = grad_weight.arg[1], ids.arg[1]
   i = UOp.range(n, 0, AxisType.GLOBAL)
-  j, jr = _column_ranges(dim, gpu, 1)
+  j, jr = column_ranges(dim, gpu, 1)
   row, ok = _owned(ids, i, local, ndev)
   g = grad_out.index(i * dim + j).load().cast(grad_weight.dtype.base)
   add = grad_weight.index(row * dim + j).atomic("add", g, mask=ok, sem=MemSem.Relaxed)

@@ -15,14 +15,13 @@ from typing import cast
 from teeny.dtype import dtypes
 from teeny.tensor import Tensor
 from teeny.uop.ops import AxisType, KernelInfo, MemSem, Ops, UOp
-from teeny.kernels.common import acc_dtype, in_range, is_gpu, use_custom_kernels, with_grad
-from teeny.kernels.embedding import _column_ranges
+from teeny.kernels.common import acc_dtype, column_ranges, in_range, is_gpu, use_custom_kernels, with_grad
 
 def _nll_bwd_kernel(dx: UOp, gr: UOp, target: UOp, logits: UOp | None, lse: UOp | None, ignore_index: int,
                     gpu: bool) -> UOp:
   (n, nc) = dx.arg[1]
   r = UOp.range(n, 0, AxisType.GLOBAL)
-  c, cr = _column_ranges(nc, gpu, 1)
+  c, cr = column_ranges(nc, gpu, 1)
   t = target.index(r).load()
   valid = in_range(t, nc).alu(Ops.AND, t.ne(ignore_index)) if ignore_index is not None else in_range(t, nc)
   g = gr.index(r).load().cast(dx.dtype.base)
