@@ -75,36 +75,6 @@ def teeny_gpt(jit: bool, dim, heads, layers, batch, context):
   return lambda: f(x, y).item()
 
 # ---- torch
-class TorchGPT:
-  """examples/tiny_gpt.py's model in PyTorch: token + learned position embeddings, pre-norm blocks (causal SDPA, GELU
-  MLP), LayerNorm, linear head."""
-  def __init__(self, torch, dim, heads, layers, context):
-    nn = torch.nn
-    class Block(nn.Module):
-      def __init__(self):
-        super().__init__()
-        self.ln1, self.ln2 = nn.LayerNorm(dim), nn.LayerNorm(dim)
-        self.qkv, self.proj = nn.Linear(dim, 3 * dim), nn.Linear(dim, dim)
-        self.fc, self.out = nn.Linear(dim, 4 * dim), nn.Linear(4 * dim, dim)
-      def forward(self, x):
-        b, t, d = x.shape
-        q, k, v = self.qkv(self.ln1(x)).reshape(b, t, 3, heads, d // heads).permute(2, 0, 3, 1, 4).unbind(0)
-        att = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
-        x = x + self.proj(att.permute(0, 2, 1, 3).reshape(b, t, d))
-        return x + self.out(torch.nn.functional.gelu(self.fc(self.ln2(x))))
-    class GPT(nn.Module):
-      def __init__(self):
-        super().__init__()
-        self.tok = nn.Parameter(torch.randn(VOCAB, dim) * 0.1)
-        self.pos = nn.Parameter(torch.randn(context, dim) * 0.02)
-        self.blocks = nn.ModuleList([Block() for _ in range(layers)])
-        self.ln, self.head = nn.LayerNorm(dim), nn.Linear(dim, VOCAB)
-      def forward(self, idx):
-        x = self.tok[idx] + self.pos[:idx.shape[1]]
-        for blk in self.blocks: x = blk(x)
-        return self.head(self.ln(x))
-    self.module = GPT()
-
 def torch_case(torch, make_model, make_opt, X, Y, loss_of, graph: bool):
   dev = torch.device("cuda")
   m = make_model().to(dev)
@@ -139,7 +109,8 @@ def torch_mlp(torch, graph: bool):
 def torch_gpt(torch, graph: bool, dim, heads, layers, batch, context):
   X, Y = gpt_data(batch, context)
   torch.manual_seed(0)
-  return torch_case(torch, lambda: TorchGPT(torch, dim, heads, layers, context).module,
+  from torch_gpt import torch_gpt as make
+  return torch_case(torch, lambda: make(VOCAB, dim, heads, layers, context),
                     lambda ps, g: torch.optim.AdamW(ps, lr=1e-3, weight_decay=0.01, capturable=g),
                     X.astype(np.int64), Y.astype(np.int64),
                     lambda out, y: torch.nn.functional.cross_entropy(out.reshape(-1, VOCAB), y.reshape(-1)), graph)

@@ -77,11 +77,17 @@ def torch_allreduce_inproc(nbytes: int, iters: int = 20) -> float | None:
     print(f"torch.cuda.nccl all-reduce unavailable: {e}")
     return None
 
-def _torch_dist_worker(rank: int, nbytes: int, iters: int, port: str, q):
+def _torch_dist_init(rank: int, port: str):
+  """torch.distributed over NCCL for rank (of 2) in a spawned worker, on GPU rank."""
   import torch, torch.distributed as td
   os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=port)
   torch.cuda.set_device(rank)
   td.init_process_group("nccl", rank=rank, world_size=2)
+  return td
+
+def _torch_dist_worker(rank: int, nbytes: int, iters: int, port: str, q):
+  import torch
+  td = _torch_dist_init(rank, port)
   x = torch.ones(nbytes // 4, device=f"cuda:{rank}")
   times = []
   for i in range(iters + 3):
@@ -146,31 +152,9 @@ def teeny_dp(devs, batch_per_gpu: int, steps: int) -> float:
   return batch_per_gpu * len(devs) * CONTEXT / t
 
 def torch_model():
-  import torch, torch.nn as tn
-  class Block(tn.Module):
-    def __init__(self):
-      super().__init__()
-      self.ln1, self.ln2 = tn.LayerNorm(DIM), tn.LayerNorm(DIM)
-      self.qkv, self.proj = tn.Linear(DIM, 3 * DIM), tn.Linear(DIM, DIM)
-      self.fc, self.out = tn.Linear(DIM, 4 * DIM), tn.Linear(4 * DIM, DIM)
-    def forward(self, x):
-      b, t, d = x.shape
-      q, k, v = self.qkv(self.ln1(x)).reshape(b, t, 3, HEADS, d // HEADS).permute(2, 0, 3, 1, 4).unbind(0)
-      att = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
-      att = att.permute(0, 2, 1, 3).reshape(b, t, d)
-      x = x + self.proj(att)
-      return x + self.out(torch.nn.functional.gelu(self.fc(self.ln2(x))))
-  class GPT(tn.Module):
-    def __init__(self):
-      super().__init__()
-      self.tok, self.pos = tn.Embedding(VOCAB, DIM), tn.Parameter(torch.randn(CONTEXT, DIM) * 0.02)
-      self.blocks = tn.ModuleList([Block() for _ in range(LAYERS)])
-      self.ln, self.head = tn.LayerNorm(DIM), tn.Linear(DIM, VOCAB)
-    def forward(self, idx):
-      x = self.tok(idx) + self.pos[:idx.shape[1]]
-      for b in self.blocks: x = b(x)
-      return self.head(self.ln(x))
-  return GPT()
+  sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+  from torch_gpt import torch_gpt
+  return torch_gpt(VOCAB, DIM, HEADS, LAYERS, CONTEXT)
 
 def _torch_steps(model, dev, batch: int, steps: int) -> float:
   import torch
@@ -197,11 +181,9 @@ def torch_one(batch: int, steps: int) -> float | None:
     return None
 
 def _ddp_worker(rank: int, batch: int, steps: int, port: str, q):
-  import torch, torch.distributed as td
+  import torch
   from torch.nn.parallel import DistributedDataParallel as DDP
-  os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=port)
-  torch.cuda.set_device(rank)
-  td.init_process_group("nccl", rank=rank, world_size=2)
+  td = _torch_dist_init(rank, port)
   torch.manual_seed(0)
   model = DDP(torch_model().cuda(rank), device_ids=[rank])
   t = _torch_steps(model, f"cuda:{rank}", batch, steps)
