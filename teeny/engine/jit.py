@@ -61,7 +61,7 @@ from teeny.codegen.kernel import launch_work
 from teeny.engine.realize import buffer_for, check_version, copy_buffer, launch_vals
 from teeny.engine.schedule import new_buffer_uop, next_version, _as_shaped, _buffer_ids, _done_writes, _reapply_views, \
   _structure, _version_ids, rebind_view, unbind_view
-from teeny import tensor
+import teeny.tensor as tensor
 from teeny.tensor import Tensor, _hash32_py, _root
 
 # ---- arguments and return values: Tensors found inside lists, tuples and dicts
