@@ -1822,35 +1822,38 @@ def _resolve_executed(ts: list[Tensor]) -> list[UOp]:
   roots = [t._uop for t in ts]
   nodes = list(toposort_many(roots))
   if not _ran_custom and not _done_writes and not _realized_as: return nodes
+  def ran_as(u: UOp) -> UOp | None:
+    """The version a write that already ran made (an ASSIGN, or an output of a custom kernel that ran)."""
+    if u.op is Ops.ASSIGN: return _done_writes.get(u)
+    if u.op is Ops.KERNEL_OUT and u.src[0] in _ran_custom: return _as_shaped(_ran_custom[u.src[0]][u.arg], u.shape)
+    return None
   mapping: dict[UOp, UOp] = {}
   rootset = set(roots)
   for n in nodes:
-    if n.op is Ops.ASSIGN and (v := _done_writes.get(n)) is not None: mapping[n] = v
-    elif n.op is Ops.KERNEL_OUT and n.src[0] in _ran_custom: mapping[n] = _as_shaped(_ran_custom[n.src[0]][n.arg], n.shape)
+    if (v := ran_as(n)) is not None: mapping[n] = v
     elif (r := _realized_as.get(n)) is not None and (v := r()) is not None and n not in rootset and \
         buffer_for(v.base).version == v.base.arg[3]:
       mapping[n] = v   # (a root gets memory of its own; a buffer overwritten since is not the node's value any more)
   if not mapping: return nodes
-  # rebuilt over the versions, a later write may be one that already ran in another graph (a realize that resolved it
-  # first): that one is its version too, never a second run
   memo: dict[UOp, UOp] = {}
   for n in nodes:
     if n in mapping:
       memo[n] = mapping[n]
       continue
     new_src = tuple(memo[x] for x in n.src)
-    u = n if all(a is b for a, b in zip(new_src, n.src)) else n.replace(src=new_src)
-    if u is not n:
-      if u.op is Ops.ASSIGN and (v := _done_writes.get(u)) is not None: u = v
-      elif u.op is Ops.KERNEL_OUT and u.src[0] in _ran_custom: u = _as_shaped(_ran_custom[u.src[0]][u.arg], u.shape)
-      elif u.op is Ops.ASSIGN:
-        # when the rebuilt write runs, the original is done too: other graphs (a lazy reader's) still hold it
-        _write_alias[u] = _write_alias.get(u, []) + [weakref.ref(n)] + _write_alias.get(n, [])
-    memo[n] = u
-  for n in nodes:
-    # a pending write whose graph changed (an earlier write below it ran) keeps its origin: the tensors it writes are
-    # how a realize finds the lazy readers of the contents it overwrites (_pending_readers)
-    if (u := memo[n]) is not n and n in _write_origin:
+    memo[n] = u = n if all(a is b for a, b in zip(new_src, n.src)) else n.replace(src=new_src)
+    if u is n: continue
+    # rebuilt over the versions, a later write may be one that already ran in another graph (a realize that resolved
+    # it first): that one is its version too, never a second run
+    if (v := ran_as(u)) is not None:
+      memo[n] = v
+      continue
+    if u.op is Ops.ASSIGN:
+      # when the rebuilt write runs, the original is done too: other graphs (a lazy reader's) still hold it
+      _write_alias[u] = _write_alias.get(u, []) + [weakref.ref(n)] + _write_alias.get(n, [])
+    if n in _write_origin:
+      # a pending write whose graph changed keeps its origin: the tensors it writes are how a realize finds the lazy
+      # readers of the contents it overwrites (_pending_readers)
       _write_origin[u] = tuple(dict.fromkeys(_write_origin.get(u, ()) + _write_origin[n]))
   for t in ts:
     if (u := memo[t._uop]) is not t._uop: t._set_uop(u)
