@@ -6,6 +6,7 @@ void r_6_40(float* restrict data0, const float* restrict data1, int core, int nc
     long val1 = (g0*40);
     float acc2[8];
     for (int acc2_i = 0; acc2_i < 8; acc2_i++) acc2[acc2_i] = -INFINITY;
+    #pragma clang loop vectorize(disable)
     for (long r2 = 0; r2 < 5; r2++) {
       for (long u102 = 0; u102 < 8; u102++) {
         float val3 = data1[(val1+((r2*8)+u102))];
@@ -28,6 +29,7 @@ void r_6_40(int* restrict data0, const float* restrict data1, const float* restr
     float val2 = data2[g0];
     int acc3[8];
     for (int acc3_i = 0; acc3_i < 8; acc3_i++) acc3[acc3_i] = (-2147483647-1);
+    #pragma clang loop vectorize(disable)
     for (int r1 = 0; r1 < 5; r1++) {
       for (int u101 = 0; u101 < 8; u101++) {
         float val4 = data1[(val1+((r1*8)+u101))];

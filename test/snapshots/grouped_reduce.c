@@ -6,6 +6,7 @@ void r_64_1000(float* restrict data0, const float* restrict data1, int core, int
     long val1 = (g0*1000);
     float acc2[8];
     for (int acc2_i = 0; acc2_i < 8; acc2_i++) acc2[acc2_i] = -INFINITY;
+    #pragma clang loop vectorize(disable)
     for (long r2 = 0; r2 < 125; r2++) {
       for (long u102 = 0; u102 < 8; u102++) {
         float val3 = data1[(val1+((r2*8)+u102))];

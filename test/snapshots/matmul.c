@@ -7,7 +7,9 @@ void r_64_64_48(float* restrict data0, const float* restrict data1, const float*
       long val2 = (g1*16);
       float acc3[64];
       for (int acc3_i = 0; acc3_i < 64; acc3_i++) acc3[acc3_i] = 0.0f;
+      #pragma clang loop vectorize(disable)
       for (long r3 = 0; r3 < 48; r3++) {
+        #pragma clang loop vectorize(disable)
         for (long u100 = 0; u100 < 4; u100++) {
           for (long u101 = 0; u101 < 16; u101++) {
             long val4 = (val2+u101);
@@ -16,6 +18,7 @@ void r_64_64_48(float* restrict data0, const float* restrict data1, const float*
           }
         }
       }
+      #pragma clang loop vectorize(disable)
       for (long u100 = 0; u100 < 4; u100++) {
         for (long u101 = 0; u101 < 16; u101++) {
           long val6 = (val2+u101);

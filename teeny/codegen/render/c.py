@@ -72,6 +72,7 @@ class CRenderer(CStyleLanguage):
     self.vector_bytes, self.vector_registers = vector_bytes, vector_registers
     self.cache_bytes = cache_bytes or {"L1d": 32 << 10, "L2": 512 << 10, "L3": 8 << 20}
   simd_reduce = {Ops.ADD: "+", Ops.MUL: "*", Ops.MAX: "max", Ops.MIN: "min"}
+  no_vectorize = "#pragma clang loop vectorize(disable)"   # (gcc ignores a clang pragma)
   wide_index = "long"
   helpers = {**_helpers(C_PRELUDE), **C_ATOMIC_HELPERS}   # atomics: CAS loops for float (gcc has no float fetch_add)
   def render_prelude(self, body: str) -> str:
