@@ -98,9 +98,10 @@ class CUDAAllocator(Allocator):
     _check((err, ptr), f"cuMemAlloc of {nbytes} bytes on {self.dev.name}")
     return ptr
   def free(self, opaque: Any, nbytes: int):
-    lst = self.cache.setdefault(nbytes, [])
-    if len(lst) < 8: lst.append(opaque)
-    else: self._free(opaque)
+    # every freed block is kept for reuse (an allocation that finds no memory frees the cache and retries): cuMemFree
+    # waits for the device to go idle, so with 8 blocks per size a GPT step's activations freed most of theirs every
+    # step, and each free stalled the host until the GPU drained; on two GPUs that serialised them
+    self.cache.setdefault(nbytes, []).append(opaque)
   def _free(self, opaque: Any):
     from cuda.bindings import driver
     try: driver.cuMemFree(opaque)
@@ -112,7 +113,10 @@ class CUDAAllocator(Allocator):
     from cuda.bindings import driver
     self.dev.activate()
     host = np.frombuffer(src, dtype=np.uint8)
-    _check(driver.cuMemcpyHtoD(dest, host.ctypes.data, host.nbytes), "cuMemcpyHtoD")
+    # ordered on the null stream after the kernels queued before it; from pageable memory the driver stages the data
+    # before returning (the host buffer may be reused at once) and, unlike cuMemcpyHtoD, does not first wait for the
+    # device to finish its queued work
+    _check(driver.cuMemcpyHtoDAsync(dest, host.ctypes.data, host.nbytes, 0), "cuMemcpyHtoDAsync")
   def copyout(self, dest: memoryview, src: Any):
     from cuda.bindings import driver
     self.dev.activate()
