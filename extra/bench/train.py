@@ -18,7 +18,7 @@ runs the same way, alternating with it (ABBA order) ROUNDS times, and each keeps
 shared).
 """
 from __future__ import annotations
-import argparse, json, os, subprocess, sys, time
+import argparse, json, os, statistics, subprocess, sys, time
 from pathlib import Path
 import numpy as np
 # the teeny under test: this tree, or the baseline tree when this script runs as a --worker for it
@@ -32,12 +32,19 @@ CLOCK = time.process_time if os.environ.get("CLOCK") == "cpu" else time.perf_cou
 LIVE_STEPS = int(os.environ.get("LIVE_STEPS", max(STEPS // 5, 5)))  # SGD steps timed with and without live tensors
 N_LIVE = 20_000
 
+CHUNKS = 5
 def timed(step, steps: int | None = None) -> float:
+  """steps/s from the median of CHUNKS timed runs of steps/CHUNKS steps each: a burst of noise from a neighbour on a
+  shared machine moves one chunk, not the figure (the mean over all steps moved by 10-15% between runs)."""
   steps = steps or STEPS
+  per = max(steps // CHUNKS, 1)
   for _ in range(WARMUP): step()
-  st = CLOCK()
-  for _ in range(steps): step()
-  return steps / (CLOCK() - st)
+  times = []
+  for _ in range(CHUNKS):
+    st = CLOCK()
+    for _ in range(per): step()
+    times.append(CLOCK() - st)
+  return per / statistics.median(times)
 
 def data(shape_x, n_classes, bs, seed=0):
   rng = np.random.default_rng(seed)
@@ -224,7 +231,7 @@ def main():
   except ImportError: tver = "torch not installed"
   fmt = lambda v, w=8: f"{v:{w}.1f}" if v else f"{'-':>{w}s}"
   clock = "CPU time of the process (CLOCK=cpu)" if CLOCK is time.process_time else "wall time"
-  print(f"steps/s by {clock}, median-free mean over {STEPS} steps after {WARMUP} warm-up · {os.cpu_count()} cores · "
+  print(f"steps/s by {clock}, median of {CHUNKS} runs of {max(STEPS // CHUNKS, 1)} steps after {WARMUP} warm-up · {os.cpu_count()} cores · "
         f"{tver}")
   if base is not None:
     print(f"teeny: this tree vs baseline {args.baseline} ({btree}), each the best of {ROUNDS} alternating fresh "
