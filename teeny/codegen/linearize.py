@@ -73,11 +73,13 @@ class Linearizer:
       if n.op in (Ops.RANGE, Ops.REDUCE) or n.op in EFFECTS or self.visible(n): continue
       if deps(n) <= frozenset(self.open): self.emit(n)
     # a reduce over an UPCAST/UNROLL range (lanes combined at the end) first runs the reduces inside it that depend on
-    # that range, with the range as an accumulator dimension, outside its loop
+    # that range, with the range (and the UPCAST ranges of this reduce's value: a tile of outputs, each a vector of
+    # lanes) as accumulator dimensions, outside its loop
     lanes = frozenset(r for r in rngs if r.arg[1] in _INNER)
     if lanes:
+      tile = lanes | frozenset(upcast)
       for n in value.toposort:
-        if n.op is Ops.REDUCE and not self.visible(n) and deps(n) - lanes <= frozenset(self.open): self.emit_reduce(n)
+        if n.op is Ops.REDUCE and not self.visible(n) and deps(n) - tile <= frozenset(self.open): self.emit_reduce(n)
     self.out.append(red)
     self.scopes[-1].add(red)
     depth = len(self.open)

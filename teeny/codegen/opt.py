@@ -348,6 +348,26 @@ def _tile_opts(ast: UOp, loads: list[UOp], first: tuple[int, ...], second: int, 
   others = [g for g in others if any(g not in ld.toposort for ld in reused)]
   return opts + ([Opt(OptOps.UPCAST, others[0].arg[0], second)] if others else [])
 
+def _dot_tile_opts(ast: UOp, red: UOp, lanes: int, regs: int) -> list[Opt]:
+  """Register tiling for a reduce whose loads all run contiguously along its reduce axis and along no output axis (x @ w.T,
+  a Linear's forward): A x B outputs, each a vector of `lanes` partial sums along the reduce axis (UPCAST on it,
+  combined once at the end), so each step loads A + B vectors for A*B multiply-adds, A*B + A + B registers. Without it
+  each output was a dot product of its own (a 128x128x784 matmul on 2 cores: 15-25 GFLOP/s, with the tile 60-73)."""
+  loads = _streaming_loads(red)
+  if len(red.src) != 2 or len(loads) < 2: return []
+  r = red.src[1]
+  if (n := const_size(r)) is None or n % lanes or n < 2 * lanes: return []
+  if not all(coefficient(ld.src[1], r) == 1 for ld in loads): return []
+  glob = [g for g in global_ranges(ast) if const_size(g) is not None]
+  if any(coefficient(ld.src[1], g) == 1 for ld in loads for g in glob): return []
+  # two output axes, each one that some load does not depend on (that load's vector is reused along it)
+  axes = [g for g in glob if any(g not in ld.toposort for ld in loads)]
+  a, b = (4, 4) if regs >= 32 else (4, 2)
+  picked: list[Opt] = []
+  for g, k in zip(reversed(axes), (a, b)):
+    if g.src[0].arg % k == 0 and g.src[0].arg >= 2 * k: picked.append(Opt(OptOps.UPCAST, g.arg[0], k))
+  return [Opt(OptOps.UPCAST, r.arg[0], lanes)] + picked if picked else []
+
 def cpu_lanes(renderer) -> int:
   """float32 values per SIMD register of the C target, the heuristics' unit: 4 on SSE/NEON, 8 on AVX2, and 8 on AVX-512
   too (the tiles were tuned on an AVX-512 Zen 4 with these sizes, whose 512-bit ops run as two 256-bit halves; a wider
@@ -369,6 +389,7 @@ def cpu_opts(ast: UOp, renderer=None) -> list[Opt]:
   # its label in cross-entropy) is contiguous in every output axis, and tiling for it turned row reductions into
   # 16 rows read at a stride (r_8192_32000 with an epilogue: 410 ms instead of about 40)
   opts = _tile_opts(ast, _streaming_loads(reds[0]), first, 4, 2) if len(reds) == 1 else []
+  if len(reds) == 1 and not opts: opts = _dot_tile_opts(ast, reds[0], lanes, getattr(renderer, "vector_registers", 16))
   tiled = apply_opts(ast, opts, None) if opts else ast
   return opts + lane_split_opts(tiled, lanes)
 

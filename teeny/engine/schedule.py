@@ -56,8 +56,10 @@ NESTED_REDUCE_MIN = 1024
 # an elementwise value read through an expand is recomputed for every element it is expanded to (the gradient of a
 # GELU inside the matmul that takes its weight gradient: erf per multiply-add made tiny_gpt's step 30x slower). One
 # that costs at least RECOMPUTE_COST (a transcendental op counts 8, a division or square root 4, any other ALU op 1)
-# and is expanded at least RECOMPUTE_MIN_FACTOR times gets its own buffer: one store and a load instead.
-RECOMPUTE_COST, RECOMPUTE_MIN_FACTOR = 8, 4
+# and is expanded at least RECOMPUTE_MIN_FACTOR times gets its own buffer: one store and a load instead. So does a
+# cheaper one whose work times its expansion reaches RECOMPUTE_WORK: a ReLU's gradient mask (add, compare, select) in the
+# matmul that takes the weight gradient was recomputed for each of 784 columns, a 128x784x128 kernel at 17 GFLOP/s.
+RECOMPUTE_COST, RECOMPUTE_MIN_FACTOR, RECOMPUTE_WORK = 8, 4, 512
 _OP_COST = {**{o: 8 for o in (Ops.EXP, Ops.LOG, Ops.EXP2, Ops.LOG2, Ops.SIN, Ops.COS, Ops.TAN, Ops.TANH, Ops.ERF, Ops.POW)},
             **{o: 4 for o in (Ops.SQRT, Ops.FDIV, Ops.RECIP, Ops.IDIV, Ops.MOD)}}
 
@@ -113,7 +115,7 @@ def find_realizes(roots: list[UOp]) -> set[UOp]:
           if expanded or (under and sym_max(sprod(n.shape)) >= NESTED_REDUCE_MIN): new.add(n)
         elif factor >= RECOMPUTE_MIN_FACTOR and n.op in GroupOp.ALU and \
             not any(isinstance(d, UOp) for d in n.shape) and \
-            _elementwise_cost(n, realize, cost_memo) >= RECOMPUTE_COST:
+            ((c := _elementwise_cost(n, realize, cost_memo)) >= RECOMPUTE_COST or c * factor >= RECOMPUTE_WORK):
           new.add(n)
           continue
         # (below a reduce, each input element is computed once per reduce: a reduce read through an expand has its own

@@ -18,7 +18,6 @@ void r_64_64_48(float* restrict data0, const float* restrict data1, const float*
           }
         }
       }
-      #pragma clang loop vectorize(disable)
       for (long u100 = 0; u100 < 4; u100++) {
         for (long u101 = 0; u101 < 16; u101++) {
           long val6 = (val2+u101);

@@ -97,6 +97,29 @@ def test_heuristics_return_opts_for_matmul():
   assert [o.op for o in p.opts] == [U, U] and sorted(o.arg for o in p.opts) == [4, 16], p.opts
   assert all(isinstance(o.axis, int) for o in p.opts)
 
+def test_heuristics_dot_tile_for_transposed_matmul():
+  """x @ w.T (a Linear's forward): both loads run along the reduce axis only, so the tile is A x B outputs, each a vector
+  of lanes along the reduce (UPCAST on it); the partial sums live in one accumulator array updated inside the reduce
+  loop and combined after it (not a dot product per output)."""
+  x, w = Tensor(np.ones((32, 64), np.float32)).realize(), Tensor(np.ones((16, 64), np.float32)).realize()
+  ast = scheduled(x @ w.T)
+  red_axis = next(u.arg[0] for u in ast.toposort if u.op is Ops.RANGE and u.arg[1] is AxisType.REDUCE)
+  p = get_program(ast, CRenderer(vector_bytes=32, vector_registers=16))
+  assert p.opts[0] == Opt(U, red_axis, 8) and sorted(o.arg for o in p.opts[1:]) == [2, 4], p.opts
+  p32 = get_program(ast, CRenderer(vector_bytes=32, vector_registers=32))
+  assert sorted(o.arg for o in p32.opts[1:]) == [4, 4], p32.opts
+  body = p.src[p.src.index("acc"):]
+  update = body.index("for (long r")
+  assert body.index("for (long u10", update) > update, "the tile's loops run inside the reduce loop\n" + p.src
+
+@needs_values
+@pytest.mark.parametrize("m,k,n", [(32, 64, 16), (8, 784, 128), (12, 40, 20), (6, 24, 9), (33, 64, 16)])
+def test_transposed_matmul_values(m, k, n):
+  rng = np.random.default_rng(1)
+  a, b = rng.uniform(-1, 1, (m, k)).astype(np.float32), rng.uniform(-1, 1, (n, k)).astype(np.float32)
+  got = (Tensor(a) @ Tensor(b).T).numpy()
+  np.testing.assert_allclose(got, a.astype(np.float64) @ b.T.astype(np.float64), rtol=1e-5, atol=1e-4)
+
 def test_heuristics_lane_split_for_max():
   ast = scheduled(Tensor(np.ones((4, 1024), np.float32)).max(1))
   red_axis = next(u.arg[0] for u in ast.toposort if u.op is Ops.RANGE and u.arg[1] is AxisType.REDUCE)

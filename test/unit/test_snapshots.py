@@ -25,6 +25,7 @@ def s_broadcast(dev): return (ones(dev, 8, 1) + ones(dev, 1, 12)) * ones(dev, 12
 def s_reduce_relu_r_4_8(dev): return (ones(dev, 4, 8) * ones(dev, 4, 8)).sum(1).relu()
 def s_multi_axis_reduce(dev): return ones(dev, 6, 5, 32).sum((0, 2))
 def s_matmul(dev): return ones(dev, 64, 48) @ ones(dev, 48, 64)
+def s_matmul_transposed(dev): return ones(dev, 16, 64) @ ones(dev, 24, 64).T
 def s_argmax(dev): return ramp(dev, 6, 40).argmax(1)
 def s_pad_flip_E_6_10(dev): return ones(dev, 4, 8).pad(((1, 1), (2, 0))).flip(1) * 2
 def s_strided_view(dev): return ramp(dev, 8, 12)[1::2, ::3].permute(1, 0).contiguous()

@@ -154,6 +154,7 @@ class CStyleLanguage:
         i = st.end_of[i] + 1
         continue
       if (handler := self.handlers.get(u.op)) is None: raise NotImplementedError(f"{self.lang} renderer cannot render {u.op}")
+      st.pos = i
       getattr(self, handler)(st, u)
       i += 1
 
@@ -176,7 +177,7 @@ class CStyleLanguage:
     if (red := st.innermost_reduce.get(u)) is not None and red in st.r and red.arg in self.simd_reduce and \
        (red.dtype.kind in "iu" or (red.dtype.kind == "f" and red.arg not in (Ops.MAX, Ops.MIN))):
       st.emit(f"#pragma omp simd reduction({self.simd_reduce[red.arg]}:{st.val(red)})")
-    if u in st.tile_outer and self.no_vectorize: st.emit(self.no_vectorize)
+    if st.pos in st.tile_outer and self.no_vectorize: st.emit(self.no_vectorize)
     wide = {"ty": st.var_type(u)} if self.wide_index else {}   # (GPU languages keep their loop counters' types)
     st.emit(self.render_range_open(u, nm, st.val(u.src[0]), u is st.first_global, st.has_unroll, **wide))
     st.depth += 1
@@ -256,7 +257,7 @@ class RenderState:
     self.nest: dict[UOp, int] = {}       # how deep each value written inline nests (0 for names and constants)
     self.lines: list[str] = []
     self.params: list[str] = []
-    self.depth, self.counter = 1, 0
+    self.depth, self.counter, self.pos = 1, 0, 0   # pos: the index in uops being rendered
     self.uses: dict[UOp, int] = {}
     for u in uops:   # the SINK that ends the list lists the effects: not a use
       for s in (u.src if u.op is not Ops.SINK else ()): self.uses[s] = self.uses.get(s, 0) + 1
@@ -317,20 +318,20 @@ class RenderState:
     return self.lang.wide_index if u in self.wide and self.lang.wide_index else self.lang.render_dtype(u.dtype)
 
   @staticmethod
-  def _tile_outer(uops: list[UOp], acc_dims: dict[UOp, list[UOp]]) -> set[UOp]:
-    """The loops around a register tile's update (its reduce ranges and outer UPCAST ranges) when the innermost loop
+  def _tile_outer(uops: list[UOp], acc_dims: dict[UOp, list[UOp]]) -> set[int]:
+    """The loops (positions in uops) around a register tile's update (its reduce ranges and outer UPCAST ranges) when the innermost loop
     is one of the tile's UPCAST ranges: only that loop is the vectorizer's. Left to choose, clang 14 on AVX-512 targets
     vectorised an outer 4-trip loop of a 4x16 tile with gathers from the accumulator array (a conv weight gradient:
     5.8 ms instead of 0.6 ms, the AVX2 build of the same source)."""
-    out: set[UOp] = set()
-    opened: list[UOp] = []
-    for u in uops:
-      if u.op is Ops.RANGE: opened.append(u)
+    out: set[int] = set()
+    opened: list[tuple[int, UOp]] = []   # (position in uops, RANGE): a range may open two loops (update, combine)
+    for i, u in enumerate(uops):
+      if u.op is Ops.RANGE: opened.append((i, u))
       elif u.op is Ops.END: opened.pop()
-      elif u.op is Ops.ASSIGN and (dims := acc_dims.get(u.src[0])) and opened and opened[-1] in dims and \
-           opened[-1].arg[1] is AxisType.UPCAST:
+      elif u.op is Ops.ASSIGN and (dims := acc_dims.get(u.src[0])) and opened and opened[-1][1] in dims and \
+           opened[-1][1].arg[1] is AxisType.UPCAST:
         mine = set(u.src[0].src[1:]) | set(dims)
-        out |= {r for r in opened[:-1] if r in mine}
+        out |= {k for k, r in opened[:-1] if r in mine}
     return out
 
   @staticmethod

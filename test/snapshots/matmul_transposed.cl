@@ -1,0 +1,13 @@
+__kernel void r_16_24_64(__global float* restrict data0, __global const float* restrict data1, __global const float* restrict data2) {
+  int g0 = (int)get_global_id(0);
+  if (g0 < 384) {
+    int val1 = ((g0/24)*64);
+    int val2 = ((g0%24)*64);
+    float acc3 = 0.0f;
+    for (int r3 = 0; r3 < 64; r3++) {
+      float val4 = (data1[(val1+r3)]*data2[(val2+r3)]);
+      acc3 = (acc3+val4);
+    }
+    data0[g0] = acc3;
+  }
+}
