@@ -706,6 +706,18 @@ def test_dtype_promotion_and_division(data):
   if zero_div is not None and bool(zero_div.any()): w = np.where(zero_div.numpy(), 0, w).astype(w.dtype)
   g = got.numpy()
   rt, at = tol_for(exp_dt)
+  if op in ("//", "%") and exp_dt in ("float16", "bfloat16") and "py_float" in (a_dt, b_dt):
+    # documented: a Python float meets a 16-bit tensor rounded to its dtype (numpy's way); torch computes with it
+    # unrounded in float32, and floor() of a quotient within a rounding error of an integer differs by one
+    # (Tensor(-3.699, dtype=float16) // 0.1: numpy and teeny -38, torch -37). Either answer passes; nothing else does.
+    rd = TORCH_DT[exp_dt]
+    alt_ops = [(x.to(rd) if isinstance(x, torch.Tensor) else torch.tensor(x, dtype=rd)).double() for x in ops_r]
+    alt = OPS_D[op](*alt_ops).to(rd).double().numpy()
+    try: check_close(g.astype(np.float64), w, rtol=rt, atol=at, what=expr)
+    except AssertionError:
+      event("(d) 16-bit // or % with a Python float: numpy's rounding of the scalar")
+      check_close(g.astype(np.float64), alt, rtol=rt, atol=at, what=expr + " (scalar rounded to the tensor's dtype)")
+    return
   check_close(g.astype(np.float64) if w.dtype.kind == "f" else g, w, rtol=rt, atol=at, what=expr)
 
 def teeny_op(op, ops_t):
