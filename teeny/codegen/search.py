@@ -295,9 +295,11 @@ class Search:
     if DEBUG >= 3: print(f"BEAM   {list(spec.opts)}: {min(times)*1e6:.0f} us")
     return min(times)
 
-  def measure(self, cands: list[tuple[Opt, ...]], bar: _Progress, best: float) -> dict[tuple[Opt, ...], float]:
+  def measure(self, cands: list[tuple[Opt, ...]], bar: _Progress, best: float,
+              deadline: float = float("inf")) -> dict[tuple[Opt, ...], float]:
     """Render the candidates, compile them in parallel, then run each alone; {list: seconds} of those that compiled and
-    matched."""
+    matched. Past `deadline` (perf_counter) the rest are not run: one step of a 4096^3 GPU matmul's search, a hundred
+    candidates of up to a second each, ran for minutes past BEAM_TIMEOUT when the limit was checked between steps."""
     st = time.perf_counter()
     specs = [self._try(self.render, c) for c in cands]
     workers = max(1, min(len(cands), os.cpu_count() or 1))
@@ -307,6 +309,7 @@ class Search:
     self.compile_s += time.perf_counter() - st
     out = {}
     for opts, b in zip(cands, built):
+      if time.perf_counter() > deadline: break
       self.tried += 1
       if b is None or b[0].src in self.seen_src:
         self.failed += b is None
@@ -366,7 +369,7 @@ def beam_search(ast: UOp, dev: Any, amt: int, real: list[Any] | None = None) -> 
       steps = [c for b in beam for c in [b + (a,) for a in acts] + neighbours(b, upcast_amounts(dev.renderer))]
       cands = [c for c in steps if s.fits(c)][:max_cands - s.tried]
       if not cands: break
-      got = s.measure(cands, bar, best)
+      got = s.measure(cands, bar, best, deadline=st + timeout)
       beam = sorted(set(beam) | set(got), key=lambda o: s.times[o])[:amt]
       if s.times[beam[0]] >= best: break    # no extension is faster: done
   finally:

@@ -98,9 +98,9 @@ def test_wrong_candidate_is_discarded(beam_env, monkeypatch):
 
 def _sequential_measure(measure):
   """measure() compiles on threads; the injected fault must see want_ok as set by the runs before it, so build one by one."""
-  def seq(self, cands, bar, best):
+  def seq(self, cands, bar, best, **kw):
     out = {}
-    for c in cands: out.update(measure(self, [c], bar, min([best, *out.values()])))
+    for c in cands: out.update(measure(self, [c], bar, min([best, *out.values()]), **kw))
     return out
   return seq
 
@@ -157,3 +157,18 @@ def test_stage_is_a_c_action():
   ast = normalized(items[0].ast, CRenderer())
   assert sorted(a.arg for a in actions(ast, CRenderer()) if a.op is OptOps.STAGE) == [1, 2]
   assert not any(a.op is OptOps.STAGE for a in actions(ast, CUDARenderer()))
+
+@needs_values
+def test_deadline_stops_a_step(beam_env):
+  """BEAM_TIMEOUT bounds a search within a step too: past the deadline no further candidate runs (a GPU matmul's step of
+  a hundred slow candidates ran minutes past the limit when it was checked between steps)."""
+  ast = _kernel_items(Tensor(_np(32, 64)) @ Tensor(_np(64, 32, seed=1)))[0].ast
+  s = search.Search(ast, Device[Device.DEFAULT], None)
+  bar = search._Progress("mm", 4)
+  try:
+    cands = [(Opt(OptOps.UPCAST, 1, n),) for n in (2, 4, 8)]
+    assert s.measure(cands, bar, float("inf"), deadline=0.0) == {} and s.tried == 0
+    assert len(s.measure(cands, bar, float("inf"))) == 3 and s.tried == 3
+  finally:
+    bar.close()
+    s.inputs.free()
