@@ -172,3 +172,13 @@ def test_deadline_stops_a_step(beam_env):
   finally:
     bar.close()
     s.inputs.free()
+
+def test_only_written_buffers_are_reset_and_read():
+  """A candidate's check resets and reads back only what the kernel writes (its inputs never change)."""
+  from teeny.codegen.kernel import get_program
+  ast = _kernel_items(Tensor(_np(8, 16)) @ Tensor(_np(16, 4, seed=1)))[0].ast
+  p = get_program(ast, Device[Device.DEFAULT].renderer, opts=())
+  assert search.written_slots(p.uops) == {0}
+  inp = search.Inputs(Device[Device.DEFAULT], p.params, None, written=search.written_slots(p.uops))
+  try: assert inp.out == [0] and len(inp.read()) == 1 and inp.dtypes == [dtypes.float32]
+  finally: inp.free()
