@@ -643,3 +643,23 @@ class TestAutogradAPI:
     np.testing.assert_allclose(y.grad.numpy(), v * v, rtol=1e-5, atol=1e-6)
   def test_int_tensor_cannot_require_grad(self):
     with pytest.raises(RuntimeError): Tensor(np.array([1, 2, 3], dtype=np.int32), requires_grad=True)
+
+@needs_values
+@pytest.mark.parametrize("chain", ["exp_tanh_abs", "sin_mul_add", "sigmoid_log"])
+def test_max_gradient_of_a_computed_value(chain):
+  """max's gradient picks the elements equal to the max. The value it reduces is computed (transcendentals, fused
+  multiply-adds): if the forward max and the backward's comparison each recomputed it in their own kernel, a vectorised
+  loop (libmvec's expf) and a scalar one gave different bits, no element equalled the max, and the gradient was 0 or
+  nan (found by the long hypothesis profile: abs(exp(tanh(w))).max())."""
+  fns = {"exp_tanh_abs": (lambda x: x.tanh().exp().abs(), lambda x: x.tanh().exp().abs()),
+         "sin_mul_add": (lambda x: (x.sin() * 1.7 + 0.3) * x, lambda x: (x.sin() * 1.7 + 0.3) * x),
+         "sigmoid_log": (lambda x: (x.sigmoid() + 0.5).log(), lambda x: (x.sigmoid() + 0.5).log())}
+  f, ft = fns[chain]
+  for seed in range(40):
+    a = np.random.default_rng(seed).uniform(-1.5, 1.5, size=(4,)).astype(np.float32)
+    r = np.float32(np.random.default_rng(seed + 1).uniform(-2, 2))
+    w = Tensor(a.copy(), requires_grad=True)
+    (f(w).max(0) * r).backward()
+    tw = torch.tensor(a.astype(np.float64), requires_grad=True)
+    (ft(tw).max(0).values * float(r)).backward()
+    np.testing.assert_allclose(w.grad.numpy(), tw.grad.numpy(), rtol=2e-3, atol=2e-4, err_msg=f"seed {seed}")

@@ -153,7 +153,7 @@ class Inputs:
       self.start.append(raw)
     self.opaque = [dev.allocator.alloc(max(r.size, 1)) for r in self.start]
     for o, r in zip(self.opaque, self.start):
-      if r.size: self.dev.allocator.copyin(o, memoryview(r))
+      if r.size: self.dev.allocator.copyin(o, r.data)
   def reset(self):
     for i in self.out:
       if self.start[i].size: self.dev.allocator.copyin(self.opaque[i], self.start[i].data)

@@ -86,8 +86,8 @@ def _elementwise_cost(n: UOp, realize: set[UOp], memo: dict[UOp, int]) -> int:
 def find_realizes(roots: list[UOp]) -> set[UOp]:
   """Which tensor nodes get their own buffer: the outputs, contiguous/copy/assign/custom nodes, reduces that are
   consumed through an expand or by more than one kernel (recomputing them would cost more than a store), reduces
-  with many outputs that feed another reduce (NESTED_REDUCE_MIN), and costly elementwise values read through a large
-  expand (RECOMPUTE_COST)."""
+  with many outputs that feed another reduce (NESTED_REDUCE_MIN), costly elementwise values read through a large
+  expand (RECOMPUTE_COST), and the computed input of a max/min that more than one kernel reads."""
   realize: set[UOp] = set()
   for r in roots:
     if r.base.op not in (Ops.BUFFER, Ops.CONST): realize.add(r.base)
@@ -98,6 +98,12 @@ def find_realizes(roots: list[UOp]) -> set[UOp]:
       # a write into a tensor that has no memory yet first gives its old value a buffer, then writes into that
       if n.op is Ops.ASSIGN and (prev := n.src[0].base).op is not Ops.BUFFER: realize.add(prev)
   cost_memo: dict[UOp, int] = {}
+  # the value a max/min reduces, computed (two ops or more): its gradient compares it with the max for equality, so
+  # every kernel must see the same bits; recomputed in several kernels it may not be (a loop clang vectorises calls
+  # libmvec's expf, another calls the scalar one: no element equalled the max and max's gradient came out 0 or nan)
+  maxed = {b for r in roots for n in r.toposort if n.op is Ops.REDUCE_AXIS and n.arg[0] in (Ops.MAX, Ops.MIN)
+           and (b := n.src[0].base).op in GroupOp.ALU and not any(isinstance(d, UOp) for d in b.shape)}
+  maxed = {b for b in maxed if _elementwise_cost(b, realize, {}) >= 2}
   while True:
     reach: dict[UOp, set[UOp]] = {}
     new: set[UOp] = set()
@@ -110,6 +116,7 @@ def find_realizes(roots: list[UOp]) -> set[UOp]:
         if key in seen or n.op is Ops.BUFFER: continue
         seen.add(key)
         if n in realize and n is not root: continue
+        if n in maxed: reach.setdefault(n, set()).add(root)
         if n.op is Ops.REDUCE_AXIS:
           reach.setdefault(n, set()).add(root)
           if expanded or (under and sym_max(sprod(n.shape)) >= NESTED_REDUCE_MIN): new.add(n)
