@@ -27,8 +27,9 @@ import teeny.kernels as K
 from teeny.nn.state import get_parameters
 
 CONTEXT, DIM, HEADS, LAYERS, BATCH, LR = 64, 64, 4, 2, 16, float(os.getenv("LR", "1e-2"))
-STDLIB_FILES = ("textwrap.py", "string.py", "functools.py", "bisect.py", "heapq.py", "fnmatch.py", "shlex.py", "calendar.py",
-                "glob.py", "colorsys.py", "difflib.py", "dataclasses.py", "argparse.py", "enum.py", "ast.py", "inspect.py")
+STDLIB_FILES = ("textwrap.py", "string.py", "functools.py", "bisect.py", "heapq.py", "fnmatch.py", "shlex.py",
+                "calendar.py", "glob.py", "colorsys.py", "difflib.py", "dataclasses.py", "argparse.py", "enum.py",
+                "ast.py", "inspect.py")
 
 def load_text(limit: int = 600_000) -> str:
   """Source of some standard library modules (plain ASCII: anything else becomes '?')."""
@@ -83,13 +84,15 @@ class TinyGPT:
     if not hasattr(self.blocks[0], "cache_k") or self.blocks[0].cache_k.shape[0] != tok.shape[0]:
       for blk in self.blocks:
         shape = (tok.shape[0], blk.heads, self.context, self.tok.shape[1] // blk.heads)
-        blk.cache_k, blk.cache_v = Tensor.zeros(*shape).contiguous().realize(), Tensor.zeros(*shape).contiguous().realize()
+        blk.cache_k, blk.cache_v = (Tensor.zeros(*shape).contiguous().realize(),
+                                    Tensor.zeros(*shape).contiguous().realize())
     x = K.embedding(self.tok, tok) + self.pos.shrink(((start_pos, start_pos + 1), None))
     for blk in self.blocks: x = blk.step(x, start_pos)
     return self.head(self.ln(x)).reshape(tok.shape[0], -1)
 
 def top_k_filter(logits: Tensor, k: int) -> Tensor:
-  """logits with everything outside the k largest set to -inf, in fixed shapes: an entry stays if fewer than k beat it."""
+  """logits with everything outside the k largest set to -inf, in fixed shapes:
+  an entry stays if fewer than k beat it."""
   beaten_by = (logits.unsqueeze(-2) > logits.unsqueeze(-1)).sum(-1)   # [.., j]: how many logits are larger than logit j
   return (beaten_by < k).where(logits, -math.inf)
 
@@ -102,7 +105,8 @@ def sample(model: TinyGPT, stoi: dict, itos: list, prompt: str, n: int, temperat
            compiles: list | None = None, jit: bool = True) -> tuple[str, int]:
   """n characters after prompt through the KV cache, and how many programs were compiled after the first generated
   character (GlobalCounters.compile_count). `compiles`, if given, gets the running compile count after each character.
-  With `jit`, each step is a TinyJit replay: one capture serves every start_pos (its value goes to the kernels' vals)."""
+  With `jit`, each step is a TinyJit replay: one capture serves every start_pos (its value goes to the kernels'
+  vals)."""
   step = TinyJit(lambda tok, pos: model.step(tok, pos).realize()) if jit else model.step
   ids = [stoi.get(c, stoi["?"]) for c in prompt]
   start_pos = Variable("start_pos", 0, model.context - 1)
@@ -163,7 +167,8 @@ def main():
         f"{steps} steps in {time.perf_counter() - st:.1f} s")
   prompt = "def "
   out, compiled = sample(model, stoi, itos, prompt, n_sample)
-  print(f"--- sample (temperature 0.8, top-k 8), {compiled} kernels compiled after the first position ---\n{prompt}{out}\n---")
+  print(f"--- sample (temperature 0.8, top-k 8), {compiled} kernels compiled after the first position ---\n"
+        f"{prompt}{out}\n---")
 
 if __name__ == "__main__":
   main()

@@ -16,8 +16,8 @@ def _reads_allowed(device: str) -> bool:
   r = dev.renderer
   return not (getattr(r, "is_gpu", False) or getattr(r, "lang", "C") != "C")
 
-def check_index_range(index, size: int, what: str | Callable[[int], str] = "index", err: type[Exception] = IndexError, *,
-                      dim: int = 0, negative: bool = False, ignore: int | None = None, hint: str = "") -> None:
+def check_index_range(index, size: int, what: str | Callable[[int], str] = "index", err: type[Exception] = IndexError,
+                      *, dim: int = 0, negative: bool = False, ignore: int | None = None, hint: str = "") -> None:
   """Raise `err` if an integer tensor `index` holds a value outside [0, size) ([-size, size) with negative=True); values
   equal to `ignore` (a loss's ignore_index) are allowed.
 
@@ -52,8 +52,10 @@ def _normalize(t, indices) -> list:
   out = []
   for i in indices:
     if isinstance(i, (list, np.ndarray)) and not isinstance(i, bool): i = Tensor(np.asarray(i), device=t.device)
-    if isinstance(i, Tensor) and i.dtype == dtypes.bool: raise NotImplementedError("boolean-mask indexing is not supported; use where()")
-    if isinstance(i, Tensor) and i.dtype.kind not in "iu": raise IndexError(f"tensors used as indices must be integer, got {i.dtype}")
+    if isinstance(i, Tensor) and i.dtype == dtypes.bool:
+      raise NotImplementedError("boolean-mask indexing is not supported; use where()")
+    if isinstance(i, Tensor) and i.dtype.kind not in "iu":
+      raise IndexError(f"tensors used as indices must be integer, got {i.dtype}")
     if not (i is None or i is Ellipsis or isinstance(i, (int, np.integer, slice, Tensor))) or isinstance(i, bool):
       raise IndexError(f"unsupported index {i!r}: use ints, slices, None, ... or integer tensors")
     out.append(int(i) if isinstance(i, np.integer) else i)
@@ -61,7 +63,9 @@ def _normalize(t, indices) -> list:
   if n_ell > 1: raise IndexError("an index can only have a single ellipsis ('...')")
   consumed = sum(1 for i in out if i is not None and i is not Ellipsis)
   if consumed > t.ndim: raise IndexError(f"too many indices for tensor of dimension {t.ndim} (shape {t.shape})")
-  if n_ell: k = next(j for j, i in enumerate(out) if i is Ellipsis); out = out[:k] + [slice(None)] * (t.ndim - consumed) + out[k + 1:]  # noqa: E702
+  if n_ell:
+    k = next(j for j, i in enumerate(out) if i is Ellipsis)
+    out = out[:k] + [slice(None)] * (t.ndim - consumed) + out[k + 1:]
   else: out = out + [slice(None)] * (t.ndim - consumed)
   return out
 
@@ -79,15 +83,15 @@ def getitem(t, indices):
     if isinstance(i, int):
       j = i + s if i < 0 else i
       if not 0 <= j < s: raise IndexError(f"index {i} is out of bounds for dim {dim} with size {s}")
-      shrink.append((j, j + 1)); flips.append(False); steps.append(1); final_shape.append(("drop",))  # noqa: E702
+      shrink.append((j, j + 1)); flips.append(False); steps.append(1); final_shape.append(("drop",))
     elif isinstance(i, slice):
       start, stop, step = i.indices(s)
       if step > 0: n = max(0, -(-(stop - start) // step)); b, e = start, start + (n - 1) * step + 1 if n else start
-      else: n = max(0, -(-(start - stop) // -step)); b, e = (start + (n - 1) * step, start + 1) if n else (0, 0)  # noqa: E702
-      shrink.append((b, e)); flips.append(step < 0); steps.append(abs(step)); final_shape.append(("keep", n))  # noqa: E702
+      else: n = max(0, -(-(start - stop) // -step)); b, e = (start + (n - 1) * step, start + 1) if n else (0, 0)
+      shrink.append((b, e)); flips.append(step < 0); steps.append(abs(step)); final_shape.append(("keep", n))
     else:
       check_index_range(i, s, dim=dim, negative=True, hint=f"tensor indices must be in [{-s}, {s})")
-      shrink.append((0, s)); flips.append(False); steps.append(1); final_shape.append(("tensor", i))  # noqa: E702
+      shrink.append((0, s)); flips.append(False); steps.append(1); final_shape.append(("tensor", i))
     dim += 1
   x = x.shrink(tuple(shrink)) if shrink else x
   if any(flips): x = x.flip(tuple(d for d, f in enumerate(flips) if f))
@@ -103,8 +107,8 @@ def getitem(t, indices):
   for f in final_shape:
     if f[0] == "new": shape.append(1)
     elif f[0] == "drop": d += 1
-    elif f[0] == "keep": shape.append(x.shape[d]); d += 1  # noqa: E702
-    else: tdims.append((len(shape), f[1])); shape.append(x.shape[d]); d += 1  # noqa: E702
+    elif f[0] == "keep": shape.append(x.shape[d]); d += 1
+    else: tdims.append((len(shape), f[1])); shape.append(x.shape[d]); d += 1
   x = x.reshape(*shape)
   if tdims: x = _advanced(x, tdims)
   return x
@@ -151,9 +155,10 @@ def setitem(t, indices, value: Any) -> None:
   advanced = any(isinstance(i, Tensor) for i in idx)
   region = t[indices] if not advanced else Tensor.arange(t.numel(), device=t.device).reshape(t.shape)[indices]
   if not broadcasts_to(value.shape, region.shape):
-    raise RuntimeError(f"shape mismatch: value tensor of shape {list(value.shape)} cannot be broadcast to indexing result of "
-                       f"shape {list(region.shape)}")
-  if value.device != t.device: raise RuntimeError(f"setitem: value is on {value.device}, the tensor on {t.device}; move it with .to()")
+    raise RuntimeError(f"shape mismatch: value tensor of shape {list(value.shape)} cannot be broadcast to indexing "
+                       f"result of shape {list(region.shape)}")
+  if value.device != t.device:
+    raise RuntimeError(f"setitem: value is on {value.device}, the tensor on {t.device}; move it with .to()")
   value = value.cast(t.dtype)._broadcast_to(region.shape)
   if not advanced:
     region._write(value)

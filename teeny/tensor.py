@@ -120,13 +120,15 @@ class _TensorMeta(type):
 class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
   """A lazy n-dimensional array. `Tensor(data, device=, dtype=, requires_grad=)`."""
   # the calling thread's modes, also read on an instance (t.training); assign them on the class (Tensor.training = True)
-  training = property(lambda self: _training_var.get(), doc="whether this thread is in training mode (Dropout, BatchNorm)")
+  training = property(lambda self: _training_var.get(),
+                      doc="whether this thread is in training mode (Dropout, BatchNorm)")
   _no_grad = property(lambda self: _no_grad_var.get())
   _seed: int = 0
   _rng_counter: int = 0
   __array_priority__ = 1000  # numpy defers to Tensor for `ndarray op Tensor`
 
-  def __init__(self, data: Any, device: str | None = None, dtype: DType | str | None = None, requires_grad: bool | None = None):
+  def __init__(self, data: Any, device: str | None = None, dtype: DType | str | None = None,
+               requires_grad: bool | None = None):
     dt = to_dtype(dtype) if dtype is not None else None
     self.grad: Tensor | None = None
     self._requires_grad: bool | None = None
@@ -153,7 +155,8 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
         self._link((data,))
     elif isinstance(data, (bool, int, float, np.bool_, np.integer, np.floating)) and not isinstance(data, np.ndarray):
       dev = Device.canonicalize(device)
-      dt = dt or (dtypes.from_np(np.asarray(data).dtype) if isinstance(data, (np.integer, np.floating)) else dtypes.from_py(data))
+      dt = dt or (dtypes.from_np(np.asarray(data).dtype) if isinstance(data, (np.integer, np.floating))
+                  else dtypes.from_py(data))
       self._uop = UOp.const(dt, data, dev)
     else:
       self._uop = _from_host(data, Device.canonicalize(device), dt)
@@ -223,7 +226,8 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
     return f"<Tensor {self.shape} {self.dtype} on {self.device}{' requires_grad' if self.requires_grad else ''}>"
   def __hash__(self): return id(self)
   def __bool__(self):
-    if self.numel() != 1: raise RuntimeError(f"the truth value of a tensor with {self.numel()} elements is ambiguous; use .any() or .all()")
+    if self.numel() != 1:
+      raise RuntimeError(f"the truth value of a tensor with {self.numel()} elements is ambiguous; use .any() or .all()")
     return bool(self.item())
   def host_range(self) -> tuple[int, int] | None:
     """(min, max) of an integer tensor made from host data and not changed since, else None (free: no device read)."""
@@ -233,7 +237,8 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
   def requires_grad(self) -> bool | None: return self._requires_grad
   @requires_grad.setter
   def requires_grad(self, v: bool | None):
-    if v and not (self.dtype.kind == "f"): raise RuntimeError(f"only floating point tensors can require gradients, not {self.dtype}")
+    if v and not (self.dtype.kind == "f"):
+      raise RuntimeError(f"only floating point tensors can require gradients, not {self.dtype}")
     self._requires_grad = v
     # set by the user: this tensor is a leaf, whatever graph (rand, arange...) made its value
     self._leaf = bool(v)
@@ -294,7 +299,8 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
   # ---- realizing
   def _wrap(self, u: UOp, *srcs: Tensor, view: bool = False) -> Tensor:
     """A new tensor for `u`, made from self and srcs (gradient tracking follows its sources)."""
-    if not view and u.base.op in (Ops.BUFFER, Ops.ASSIGN) and (u.op in GroupOp.Movement or u.op in (Ops.BUFFER, Ops.ASSIGN)):
+    if not view and u.base.op in (Ops.BUFFER, Ops.ASSIGN) and (u.op in GroupOp.Movement
+                                                               or u.op in (Ops.BUFFER, Ops.ASSIGN)):
       # an op that changed nothing (a sum over size-1 axes) still makes a new tensor, not a second owner of the memory
       u = UOp(Ops.CONTIGUOUS, u.dtype, (u,))
     rg = any(s.requires_grad for s in (self,) + srcs)
@@ -373,8 +379,8 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
     """The realized, contiguous buffer holding this tensor's values (realizing, or copying a view, when needed)."""
     from teeny.engine.realize import buffer_for, check_version
     u = self.uop
-    if u.base.op is Ops.ASSIGN or (self._base is None and _lazy(u)) or (self._base is not None and _lazy(self._base._uop)
-                                                                         and u.base.op is not Ops.CONST):
+    if (u.base.op is Ops.ASSIGN or (self._base is None and _lazy(u))
+        or (self._base is not None and _lazy(self._base._uop) and u.base.op is not Ops.CONST)):
       self.realize()
       u = self.uop
     if _plain(u): return check_version(u.base, "reading this tensor")
@@ -387,15 +393,18 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
     if self.numel() == 0:
       return np.zeros(self.shape, dtype=np.float32 if self.dtype == dtypes.bfloat16 else self.dtype.np)
     if Device[self.device].runs_nothing:
-      raise RuntimeError(f"the {self.device} device runs nothing and holds no data; use DEV=CPU (or .to('CPU')) to read values")
-    if _VARS[0] and _has_sym(self.shape):   # a symbolic tensor's buffer is sized for the variables' largest values: read the bound part
+      raise RuntimeError(f"the {self.device} device runs nothing and holds no data; "
+                         "use DEV=CPU (or .to('CPU')) to read values")
+    # a symbolic tensor's buffer is sized for the variables' largest values: read the bound part
+    if _VARS[0] and _has_sym(self.shape):
       from teeny.uop.symbolic import sym_val
       shape = tuple(sym_val(s) for s in self.shape)
       return self._buffer().numpy()[:prod(shape)].reshape(shape)
     return self._buffer().numpy().reshape(self.shape)
   def data(self) -> memoryview: return self.numpy().data
   def item(self) -> Any:
-    if self.numel() != 1: raise ValueError(f"item() needs a tensor with exactly one element, this one has shape {self.shape}")
+    if self.numel() != 1:
+      raise ValueError(f"item() needs a tensor with exactly one element, this one has shape {self.shape}")
     return self.numpy().reshape(()).item()
   def tolist(self) -> Any: return self.numpy().tolist()
   def to(self, device: str | Sequence[str]) -> Tensor:
@@ -417,10 +426,12 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
     keep the values they read. Writing a leaf that requires grad (an optimizer step, `w -= lr * w.grad`) updates its
     data and is not recorded for autograd; a write into any other tensor is (torch's in-place semantics)."""
     if not isinstance(x, Tensor): x = Tensor(x, device=self.device, dtype=self.dtype)
-    if x.device != self.device: raise RuntimeError(f"assign: value is on {x.device}, target on {self.device}; move it with .to()")
+    if x.device != self.device:
+      raise RuntimeError(f"assign: value is on {x.device}, target on {self.device}; move it with .to()")
     if x.shape != self.shape:
       if not _broadcasts_to(x.shape, self.shape):
-        raise RuntimeError(f"assign: the value's shape {x.shape} cannot be broadcast to the target's shape {self.shape}")
+        raise RuntimeError(f"assign: the value's shape {x.shape} cannot be broadcast "
+                           f"to the target's shape {self.shape}")
       x = x.expand(self.shape)
     return self._write(x)
   def _write(self, x: Tensor, index: Tensor | None = None) -> Tensor:
@@ -483,7 +494,8 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
     return Tensor.full(self.shape, fill_value, **{"dtype": self.dtype, "device": self.device, **kw})
   def zeros_like(self, **kw) -> Tensor: return self.full_like(0, **kw)
   def ones_like(self, **kw) -> Tensor: return self.full_like(1, **kw)
-  def empty_like(self, **kw) -> Tensor: return Tensor.empty(*self.shape, **{"dtype": self.dtype, "device": self.device, **kw})
+  def empty_like(self, **kw) -> Tensor:
+    return Tensor.empty(*self.shape, **{"dtype": self.dtype, "device": self.device, **kw})
   @staticmethod
   def arange(start, stop=None, step=1, dtype: DType | str | None = None, device: str | None = None, **kw) -> Tensor:
     if _VARS[0] and _has_sym(start, stop, step): return _sym_arange(start, stop, step, dtype, device, kw)
@@ -506,7 +518,8 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
     """`steps` values from start to stop, both included (torch.linspace): the first half counted up from start and the
     second down from stop, so the last value is exactly stop; an int dtype truncates toward zero. steps=0 is empty,
     steps=1 is [start]."""
-    if not isinstance(steps, (int, np.integer)) or isinstance(steps, bool): raise TypeError(f"linspace: steps must be an int, got {steps!r}")
+    if not isinstance(steps, (int, np.integer)) or isinstance(steps, bool):
+      raise TypeError(f"linspace: steps must be an int, got {steps!r}")
     if steps < 0: raise RuntimeError(f"linspace: number of steps must be non-negative, got {steps}")
     dt = to_dtype(dtype) if dtype else dtypes.default_float
     if steps <= 1:
@@ -540,8 +553,8 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
     key = _hash32_py((Tensor._seed * 0x9E3779B1 + 0x7F4A7C15) & 0xFFFFFFFF)
     # the counter is data (a one-element buffer), not a constant in the source, so every call reuses one kernel
     dev = Device.canonicalize(device)
-    ctr = Tensor(np.array([(base + key) & 0xFFFFFFFF], dtype=np.uint32), device=dev) if not Device[dev].runs_nothing else \
-      Tensor.empty(1, dtype=dtypes.uint32, device=dev)
+    ctr = (Tensor(np.array([(base + key) & 0xFFFFFFFF], dtype=np.uint32), device=dev) if not Device[dev].runs_nothing
+           else Tensor.empty(1, dtype=dtypes.uint32, device=dev))
     from teeny.engine import realize
     if realize.recorder is not None: realize.recorder.rng_counter(ctr.uop.base, base)   # TinyJit replays advance it
     i = Tensor.arange(numel, device=device, dtype=dtypes.uint32) + ctr.reshape((1,)).expand(numel)
@@ -556,7 +569,8 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
     out = ((bits >> 8).cast(dtypes.float32) * (1.0 / (1 << 24))).cast(dt).reshape(shape)
     out.requires_grad = kw.get("requires_grad")
     return out
-  def rand_like(self, **kw) -> Tensor: return Tensor.rand(*self.shape, **{"dtype": self.dtype, "device": self.device, **kw})
+  def rand_like(self, **kw) -> Tensor:
+    return Tensor.rand(*self.shape, **{"dtype": self.dtype, "device": self.device, **kw})
   @staticmethod
   def randn(*shape, dtype: DType | str | None = None, device: str | None = None, **kw) -> Tensor:
     """Standard normal, by Box-Muller."""
@@ -567,7 +581,8 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
     out = z.cast(dt)
     out.requires_grad = kw.get("requires_grad")
     return out
-  def randn_like(self, **kw) -> Tensor: return Tensor.randn(*self.shape, **{"dtype": self.dtype, "device": self.device, **kw})
+  def randn_like(self, **kw) -> Tensor:
+    return Tensor.randn(*self.shape, **{"dtype": self.dtype, "device": self.device, **kw})
   @staticmethod
   def randint(*args, low: int = 0, high: int = 10, shape=None, dtype=None, device: str | None = None, **kw) -> Tensor:
     """randint(low, high, shape) or randint(*shape, low=, high=): integers in [low, high)."""
@@ -614,7 +629,8 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
     if self.ndim not in (1, 2): raise ValueError(f"multinomial needs a 1-D or 2-D tensor, got shape {self.shape}")
     if not isinstance(num_samples, int) or num_samples <= 0:
       raise ValueError(f"multinomial: num_samples must be a positive int, got {num_samples!r}")
-    if num_samples > 1 and not replacement: raise NotImplementedError("multinomial without replacement needs num_samples=1")
+    if num_samples > 1 and not replacement:
+      raise NotImplementedError("multinomial without replacement needs num_samples=1")
     if self.shape[-1] == 0: raise ValueError(f"multinomial: the weights of shape {self.shape} have no categories")
     w = self.reshape(1, -1) if self.ndim == 1 else self
     if not Device[self.device].runs_nothing:
@@ -624,7 +640,8 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
       flags = bad.any().cast(dtypes.int32) + (w.sum(-1) <= 0).any().cast(dtypes.int32) * 2
       f = int(flags.item())
       if f & 1: raise RuntimeError("multinomial: the probability tensor contains inf, nan or an element < 0")
-      if f & 2: raise RuntimeError("multinomial: invalid distribution, a row of weights sums to 0 (sum of probabilities <= 0)")
+      if f & 2:
+        raise RuntimeError("multinomial: invalid distribution, a row of weights sums to 0 (sum of probabilities <= 0)")
     cdf = w.cumsum(1)
     cdf = cdf / cdf[:, -1:]
     u = Tensor.rand(w.shape[0], num_samples, 1, device=self.device)
@@ -635,16 +652,19 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
   def _const(self, v: Any, dtype: DType | None = None) -> Tensor:
     return Tensor(UOp.const(dtype or self.dtype, v, self.device))
   def _binop(self, x: Any, reverse: bool = False) -> tuple[Tensor, Tensor]:
-    """Broadcast and promote two operands (Python scalars take the tensor's dtype unless they need a higher category)."""
+    """Broadcast and promote two operands (Python scalars take the tensor's dtype unless they need a higher
+    category)."""
     if isinstance(x, Tensor):
-      if x.device != self.device: raise RuntimeError(f"operands are on different devices: {self.device} and {x.device}; "
-                                                     f"move one with .to(), e.g. x.to({self.device!r})")
+      if x.device != self.device:
+        raise RuntimeError(f"operands are on different devices: {self.device} and {x.device}; "
+                           f"move one with .to(), e.g. x.to({self.device!r})")
       dt = least_upper_dtype(self.dtype, x.dtype)
       a, b = self, x
     else:
       if isinstance(x, (list, tuple, np.ndarray)): return self._binop(Tensor(x, device=self.device), reverse)
       rank = {"b": 0, "i": 1, "u": 1, "f": 2}
-      xk = "b" if isinstance(x, (bool, np.bool_)) else "i" if isinstance(x, (int, np.integer)) else dtypes.from_py(x).kind
+      xk = ("b" if isinstance(x, (bool, np.bool_)) else "i" if isinstance(x, (int, np.integer))
+            else dtypes.from_py(x).kind)
       # a scalar of a lower or equal category takes the tensor's dtype (a float tensor times 2**70 is fine)
       dt = self.dtype if rank[self.dtype.kind] >= rank[xk] else dtypes.from_py(x)
       # the scalar is built already broadcast: one internal tensor, not a const plus a reshape view and an expand view
@@ -671,8 +691,10 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
     a, b = self._binop(x, reverse)
     return a._alu(Ops.ADD, b)
   def sub(self, x, reverse=False) -> Tensor:
-    if self.dtype == dtypes.bool or isinstance(x, (bool, np.bool_)) or (isinstance(x, Tensor) and x.dtype == dtypes.bool):
-      raise TypeError("subtraction with a bool tensor is not supported (as in torch); use ^ or logical_not(), or cast first")
+    if (self.dtype == dtypes.bool or isinstance(x, (bool, np.bool_))
+        or (isinstance(x, Tensor) and x.dtype == dtypes.bool)):
+      raise TypeError("subtraction with a bool tensor is not supported (as in torch); "
+                      "use ^ or logical_not(), or cast first")
     a, b = self._binop(x, reverse)
     return a._alu(Ops.SUB, b)
   def mul(self, x, reverse=False) -> Tensor:
@@ -684,10 +706,12 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
     ZeroDivisionError when the divisor is known on the host to be 0 (a Python 0, or host data holding only zeros; torch
     raises on the CPU) and otherwise gives 0 (what a device divisor holds is not read: that would realize it)."""
     if rounding_mode not in (None, "trunc", "floor"):
-      raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found {rounding_mode!r}")
+      raise RuntimeError("div expected rounding_mode to be one of None, 'trunc', or 'floor' "
+                         f"but found {rounding_mode!r}")
     a, b = self._binop(x, reverse)
     if rounding_mode is not None and a.dtype.kind in "iu" and _host_zero(x if not reverse else self):
-      raise ZeroDivisionError(f"integer division by zero in div(rounding_mode={rounding_mode!r}) (torch raises on the CPU too)")
+      raise ZeroDivisionError(f"integer division by zero in div(rounding_mode={rounding_mode!r}) "
+                              "(torch raises on the CPU too)")
     if rounding_mode == "floor": return a._floordiv(b)
     if rounding_mode == "trunc":
       return a._idiv_safe(b) if a.dtype.kind in "iub" else (a._float()._alu(Ops.FDIV, b._float())).trunc()
@@ -807,17 +831,19 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
   def bitwise_xor(self, x, reverse=False): return self._bitop(Ops.XOR, x, reverse)
   def bitwise_not(self) -> Tensor:
     if self.dtype.kind not in "iub": raise TypeError(f"~ needs an int or bool tensor, not {self.dtype}")
-    return self.logical_not() if self.dtype == dtypes.bool else self._alu(Ops.XOR, self._const(dtypes.max(self.dtype) if
-                                                                                                 self.dtype.kind == "u" else -1)._broadcast_to(self.shape))
+    return self.logical_not() if self.dtype == dtypes.bool else self._alu(
+      Ops.XOR, self._const(dtypes.max(self.dtype) if self.dtype.kind == "u" else -1)._broadcast_to(self.shape))
   def _shift(self, x, reverse: bool, left: bool) -> Tensor:
     for v in (self, x):
       if (v.dtype if isinstance(v, Tensor) else dtypes.from_py(v)).kind not in "iu":
-        raise TypeError(f"{'<<' if left else '>>'} needs integer operands (torch), not {v.dtype if isinstance(v, Tensor) else v!r}")
+        raise TypeError(f"{'<<' if left else '>>'} needs integer operands (torch), not "
+                        f"{v.dtype if isinstance(v, Tensor) else v!r}")
     a, b = self._binop(x, reverse)
     # torch's rule for shift counts C leaves undefined: a count < 0 or >= the bit width shifts everything out, giving 0
     # (or -1, the sign, for >> of a negative value)
     bits = a.dtype.itemsize * 8
-    if not reverse and isinstance(x, (int, np.integer)) and 0 <= x < bits: return a._alu(Ops.SHL if left else Ops.SHR, b)
+    if not reverse and isinstance(x, (int, np.integer)) and 0 <= x < bits:
+      return a._alu(Ops.SHL if left else Ops.SHR, b)
     ok = (b >= 0) & (b < bits)
     out = a._alu(Ops.SHL if left else Ops.SHR, ok.where(b, 0))
     return ok.where(out, 0 if left or a.dtype.kind == "u" else (a < 0).where(-1, 0).cast(a.dtype))
@@ -828,9 +854,12 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
     """self >> x for integer tensors, arithmetic for signed ones (torch): a count < 0 or >= the bit width gives 0, or
     -1 for a negative value."""
     return self._shift(x, reverse, False)
-  def logical_not(self) -> Tensor: return self.cast(dtypes.bool)._alu(Ops.CMPEQ, self._const(False, dtypes.bool)._broadcast_to(self.shape))
-  def logical_and(self, x) -> Tensor: return self.cast(dtypes.bool) & (x.cast(dtypes.bool) if isinstance(x, Tensor) else bool(x))
-  def logical_or(self, x) -> Tensor: return self.cast(dtypes.bool) | (x.cast(dtypes.bool) if isinstance(x, Tensor) else bool(x))
+  def logical_not(self) -> Tensor:
+    return self.cast(dtypes.bool)._alu(Ops.CMPEQ, self._const(False, dtypes.bool)._broadcast_to(self.shape))
+  def logical_and(self, x) -> Tensor:
+    return self.cast(dtypes.bool) & (x.cast(dtypes.bool) if isinstance(x, Tensor) else bool(x))
+  def logical_or(self, x) -> Tensor:
+    return self.cast(dtypes.bool) | (x.cast(dtypes.bool) if isinstance(x, Tensor) else bool(x))
 
   # unary math
   def _unary(self, op: Ops) -> Tensor: return self._float()._alu(op)
@@ -885,7 +914,8 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
   def isnan(self) -> Tensor: return self != self if self.dtype.kind == "f" else self.full_like(False, dtype=dtypes.bool)
   def isinf(self, detect_positive: bool = True, detect_negative: bool = True) -> Tensor:
     """True at +inf (detect_positive) and -inf (detect_negative)."""
-    if self.dtype.kind != "f" or not (detect_positive or detect_negative): return self.full_like(False, dtype=dtypes.bool)
+    if self.dtype.kind != "f" or not (detect_positive or detect_negative):
+      return self.full_like(False, dtype=dtypes.bool)
     if not detect_negative: return self == math.inf
     if not detect_positive: return self == -math.inf
     return (self == math.inf) | (self == -math.inf)
@@ -1037,7 +1067,8 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
     if rtol < 0: raise RuntimeError(f"isclose: rtol must be greater than or equal to zero, but got {rtol}")
     if atol < 0: raise RuntimeError(f"isclose: atol must be greater than or equal to zero, but got {atol}")
     if isinstance(other, Tensor) and other.dtype != self.dtype:
-      raise RuntimeError(f"isclose: both tensors must have the same dtype, got {self.dtype} and {other.dtype}; cast one")
+      raise RuntimeError("isclose: both tensors must have the same dtype, "
+                         f"got {self.dtype} and {other.dtype}; cast one")
     a, b = self._binop(other)
     eq = a == b
     if a.dtype.kind == "b": return eq
@@ -1144,7 +1175,8 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
     keep = [i for i in range(self.ndim) if i not in axes]
     # built on UOps directly (one Tensor at the end): this sits on the hot path of every big sum
     n = len(keep) + 2
-    u = self.uop.permute(tuple(keep) + tuple(axes)).reshape(tuple(self.shape[i] for i in keep) + (split, rsize // split))
+    u = self.uop.permute(tuple(keep) + tuple(axes)).reshape(tuple(self.shape[i] for i in keep)
+                                                            + (split, rsize // split))
     part = UOp(Ops.CONTIGUOUS, self.dtype, (u.r(op, (n - 1,)),))
     shape = tuple(1 if i in axes else s for i, s in enumerate(self.shape))
     return self._wrap(part.r(op, (n - 2,)).reshape(shape))
@@ -1212,7 +1244,8 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
     n = prod(self.shape[a] for a in self._axes(axis))
     s = x.sum(axis, keepdim)
     return s / n if n else s * math.nan
-  def var(self, axis=None, keepdim: bool = False, correction: int = 1, dim=None, unbiased: bool | None = None) -> Tensor:
+  def var(self, axis=None, keepdim: bool = False, correction: int = 1, dim=None,
+          unbiased: bool | None = None) -> Tensor:
     axis = dim if dim is not None else axis
     if unbiased is not None: correction = int(unbiased)
     x = self._float()
@@ -1220,14 +1253,19 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
     n = prod(self.shape[a] for a in self._axes(axis))
     sq = (x - x.mean(axis, keepdim=True)).square().sum(axis, keepdim)
     return sq / max(n - correction, 0) if n - correction > 0 else sq * math.nan
-  def std(self, axis=None, keepdim: bool = False, correction: int = 1, dim=None, unbiased: bool | None = None) -> Tensor:
-    if self.dtype in HALF: return self.cast(dtypes.float32).std(axis, keepdim, correction, dim, unbiased).cast(self.dtype)
+  def std(self, axis=None, keepdim: bool = False, correction: int = 1, dim=None,
+          unbiased: bool | None = None) -> Tensor:
+    if self.dtype in HALF:
+      return self.cast(dtypes.float32).std(axis, keepdim, correction, dim, unbiased).cast(self.dtype)
     return self.var(axis, keepdim, correction, dim, unbiased).sqrt()
-  def var_mean(self, axis=None, keepdim=False, correction=1): return self.var(axis, keepdim, correction), self.mean(axis, keepdim)
-  def std_mean(self, axis=None, keepdim=False, correction=1): return self.std(axis, keepdim, correction), self.mean(axis, keepdim)
+  def var_mean(self, axis=None, keepdim=False, correction=1):
+    return self.var(axis, keepdim, correction), self.mean(axis, keepdim)
+  def std_mean(self, axis=None, keepdim=False, correction=1):
+    return self.std(axis, keepdim, correction), self.mean(axis, keepdim)
   def _arg(self, fn: Ops, axis, keepdim: bool) -> Tensor:
     if axis is None:
-      return self.flatten()._arg(fn, 0, False).reshape(()) if not keepdim else self.flatten()._arg(fn, 0, True).reshape((1,) * self.ndim)
+      return (self.flatten()._arg(fn, 0, False).reshape(()) if not keepdim
+              else self.flatten()._arg(fn, 0, True).reshape((1,) * self.ndim))
     ax = _axis(axis, self.ndim)
     if self.ndim == 0: return Tensor.zeros((), dtype=dtypes.int32, device=self.device)
     if self.shape[ax] == 0: raise ValueError(f"argmax/argmin of an empty axis (shape {self.shape})")
@@ -1313,7 +1351,8 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
   view = reshape
   def expand(self, *shape) -> Tensor:
     shape = _shape_arg(shape, allow_neg=True)
-    if len(shape) < self.ndim: raise ShapeError(f"expand: target {shape} has fewer dims than the tensor's shape {self.shape}")
+    if len(shape) < self.ndim:
+      raise ShapeError(f"expand: target {shape} has fewer dims than the tensor's shape {self.shape}")
     x = self.reshape((1,) * (len(shape) - self.ndim) + self.shape) if len(shape) > self.ndim else self
     new = tuple(s if n == -1 else n for s, n in zip(x.shape, shape))
     for s, n in zip(x.shape, new):
@@ -1324,7 +1363,8 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
   def permute(self, *order) -> Tensor:
     if len(order) == 1 and isinstance(order[0], (tuple, list)): order = tuple(order[0])
     if len(order) != self.ndim:
-      raise ShapeError(f"permute: dims {tuple(order)} name {len(order)} dims; the tensor of shape {self.shape} has {self.ndim}")
+      raise ShapeError(f"permute: dims {tuple(order)} name {len(order)} dims; "
+                       f"the tensor of shape {self.shape} has {self.ndim}")
     order = _dims(order, self.ndim)
     return self._view(self.uop.permute(order))
   def transpose(self, dim0: int = 1, dim1: int = 0) -> Tensor:
@@ -1351,10 +1391,10 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
     d = _axis(dim, self.ndim + 1)
     return self.reshape(*self.shape[:d], 1, *self.shape[d:])
   def pad(self, padding, value: float | None = None, mode: str = "constant") -> Tensor:
-    """torch's F.pad: `padding` flat, last dim first ((left, right, top, bottom, ...)), or a (before, after) pair per dim
-    (None for none). mode 'constant' fills with `value` (default 0); 'reflect' mirrors without repeating the edge (each
-    amount < the dim's size), 'replicate' repeats the edge, 'circular' wraps around (each amount <= the size). Negative
-    amounts crop. Unlike torch, the non-constant modes pad any number of dims."""
+    """torch's F.pad: `padding` flat, last dim first ((left, right, top, bottom, ...)), or a (before, after) pair per
+    dim (None for none). mode 'constant' fills with `value` (default 0); 'reflect' mirrors without repeating the edge
+    (each amount < the dim's size), 'replicate' repeats the edge, 'circular' wraps around (each amount <= the size).
+    Negative amounts crop. Unlike torch, the non-constant modes pad any number of dims."""
     modes = ("constant", "reflect", "replicate", "circular")
     if mode not in modes: raise NotImplementedError(f"pad: unrecognised padding mode {mode!r}; use one of {modes}")
     if mode != "constant" and value is not None:
@@ -1369,7 +1409,8 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
       pairs = [(0, 0)] * self.ndim
       for i in range(len(padding) // 2): pairs[self.ndim - 1 - i] = (int(padding[2 * i]), int(padding[2 * i + 1]))
     else:
-      if len(padding) != self.ndim: raise ValueError(f"padding {padding} needs one (before, after) pair per dim ({self.ndim})")
+      if len(padding) != self.ndim:
+        raise ValueError(f"padding {padding} needs one (before, after) pair per dim ({self.ndim})")
       pairs = [(0, 0) if p is None else (int(p[0]), int(p[1])) for p in padding]
     if mode != "constant": return self._pad_mode(pairs, mode)
     for d, ((b, e), s) in enumerate(zip(pairs, self.shape)):
@@ -1387,9 +1428,11 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
     mask = Tensor(mask.uop.pad(tuple(pairs)))
     return mask.where(out, out._const(value)._broadcast_to(out.shape))
   def _pad_mode(self, pairs: list[tuple[int, int]], mode: str) -> Tensor:
-    """pad's reflect/replicate/circular, one dim at a time (so corners pad the padded edges, as torch's do). As in torch,
-    reflect and replicate take the positive amounts from the whole input and then crop; circular crops, then wraps."""
-    def cut(t: Tensor, d: int, lo: int, hi: int) -> Tensor: return t.shrink(tuple((lo, hi) if i == d else None for i in range(t.ndim)))
+    """pad's reflect/replicate/circular, one dim at a time (so corners pad the padded edges, as torch's do). As in
+    torch, reflect and replicate take the positive amounts from the whole input and then crop; circular crops, then
+    wraps."""
+    def cut(t: Tensor, d: int, lo: int, hi: int) -> Tensor:
+      return t.shrink(tuple((lo, hi) if i == d else None for i in range(t.ndim)))
     x = self
     for d, ((b, e), s) in enumerate(zip(pairs, self.shape)):
       if b == 0 and e == 0: continue
@@ -1399,10 +1442,11 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
       if mode == "circular" and (b < 0 or e < 0):  # torch's circular crops first, then wraps what is left
         x, s = cut(x, d, -min(b, 0), s + min(e, 0)), s + min(b, 0) + min(e, 0)
       if mode == "reflect" and (b >= s or e >= s):
-        raise RuntimeError(f"pad: reflect padding {(b, e)} must be less than the size {s} of dim {d} (shape {self.shape})")
+        raise RuntimeError(f"pad: reflect padding {(b, e)} must be less than the size {s} of dim {d} "
+                           f"(shape {self.shape})")
       if mode == "circular" and (pb > s or pe > s):
-        raise RuntimeError(f"pad: circular padding {(b, e)} wraps around more than once: it must be at most the size {s} "
-                           f"of dim {d} after cropping (shape {self.shape})")
+        raise RuntimeError(f"pad: circular padding {(b, e)} wraps around more than once: it must be at most the size "
+                           f"{s} of dim {d} after cropping (shape {self.shape})")
       if mode == "replicate" and s == 0:
         raise RuntimeError(f"pad: replicate padding of dim {d} needs a non-empty dim (shape {self.shape})")
       if mode == "reflect": left, right = cut(x, d, 1, pb + 1).flip(d), cut(x, d, s - 1 - pe, s - 1).flip(d)
@@ -1421,14 +1465,16 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
     return self._view(self.uop.shrink(arg))
   def flip(self, *axis, dims=None) -> Tensor:
     ax = dims if dims is not None else (axis[0] if len(axis) == 1 else (axis if axis else None))
-    axes = tuple(range(self.ndim)) if ax is None else _dims((ax,) if isinstance(ax, (int, np.integer)) else ax, self.ndim)
+    axes = (tuple(range(self.ndim)) if ax is None
+            else _dims((ax,) if isinstance(ax, (int, np.integer)) else ax, self.ndim))
     if not self.ndim: return self
     return self._view(self.uop.flip(axes))
   def _window(self, k_: Sequence[int], s_: Sequence[int], d_: Sequence[int]) -> Tensor:
     """Sliding windows over the last len(k_) dims, (..., *in) -> (..., *out, *k_): a view, no copy."""
     n = len(k_)
     if any(d * (k - 1) + 1 > i for k, d, i in zip(k_, d_, self.shape[-n:])):
-      raise ValueError(f"window {tuple(k_)} (dilation {tuple(d_)}) is larger than the input's last dims {self.shape[-n:]}")
+      raise ValueError(f"window {tuple(k_)} (dilation {tuple(d_)}) "
+                       f"is larger than the input's last dims {self.shape[-n:]}")
     return self._wrap(self.uop.window(tuple(k_), tuple(s_), tuple(d_)))
   def repeat(self, *repeats) -> Tensor:
     reps = _shape_arg(repeats)
@@ -1449,14 +1495,16 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
     tensors = [self, *others]
     for i, t in enumerate(tensors):
       if not isinstance(t, Tensor): raise TypeError(f"cat: expected Tensors, got {type(t).__name__} at position {i}")
-      if t.ndim == 0: raise ShapeError(f"cat: zero-dimensional tensor (at position {i}) cannot be concatenated; unsqueeze it")
+      if t.ndim == 0:
+        raise ShapeError(f"cat: zero-dimensional tensor (at position {i}) cannot be concatenated; unsqueeze it")
     d = _axis(dim, self.ndim)
     for i, t in enumerate(tensors):
       if t.ndim != self.ndim:
-        raise ShapeError(f"cat: tensors must have the same number of dimensions: got {self.ndim} and {t.ndim} (tensor {i})")
+        raise ShapeError(f"cat: tensors must have the same number of dimensions: got {self.ndim} and {t.ndim} "
+                         f"(tensor {i})")
       if any(a != b for j, (a, b) in enumerate(zip(t.shape, self.shape)) if j != d):
-        raise ShapeError(f"cat: shapes {[tuple(x.shape) for x in tensors]} must match except in dim {d}: tensor {i} has "
-                         f"shape {t.shape}")
+        raise ShapeError(f"cat: shapes {[tuple(x.shape) for x in tensors]} must match except in dim {d}: tensor {i} "
+                         f"has shape {t.shape}")
     dt = least_upper_dtype(*[t.dtype for t in tensors])
     tensors = [t.cast(dt) for t in tensors]
     total = sum(t.shape[d] for t in tensors)
@@ -1473,8 +1521,8 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
     if not tensors: raise ValueError("stack needs at least one tensor")
     for i, t in enumerate(tensors):
       if t.shape != tensors[0].shape:
-        raise ShapeError(f"stack expects each tensor to be equal size, but got {tensors[0].shape} at entry 0 and {t.shape} "
-                         f"at entry {i}")
+        raise ShapeError(f"stack expects each tensor to be equal size, but got {tensors[0].shape} at entry 0 and "
+                         f"{t.shape} at entry {i}")
     d = _axis(dim, tensors[0].ndim + 1)
     return tensors[0].unsqueeze(d).cat(*[t.unsqueeze(d) for t in tensors[1:]], dim=d)
   def split(self, sizes, dim: int = 0) -> tuple[Tensor, ...]:
@@ -1510,10 +1558,12 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
   def _gather(self, dim: int, index: Tensor) -> Tensor:
     """out[..i..] = self[..index[..i..]..] along dim; index has self's rank, other dims equal (torch.gather)."""
     d = _axis(dim, self.ndim)
-    if index.ndim != self.ndim: raise ValueError(f"gather: index rank {index.ndim} must match the input's ({self.ndim})")
+    if index.ndim != self.ndim:
+      raise ValueError(f"gather: index rank {index.ndim} must match the input's ({self.ndim})")
     if index.dtype.kind not in "iu": raise TypeError(f"gather: index must be an integer tensor, not {index.dtype}")
     for i, (a, b) in enumerate(zip(index.shape, self.shape)):
-      if i != d and a > b: raise ValueError(f"gather: index shape {index.shape} exceeds input shape {self.shape} at dim {i}")
+      if i != d and a > b:
+        raise ValueError(f"gather: index shape {index.shape} exceeds input shape {self.shape} at dim {i}")
     src = self.shrink(tuple((0, index.shape[i]) if i != d else None for i in range(self.ndim)))
     return src._wrap(UOp(Ops.GATHER, self.dtype, (src.uop, index.uop), d), index)
 
@@ -1526,11 +1576,13 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
   def matmul(self, w: Tensor) -> Tensor:
     if not isinstance(w, Tensor): w = Tensor(w, device=self.device)
     x = self
-    if x.ndim == 0 or w.ndim == 0: raise ValueError(f"matmul needs tensors of at least 1 dim, got {x.shape} and {w.shape}")
+    if x.ndim == 0 or w.ndim == 0:
+      raise ValueError(f"matmul needs tensors of at least 1 dim, got {x.shape} and {w.shape}")
     xs = x.unsqueeze(0) if x.ndim == 1 else x
     ws = w.unsqueeze(-1) if w.ndim == 1 else w
     if xs.shape[-1] != ws.shape[-2]:
-      raise ValueError(f"matmul shape mismatch: {x.shape} @ {w.shape} (inner dims {xs.shape[-1]} and {ws.shape[-2]} differ)")
+      raise ValueError(f"matmul shape mismatch: {x.shape} @ {w.shape} "
+                       f"(inner dims {xs.shape[-1]} and {ws.shape[-2]} differ)")
     dt = least_upper_dtype(x.dtype, w.dtype)
     xs, ws = xs.cast(dt), ws.cast(dt)
     batch = _broadcast_shape(xs.shape[:-2], ws.shape[:-2])
@@ -1554,7 +1606,8 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
     f = formula.replace(" ", "")
     lhs, rhs = f.split("->", 1) if "->" in f else (f, None)
     ins = lhs.split(",")
-    if len(ins) != len(operands): raise ValueError(f"einsum: {formula!r} names {len(ins)} operands, got {len(operands)}")
+    if len(ins) != len(operands):
+      raise ValueError(f"einsum: {formula!r} names {len(ins)} operands, got {len(operands)}")
     for i, c in enumerate(f.replace("->", "  ")):
       if not (c.isascii() and c.isalpha()) and c not in ", .":
         raise ValueError(f"einsum: invalid subscript {c!r} at index {i} of {formula!r}; subscripts must be in [a-zA-Z]")
@@ -1576,11 +1629,14 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
     counts: dict[str, int] = {}
     for sp in specs:
       for lb in sp: counts[lb] = counts.get(lb, 0) + 1
-    if rhs is None: out_labels = [f".{n_ell - j}" for j in range(n_ell)] + sorted(c for c, n in counts.items() if n == 1 and c[0] != ".")
+    if rhs is None: out_labels = [f".{n_ell - j}" for j in range(n_ell)] + sorted(c for c, n in counts.items()
+                                                                                  if n == 1 and c[0] != ".")
     else: out_labels = labels(rhs, None, "output")
     for c in out_labels:
-      if c not in counts: raise ValueError(f"einsum: output subscript {c!r} in {formula!r} does not appear in the inputs {lhs!r}")
-      if out_labels.count(c) > 1: raise ValueError(f"einsum: output subscript {c!r} appears more than once in {formula!r}")
+      if c not in counts:
+        raise ValueError(f"einsum: output subscript {c!r} in {formula!r} does not appear in the inputs {lhs!r}")
+      if out_labels.count(c) > 1:
+        raise ValueError(f"einsum: output subscript {c!r} appears more than once in {formula!r}")
     sizes: dict[str, int] = {}
     ts: list[tuple[list[str], Tensor]] = []
     for i, (sp, t) in enumerate(zip(specs, operands)):
@@ -1616,28 +1672,32 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
 
   # ---- custom kernels
   def custom_kernel(self, *inputs: Tensor, fxn: Callable[..., UOp], grad_fxn: Callable | None = None) -> list[Tensor]:
-    """Run a hand-written kernel. `fxn` gets one placeholder UOp per tensor (self, the output buffer, first) and returns a
-    SINK; the result is one Tensor per placeholder: that buffer's value after the kernel ran."""
+    """Run a hand-written kernel. `fxn` gets one placeholder UOp per tensor (self, the output buffer, first) and returns
+    a SINK; the result is one Tensor per placeholder: that buffer's value after the kernel ran."""
     from teeny.uop.ops import KernelInfo
     tensors = [self, *inputs]
     for i, t in enumerate(tensors):
       if not isinstance(t, Tensor): raise TypeError(f"custom_kernel: argument {i} is {type(t).__name__}, not a Tensor")
-      if t.device != self.device: raise RuntimeError(f"custom_kernel: argument {i} is on {t.device}, the output on {self.device}")
+      if t.device != self.device:
+        raise RuntimeError(f"custom_kernel: argument {i} is on {t.device}, the output on {self.device}")
     multi = isinstance(self.device, tuple)   # several devices: fxn sees each device's shard; one kernel per device
     if multi and not (self.uop.op is Ops.MULTI and all(_plain(s) for s in self.uop.src)):
-      raise ValueError("custom_kernel on several devices must be called on a realized output with a buffer on each, e.g. "
-                       "Tensor.from_shards([Tensor.zeros(...).contiguous().realize() per device], axis)")
+      raise ValueError("custom_kernel on several devices must be called on a realized output with a buffer on each, "
+                       "e.g. Tensor.from_shards([Tensor.zeros(...).contiguous().realize() per device], axis)")
     if not multi and (self.uop.op not in (Ops.BUFFER, Ops.RESHAPE) or self.uop.base.op is not Ops.BUFFER):
-      raise ValueError("custom_kernel must be called on a realized, contiguous output tensor, e.g. Tensor.zeros(...).contiguous().realize()")
+      raise ValueError("custom_kernel must be called on a realized, contiguous output tensor, e.g. "
+                       "Tensor.zeros(...).contiguous().realize()")
     conts = [self] + [t.contiguous() for t in inputs]
     srcs = [t.uop for t in conts]
     holders = [UOp.placeholder(i, t.dtype, t.local_shape if multi else t.shape) for i, t in enumerate(tensors)]
     sink = fxn(*holders)
-    if not isinstance(sink, UOp) or sink.op is not Ops.SINK: raise TypeError("custom_kernel: fxn must return a SINK UOp (x.sink(arg=KernelInfo(...)))")
+    if not isinstance(sink, UOp) or sink.op is not Ops.SINK:
+      raise TypeError("custom_kernel: fxn must return a SINK UOp (x.sink(arg=KernelInfo(...)))")
     from teeny.uop.ops import implicit_loads
     sink = implicit_loads(sink)   # `p[i]` used as a value reads the element (tinygrad's dialect)
     if not isinstance(sink.arg, KernelInfo): sink = sink.replace(arg=KernelInfo(name="custom", opts_to_apply=()))
-    ck = UOp(Ops.CUSTOM_KERNEL, dtypes.void, tuple(srcs), (sink, _TensorGradFxn(grad_fxn) if grad_fxn is not None else None))
+    ck = UOp(Ops.CUSTOM_KERNEL, dtypes.void, tuple(srcs),
+             (sink, _TensorGradFxn(grad_fxn) if grad_fxn is not None else None))
     rg = any(t.requires_grad for t in inputs)
     from teeny.engine.schedule import custom_written, _reapply_views
     written = custom_written(sink)
@@ -1688,11 +1748,14 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
     along `axis` (None: they are copies of one value)."""
     from teeny.engine.multi import MULTI_MADE
     if len({t.shape for t in shards}) != 1 or len({t.dtype for t in shards}) != 1:
-      raise ValueError(f"from_shards: shards must share one shape and dtype, got {[(t.shape, t.dtype) for t in shards]}")
-    if any(isinstance(t.device, tuple) for t in shards): raise ValueError("from_shards: each shard must be on one device")
+      raise ValueError("from_shards: shards must share one shape and dtype, "
+                       f"got {[(t.shape, t.dtype) for t in shards]}")
+    if any(isinstance(t.device, tuple) for t in shards):
+      raise ValueError("from_shards: each shard must be on one device")
     Device.canonicalize(tuple(t.device for t in shards))   # distinct devices
     MULTI_MADE[0] = True
-    t = Tensor(UOp(Ops.MULTI, shards[0].dtype, tuple(t.uop for t in shards), None if axis is None else _axis(axis, shards[0].ndim)))
+    t = Tensor(UOp(Ops.MULTI, shards[0].dtype, tuple(t.uop for t in shards),
+                   None if axis is None else _axis(axis, shards[0].ndim)))
     if any(s.requires_grad for s in shards): t._requires_grad = True
     t._link(tuple(shards))
     return t
@@ -1712,18 +1775,21 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
     """Accumulate d(self)/d(leaf) into `.grad` of every leaf that requires grad."""
     from teeny.gradient import compute_gradient
     if not self.requires_grad:
-      raise RuntimeError("backward(): this tensor does not require grad (it was built from tensors that do not, or under "
-                         "no_grad()); create leaves with requires_grad=True and compute it with grad enabled")
+      raise RuntimeError("backward(): this tensor does not require grad (it was built from tensors that do not, or "
+                         "under no_grad()); create leaves with requires_grad=True and compute it with grad enabled")
     if gradient is None:
       if self.numel() != 1:
-        raise RuntimeError(f"backward() on a non-scalar tensor of shape {self.shape} needs gradient= (a tensor of the same shape)")
+        raise RuntimeError(f"backward() on a non-scalar tensor of shape {self.shape} "
+                           "needs gradient= (a tensor of the same shape)")
       gradient = Tensor.ones(*self.shape, device=self.device, dtype=self.dtype)
-    if gradient.shape != self.shape: raise ValueError(f"backward: gradient shape {gradient.shape} must match {self.shape}")
+    if gradient.shape != self.shape:
+      raise ValueError(f"backward: gradient shape {gradient.shape} must match {self.shape}")
     root = _differentiable(self.uop)
     leaves: dict[UOp, Tensor] = {}
     for u in root.toposort:
       if (r := _leaf_of.get(u)) is not None and (t := r()) is not None and t.requires_grad: leaves[u] = t
-    if not leaves: raise RuntimeError("backward(): nothing in this graph requires grad (create leaves with requires_grad=True)")
+    if not leaves:
+      raise RuntimeError("backward(): nothing in this graph requires grad (create leaves with requires_grad=True)")
     grads = compute_gradient(root, gradient.cast(self.dtype).uop, set(leaves))
     # the gradients read the contents of every tensor this graph read: link them through one hub to the leaves, so a
     # write into any of them (another optimizer's step) first realizes the gradients that still need the old values
@@ -1751,7 +1817,8 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
     ids = {id(t) for t in targets}
     nodes: dict[int, list[UOp]] = {id(t): [t.uop] if t.uop in topo else [] for t in targets}
     for u in topo:
-      if (r := _leaf_of.get(u)) is not None and (t := r()) is not None and id(t) in ids and u not in nodes[id(t)]: nodes[id(t)].append(u)
+      if (r := _leaf_of.get(u)) is not None and (t := r()) is not None and id(t) in ids and u not in nodes[id(t)]:
+        nodes[id(t)].append(u)
     grads = compute_gradient(root, gradient.cast(self.dtype).uop, {u for us in nodes.values() for u in us})
     out = []
     for t in targets:
@@ -1779,7 +1846,8 @@ def _multi_axis(u: UOp) -> int | None:
   return x.axis if isinstance(x, Sharded) else None
 
 def _drop_links(t: Tensor):
-  """A realized tensor needs no path to its sources: tensors built from its lazy graph read its buffer (_realized_as)."""
+  """A realized tensor needs no path to its sources: tensors built from its lazy graph read its buffer
+  (_realized_as)."""
   t._srcs = ()
 
 def _differentiable(root: UOp) -> UOp:
@@ -1809,9 +1877,11 @@ def _check_writable(target: UOp, prev: UOp):
   n = target
   while n is not prev:
     if n.op is Ops.EXPAND and any(a == 1 and b != 1 for a, b in zip(n.src[0].shape, n.arg)):
-      raise RuntimeError(f"cannot write through an expanded view (shape {n.src[0].shape} expanded to {n.arg}): several elements "
-                         "would share one memory location; write into a .clone() or .contiguous() copy instead")
-    if n.op is Ops.WINDOW: raise RuntimeError("cannot write through a sliding-window view: windows overlap in memory; write into a .clone()")
+      raise RuntimeError(f"cannot write through an expanded view (shape {n.src[0].shape} expanded to {n.arg}): "
+                         "several elements would share one memory location; "
+                         "write into a .clone() or .contiguous() copy instead")
+    if n.op is Ops.WINDOW:
+      raise RuntimeError("cannot write through a sliding-window view: windows overlap in memory; write into a .clone()")
     n = n.src[0]
 
 def _resolve_executed(ts: list[Tensor]) -> list[UOp]:
@@ -1930,12 +2000,14 @@ def _sign_trick(x: Tensor) -> tuple[Tensor, Tensor]:
   return s, x * s
 
 def _f32(x: Tensor, fn: Callable[[Tensor], Tensor]) -> Tensor:
-  """fn on a float tensor; float16/bfloat16 go through float32 (as torch computes them) and are rounded once at the end."""
+  """fn on a float tensor; float16/bfloat16 go through float32 (as torch computes them) and are rounded once at the
+  end."""
   x = x._float()
   return fn(x.cast(dtypes.float32)).cast(x.dtype) if x.dtype in HALF else fn(x)
 
 def _sqrt_1mx2(x: Tensor) -> Tensor:
-  """sqrt(1 - x*x) for x >= 0 as sqrt(1 - x) * sqrt(1 + x): exact 1 - x near 1, and a gradient of -inf (not nan) at 1."""
+  """sqrt(1 - x*x) for x >= 0 as sqrt(1 - x) * sqrt(1 + x): exact 1 - x near 1, and a gradient of -inf (not nan)
+  at 1."""
   return (1 - x).sqrt() * (1 + x).sqrt()
 
 def _atan_unit(r: Tensor) -> Tensor:
@@ -1961,7 +2033,8 @@ def _shape_arg(shape: tuple, allow_neg: bool = False) -> tuple[int, ...]:
     if isinstance(s, UOp):
       out.append(_sym_dim(s))
       continue
-    if not isinstance(s, (int, np.integer)) or isinstance(s, bool): raise TypeError(f"shape entries must be ints, got {shape}")
+    if not isinstance(s, (int, np.integer)) or isinstance(s, bool):
+      raise TypeError(f"shape entries must be ints, got {shape}")
     if s < 0 and not (allow_neg and s == -1): raise ShapeError(f"negative dimension {s} in shape {shape}")
     out.append(int(s))
   return tuple(out)
@@ -1993,7 +2066,8 @@ def _nested_shape(data) -> tuple[int, ...]:
   if isinstance(data, (list, tuple)):
     if len(data) == 0: return (0,)
     shapes = [_nested_shape(d) for d in data]
-    if any(s != shapes[0] for s in shapes): raise ValueError(f"ragged nested sequence: sub-shapes {sorted(set(shapes))} differ")
+    if any(s != shapes[0] for s in shapes):
+      raise ValueError(f"ragged nested sequence: sub-shapes {sorted(set(shapes))} differ")
     return (len(data),) + shapes[0]
   return ()
 
@@ -2010,8 +2084,10 @@ def _from_host(data: Any, device: str, dtype: DType | None) -> UOp:
         dtype = dtypes.int_for_range(int(arr.min()), int(arr.max())) if arr.size else dtypes.default_int
       elif arr.dtype.kind == "f":
         # numpy turns ints it has no one dtype for ([2**63, -1]) into float64: an error, as in torch
-        if arr.size and np.abs(arr).max() >= 2.0 ** 63 and all(isinstance(v, int) for v in np.array(data, dtype=object).ravel()):
-          raise OverflowError(f"integers in [{int(arr.min())}, {int(arr.max())}] fit no single integer dtype (int64 or uint64)")
+        if (arr.size and np.abs(arr).max() >= 2.0 ** 63
+            and all(isinstance(v, int) for v in np.array(data, dtype=object).ravel())):
+          raise OverflowError(f"integers in [{int(arr.min())}, {int(arr.max())}] fit no single integer dtype "
+                              "(int64 or uint64)")
         dtype = dtypes.default_float
       elif arr.size == 0: dtype = dtypes.default_float
       elif arr.dtype == object and all(isinstance(v, (int, np.integer)) for v in arr.reshape(-1)):
@@ -2025,9 +2101,10 @@ def _from_host(data: Any, device: str, dtype: DType | None) -> UOp:
     arr = np.frombuffer(bytes(data), dtype=np.uint8)
     dtype = dtype or dtypes.uint8
   else:
-    try: import torch  # noqa: F401
+    try: import torch
     except ImportError: torch = None  # type: ignore[assignment]  # torch is optional
-    if torch is not None and isinstance(data, torch.Tensor): return _from_host(data.detach().cpu().numpy(), device, dtype)
+    if torch is not None and isinstance(data, torch.Tensor):
+      return _from_host(data.detach().cpu().numpy(), device, dtype)
     raise TypeError(f"cannot make a Tensor from {type(data).__name__}; pass a list, tuple, numpy array or scalar")
   shape = arr.shape
   if dtype == dtypes.bfloat16: host = float32_to_bf16_bits(arr.astype(np.float32))
@@ -2051,7 +2128,8 @@ def _has_sym(*xs) -> bool:
 
 def _sym_dim(s: UOp) -> UOp:
   if s.dtype != dtypes.index or s.op not in (Ops.DEFINE_VAR, Ops.BIND) and s.op not in GroupOp.ALU:
-    raise TypeError(f"a symbolic dimension must be a Variable (bound with .bind(value)) or an expression of them, not {s.op}")
+    raise TypeError("a symbolic dimension must be a Variable (bound with .bind(value)) "
+                    f"or an expression of them, not {s.op}")
   from teeny.uop.symbolic import ssimplify
   return ssimplify(s)
 
@@ -2066,9 +2144,11 @@ def _sym_equal(a, b) -> bool:
 def _sym_reshape(t: Tensor, shape: tuple) -> Tensor:
   from teeny.uop.symbolic import sprod, sstr
   if -1 in shape:
-    raise ShapeError(f"reshape to {tuple(sstr(s) for s in shape)}: -1 with a symbolic dimension is not supported; give every size")
+    raise ShapeError(f"reshape to {tuple(sstr(s) for s in shape)}: "
+                     "-1 with a symbolic dimension is not supported; give every size")
   if not _sym_equal(sprod(shape), t.numel()):
-    raise ShapeError(f"cannot reshape tensor of shape {tuple(sstr(s) for s in t.shape)} into {tuple(sstr(s) for s in shape)}")
+    raise ShapeError(f"cannot reshape tensor of shape {tuple(sstr(s) for s in t.shape)} into "
+                     f"{tuple(sstr(s) for s in shape)}")
   return t if shape == t.shape else t._view(t.uop.reshape(shape))
 
 def _sym_check_range(what: str, lo, hi, size, dim: int):
@@ -2078,13 +2158,15 @@ def _sym_check_range(what: str, lo, hi, size, dim: int):
   try: b, e, s = sym_val(lo), sym_val(hi), sym_val(size)
   except RuntimeError: b, e, s = sym_max(lo), sym_max(hi), sym_max(size)  # unbound: checked at the widest range
   if not 0 <= b <= e <= s:
-    raise ValueError(f"{what} ({sstr(lo)}, {sstr(hi)}) is out of bounds for dim {dim} of size {sstr(size)} (values {b}, {e}, {s})")
+    raise ValueError(f"{what} ({sstr(lo)}, {sstr(hi)}) is out of bounds for dim {dim} of size {sstr(size)} "
+                     f"(values {b}, {e}, {s})")
   if isinstance(size, int) and sym_max(hi) > size:
-    raise ValueError(f"{what} ({sstr(lo)}, {sstr(hi)}) of dim {dim} (size {size}) can reach {sym_max(hi)} for the variables' "
-                     f"ranges; make the Variable's upper bound small enough that it stays inside the dim")
+    raise ValueError(f"{what} ({sstr(lo)}, {sstr(hi)}) of dim {dim} (size {size}) can reach {sym_max(hi)} for the "
+                     f"variables' ranges; make the Variable's upper bound small enough that it stays inside the dim")
 
 def _sym_shrink(t: Tensor, arg) -> Tensor:
-  arg = tuple((0, s) if a is None else tuple(_sym_dim(x) if isinstance(x, UOp) else int(x) for x in a) for a, s in zip(arg, t.shape))
+  arg = tuple((0, s) if a is None else tuple(_sym_dim(x) if isinstance(x, UOp) else int(x) for x in a)
+              for a, s in zip(arg, t.shape))
   for d, ((b, e), s) in enumerate(zip(arg, t.shape)): _sym_check_range("shrink", b, e, s, d)
   return t._view(t.uop.shrink(arg))
 
@@ -2093,7 +2175,8 @@ def _sym_pad(t: Tensor, padding, value) -> Tensor:
   if len(padding) == 2 * t.ndim and not any(isinstance(p, (tuple, list)) or p is None for p in padding):
     pairs: list[tuple] = [(padding[2 * (t.ndim - 1 - d)], padding[2 * (t.ndim - 1 - d) + 1]) for d in range(t.ndim)]
   elif len(padding) == t.ndim: pairs = [(0, 0) if p is None else (p[0], p[1]) for p in padding]
-  else: raise ValueError(f"pad with a symbolic amount needs the flat form for every dim or one (before, after) pair per dim ({t.ndim})")
+  else: raise ValueError("pad with a symbolic amount needs the flat form for every dim or one (before, after) pair "
+                         f"per dim ({t.ndim})")
   pairs = [tuple(_sym_dim(x) if isinstance(x, UOp) else int(x) for x in p) for p in pairs]
   if any(not isinstance(x, UOp) and x < 0 for p in pairs for x in p):
     raise ValueError("pad with a symbolic dimension does not support negative (cropping) amounts; shrink first")
@@ -2145,8 +2228,9 @@ def _sym_getitem(t: Tensor, indices) -> Tensor:
       if not isinstance(i, UOp) and i < 0: raise IndexError("an index beside a symbolic slice must not be negative")
       shrink.append((i, i + 1))
       drop.append(d)
-    else: raise IndexError(f"indexing with {type(i).__name__} beside a symbolic slice, or into a tensor of symbolic shape, is "
-                           "not supported (ints and step-1 slices are); index a tensor of concrete shape first")
+    else: raise IndexError(f"indexing with {type(i).__name__} beside a symbolic slice, or into a tensor of symbolic "
+                           "shape, is not supported (ints and step-1 slices are); "
+                           "index a tensor of concrete shape first")
   x = t.shrink(tuple(shrink))
   return x.reshape(tuple(sz for d, sz in enumerate(x.shape) if d not in drop)) if drop else x
 

@@ -83,13 +83,15 @@ def _check(out: Any, ref: Any, atol: float, rtol: float, in_dtypes: set, out_dty
   got = out.numpy()
   assert got.shape == ref.shape, f"numpy() shape {got.shape} vs expected {ref.shape}"
   if ref.dtype == np.bool_ or np.issubdtype(ref.dtype, np.integer):
-    assert got.dtype == np.bool_ or np.issubdtype(got.dtype, np.integer) or ref.size == 0, f"expected ints, got {got.dtype}"
+    assert (got.dtype == np.bool_ or np.issubdtype(got.dtype, np.integer)
+            or ref.size == 0), f"expected ints, got {got.dtype}"
     np.testing.assert_equal(got, ref)
   else:
     np.testing.assert_allclose(got.astype(np.float64), ref.astype(np.float64), atol=atol, rtol=rtol, equal_nan=True)
 
-def helper_test_op(shapes: Sequence | None, np_fxn: Callable, teeny_fxn: Callable, atol: float = 1e-6, rtol: float = 1e-6,
-                   low: float = -2, high: float = 2, dtype=np.float32, vals: Sequence | None = None, out_dtype=None) -> None:
+def helper_test_op(shapes: Sequence | None, np_fxn: Callable, teeny_fxn: Callable, atol: float = 1e-6,
+                   rtol: float = 1e-6, low: float = -2, high: float = 2, dtype=np.float32, vals: Sequence | None = None,
+                   out_dtype=None) -> None:
   """Run `np_fxn` on random numpy inputs of `shapes` (or on `vals`) and `teeny_fxn` on the same data as Tensors;
   compare.
 

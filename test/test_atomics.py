@@ -20,8 +20,8 @@ RECORD_BITS, NOISE_BIT = NPROG // 4, 30
 # a plain (racy) read-modify-write returning the old value, in C: what the atomic replaces in the negative control
 _PLAIN_C = {"add": "_o + {1}", "max": "(_o > {1} ? _o : {1})", "min": "(_o < {1} ? _o : {1})", "and": "_o & {1}",
             "or": "_o | {1}", "xor": "_o ^ {1}", "xchg": "{1}"}
-_C_T = {dtypes.int32: "int", dtypes.uint32: "unsigned int", dtypes.int64: "long long", dtypes.uint64: "unsigned long long",
-        dtypes.float32: "float", dtypes.float64: "double"}
+_C_T = {dtypes.int32: "int", dtypes.uint32: "unsigned int", dtypes.int64: "long long",
+        dtypes.uint64: "unsigned long long", dtypes.float32: "float", dtypes.float64: "double"}
 
 def _plain(dt: DType, update: str) -> dict[str, str]:
   """A racy read-modify-write returning the old value, per language (a statement expression in C/OpenCL, a lambda in
@@ -29,7 +29,8 @@ def _plain(dt: DType, update: str) -> dict[str, str]:
   t = _C_T[dt]
   cl_t = {"unsigned int": "uint", "long long": "long", "unsigned long long": "ulong"}.get(t, t)
   lam = "[&]() {{ " + t + " _o = *{0}; " + update + " return _o; }}()"
-  return {"C": "({{ " + t + " _o = *{0}; " + update + " _o; }})", "CL": "({{ " + cl_t + " _o = *{0}; " + update + " _o; }})",
+  return {"C": "({{ " + t + " _o = *{0}; " + update + " _o; }})",
+          "CL": "({{ " + cl_t + " _o = *{0}; " + update + " _o; }})",
           "CUDA": lam, "HIP": lam}
 
 def _c(dt: DType, v) -> UOp: return UOp.const(dt, v)
@@ -54,7 +55,8 @@ def _ones(dt: DType): return (1 << dt.bits) - 1 if dt.kind == "u" else -1
 def _init(kind: str, dt: DType):
   return {"and": _ones(dt), "min": _big(dt) + 1, "cas": 0}.get(kind, 0)
 
-def _kernel(kind: str, dt: DType, plain: bool, sem: MemSem = MemSem.Relaxed, scope: MemScope = MemScope.Gpu, L: int = L):
+def _kernel(kind: str, dt: DType, plain: bool, sem: MemSem = MemSem.Relaxed, scope: MemScope = MemScope.Gpu,
+            L: int = L):
   """out[0] is the hot address; log[i*L+k] gets what op (i, k) returned (for cas: 1 if it succeeded)."""
   def fxn(out: UOp, log: UOp, slot: UOp) -> UOp:
     i, k = UOp.range(NPROG, 0, AxisType.GLOBAL), UOp.range(L, 1, AxisType.LOOP)
@@ -71,10 +73,12 @@ def _kernel(kind: str, dt: DType, plain: bool, sem: MemSem = MemSem.Relaxed, sco
       ret = UOp.custom(_plain(dt, "*{0} = " + _PLAIN_C[kind] + ";"), a, v, dtype=dt) if plain \
         else a.atomic(kind, v, sem=sem, scope=scope)
     return log.index(i * L + k).store(ret).end(i, k).sink(
-      arg=KernelInfo(name=f"{kind}_{dt.name}_{'plain' if plain else 'atomic'}_{sem.name}_{scope.name}_{L}", opts_to_apply=()))
+      arg=KernelInfo(name=f"{kind}_{dt.name}_{'plain' if plain else 'atomic'}_{sem.name}_{scope.name}_{L}",
+                     opts_to_apply=()))
   return fxn
 
-def run_kernel(kind: str, dt: DType, plain: bool = False, sem: MemSem = MemSem.Relaxed, scope: MemScope = MemScope.Gpu, L: int = L):
+def run_kernel(kind: str, dt: DType, plain: bool = False, sem: MemSem = MemSem.Relaxed, scope: MemScope = MemScope.Gpu,
+               L: int = L):
   with Context(CPU_THREADS=2):
     out = Tensor(np.array([_init(kind, dt)], dtype=dt.np)).contiguous().realize()
     log = Tensor.zeros(NPROG * L, dtype=dt).contiguous().realize()
@@ -102,7 +106,8 @@ def check(kind: str, dt: DType, final, log, L: int = L) -> list[str]:
     if bad.any(): errs.append(f"{int(np.sum(bad))} returned values went the wrong way")
   elif kind in ("and", "or", "xor"):
     mask, noise = sum(1 << b for b in range(RECORD_BITS)), 1 << NOISE_BIT
-    want = {"and": _ones(dt) & ~mask & ~noise, "or": mask | noise, "xor": mask ^ (noise * ((NPROG * L - RECORD_BITS) % 2))}[kind]
+    want = {"and": _ones(dt) & ~mask & ~noise, "or": mask | noise,
+            "xor": mask ^ (noise * ((NPROG * L - RECORD_BITS) % 2))}[kind]
     if int(final) & ((1 << dt.bits) - 1) != want & ((1 << dt.bits) - 1):
       errs.append(f"final {int(final):#x} != {want:#x}")
   elif kind == "xchg":
@@ -176,7 +181,8 @@ def test_gated_index_atomic():
     i = UOp.range(n, 0, AxisType.GLOBAL)
     b = ids.index(i).load()
     gate = b < 16
-    return out.index(b, valid=gate).atomic("add", 1.0, sem=MemSem.Relaxed).end(i).sink(arg=KernelInfo(name="gated", opts_to_apply=()))
+    return out.index(b, valid=gate).atomic("add", 1.0, sem=MemSem.Relaxed).end(i).sink(
+      arg=KernelInfo(name="gated", opts_to_apply=()))
   ids = (np.arange(n) * 7919 % 100).astype(np.int32)
   with Context(CPU_THREADS=2):
     res = Tensor.zeros(16).contiguous().realize().custom_kernel(Tensor(ids), fxn=fxn)[0].numpy()
@@ -251,7 +257,8 @@ def test_render_spellings():
   assert "__HIP_MEMORY_SCOPE_WORKGROUP" in hip[("or", dtypes.int64, MemSem.AcqRel, MemScope.Cta)]
   assert "__hip_atomic_compare_exchange_strong" in hip[("cas", dtypes.float64, MemSem.Release, MemScope.Sys)]
   cl = {(k, dt, sem, sc): s for k, dt, sem, sc, s in _all_atomics("CL")}
-  assert cl[("add", dtypes.int32, MemSem.Relaxed, MemScope.Gpu)] == "atomic_add((volatile __global int*)(p+i), (int)(v))"
+  assert (cl[("add", dtypes.int32, MemSem.Relaxed, MemScope.Gpu)]
+          == "atomic_add((volatile __global int*)(p+i), (int)(v))")
   assert "atom_add(" in cl[("add", dtypes.int64, MemSem.Relaxed, MemScope.Gpu)]
   assert "atomic_cmpxchg(" in cl[("add", dtypes.float32, MemSem.Relaxed, MemScope.Gpu)]
   assert "mem_fence(" in cl[("xor", dtypes.uint32, MemSem.AcqRel, MemScope.Gpu)]
@@ -260,10 +267,11 @@ def test_render_spellings():
   assert c[("add", dtypes.float32, MemSem.AcqRel, MemScope.Gpu)] == "teeny_atomic_add_f32_acqrel((p+i), v)"
   assert len(cu) > len(hip) == len(c) > len(cl)   # CUDA adds 16-bit float add; CL refuses Sys scope
 
-_GPU_TYPES = {"CUDA": {dtypes.int32: "int", dtypes.uint32: "unsigned int", dtypes.int64: "long long", dtypes.uint64: "unsigned long long",
-                        dtypes.float32: "float", dtypes.float64: "double", dtypes.float16: "unsigned short", dtypes.bfloat16: "unsigned short"},
-              "CL": {dtypes.int32: "int", dtypes.uint32: "uint", dtypes.int64: "long", dtypes.uint64: "ulong", dtypes.float32: "float",
-                     dtypes.float64: "double"}}
+_GPU_TYPES = {"CUDA": {dtypes.int32: "int", dtypes.uint32: "unsigned int", dtypes.int64: "long long",
+                       dtypes.uint64: "unsigned long long", dtypes.float32: "float", dtypes.float64: "double",
+                       dtypes.float16: "unsigned short", dtypes.bfloat16: "unsigned short"},
+              "CL": {dtypes.int32: "int", dtypes.uint32: "uint", dtypes.int64: "long", dtypes.uint64: "ulong",
+                     dtypes.float32: "float", dtypes.float64: "double"}}
 _GPU_TYPES["HIP"] = _GPU_TYPES["CUDA"]
 
 def _gpu_source(lang: str) -> str:
@@ -326,8 +334,8 @@ def test_opencl_atomics_compile():
   import pyopencl as cl
   cl.Program(ctx, _gpu_source("CL")).build()
 
-@pytest.mark.parametrize("kind,dt", [("add", dtypes.float32), ("max", dtypes.float64), ("add", dtypes.int64), ("min", dtypes.int32),
-                                     ("xchg", dtypes.float64), ("add", dtypes.float64)])
+@pytest.mark.parametrize("kind,dt", [("add", dtypes.float32), ("max", dtypes.float64), ("add", dtypes.int64),
+                                     ("min", dtypes.int32), ("xchg", dtypes.float64), ("add", dtypes.float64)])
 def test_opencl_atomics_run(kind, dt):
   """Through pyopencl directly (teeny's CL runtime is another issue): many work-items on one address."""
   ctx = cl_context()
@@ -338,7 +346,8 @@ def test_opencl_atomics_run(kind, dt):
   t = {"float32": "float", "float64": "double", "int32": "int", "int64": "long"}[dt.name]
   from teeny.codegen.render.atomics import CL_INT64_PRAGMAS
   src = (CL_INT64_PRAGMAS + "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n"
-         f"__kernel void k(__global {t}* p, __global {t}* r) {{ int i = get_global_id(0); {t} v = ({t})(i % 100); r[i] = {expr}; }}")
+         f"__kernel void k(__global {t}* p, __global {t}* r) {{ "
+         f"int i = get_global_id(0); {t} v = ({t})(i % 100); r[i] = {expr}; }}")
   prg = cl.Program(ctx, src).build()
   n = 100000
   init = np.array([0 if kind != "min" else 10**6], dtype=dt.np)  # sums stay below 2**24: exact in float32

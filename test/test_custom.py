@@ -40,7 +40,8 @@ def test_add_one_across_threads():
   np.testing.assert_allclose(out[1].numpy(), x)   # one tensor per placeholder: the input is unchanged
 
 def test_debug4_shows_custom_source():
-  src = _src(lambda: Tensor.zeros(64).contiguous().realize().custom_kernel(Tensor.ones(64), fxn=_add_one(64, "add_one_dbg"))[0].realize())
+  src = _src(lambda: Tensor.zeros(64).contiguous().realize()
+             .custom_kernel(Tensor.ones(64), fxn=_add_one(64, "add_one_dbg"))[0].realize())
   assert "add_one_dbg" in src and "+1.0f" in src.replace(" ", "")
 
 @needs_values
@@ -51,7 +52,8 @@ def test_loop_and_local_ranges():
   def fxn(out: UOp, xs: UOp) -> UOp:
     i, j, k = UOp.range(a, 0, AxisType.GLOBAL), UOp.range(b, 1, AxisType.LOCAL), UOp.range(c, 2, AxisType.LOOP)
     o = out.index(i, j)
-    return o.store(o.load() + xs.index(i, j, k).load()).end(i, j, k).sink(arg=KernelInfo(name="sum_last", opts_to_apply=()))
+    return o.store(o.load() + xs.index(i, j, k).load()).end(i, j, k).sink(
+      arg=KernelInfo(name="sum_last", opts_to_apply=()))
   with THREADS:
     res = Tensor.zeros(a, b).contiguous().realize().custom_kernel(Tensor(x), fxn=fxn)[0].numpy()
   np.testing.assert_allclose(res, x.sum(-1), rtol=1e-4, atol=1e-5)
@@ -61,7 +63,8 @@ def test_launch_checks_buffer_count():
   def fxn(out: UOp, x: UOp) -> UOp:
     extra = UOp.placeholder(2, dtypes.float32, (16,))
     i = UOp.range(16, 0, AxisType.GLOBAL)
-    return out.index(i).store(x.index(i).load() + extra.index(i).load()).end(i).sink(arg=KernelInfo(name="extra", opts_to_apply=()))
+    return out.index(i).store(x.index(i).load() + extra.index(i).load()).end(i).sink(
+      arg=KernelInfo(name="extra", opts_to_apply=()))
   with pytest.raises(RuntimeError, match="declares 3 buffer parameters but was launched with 2"):
     Tensor.zeros(16).contiguous().realize().custom_kernel(Tensor.ones(16), fxn=fxn)[0].realize()
 
@@ -69,7 +72,8 @@ def test_launch_checks_buffer_dtype():
   def fxn(out: UOp, x: UOp) -> UOp:
     as_int = UOp.placeholder(1, dtypes.int32, (16,))   # the call passes float32
     i = UOp.range(16, 0, AxisType.GLOBAL)
-    return out.index(i).store(as_int.index(i).load().cast(dtypes.float32)).end(i).sink(arg=KernelInfo(name="bad_dtype", opts_to_apply=()))
+    return out.index(i).store(as_int.index(i).load().cast(dtypes.float32)).end(i).sink(
+      arg=KernelInfo(name="bad_dtype", opts_to_apply=()))
   with pytest.raises(TypeError, match=r"data1 is dtypes.int32, but the buffer passed is dtypes.float32"):
     Tensor.zeros(16).contiguous().realize().custom_kernel(Tensor.ones(16), fxn=fxn)[0].realize()
 
@@ -115,7 +119,8 @@ def test_histogram_on_default_device(atomic):
   exact = n * loop // bins
   for _ in range(5):
     with THREADS:
-      res = Tensor.zeros(bins, dtype=dtypes.int32).contiguous().realize().custom_kernel(ids, fxn=_hist(n, loop, atomic))[0].numpy()
+      res = Tensor.zeros(bins, dtype=dtypes.int32).contiguous().realize().custom_kernel(
+        ids, fxn=_hist(n, loop, atomic))[0].numpy()
     if atomic:
       assert (res == exact).all(), res
       return
@@ -191,7 +196,8 @@ def test_embedding_half():
     K.embedding(W, Tensor(ids)).backward(Tensor(g))
     got = W.grad.numpy()
   assert W.grad.dtype == dtypes.float16
-  np.testing.assert_allclose(got.astype(np.float32), _torch_embedding(w.astype(np.float32), ids, g.astype(np.float32)), rtol=2e-2, atol=2e-2)
+  np.testing.assert_allclose(got.astype(np.float32), _torch_embedding(w.astype(np.float32), ids, g.astype(np.float32)),
+                             rtol=2e-2, atol=2e-2)
 
 def test_embedding_bwd_source_on_c():
   """DEBUG=4 on an embedding backward shows the atomic (a CAS loop for float on C)."""
@@ -201,7 +207,8 @@ def test_embedding_bwd_source_on_c():
     W.grad.realize()
   if not DEV.startswith(("CPU", "NULL")) or (DEV.startswith("NULL") and DEV != "NULL"): pytest.skip("C renderer only")
   src = _src(run)
-  assert "void embedding_bwd_10_64(" in src and "teeny_atomic_add_f32_relaxed(" in src and "__atomic_compare_exchange_n" in src
+  assert ("void embedding_bwd_10_64(" in src and "teeny_atomic_add_f32_relaxed(" in src
+          and "__atomic_compare_exchange_n" in src)
 
 # ---- cross-entropy / NLL
 
@@ -241,7 +248,8 @@ def test_nll_loss(weighted, reduction):
   tg[::4] = -100
   wt = rng.uniform(0.5, 2, c).astype(np.float32) if weighted else None
   tl = torch.tensor(lp, requires_grad=True)
-  tloss = torch.nn.functional.nll_loss(tl, torch.tensor(tg).long(), weight=torch.tensor(wt) if weighted else None, reduction=reduction)
+  tloss = torch.nn.functional.nll_loss(tl, torch.tensor(tg).long(), weight=torch.tensor(wt) if weighted else None,
+                                       reduction=reduction)
   g = np.full(tloss.shape, 0.75, np.float32)
   tloss.backward(torch.tensor(g))
   for custom in (1, 0):
@@ -265,7 +273,8 @@ def test_nll_bwd_masked_store_and_atomic():
 # ---- conv2d backward
 
 CONVS = [  # (batch, cin, h, w, cout, k, stride, padding, dilation, groups)
-  (2, 4, 9, 11, 6, 3, 1, 1, 1, 1), (2, 4, 9, 11, 6, 3, 2, 1, 1, 2), (1, 6, 8, 8, 6, 3, 2, 2, 2, 3), (2, 3, 7, 7, 4, 1, 3, 0, 1, 1),
+  (2, 4, 9, 11, 6, 3, 1, 1, 1, 1), (2, 4, 9, 11, 6, 3, 2, 1, 1, 2), (1, 6, 8, 8, 6, 3, 2, 2, 2, 3),
+  (2, 3, 7, 7, 4, 1, 3, 0, 1, 1),
   (3, 8, 12, 10, 8, 5, 1, 2, 1, 1), (2, 4, 10, 10, 4, 3, 1, 1, 1, 4), (8, 16, 14, 14, 16, 3, 1, 1, 1, 1),
   (2, 6, 11, 9, 6, 3, 1, 2, 2, 3), (2, 4, 9, 9, 4, 3, 1, ((1, 0), (2, 1)), 1, 1), (1, 4, 8, 8, 4, 3, 1, 3, 1, 1),
   # register tiles of the CPU kernels: 4 output x 8 input channels per group, and two 16-channel blocks at stride 2
@@ -284,7 +293,8 @@ def test_conv2d_bwd(cfg):
   tx, tw, tb = (torch.tensor(a, requires_grad=True) for a in (x, wt, bias))
   if isinstance(pd, tuple):  # (top, bottom), (left, right): torch wants it as an explicit pad
     (pt, pb), (pl, pr) = pd
-    ty = torch.nn.functional.conv2d(torch.nn.functional.pad(tx, (pl, pr, pt, pb)), tw, tb, stride=st, dilation=dl, groups=gr)
+    ty = torch.nn.functional.conv2d(torch.nn.functional.pad(tx, (pl, pr, pt, pb)), tw, tb, stride=st, dilation=dl,
+                                    groups=gr)
   else: ty = torch.nn.functional.conv2d(tx, tw, tb, stride=st, padding=pd, dilation=dl, groups=gr)
   gy = rng.standard_normal(ty.shape).astype(np.float32)
   ty.backward(torch.tensor(gy))
@@ -326,7 +336,8 @@ def _gpu_kernels(lang: str):
   items = [si for t in (W.grad, gx_g, gx_s, gw, lg.grad) for si in t.schedule() if si.kind == "custom"]
   return {p.name: p for p in (get_program(si.ast, Device[dev].renderer) for si in items)}
 
-@pytest.mark.parametrize("lang,atomic", [("CUDA", "atomicAdd"), ("HIP", "__hip_atomic_fetch_add"), ("CL", "atomic_cmpxchg")])
+@pytest.mark.parametrize("lang,atomic", [("CUDA", "atomicAdd"), ("HIP", "__hip_atomic_fetch_add"),
+                                         ("CL", "atomic_cmpxchg")])
 def test_gpu_render(lang, atomic):
   progs = _gpu_kernels(lang)
   assert {"embedding_bwd_100_64", "ce_bwd_16_10"} <= set(progs)
@@ -358,7 +369,8 @@ def _unrolled_matmul(out: UOp, a: UOp, b: UOp, n: int, k: int, m: int) -> UOp:
 def test_unroll_range_is_straight_line_and_correct():
   rng = np.random.default_rng(0)
   a, b = rng.standard_normal((5, 7)).astype(np.float32), rng.standard_normal((7, 8)).astype(np.float32)
-  out = Tensor.empty(5, 8).custom_kernel(Tensor(a), Tensor(b), fxn=lambda o, x, y: _unrolled_matmul(o, x, y, 5, 7, 8))[0]
+  out = Tensor.empty(5, 8).custom_kernel(Tensor(a), Tensor(b),
+                                         fxn=lambda o, x, y: _unrolled_matmul(o, x, y, 5, 7, 8))[0]
   np.testing.assert_allclose(out.numpy(), a @ b, rtol=1e-5, atol=1e-5)
   from teeny.codegen.kernel import get_program
   from teeny.codegen.render.c import CRenderer

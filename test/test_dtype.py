@@ -4,8 +4,8 @@ import pytest
 from teeny import Tensor, dtypes
 from helpers import is_null, needs_values
 
-DTYPES = [dtypes.bool, dtypes.int8, dtypes.int16, dtypes.int32, dtypes.int64, dtypes.uint8, dtypes.uint16, dtypes.uint32,
-          dtypes.uint64, dtypes.float16, dtypes.bfloat16, dtypes.float32, dtypes.float64]
+DTYPES = [dtypes.bool, dtypes.int8, dtypes.int16, dtypes.int32, dtypes.int64, dtypes.uint8, dtypes.uint16,
+          dtypes.uint32, dtypes.uint64, dtypes.float16, dtypes.bfloat16, dtypes.float32, dtypes.float64]
 NAMES = [d.name for d in DTYPES]
 
 torch = pytest.importorskip("torch")
@@ -66,11 +66,13 @@ class TestPromotion:
     # a Python scalar never widens a tensor of its own kind; bool + int gives teeny's default int (torch: int64)
     x = Tensor.ones(3, dtype=dt)
     # (torch refuses subtraction with a bool tensor or a bool scalar, and so does teeny)
-    for out in (x + scalar, scalar + x, x * scalar, scalar * x, x - scalar if dt != dtypes.bool and not isinstance(scalar, bool) else x + scalar):
+    for out in (x + scalar, scalar + x, x * scalar, scalar * x,
+                x - scalar if dt != dtypes.bool and not isinstance(scalar, bool) else x + scalar):
       assert out.dtype == want, f"{dt} with {scalar!r}: got {out.dtype}, want {want}"
 
   def test_python_scalar_values(self):
-    outs = [(Tensor([1, 2, 3]) + 1.5, [2.5, 3.5, 4.5], dtypes.float32), (Tensor([True, False]) + 1, [2, 1], dtypes.int32),
+    outs = [(Tensor([1, 2, 3]) + 1.5, [2.5, 3.5, 4.5], dtypes.float32),
+            (Tensor([True, False]) + 1, [2, 1], dtypes.int32),
             (Tensor([1, 2], dtype=dtypes.float16) + 1.0, [2.0, 3.0], dtypes.float16),
             (Tensor([100], dtype=dtypes.int8) + 1, [101], dtypes.int8)]
     for out, want, dt in outs:
@@ -103,8 +105,8 @@ class TestDefaults:
     assert Tensor.ones(2).dtype == dtypes.float32 and Tensor.arange(3).dtype == dtypes.int32
     assert dtypes.default_float == dtypes.float32 and dtypes.default_int == dtypes.int32
 
-  @pytest.mark.parametrize("npdt", [np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64,
-                                    np.float16, np.float32, np.float64])
+  @pytest.mark.parametrize("npdt", [np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32,
+                                    np.uint64, np.float16, np.float32, np.float64])
   def test_numpy_keeps_dtype(self, npdt):
     t = Tensor(np.zeros((2, 2), dtype=npdt))
     assert t.dtype == dtypes.from_np(np.dtype(npdt)) and t.dtype.name == np.dtype(npdt).name
@@ -160,8 +162,10 @@ class TestCast:
       out.realize()
       return
     got = out.numpy()
-    bad = [f"{src}->{d.name}: got {got[i, :len(vals[d])].tolist()}, want {_expected(vals[d], d).astype(np.float64).tolist()}"
-           for i, d in enumerate(DTYPES) if not np.array_equal(got[i, :len(vals[d])], _expected(vals[d], d).astype(np.float64))]
+    bad = [f"{src}->{d.name}: got {got[i, :len(vals[d])].tolist()}, "
+           f"want {_expected(vals[d], d).astype(np.float64).tolist()}"
+           for i, d in enumerate(DTYPES)
+           if not np.array_equal(got[i, :len(vals[d])], _expected(vals[d], d).astype(np.float64))]
     assert not bad, "\n".join(bad)
 
   @pytest.mark.parametrize("dst", NAMES)
@@ -186,20 +190,23 @@ class TestCast:
 
   @needs_values
   def test_cast_to_bool(self):
-    np.testing.assert_equal(Tensor([0.0, -0.0, 0.5, -3.0, np.nan]).cast(dtypes.bool).numpy(), [False, False, True, True, True])
+    np.testing.assert_equal(Tensor([0.0, -0.0, 0.5, -3.0, np.nan]).cast(dtypes.bool).numpy(),
+                            [False, False, True, True, True])
     np.testing.assert_equal(Tensor([0, 256, -1]).cast(dtypes.bool).numpy(), [False, True, True])
 
   @needs_values
   def test_cast_narrowing_int_wraps(self):
     np.testing.assert_equal(Tensor([256, 257, -1, 300]).cast(dtypes.uint8).numpy(), np.array([0, 1, 255, 44], np.uint8))
     np.testing.assert_equal(Tensor([128, -129, 255]).cast(dtypes.int8).numpy(), np.array([-128, 127, -1], np.int8))
-    np.testing.assert_equal(Tensor(np.array([2 ** 40 + 5], np.int64)).cast(dtypes.int32).numpy(), np.array([5], np.int32))
+    np.testing.assert_equal(Tensor(np.array([2 ** 40 + 5], np.int64)).cast(dtypes.int32).numpy(),
+                            np.array([5], np.int32))
 
   @needs_values
   def test_cast_chain(self):
     x = Tensor([1.25, -3.5, 100.0])
     np.testing.assert_equal(x.cast(dtypes.float16).cast(dtypes.float64).numpy(), [1.25, -3.5, 100.0])
-    np.testing.assert_equal(x.cast(dtypes.bfloat16).cast(dtypes.float16).cast(dtypes.float32).numpy(), [1.25, -3.5, 100.0])
+    np.testing.assert_equal(x.cast(dtypes.bfloat16).cast(dtypes.float16).cast(dtypes.float32).numpy(),
+                            [1.25, -3.5, 100.0])
     np.testing.assert_equal(x.cast(dtypes.int32).cast(dtypes.float32).numpy(), [1.0, -3.0, 100.0])
 
   @needs_values

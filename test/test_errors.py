@@ -29,7 +29,8 @@ class TestShapes:
       with pytest.raises((ValueError, RuntimeError)) as e: fn()
       _names(str(e.value), (2, 3), (5,))
 
-  @pytest.mark.parametrize("a,b", [((2, 3), (4, 5)), ((3,), (4,)), ((2, 3), (2,)), ((5, 2, 3), (4, 4, 2)), ((2, 3, 4), (5, 2))])
+  @pytest.mark.parametrize("a,b", [((2, 3), (4, 5)), ((3,), (4,)), ((2, 3), (2,)), ((5, 2, 3), (4, 4, 2)),
+                                   ((2, 3, 4), (5, 2))])
   def test_matmul_mismatch(self, a, b):
     with pytest.raises((ValueError, RuntimeError)) as e: Tensor.ones(*a) @ Tensor.ones(*b)
     _names(str(e.value), a, b)
@@ -37,7 +38,8 @@ class TestShapes:
   def test_matmul_scalar(self):
     with pytest.raises((ValueError, RuntimeError)): Tensor(2.0) @ Tensor.ones(3)
 
-  @pytest.mark.parametrize("src,dst", [((3, 4), (5, 5)), ((3, 4), (5, -1)), ((3, 4), (-1, -1)), ((6,), (4,)), ((2, 3), (0, 6))])
+  @pytest.mark.parametrize("src,dst", [((3, 4), (5, 5)), ((3, 4), (5, -1)), ((3, 4), (-1, -1)), ((6,), (4,)),
+                                       ((2, 3), (0, 6))])
   def test_bad_reshape(self, src, dst):
     with pytest.raises(ValueError) as e: Tensor.ones(*src).reshape(dst)
     _names(str(e.value), dst)
@@ -71,7 +73,8 @@ class TestAxes:
     with pytest.raises(IndexError): Tensor.stack(Tensor.ones(2, 3), Tensor.ones(2, 3), dim=4)
 
 class TestIndex:
-  @pytest.mark.parametrize("idx,bad", [(3, 3), (-4, -4), ((0, 4), 4), ((0, -5), -5), ((slice(None), 10), 10), ((1, 1, 0), None)])
+  @pytest.mark.parametrize("idx,bad", [(3, 3), (-4, -4), ((0, 4), 4), ((0, -5), -5), ((slice(None), 10), 10),
+                                       ((1, 1, 0), None)])
   def test_int_index_out_of_range(self, idx, bad):
     with pytest.raises(IndexError) as e: Tensor.ones(3, 4)[idx]
     if bad is not None: _names(str(e.value), bad)
@@ -148,7 +151,8 @@ class TestBadArguments:
     with pytest.raises((ValueError, RuntimeError)) as e: Tensor.ones(4).chunk(chunks)
     _names(str(e.value), "chunks", chunks)
 
-  @pytest.mark.parametrize("kw,named", [(dict(stride=0), "stride"), (dict(stride=(1, -1)), "stride"), (dict(dilation=0), "dilation"),
+  @pytest.mark.parametrize("kw,named", [(dict(stride=0), "stride"), (dict(stride=(1, -1)), "stride"),
+                                        (dict(dilation=0), "dilation"),
                                         (dict(groups=0), "groups"), (dict(groups=-2), "groups")])
   def test_conv2d(self, kw, named):
     x, w = Tensor.ones(1, 2, 5, 5), Tensor.ones(3, 2, 3, 3)
@@ -170,17 +174,18 @@ class TestBadArguments:
       with pytest.raises((ValueError, RuntimeError)) as e: nn.Conv2d(2, 3, 3, **kw)(Tensor.ones(1, 2, 5, 5))
       _names(str(e.value), next(iter(kw)))
 
-  @pytest.mark.parametrize("kw,named", [(dict(stride=0), "stride"), (dict(padding=-1), "negative padding"), (dict(dilation=0), "dilation"),
-                                        (dict(stride=2, output_padding=2), "output_padding"), (dict(output_padding=-1), "output_padding"),
-                                        (dict(padding=3), "too small")])
+  @pytest.mark.parametrize("kw,named", [(dict(stride=0), "stride"), (dict(padding=-1), "negative padding"),
+                                        (dict(dilation=0), "dilation"),
+                                        (dict(stride=2, output_padding=2), "output_padding"),
+                                        (dict(output_padding=-1), "output_padding"), (dict(padding=3), "too small")])
   def test_conv_transpose2d(self, kw, named):
     x, w = Tensor.ones(1, 2, 2, 2), Tensor.ones(2, 3, 3, 3)
     with pytest.raises((ValueError, RuntimeError)) as e: x.conv_transpose2d(w, **kw)
     _names(str(e.value), named)
 
   @pytest.mark.parametrize("fn", ["max_pool2d", "avg_pool2d"])
-  @pytest.mark.parametrize("kw,named", [(dict(kernel_size=0), "kernel_size"), (dict(stride=0), "stride"), (dict(padding=-1), "padding"),
-                                        (dict(padding=2), "padding")])
+  @pytest.mark.parametrize("kw,named", [(dict(kernel_size=0), "kernel_size"), (dict(stride=0), "stride"),
+                                        (dict(padding=-1), "padding"), (dict(padding=2), "padding")])
   def test_pool(self, fn, kw, named):
     with pytest.raises((ValueError, RuntimeError)) as e:
       getattr(Tensor.ones(1, 2, 6, 6), fn)(**{"kernel_size": 2, **kw})
@@ -197,7 +202,8 @@ class TestBadArguments:
     _names(str(e.value), named)
 
   @pytest.mark.skipif(is_null(), reason="the weights are checked on the host")
-  @pytest.mark.parametrize("w,named", [([0.5, -0.1, 0.6], "< 0"), ([1.0, float("inf")], "inf"), ([1.0, float("nan")], "nan"),
+  @pytest.mark.parametrize("w,named", [([0.5, -0.1, 0.6], "< 0"), ([1.0, float("inf")], "inf"),
+                                       ([1.0, float("nan")], "nan"),
                                        ([[0.0, 0.0], [1.0, 1.0]], "sums to 0"), ([0.0, 0.0, 0.0], "sums to 0")])
   def test_multinomial(self, w, named):
     with pytest.raises(RuntimeError) as e: Tensor(w).multinomial()
@@ -247,7 +253,8 @@ class TestTorchKinds:
   """Errors of torch's kind for bad dims and shapes (issue 10): IndexError for a dim out of range, naming the dim and
   the
   allowed range; RuntimeError for shapes that do not fit (also a ValueError, for tinygrad-style code)."""
-  @pytest.mark.parametrize("fn", [lambda x: x.sum(3), lambda x: x.squeeze(5), lambda x: x.cumsum(-3), lambda x: x.softmax(2),
+  @pytest.mark.parametrize("fn", [lambda x: x.sum(3), lambda x: x.squeeze(5), lambda x: x.cumsum(-3),
+                                  lambda x: x.softmax(2),
                                   lambda x: x.argmax(4), lambda x: x.unsqueeze(9), lambda x: x.transpose(0, 2),
                                   lambda x: x.flatten(1, 2), lambda x: x.cat(x, dim=2), lambda x: x.flip(-3)])
   def test_dim_out_of_range(self, fn):
@@ -259,7 +266,8 @@ class TestTorchKinds:
     _names(str(e.value), "dim 1")
 
   @pytest.mark.parametrize("fn", [lambda: Tensor.cat(Tensor.ones(2, 3), Tensor.ones(3, 3), dim=1),
-                                  lambda: Tensor.stack(Tensor.ones(2, 3), Tensor.ones(2)), lambda: Tensor.ones(2, 3).reshape(7),
+                                  lambda: Tensor.stack(Tensor.ones(2, 3), Tensor.ones(2)),
+                                  lambda: Tensor.ones(2, 3).reshape(7),
                                   lambda: Tensor.ones(2, 3).permute(1, 0, 2), lambda: Tensor.ones(2, 3).permute(1, 1),
                                   lambda: Tensor.ones(2, 3).flip((0, 0))])
   def test_shape_runtime_error(self, fn):

@@ -37,7 +37,8 @@ def p_bf16(dev): return Tensor(np.ones((8, 8), np.float32), device=dev).cast(dty
 def p_pad_flip(dev): return Tensor(np.ones((4, 8), np.float32), device=dev).pad(((1, 1), (2, 0))).flip(1) * 2
 def p_math(dev):
   x = Tensor(np.ones(256, np.float32), device=dev)
-  return x.exp() + x.log() + x.sin() + x.cos() + x.tanh() + x.sqrt() + x.pow(x) + x.erf() + x.tan() + x.floor() + x.ceil()
+  return (x.exp() + x.log() + x.sin() + x.cos() + x.tanh() + x.sqrt() + x.pow(x) + x.erf() + x.tan() + x.floor()
+          + x.ceil())
 def p_double(dev):
   x = Tensor(np.ones(64, np.float64), device=dev)
   return (x.exp() + x.sqrt()).maximum(x) / 3

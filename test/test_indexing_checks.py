@@ -64,8 +64,8 @@ class TestGetitem:
 
   def test_two_index_tensors_second_bad(self):
     # the flat position 0*4 + 9 would still lie inside the buffer: the check is per index, not on the merged one
-    raises_like(lambda: torch.tensor(A)[torch.tensor([0]), torch.tensor([9])], lambda: Tensor(A)[Tensor([0]), Tensor([9])], 9,
-                same_msg=False)
+    raises_like(lambda: torch.tensor(A)[torch.tensor([0]), torch.tensor([9])],
+                lambda: Tensor(A)[Tensor([0]), Tensor([9])], 9, same_msg=False)
 
   def test_list_and_numpy_indices(self):
     with pytest.raises(IndexError, match="index 3 is out of bounds for dimension 0 with size 3"): Tensor(A)[[0, 3]]
@@ -113,7 +113,8 @@ class TestGather:
   def test_out_of_range_host(self, dim, bad, dt):
     idx = np.zeros((2, 3), dt)
     idx[1, 2] = bad
-    raises_like(lambda: torch.tensor(A).gather(dim, torch.tensor(idx).long()), lambda: Tensor(A).gather(dim, Tensor(idx)), bad)
+    raises_like(lambda: torch.tensor(A).gather(dim, torch.tensor(idx).long()),
+                lambda: Tensor(A).gather(dim, Tensor(idx)), bad)
 
   @needs_values
   @pytest.mark.parametrize("bad", [3, -3])
@@ -137,12 +138,14 @@ class TestGather:
       teeny_eq(Tensor(A).gather(dim, Tensor(idx) + 0), torch.tensor(A).gather(dim, torch.tensor(idx).long()))
 
   def test_empty_index(self):
-    teeny_eq(Tensor(A).gather(0, Tensor(np.zeros((0, 4), np.int64))), torch.tensor(A).gather(0, torch.zeros((0, 4), dtype=torch.long)))
+    teeny_eq(Tensor(A).gather(0, Tensor(np.zeros((0, 4), np.int64))),
+             torch.tensor(A).gather(0, torch.zeros((0, 4), dtype=torch.long)))
 
   @pytest.mark.parametrize("bad", [3, -1])
   def test_scatter_out_of_range(self, bad):
     idx = np.array([[0, bad]])
-    raises_like(lambda: torch.tensor(A).scatter(0, torch.tensor(idx), 1.0), lambda: Tensor(A).scatter(0, Tensor(idx), 1.0), bad)
+    raises_like(lambda: torch.tensor(A).scatter(0, torch.tensor(idx), 1.0),
+                lambda: Tensor(A).scatter(0, Tensor(idx), 1.0), bad)
 
   def test_scatter_in_range_matches_torch(self):
     idx = np.array([[2, 0, 1, 2]])
@@ -183,7 +186,8 @@ def _losses():
   return [
     ("ce", lambda x, t, **kw: x.cross_entropy(t, **kw), lambda x, t, **kw: F.cross_entropy(x, t, **kw)),
     ("ce_kernel", lambda x, t, **kw: K.cross_entropy(x, t, **kw), lambda x, t, **kw: F.cross_entropy(x, t, **kw)),
-    ("nll", lambda x, t, **kw: x.log_softmax(1).nll_loss(t, **kw), lambda x, t, **kw: F.nll_loss(x.log_softmax(1), t, **kw)),
+    ("nll", lambda x, t, **kw: x.log_softmax(1).nll_loss(t, **kw),
+     lambda x, t, **kw: F.nll_loss(x.log_softmax(1), t, **kw)),
     ("nll_kernel", lambda x, t, **kw: K.nll_loss(x.log_softmax(1), t, **kw),
      lambda x, t, **kw: F.nll_loss(x.log_softmax(1), t, **kw)),
   ]
@@ -234,8 +238,8 @@ class TestLosses:
     x = Tensor(np.zeros((16, 4096), np.float32), requires_grad=True)
     tgt = np.zeros(16, np.int32)
     tgt[3] = 4096
-    raises_like(lambda: F.cross_entropy(torch.zeros(16, 4096), torch.tensor(tgt).long()), lambda: x.cross_entropy(Tensor(tgt)),
-                4096)
+    raises_like(lambda: F.cross_entropy(torch.zeros(16, 4096), torch.tensor(tgt).long()),
+                lambda: x.cross_entropy(Tensor(tgt)), 4096)
 
   def test_sparse_categorical_crossentropy(self):
     # tinygrad's loss (no torch twin): labels equal to ignore_index (-1) are allowed, others must be in [0, C)
@@ -258,8 +262,8 @@ class TestEmbedding:
   def test_out_of_range_host(self, custom, bad, dt):
     ids = np.array([[0, bad]], dt)
     with Context(TEENY_CUSTOM_KERNELS=custom):
-      raises_like(lambda: F.embedding(torch.tensor(ids).long(), torch.tensor(W)), lambda: K.embedding(Tensor(W), Tensor(ids)),
-                  bad, same_msg=False)
+      raises_like(lambda: F.embedding(torch.tensor(ids).long(), torch.tensor(W)),
+                  lambda: K.embedding(Tensor(W), Tensor(ids)), bad, same_msg=False)
       emb = nn.Embedding(5, 3)
       with pytest.raises(IndexError, match=f"id {bad} is out of range"): emb(Tensor(ids))
 
@@ -268,8 +272,8 @@ class TestEmbedding:
   @pytest.mark.parametrize("bad", [6, -3])
   def test_out_of_range_lazy(self, custom, bad):
     with Context(TEENY_CUSTOM_KERNELS=custom), CHECKED:
-      raises_like(lambda: F.embedding(torch.tensor([0, bad]), torch.tensor(W)), lambda: K.embedding(Tensor(W), lazy([0, bad])),
-                  bad, same_msg=False)
+      raises_like(lambda: F.embedding(torch.tensor([0, bad]), torch.tensor(W)),
+                  lambda: K.embedding(Tensor(W), lazy([0, bad])), bad, same_msg=False)
 
   @pytest.mark.parametrize("custom", [1, 0])
   def test_in_range_bounds_match_torch(self, custom):
@@ -321,8 +325,8 @@ def test_helper_directly():
     check_index_range(t, 4, "thing", ValueError, dim=2, ignore=-100, hint="fix it")
   with pytest.raises(IndexError, match="-100"): check_index_range(t, 5)
   check_index_range(Tensor(np.array([-5, 4])), 5, negative=True)
-  with pytest.raises(IndexError, match="custom -6"): check_index_range(Tensor(np.array([-6, 4])), 5, lambda v: f"custom {v}",
-                                                                       negative=True)
+  with pytest.raises(IndexError, match="custom -6"):
+    check_index_range(Tensor(np.array([-6, 4])), 5, lambda v: f"custom {v}", negative=True)
 
 @pytest.mark.parametrize("bad", [3, -4])
 def test_setitem_tensor_index_out_of_range(bad):

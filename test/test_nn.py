@@ -409,7 +409,8 @@ def test_sgd_step_fused_schedule():
     for i, it in kernels:
       # what a kernel makes: a fresh buffer, or (an in-place write) the next version of the memory it writes
       out = it.produced()[0]
-      assert out in outputs or any(out in later.consumed() for later in items[i + 1:]), f"kernel {it.ast.arg.name} is dead"
+      assert out in outputs or any(out in later.consumed()
+                                   for later in items[i + 1:]), f"kernel {it.ast.arg.name} is dead"
     computations = [(it.ast, tuple(it.consumed())) for _, it in kernels]
     assert len(set(computations)) == len(computations), "two kernels compute the same thing"
     assert len({it.produced()[0] for _, it in kernels}) == len(kernels), "a buffer version is written by two kernels"

@@ -96,7 +96,8 @@ def _grad_pair(a: np.ndarray, fn_teeny, fn_torch):
   return x.grad.numpy(), xt.grad.numpy()
 
 class TestProdGrad:
-  @pytest.mark.parametrize("vals", [[2., 0., 3.], [2., 0., 0., 3.], [0., 0., 0.], [0.], [5.], [1.5, -2., 3.], [0., 4., -1.5, 2.]])
+  @pytest.mark.parametrize("vals", [[2., 0., 3.], [2., 0., 0., 3.], [0., 0., 0.], [0.], [5.], [1.5, -2., 3.],
+                                    [0., 4., -1.5, 2.]])
   def test_full(self, vals):
     a = np.array(vals, np.float32)
     g, gt = _grad_pair(a, lambda x: x.prod(), lambda x: x.prod())
@@ -114,7 +115,8 @@ class TestProdGrad:
     a = rng.uniform(0.5, 1.5, (3, 4, 5)).astype(np.float32)
     a[0, 1, 2] = 0
     a[1, 0, 0] = a[1, 2, 0] = 0
-    g, gt = _grad_pair(a, lambda x: x.prod((0, 2), keepdim=True).sum(), lambda x: x.prod(0, keepdim=True).prod(2, keepdim=True).sum())
+    g, gt = _grad_pair(a, lambda x: x.prod((0, 2), keepdim=True).sum(),
+                       lambda x: x.prod(0, keepdim=True).prod(2, keepdim=True).sum())
     np.testing.assert_allclose(g, gt, rtol=1e-5)
 
   @pytest.mark.parametrize("zeros", [0, 1, 2])
@@ -141,7 +143,8 @@ class TestProdGrad:
     a[1, 2] = a[1, n - 2] = 0
     a = a if axis == 1 else np.ascontiguousarray(a.T)
     w = rng.uniform(-1, 1, a.shape).astype(np.float32)
-    g, gt = _grad_pair(a, lambda x: (x.cumprod(axis) * Tensor(w)).sum(), lambda x: (x.cumprod(axis) * torch.tensor(w)).sum())
+    g, gt = _grad_pair(a, lambda x: (x.cumprod(axis) * Tensor(w)).sum(),
+                       lambda x: (x.cumprod(axis) * torch.tensor(w)).sum())
     assert not np.isnan(g).any()
     np.testing.assert_allclose(g, gt, rtol=2e-4, atol=1e-5)
 
@@ -165,14 +168,16 @@ class TestHalfReductions:
     assert not np.isnan(ln.numpy()).any()
 
   @pytest.mark.parametrize("dt,tdt", HALFS)
-  @pytest.mark.parametrize("name", ["mean", "var", "std", "logsumexp", "softmax", "log_softmax", "sum", "cumsum", "prod"])
+  @pytest.mark.parametrize("name", ["mean", "var", "std", "logsumexp", "softmax", "log_softmax", "sum", "cumsum",
+                                    "prod"])
   def test_big_values(self, dt, tdt, name):
     rng = np.random.default_rng(1)
     a = rng.uniform(100, 300, (4, 3000)).astype(np.float32)  # sums and squares overflow float16
     if name == "prod": a = rng.uniform(0.5, 2.0, (4, 3000)).astype(np.float32)
     if name in ("logsumexp", "softmax", "log_softmax"): a = rng.uniform(-2, 2, (4, 70000)).astype(np.float32)
     fns = {"mean": (lambda x: x.mean(1), lambda x: x.mean(1)), "var": (lambda x: x.var(1), lambda x: x.var(1)),
-           "std": (lambda x: x.std(1), lambda x: x.std(1)), "logsumexp": (lambda x: x.logsumexp(1), lambda x: x.logsumexp(1)),
+           "std": (lambda x: x.std(1), lambda x: x.std(1)),
+           "logsumexp": (lambda x: x.logsumexp(1), lambda x: x.logsumexp(1)),
            "softmax": (lambda x: x.softmax(1), lambda x: x.softmax(1)),
            "log_softmax": (lambda x: x.log_softmax(1), lambda x: x.log_softmax(1)),
            "sum": (lambda x: x[:, :200].sum(1), lambda x: x[:, :200].sum(1)),
@@ -183,7 +188,8 @@ class TestHalfReductions:
     assert out.dtype == dt, f"{name} of {dt} returned {out.dtype}"
     ref = _half_ref(fr, a, tdt)
     tol = 2e-3 if dt == dtypes.float16 else 1.6e-2
-    np.testing.assert_allclose(out.numpy().astype(np.float32), ref, rtol=tol, atol=tol * (1e-3 if name == "softmax" else 1))
+    np.testing.assert_allclose(out.numpy().astype(np.float32), ref, rtol=tol,
+                               atol=tol * (1e-3 if name == "softmax" else 1))
 
   @pytest.mark.parametrize("dt,tdt", HALFS)
   def test_var_mean_std_mean(self, dt, tdt):
@@ -225,8 +231,8 @@ class TestHalfReductions:
 
 # ---------------------------------------------------------------- float % and // (Python / torch semantics)
 
-SPECIAL = [0.0, -0.0, 1.0, -1.0, 3.0, -3.0, 5.5, -5.5, 0.1, -0.1, 1e10, -1e10, 1e30, -1e30, 1e-30, -1e-30, INF, -INF, NAN,
-           7.0, 2.0 ** 24 + 1, -(2.0 ** 24) - 3]
+SPECIAL = [0.0, -0.0, 1.0, -1.0, 3.0, -3.0, 5.5, -5.5, 0.1, -0.1, 1e10, -1e10, 1e30, -1e30, 1e-30, -1e-30, INF, -INF,
+           NAN, 7.0, 2.0 ** 24 + 1, -(2.0 ** 24) - 3]
 
 def _grid(dt):
   a, b = np.meshgrid(np.array(SPECIAL, dt), np.array(SPECIAL, dt), indexing="ij")
@@ -294,14 +300,16 @@ class TestFloatModFloorDiv:
   def test_scalar_left(self):
     b = np.array([3., -3., 0.5, INF, -INF, 7.], np.float32)
     np.testing.assert_array_equal((10.0 % _t(b)).numpy(), torch.remainder(torch.tensor(10.0), torch.tensor(b)).numpy())
-    np.testing.assert_array_equal((-10.0 // _t(b)).numpy(), torch.floor_divide(torch.tensor(-10.0), torch.tensor(b)).numpy())
+    np.testing.assert_array_equal((-10.0 // _t(b)).numpy(),
+                                  torch.floor_divide(torch.tensor(-10.0), torch.tensor(b)).numpy())
 
   def test_float16(self):
     rng = np.random.default_rng(0)
     a = rng.uniform(-100, 100, 500).astype(np.float16)
     b = rng.uniform(-10, 10, 500).astype(np.float16)
     ta, tb = torch.tensor(a), torch.tensor(b)
-    np.testing.assert_allclose((_t(a) % _t(b)).numpy().astype(np.float32), torch.remainder(ta, tb).float().numpy(), atol=2e-2)
+    np.testing.assert_allclose((_t(a) % _t(b)).numpy().astype(np.float32), torch.remainder(ta, tb).float().numpy(),
+                               atol=2e-2)
     np.testing.assert_allclose((_t(a) // _t(b)).numpy().astype(np.float32), torch.floor_divide(ta, tb).float().numpy())
 
   def test_int_and_float_mixed(self):
@@ -335,7 +343,8 @@ class TestIntModFloorDiv:
     a = np.array([0, 1, 7, 250], np.uint8)
     b = np.array([3, 2, 7, 9], np.uint8)
     np.testing.assert_array_equal((_t(a) % _t(b)).numpy(), torch.remainder(torch.tensor(a), torch.tensor(b)).numpy())
-    np.testing.assert_array_equal((_t(a) // _t(b)).numpy(), torch.floor_divide(torch.tensor(a), torch.tensor(b)).numpy())
+    np.testing.assert_array_equal((_t(a) // _t(b)).numpy(),
+                                  torch.floor_divide(torch.tensor(a), torch.tensor(b)).numpy())
 
 # ---------------------------------------------------------------- Python ints that do not fit int32
 
@@ -373,7 +382,8 @@ class TestIntInference:
     with pytest.raises((OverflowError, ValueError)) as e: Tensor(v)
     assert "int64" in str(e.value) or "integer dtype" in str(e.value)
 
-  @pytest.mark.parametrize("args", [(2 ** 31, 2 ** 31 + 5), (-(2 ** 31) - 3, -(2 ** 31) + 2), (2 ** 40, 2 ** 40 + 20, 7), (0, 10), (5, 0, -2)])
+  @pytest.mark.parametrize("args", [(2 ** 31, 2 ** 31 + 5), (-(2 ** 31) - 3, -(2 ** 31) + 2),
+                                    (2 ** 40, 2 ** 40 + 20, 7), (0, 10), (5, 0, -2)])
   def test_arange(self, args):
     t, r = Tensor.arange(*args), torch.arange(*args)
     assert t.dtype == (dtypes.int32 if max(abs(v) for v in args) < 2 ** 31 else dtypes.int64)
@@ -393,7 +403,8 @@ class TestZeroSize:
     big = Tensor.rand(1000) * 0 + 2
     np.testing.assert_array_equal(big.numpy(), np.full(1000, 2.0, np.float32))
 
-  @pytest.mark.parametrize("xs,ws,kw", [((0, 2, 5, 5), (3, 2, 3, 3), {}), ((0, 4, 6, 6), (4, 2, 3, 3), dict(groups=2, padding=1)),
+  @pytest.mark.parametrize("xs,ws,kw", [((0, 2, 5, 5), (3, 2, 3, 3), {}),
+                                        ((0, 4, 6, 6), (4, 2, 3, 3), dict(groups=2, padding=1)),
                                         ((0, 2, 7, 7), (3, 2, 3, 3), dict(stride=2, dilation=2))])
   def test_conv2d_batch0(self, xs, ws, kw):
     w = np.random.default_rng(0).standard_normal(ws).astype(np.float32)
@@ -401,8 +412,10 @@ class TestZeroSize:
     ref = torch.nn.functional.conv2d(torch.ones(xs), torch.tensor(w), torch.ones(ws[0]), **kw)
     assert out.shape == tuple(ref.shape) and out.numpy().shape == tuple(ref.shape)
 
-  @pytest.mark.parametrize("xs,ws,kw", [((0, 2, 3, 3), (2, 3, 3, 3), {}), ((0, 2, 3, 3), (2, 3, 3, 3), dict(stride=2, padding=1, output_padding=1)),
-                                        ((0, 4, 3, 3), (4, 3, 3, 3), dict(groups=2)), ((0, 2, 4), (2, 3, 3), dict(stride=3))])
+  @pytest.mark.parametrize("xs,ws,kw", [((0, 2, 3, 3), (2, 3, 3, 3), {}),
+                                        ((0, 2, 3, 3), (2, 3, 3, 3), dict(stride=2, padding=1, output_padding=1)),
+                                        ((0, 4, 3, 3), (4, 3, 3, 3), dict(groups=2)),
+                                        ((0, 2, 4), (2, 3, 3), dict(stride=3))])
   def test_conv_transpose_batch0(self, xs, ws, kw):
     out = Tensor.ones(*xs).conv_transpose2d(Tensor.ones(*ws), Tensor.ones(ws[1] * kw.get("groups", 1)), **kw)
     f = torch.nn.functional.conv_transpose2d if len(xs) == 4 else torch.nn.functional.conv_transpose1d

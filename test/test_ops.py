@@ -21,8 +21,8 @@ class TestCreation:
     if is_null(): t.realize()
     else: np.testing.assert_equal(t.numpy(), np.array(data, dtype=dtype.np).reshape(shape))
 
-  @pytest.mark.parametrize("npdt", [np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64,
-                                    np.float16, np.float32, np.float64])
+  @pytest.mark.parametrize("npdt", [np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32,
+                                    np.uint64, np.float16, np.float32, np.float64])
   def test_from_numpy_keeps_dtype(self, npdt):
     a = (np.arange(6).reshape(2, 3) % 3).astype(npdt)
     t = Tensor(a)
@@ -39,7 +39,8 @@ class TestCreation:
     for view in (a.T, a[::2, 1::2], a[::-1], a[:, ::-1][1:3]):
       np.testing.assert_equal(Tensor(view).numpy(), view)
 
-  @pytest.mark.parametrize("dtype", [dtypes.float16, dtypes.int8, dtypes.uint8, dtypes.float64, dtypes.int64, "float16", "int16"])
+  @pytest.mark.parametrize("dtype", [dtypes.float16, dtypes.int8, dtypes.uint8, dtypes.float64, dtypes.int64, "float16",
+                                     "int16"])
   def test_dtype_arg(self, dtype):
     t = Tensor([1, 2, 3], dtype=dtype)
     want = dtype if not isinstance(dtype, str) else getattr(dtypes, dtype)
@@ -79,7 +80,8 @@ class TestCreation:
     if is_null(): ti.realize()
     else: np.testing.assert_equal(ti.numpy(), getattr(np, fn)(shape, np.int8))
 
-  @pytest.mark.parametrize("fill,dtype", [(2.5, dtypes.float32), (7, dtypes.int32), (True, dtypes.bool), (-3, dtypes.int32)])
+  @pytest.mark.parametrize("fill,dtype", [(2.5, dtypes.float32), (7, dtypes.int32), (True, dtypes.bool),
+                                          (-3, dtypes.int32)])
   def test_full(self, fill, dtype):
     t = Tensor.full((2, 3), fill)
     assert t.shape == (2, 3) and t.dtype == dtype
@@ -90,8 +92,8 @@ class TestCreation:
     if is_null(): t16.realize()
     else: np.testing.assert_equal(t16.numpy(), np.full((4,), 1.5, np.float16))
 
-  @pytest.mark.parametrize("args", [(5,), (0,), (2, 10), (2, 10, 3), (10, 2, -2), (-3, 4), (5, 2), (0, 1, 0.25), (-3.5, 2),
-                                    (1.0, 2.0, 0.125), (0.5, -1.5, -0.5)])
+  @pytest.mark.parametrize("args", [(5,), (0,), (2, 10), (2, 10, 3), (10, 2, -2), (-3, 4), (5, 2), (0, 1, 0.25),
+                                    (-3.5, 2), (1.0, 2.0, 0.125), (0.5, -1.5, -0.5)])
   def test_arange(self, args):
     t, ref = Tensor.arange(*args), np.arange(*args)
     assert t.shape == ref.shape
@@ -285,8 +287,8 @@ def _rounded(*shapes) -> list:
   rng = np.random.default_rng(0)
   return [np.asarray(np.round(rng.uniform(-2, 2, sh))).astype(np.float32) for sh in shapes]
 
-BCAST = [((3, 4), (3, 4)), ((3, 4), (4,)), ((3, 1), (1, 4)), ((2, 1, 4), (3, 1)), ((1,), (3, 4)), ((), (3, 4)), ((3, 4), ()),
-         ((0, 3), (1, 3)), ((0, 3), (3,)), ((2, 0, 1), (1, 5))]
+BCAST = [((3, 4), (3, 4)), ((3, 4), (4,)), ((3, 1), (1, 4)), ((2, 1, 4), (3, 1)), ((1,), (3, 4)), ((), (3, 4)),
+         ((3, 4), ()), ((0, 3), (1, 3)), ((0, 3), (3,)), ((2, 0, 1), (1, 5))]
 
 COMPARE = {"lt": (np.less, lambda a, b: a < b), "le": (np.less_equal, lambda a, b: a <= b),
            "gt": (np.greater, lambda a, b: a > b), "ge": (np.greater_equal, lambda a, b: a >= b),
@@ -301,7 +303,8 @@ class TestBinary:
   def test_float_broadcast(self, shapes):
     # all ops stacked so one kernel covers a broadcast pattern; a mismatch at [k] points at list(BINARY)[k]
     helper_test_op(None, lambda a, b: np.stack([f[0](a, b) for f in BINARY.values()]),
-                   lambda a, b: Tensor.stack(*[f[1](a, b) for f in BINARY.values()]), vals=_operands(*shapes), atol=1e-5)
+                   lambda a, b: Tensor.stack(*[f[1](a, b) for f in BINARY.values()]), vals=_operands(*shapes),
+                   atol=1e-5)
 
   @pytest.mark.parametrize("op", ["add", "sub", "mul", "div", "pow"])
   def test_method_forms(self, op):
@@ -310,7 +313,8 @@ class TestBinary:
 
   @pytest.mark.parametrize("fn", [
     (lambda x: x + 2, lambda x: x + 2), (lambda x: 2 + x, lambda x: 2 + x), (lambda x: x - 1.5, lambda x: x - 1.5),
-    (lambda x: 1.5 - x, lambda x: 1.5 - x), (lambda x: x * 3, lambda x: x * 3), (lambda x: -0.5 * x, lambda x: -0.5 * x),
+    (lambda x: 1.5 - x, lambda x: 1.5 - x), (lambda x: x * 3, lambda x: x * 3),
+    (lambda x: -0.5 * x, lambda x: -0.5 * x),
     (lambda x: x / 4, lambda x: x / 4), (lambda x: 3 / x, lambda x: 3 / x), (lambda x: x ** 2, lambda x: x ** 2),
     (lambda x: 2 ** x, lambda x: 2 ** x), (lambda x: np.maximum(x, 1.0), lambda x: x.maximum(1.0)),
     (lambda x: np.minimum(x, 1), lambda x: x.minimum(1)), (lambda x: x + True, lambda x: x + True),
@@ -323,8 +327,8 @@ class TestBinary:
   def test_dtypes(self, dtype):
     # [add, sub, mul] stacked into one kernel; unsigned subtraction wraps like numpy
     tol = 1e-2 if dtype == np.float16 else 1e-6
-    helper_test_op([(4, 5), (5,)], lambda a, b: np.stack([a + b, a - b, a * b]), lambda a, b: Tensor.stack(a + b, a - b, a * b),
-                   dtype=dtype, low=-10, high=10, atol=tol, rtol=tol)
+    helper_test_op([(4, 5), (5,)], lambda a, b: np.stack([a + b, a - b, a * b]),
+                   lambda a, b: Tensor.stack(a + b, a - b, a * b), dtype=dtype, low=-10, high=10, atol=tol, rtol=tol)
 
   @pytest.mark.parametrize("dtype", [np.int8, np.int64, np.uint8, np.uint64, np.float16, np.float64])
   def test_dtypes_maximum_minimum(self, dtype):
@@ -346,14 +350,18 @@ class TestBinary:
   def test_int_true_div(self, shapes):
     helper_test_op(list(shapes), lambda a, b: a / b, lambda a, b: a / b, dtype=np.int32, low=1, high=9, atol=1e-6,
                    out_dtype=dtypes.float32)
-    helper_test_op([shapes[0]], lambda a: a / 2, lambda a: a / 2, dtype=np.int32, low=-9, high=9, out_dtype=dtypes.float32)
-    helper_test_op([shapes[0]], lambda a: 7 / a, lambda a: 7 / a, dtype=np.int32, low=1, high=9, out_dtype=dtypes.float32)
+    helper_test_op([shapes[0]], lambda a: a / 2, lambda a: a / 2, dtype=np.int32, low=-9, high=9,
+                   out_dtype=dtypes.float32)
+    helper_test_op([shapes[0]], lambda a: 7 / a, lambda a: 7 / a, dtype=np.int32, low=1, high=9,
+                   out_dtype=dtypes.float32)
 
   @pytest.mark.parametrize("dtype", [np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint32])
   def test_int_floordiv_mod(self, dtype):
     signed = np.issubdtype(dtype, np.signedinteger)
-    a = np.array([7, -7, 7, -7, 0, 5, -5, 6, -6, 1, 9, -9, 3, 0] if signed else [7, 0, 5, 6, 1, 9, 3, 100, 127, 4], dtype=dtype)
-    b = np.array([2, 2, -2, -2, 3, 0, 0, 3, -3, -1, 4, 4, -4, 0] if signed else [2, 3, 0, 4, 1, 2, 5, 7, 3, 0], dtype=dtype)
+    a = np.array([7, -7, 7, -7, 0, 5, -5, 6, -6, 1, 9, -9, 3, 0] if signed else [7, 0, 5, 6, 1, 9, 3, 100, 127, 4],
+                 dtype=dtype)
+    b = np.array([2, 2, -2, -2, 3, 0, 0, 3, -3, -1, 4, 4, -4, 0] if signed else [2, 3, 0, 4, 1, 2, 5, 7, 3, 0],
+                 dtype=dtype)
     with np.errstate(all="ignore"): ref = np.stack([a // b, a % b])  # numpy gives 0 for integer x//0 and x%0
     helper_test_op(None, lambda x, y: ref, lambda x, y: Tensor.stack(x // y, x % y), vals=[a, b])
 
@@ -389,12 +397,13 @@ class TestBinary:
     helper_test_op([(3, 4)], lambda x: 0.5 ** x, lambda x: 0.5 ** x, low=-2, high=2, atol=1e-5)
 
   def test_pow_negative_base_int_exponent(self):
-    helper_test_op(None, np.power, lambda x, y: x ** y, vals=[[-2.0, -3.0, -1.5, 2.0, -2.0], [2.0, 3.0, 2.0, -1.0, -1.0]],
-                   atol=1e-5)
+    helper_test_op(None, np.power, lambda x, y: x ** y,
+                   vals=[[-2.0, -3.0, -1.5, 2.0, -2.0], [2.0, 3.0, 2.0, -1.0, -1.0]], atol=1e-5)
 
   @pytest.mark.parametrize("dtype", [np.int32, np.int8, np.uint8, np.int64])
   def test_pow_int(self, dtype):
-    helper_test_op([(3, 4)], lambda x: x ** 2, lambda x: x ** 2, dtype=dtype, low=-5 if dtype != np.uint8 else 0, high=6)
+    helper_test_op([(3, 4)], lambda x: x ** 2, lambda x: x ** 2, dtype=dtype, low=-5 if dtype != np.uint8 else 0,
+                   high=6)
     helper_test_op([(3, 4), (3, 4)], np.power, lambda x, y: x ** y, dtype=dtype, low=0, high=4)
     helper_test_op([(5,)], lambda x: 2 ** x, lambda x: 2 ** x, dtype=dtype, low=0, high=6)
 
@@ -421,13 +430,15 @@ class TestBinary:
 
   def test_compare_scalar(self):
     x = [[-1.0, 0.0, 1.0, 2.0]]
-    for npf, tf in ((lambda a: a < 1, lambda a: a < 1), (lambda a: 1 < a, lambda a: 1 < a), (lambda a: a >= 0, lambda a: a >= 0),
+    for npf, tf in ((lambda a: a < 1, lambda a: a < 1), (lambda a: 1 < a, lambda a: 1 < a),
+                    (lambda a: a >= 0, lambda a: a >= 0),
                     (lambda a: 0 >= a, lambda a: 0 >= a), (lambda a: a == 1.0, lambda a: a == 1.0),
                     (lambda a: a != 2, lambda a: a != 2), (lambda a: a > 0.5, lambda a: a > 0.5),
                     (lambda a: a <= -1, lambda a: a <= -1)):
       helper_test_op(None, npf, tf, vals=x, out_dtype=dtypes.bool)
 
-  @pytest.mark.parametrize("shapes", [((3, 4), (3, 4), (3, 4)), ((3, 1), (1, 4), (3, 4)), ((4,), (3, 1), ()), ((0, 2), (2,), (1,))])
+  @pytest.mark.parametrize("shapes", [((3, 4), (3, 4), (3, 4)), ((3, 1), (1, 4), (3, 4)), ((4,), (3, 1), ()),
+                                      ((0, 2), (2,), (1,))])
   def test_where(self, shapes):
     rng = np.random.default_rng(1)
     c = rng.random(shapes[0]) < 0.5
@@ -442,7 +453,8 @@ class TestBinary:
     helper_test_op([(2, 3), (3,)], lambda a, b: np.where(c, a, b), lambda a, b: Tensor(c).where(a, b), dtype=np.int32,
                    low=-5, high=5)
     helper_test_op([(2, 3), (2, 3)], lambda a, b: np.where(c, a, b), lambda a, b: Tensor(c).where(a, b), dtype=np.bool_)
-    helper_test_op(None, lambda a: np.where(a != 0, 2, 3), lambda a: (a != 0).where(2, 3), vals=[[0, 1, -2]], dtype=np.int32)
+    helper_test_op(None, lambda a: np.where(a != 0, 2, 3), lambda a: (a != 0).where(2, 3), vals=[[0, 1, -2]],
+                   dtype=np.int32)
 
   @pytest.mark.parametrize("lo,hi", [(-1, 1), (-0.5, None), (None, 0.5), (0, 0), (1.5, 3)])
   def test_clip(self, lo, hi):
@@ -455,8 +467,8 @@ class TestBinary:
   @pytest.mark.parametrize("dtype", [np.int8, np.int16, np.int32, np.int64, np.float16, np.float32, np.float64])
   def test_neg_abs(self, dtype):
     tol = 1e-3 if dtype == np.float16 else 1e-6
-    helper_test_op([(3, 4)], lambda x: np.stack([-x, np.negative(x), np.abs(x)]), lambda x: Tensor.stack(-x, x.neg(), x.abs()),
-                   dtype=dtype, low=-9, high=9, atol=tol)
+    helper_test_op([(3, 4)], lambda x: np.stack([-x, np.negative(x), np.abs(x)]),
+                   lambda x: Tensor.stack(-x, x.neg(), x.abs()), dtype=dtype, low=-9, high=9, atol=tol)
 
   def test_abs_uint(self):
     helper_test_op([(3, 4)], np.abs, lambda x: x.abs(), dtype=np.uint8, low=0, high=255)
@@ -501,7 +513,8 @@ UNARY = {
   "elu_0.5": (_torch64(lambda t: _F().elu(t, 0.5)), lambda t: t.elu(0.5), -3, 3, *TIGHT),
   # teeny's default gelu is the exact erf form (torch's approximate="none"); the tanh form is asked for by name
   "gelu": (_torch64(lambda t: _F().gelu(t)), lambda t: t.gelu(), -3, 3, *TIGHT),
-  "gelu_tanh": (_torch64(lambda t: _F().gelu(t, approximate="tanh")), lambda t: t.gelu(approximate="tanh"), -3, 3, *TIGHT),
+  "gelu_tanh": (_torch64(lambda t: _F().gelu(t, approximate="tanh")), lambda t: t.gelu(approximate="tanh"), -3, 3,
+                *TIGHT),
   "silu": (_torch64(lambda t: _F().silu(t)), lambda t: t.silu(), -4, 4, *TIGHT),
   "softplus": (_torch64(lambda t: _F().softplus(t)), lambda t: t.softplus(), -6, 6, *TIGHT),
   "softplus_beta2": (_torch64(lambda t: _F().softplus(t, 2.0)), lambda t: t.softplus(2.0), -3, 3, *TIGHT),
@@ -520,15 +533,17 @@ class TestUnary:
   @pytest.mark.parametrize("shape", [(3, 5), (0, 4)])
   def test_unary(self, name, shape):
     npf, tf, lo, hi, atol, rtol = UNARY[name]
-    helper_test_op([shape], lambda x: npf(x).astype(np.float32), tf, low=lo, high=hi, atol=atol, rtol=rtol, out_dtype=dtypes.float32)
+    helper_test_op([shape], lambda x: npf(x).astype(np.float32), tf, low=lo, high=hi, atol=atol, rtol=rtol,
+                   out_dtype=dtypes.float32)
 
   @pytest.mark.parametrize("name", ["exp", "sin", "relu", "gelu", "round"])
   def test_unary_scalar(self, name):
     npf, tf, lo, hi, atol, rtol = UNARY[name]
-    helper_test_op([()], lambda x: npf(x).astype(np.float32), tf, low=lo, high=hi, atol=atol, rtol=rtol, out_dtype=dtypes.float32)
+    helper_test_op([()], lambda x: npf(x).astype(np.float32), tf, low=lo, high=hi, atol=atol, rtol=rtol,
+                   out_dtype=dtypes.float32)
 
-  @pytest.mark.parametrize("name,dtype", [(n, np.float16) for n in ("exp", "log", "sqrt", "sin", "sigmoid", "tanh", "relu", "gelu",
-                                                                     "floor", "round", "erf")] +
+  @pytest.mark.parametrize("name,dtype", [(n, np.float16) for n in ("exp", "log", "sqrt", "sin", "sigmoid", "tanh",
+                                                                    "relu", "gelu", "floor", "round", "erf")] +
                                          [(n, np.float64) for n in ("exp", "log", "sin", "erf", "gelu")])
   def test_unary_dtypes(self, name, dtype):
     npf, tf, lo, hi, atol, rtol = UNARY[name]
@@ -547,7 +562,8 @@ class TestUnary:
     helper_test_op([(3, 5)], lambda x: npf(x).astype(np.float32), tf, low=lo, high=hi, atol=atol, rtol=rtol)
     for scale in (1.02, 1 + 10 * max(rtol, 1e-6)):
       with pytest.raises(AssertionError, match="Not equal to tolerance"):
-        helper_test_op([(3, 5)], lambda x: (npf(x) * scale).astype(np.float32), tf, low=lo, high=hi, atol=atol, rtol=rtol)
+        helper_test_op([(3, 5)], lambda x: (npf(x) * scale).astype(np.float32), tf, low=lo, high=hi, atol=atol,
+                       rtol=rtol)
     with pytest.raises(AssertionError, match="Not equal to tolerance"):  # the helper's own defaults are as strict
       helper_test_op([(3, 5)], lambda x: (npf(x) * 1.02).astype(np.float32), tf, low=lo, high=hi)
 
@@ -572,8 +588,8 @@ class TestUnary:
   @pytest.mark.parametrize("name", ["negative", "reciprocal", "sign", "sigmoid"])
   def test_unary_negative_inputs(self, name):
     npf = {"negative": np.negative, "reciprocal": np.reciprocal, "sign": np.sign, "sigmoid": _sigmoid}[name]
-    helper_test_op([(3, 4)], lambda x: npf(x).astype(np.float32), lambda t: getattr(t, "neg" if name == "negative" else name)(),
-                   low=-3, high=-0.2, atol=1e-6)
+    helper_test_op([(3, 4)], lambda x: npf(x).astype(np.float32),
+                   lambda t: getattr(t, "neg" if name == "negative" else name)(), low=-3, high=-0.2, atol=1e-6)
 
   def test_round_half_even(self):
     v = [-3.5, -2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 3.5, 0.4, 0.6, -0.6, 1.49, 2.51, 0.0]
@@ -604,7 +620,8 @@ class TestUnary:
     helper_test_op(None, np.isinf, lambda x: x.isinf(), vals=v, out_dtype=dtypes.bool)
     helper_test_op(None, np.isnan, lambda x: x.isnan(), vals=v, dtype=np.float16, out_dtype=dtypes.bool)
     helper_test_op(None, np.isinf, lambda x: x.isinf(), vals=v, dtype=np.float64, out_dtype=dtypes.bool)
-    helper_test_op(None, lambda x: np.isnan(np.log(x)), lambda x: x.log().isnan(), vals=[[-1.0, 1.0, 0.0]], out_dtype=dtypes.bool)
+    helper_test_op(None, lambda x: np.isnan(np.log(x)), lambda x: x.log().isnan(), vals=[[-1.0, 1.0, 0.0]],
+                   out_dtype=dtypes.bool)
 
   @pytest.mark.parametrize("name", ["exp", "sin", "sqrt", "relu", "sigmoid"])
   def test_unary_int_input_gives_float(self, name):
@@ -627,8 +644,8 @@ class TestBitwise:
 
   @pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int32, np.int64])
   def test_scalar(self, dtype):
-    helper_test_op([(8,)], lambda a: np.stack([a & 6, 6 | a, a ^ 5, 3 & a]), lambda a: Tensor.stack(a & 6, 6 | a, a ^ 5, 3 & a),
-                   dtype=dtype, low=0, high=100)
+    helper_test_op([(8,)], lambda a: np.stack([a & 6, 6 | a, a ^ 5, 3 & a]),
+                   lambda a: Tensor.stack(a & 6, 6 | a, a ^ 5, 3 & a), dtype=dtype, low=0, high=100)
 
   def test_bool_scalar(self):
     helper_test_op([(8,)], lambda a: a & True, lambda a: a & True, dtype=np.bool_)
@@ -642,8 +659,8 @@ class TestBitwise:
   @pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int32, np.int64, np.uint64])
   @pytest.mark.parametrize("n", [1, 3])
   def test_shifts(self, dtype, n):
-    helper_test_op([(3, 4)], lambda a: np.stack([a << n, a >> n]), lambda a: Tensor.stack(a << n, a >> n), dtype=dtype, low=0,
-                   high=15)
+    helper_test_op([(3, 4)], lambda a: np.stack([a << n, a >> n]), lambda a: Tensor.stack(a << n, a >> n), dtype=dtype,
+                   low=0, high=15)
     helper_test_op([(3, 4)], lambda a: a >> n, lambda a: a >> n, dtype=dtype, low=0, high=120)
 
   @pytest.mark.parametrize("dtype", [np.int8, np.int32, np.int64])
@@ -658,7 +675,8 @@ class TestBitwise:
 
   @pytest.mark.parametrize("dtype", [np.bool_, np.int32, np.float32, np.uint8])
   def test_logical_not(self, dtype):
-    helper_test_op(None, np.logical_not, lambda a: a.logical_not(), vals=[[0, 1, 2, 0, 1]], dtype=dtype, out_dtype=dtypes.bool)
+    helper_test_op(None, np.logical_not, lambda a: a.logical_not(), vals=[[0, 1, 2, 0, 1]], dtype=dtype,
+                   out_dtype=dtypes.bool)
 
 # ---------------------------------------------------------------- reduce
 
@@ -674,7 +692,8 @@ def _lse(x, axis, keepdims):
 
 REDUCE = {
   "sum": (np.sum, -2, 2, 1e-5), "prod": (np.prod, 0.6, 1.4, 1e-5), "max": (np.max, -2, 2, 0), "min": (np.min, -2, 2, 0),
-  "mean": (np.mean, -2, 2, 1e-6), "var": (_var, -2, 2, 1e-5), "std": (_std, -2, 2, 1e-5), "logsumexp": (_lse, -2, 2, 1e-5),
+  "mean": (np.mean, -2, 2, 1e-6), "var": (_var, -2, 2, 1e-5), "std": (_std, -2, 2, 1e-5),
+  "logsumexp": (_lse, -2, 2, 1e-5),
 }
 
 REDUCE_CASES = [(n, a) for n in ("sum", "max", "mean") for a in AXES] + \
@@ -692,18 +711,18 @@ class TestReduce:
   @pytest.mark.parametrize("name", list(REDUCE))
   def test_reduce_positional_and_default(self, name):
     npf, lo, hi, atol = REDUCE[name]
-    helper_test_op([(3, 4, 5)], lambda x: npf(x, axis=1, keepdims=False), lambda x: getattr(x, name)(1), low=lo, high=hi,
-                   atol=atol, rtol=1e-4)
-    helper_test_op([(3, 4, 5)], lambda x: npf(x, axis=None, keepdims=False), lambda x: getattr(x, name)(), low=lo, high=hi,
-                   atol=atol, rtol=1e-4)
+    helper_test_op([(3, 4, 5)], lambda x: npf(x, axis=1, keepdims=False), lambda x: getattr(x, name)(1), low=lo,
+                   high=hi, atol=atol, rtol=1e-4)
+    helper_test_op([(3, 4, 5)], lambda x: npf(x, axis=None, keepdims=False), lambda x: getattr(x, name)(), low=lo,
+                   high=hi, atol=atol, rtol=1e-4)
 
   @pytest.mark.parametrize("name", ["sum", "mean", "max", "min", "std", "var", "logsumexp", "prod"])
   def test_reduce_dim_alias(self, name):
     npf, lo, hi, atol = REDUCE[name]
-    helper_test_op([(3, 4, 5)], lambda x: npf(x, axis=1, keepdims=True), lambda x: getattr(x, name)(dim=1, keepdim=True),
-                   low=lo, high=hi, atol=atol, rtol=1e-4)
-    helper_test_op([(3, 4, 5)], lambda x: npf(x, axis=-1, keepdims=False), lambda x: getattr(x, name)(dim=-1), low=lo, high=hi,
-                   atol=atol, rtol=1e-4)
+    helper_test_op([(3, 4, 5)], lambda x: npf(x, axis=1, keepdims=True),
+                   lambda x: getattr(x, name)(dim=1, keepdim=True), low=lo, high=hi, atol=atol, rtol=1e-4)
+    helper_test_op([(3, 4, 5)], lambda x: npf(x, axis=-1, keepdims=False), lambda x: getattr(x, name)(dim=-1), low=lo,
+                   high=hi, atol=atol, rtol=1e-4)
 
   def test_max_returns_values_only(self):
     t = Tensor([[1.0, 5.0], [3.0, 2.0]])
@@ -712,8 +731,10 @@ class TestReduce:
 
   @pytest.mark.parametrize("correction", [0, 1, 2])
   def test_var_std_correction(self, correction):
-    helper_test_op([(4, 6)], lambda x: _var(x, 1, False, correction), lambda x: x.var(axis=1, correction=correction), atol=1e-5)
-    helper_test_op([(4, 6)], lambda x: _std(x, None, False, correction), lambda x: x.std(correction=correction), atol=1e-5)
+    helper_test_op([(4, 6)], lambda x: _var(x, 1, False, correction), lambda x: x.var(axis=1, correction=correction),
+                   atol=1e-5)
+    helper_test_op([(4, 6)], lambda x: _std(x, None, False, correction), lambda x: x.std(correction=correction),
+                   atol=1e-5)
 
   @pytest.mark.parametrize("name", ["sum", "max", "prod"])
   @pytest.mark.parametrize("dtype", [np.int8, np.int32, np.int64, np.uint8, np.float16, np.float64])
@@ -726,11 +747,13 @@ class TestReduce:
     if name == "sum": helper_test_op([(3, 5)], npf, lambda x: x.sum(), dtype=dtype, low=lo, high=hi, atol=tol, rtol=tol)
 
   @pytest.mark.parametrize("dtype,want", [(np.bool_, dtypes.int32), (np.int8, dtypes.int32), (np.int16, dtypes.int32),
-                                          (np.int32, dtypes.int32), (np.int64, dtypes.int64), (np.float16, dtypes.float16),
+                                          (np.int32, dtypes.int32), (np.int64, dtypes.int64),
+                                          (np.float16, dtypes.float16),
                                           (np.float32, dtypes.float32), (np.float64, dtypes.float64)])
   def test_sum_dtype(self, dtype, want):
-    helper_test_op([(4, 40)], lambda x: np.sum(x.astype(np.float64), axis=1), lambda x: x.sum(axis=1), dtype=dtype, low=-100,
-                   high=100, out_dtype=want, atol=1e-2 if dtype == np.float16 else 1e-5, rtol=1e-2 if dtype == np.float16 else 1e-5)
+    helper_test_op([(4, 40)], lambda x: np.sum(x.astype(np.float64), axis=1), lambda x: x.sum(axis=1), dtype=dtype,
+                   low=-100, high=100, out_dtype=want, atol=1e-2 if dtype == np.float16 else 1e-5,
+                   rtol=1e-2 if dtype == np.float16 else 1e-5)
 
   def test_sum_int8_no_overflow(self):
     helper_test_op(None, lambda x: np.sum(x, dtype=np.int64), lambda x: x.sum(), vals=[[100] * 10], dtype=np.int8,
@@ -742,8 +765,8 @@ class TestReduce:
   def test_mean_int_is_float(self, dtype):
     helper_test_op([(3, 6)], lambda x: np.mean(x, axis=1), lambda x: x.mean(axis=1), dtype=dtype, low=0, high=50,
                    out_dtype=dtypes.float32, atol=1e-5)
-    helper_test_op([(3, 6)], lambda x: np.mean(x), lambda x: x.mean(), dtype=dtype, low=0, high=50, out_dtype=dtypes.float32,
-                   atol=1e-5)
+    helper_test_op([(3, 6)], lambda x: np.mean(x), lambda x: x.mean(), dtype=dtype, low=0, high=50,
+                   out_dtype=dtypes.float32, atol=1e-5)
 
   @pytest.mark.parametrize("name", ["argmax", "argmin"])
   @pytest.mark.parametrize("axis", [None, 0, 1, 2, -1, -2])
@@ -751,14 +774,17 @@ class TestReduce:
     npf = getattr(np, name)
     helper_test_op([(3, 4, 5)], lambda x: npf(x, axis=axis), lambda x: getattr(x, name)(axis=axis))
     if axis is not None:
-      helper_test_op([(3, 4, 5)], lambda x: npf(x, axis=axis, keepdims=True), lambda x: getattr(x, name)(axis=axis, keepdim=True))
+      helper_test_op([(3, 4, 5)], lambda x: npf(x, axis=axis, keepdims=True),
+                     lambda x: getattr(x, name)(axis=axis, keepdim=True))
       helper_test_op([(3, 4, 5)], lambda x: npf(x, axis=axis), lambda x: getattr(x, name)(dim=axis))
 
   @pytest.mark.parametrize("name", ["argmax", "argmin"])
   def test_argmax_ties_first(self, name):
     v = [[1, 3, 3, 0], [2, 2, 2, 2], [-1, -5, 4, -5]]
-    helper_test_op(None, lambda x: getattr(np, name)(x, axis=1), lambda x: getattr(x, name)(axis=1), vals=[v], dtype=np.int32)
-    helper_test_op(None, lambda x: getattr(np, name)(x, axis=0), lambda x: getattr(x, name)(axis=0), vals=[v], dtype=np.float32)
+    helper_test_op(None, lambda x: getattr(np, name)(x, axis=1), lambda x: getattr(x, name)(axis=1), vals=[v],
+                   dtype=np.int32)
+    helper_test_op(None, lambda x: getattr(np, name)(x, axis=0), lambda x: getattr(x, name)(axis=0), vals=[v],
+                   dtype=np.float32)
     helper_test_op(None, lambda x: getattr(np, name)(x), lambda x: getattr(x, name)(), vals=[v], dtype=np.int8)
 
   def test_argmax_dtype_is_int(self):
@@ -771,12 +797,14 @@ class TestReduce:
   def test_any_all(self, name, axis, keepdim):
     v = np.array([[True, False, False], [True, True, True], [False, False, False], [True, False, True]])
     npf = getattr(np, name)
-    helper_test_op(None, lambda x: npf(x, axis=axis, keepdims=keepdim), lambda x: getattr(x, name)(axis=axis, keepdim=keepdim),
-                   vals=[v], out_dtype=dtypes.bool)
+    helper_test_op(None, lambda x: npf(x, axis=axis, keepdims=keepdim),
+                   lambda x: getattr(x, name)(axis=axis, keepdim=keepdim), vals=[v], out_dtype=dtypes.bool)
     if axis in (None, 1):
-      helper_test_op(None, lambda x: npf(x, axis=axis, keepdims=keepdim), lambda x: getattr(x, name)(axis=axis, keepdim=keepdim),
+      helper_test_op(None, lambda x: npf(x, axis=axis, keepdims=keepdim),
+                     lambda x: getattr(x, name)(axis=axis, keepdim=keepdim),
                      vals=[v.astype(np.int32) * 3], out_dtype=dtypes.bool)
-      helper_test_op(None, lambda x: npf(x, axis=axis, keepdims=keepdim), lambda x: getattr(x, name)(axis=axis, keepdim=keepdim),
+      helper_test_op(None, lambda x: npf(x, axis=axis, keepdims=keepdim),
+                     lambda x: getattr(x, name)(axis=axis, keepdim=keepdim),
                      vals=[v.astype(np.float32) * -0.5], out_dtype=dtypes.bool)
 
   @pytest.mark.parametrize("name", ["softmax", "log_softmax"])
@@ -816,7 +844,8 @@ class TestReduce:
     helper_test_op([(100,)], lambda x: np.cumsum(x), lambda x: x.cumsum(), atol=1e-4)
     helper_test_op([(0,)], lambda x: np.cumsum(x), lambda x: x.cumsum())
     helper_test_op([(4, 6)], lambda x: np.cumsum(x, axis=1), lambda x: x.cumsum(dim=1), dtype=np.int32, low=-9, high=9)
-    helper_test_op([(4, 6)], lambda x: np.cumsum(x, axis=1), lambda x: x.cumsum(1), dtype=np.float16, atol=1e-2, rtol=1e-2)
+    helper_test_op([(4, 6)], lambda x: np.cumsum(x, axis=1), lambda x: x.cumsum(1), dtype=np.float16, atol=1e-2,
+                   rtol=1e-2)
 
   @pytest.mark.parametrize("name", ["sum", "prod", "max", "min", "any", "all"])
   def test_zero_size(self, name):
@@ -825,7 +854,8 @@ class TestReduce:
     if name not in ("max", "min"):
       helper_test_op([(0, 3)], lambda x: npf(x, axis=0), lambda x: getattr(x, name)(axis=0))
       helper_test_op([(0, 3)], lambda x: npf(x), lambda x: getattr(x, name)())
-      helper_test_op([(2, 0, 3)], lambda x: npf(x, axis=(0, 1), keepdims=True), lambda x: getattr(x, name)(axis=(0, 1), keepdim=True))
+      helper_test_op([(2, 0, 3)], lambda x: npf(x, axis=(0, 1), keepdims=True),
+                     lambda x: getattr(x, name)(axis=(0, 1), keepdim=True))
 
   def test_reduce_scalar_tensor(self):
     helper_test_op([()], lambda x: np.sum(x), lambda x: x.sum())
@@ -840,17 +870,17 @@ class TestReduce:
 # ---------------------------------------------------------------- movement
 
 class TestMovement:
-  @pytest.mark.parametrize("src,dst", [((2, 3, 4), (6, 4)), ((2, 3, 4), (24,)), ((2, 3, 4), (4, -1)), ((2, 3, 4), (-1,)),
-                                       ((2, 3, 4), (2, 1, 12, 1)), ((6,), (2, 3)), ((), (1, 1)), ((1,), ()), ((0, 3), (3, 0)),
-                                       ((0, 3), (-1, 3)), ((2, 3, 4), (3, -1, 2))])
+  @pytest.mark.parametrize("src,dst", [((2, 3, 4), (6, 4)), ((2, 3, 4), (24,)), ((2, 3, 4), (4, -1)),
+                                       ((2, 3, 4), (-1,)), ((2, 3, 4), (2, 1, 12, 1)), ((6,), (2, 3)), ((), (1, 1)),
+                                       ((1,), ()), ((0, 3), (3, 0)), ((0, 3), (-1, 3)), ((2, 3, 4), (3, -1, 2))])
   def test_reshape(self, src, dst):
     helper_test_op([src], lambda x: x.reshape(dst), lambda x: x.reshape(dst))
     if dst: helper_test_op([src], lambda x: x.reshape(dst), lambda x: x.reshape(*dst))
     helper_test_op([src], lambda x: x.reshape(dst), lambda x: x.view(dst))
     if dst: helper_test_op([src], lambda x: x.reshape(dst), lambda x: x.view(*dst))
 
-  @pytest.mark.parametrize("src,dst", [((3, 1), (3, 4)), ((1,), (5,)), ((1, 4), (3, 4)), ((3, 1), (2, 3, 4)), ((), (2, 2)),
-                                       ((2, 1, 3), (2, 5, 3)), ((3, 1), (-1, 4)), ((1, 3), (0, 3))])
+  @pytest.mark.parametrize("src,dst", [((3, 1), (3, 4)), ((1,), (5,)), ((1, 4), (3, 4)), ((3, 1), (2, 3, 4)),
+                                       ((), (2, 2)), ((2, 1, 3), (2, 5, 3)), ((3, 1), (-1, 4)), ((1, 3), (0, 3))])
   def test_expand(self, src, dst):
     full = tuple(s if d == -1 else d for s, d in zip((1,) * (len(dst) - len(src)) + src, dst))
     helper_test_op([src], lambda x: np.broadcast_to(x, full), lambda x: x.expand(dst))
@@ -886,7 +916,8 @@ class TestMovement:
     helper_test_op([()], lambda x: x.reshape(1), lambda x: x.flatten())
     helper_test_op([(0, 4)], lambda x: x.reshape(-1), lambda x: x.flatten())
 
-  @pytest.mark.parametrize("dim,sizes,shape", [(1, (3, 4), (2, 3, 4, 5)), (0, (1, 2), (1, 2, 12, 5)), (-1, (5, 1), (2, 12, 5, 1)),
+  @pytest.mark.parametrize("dim,sizes,shape", [(1, (3, 4), (2, 3, 4, 5)), (0, (1, 2), (1, 2, 12, 5)),
+                                               (-1, (5, 1), (2, 12, 5, 1)),
                                                (1, (2, -1), (2, 2, 6, 5)), (-2, (12,), (2, 12, 5))])
   def test_unflatten(self, dim, sizes, shape):
     helper_test_op([(2, 12, 5)], lambda x: x.reshape(shape), lambda x: x.unflatten(dim, sizes))
@@ -924,10 +955,10 @@ class TestMovement:
 
   @pytest.mark.parametrize("dtype", [np.int32, np.bool_, np.float16, np.uint8])
   def test_pad_dtypes(self, dtype):
-    helper_test_op([(3, 4)], lambda x: np.pad(x, ((1, 1), (2, 0))), lambda x: x.pad(((1, 1), (2, 0))), dtype=dtype, low=0,
-                   high=9)
-    helper_test_op([(3, 4)], lambda x: np.pad(x, ((1, 1), (2, 0)), constant_values=1), lambda x: x.pad(((1, 1), (2, 0)), value=1),
-                   dtype=dtype, low=0, high=9)
+    helper_test_op([(3, 4)], lambda x: np.pad(x, ((1, 1), (2, 0))), lambda x: x.pad(((1, 1), (2, 0))), dtype=dtype,
+                   low=0, high=9)
+    helper_test_op([(3, 4)], lambda x: np.pad(x, ((1, 1), (2, 0)), constant_values=1),
+                   lambda x: x.pad(((1, 1), (2, 0)), value=1), dtype=dtype, low=0, high=9)
 
   def test_pad_zero_size(self):
     helper_test_op([(0, 3)], lambda x: np.pad(x, ((1, 1), (0, 0))), lambda x: x.pad(((1, 1), (0, 0))))
@@ -955,7 +986,8 @@ class TestMovement:
   @pytest.mark.parametrize("dim", [0, 1, 2, -1, -3])
   def test_cat(self, dim):
     shapes = [tuple(k if i == dim % 3 else s for i, s in enumerate((2, 3, 4))) for k in (1, 2, 3)]
-    helper_test_op(shapes, lambda a, b, c: np.concatenate([a, b, c], axis=dim), lambda a, b, c: Tensor.cat(a, b, c, dim=dim))
+    helper_test_op(shapes, lambda a, b, c: np.concatenate([a, b, c], axis=dim),
+                   lambda a, b, c: Tensor.cat(a, b, c, dim=dim))
     helper_test_op(shapes, lambda a, b, c: np.concatenate([a, b, c], axis=dim), lambda a, b, c: a.cat(b, c, dim=dim))
     helper_test_op(shapes[:2], lambda a, b: np.concatenate([a, b], axis=dim), lambda a, b: a.cat(b, dim=dim))
 
@@ -964,7 +996,8 @@ class TestMovement:
     helper_test_op([(0, 3), (0, 3)], lambda a, b: np.concatenate([a, b]), lambda a, b: Tensor.cat(a, b, dim=0))
     helper_test_op([(2, 3)], lambda a: np.concatenate([a]), lambda a: Tensor.cat(a))
     helper_test_op([(2, 3)], lambda a: np.concatenate([a, a], 1), lambda a: a.cat(a, dim=1))
-    helper_test_op([(4,), (2,)], lambda a, b: np.concatenate([a, b]), lambda a, b: a.cat(b), dtype=np.int32, low=-9, high=9)
+    helper_test_op([(4,), (2,)], lambda a, b: np.concatenate([a, b]), lambda a, b: a.cat(b), dtype=np.int32,
+                   low=-9, high=9)
     helper_test_op([(2,), (2,)], lambda a, b: np.concatenate([a, b]), lambda a, b: a.cat(b), dtype=np.bool_)
 
   @pytest.mark.parametrize("dim", [0, 1, 2, -1, -3])
@@ -1022,8 +1055,8 @@ class TestGetitem:
     helper_test_op([(3, 4)], lambda x: x[1:, ::-1], lambda x: x[1:, ::-1], dtype=np.int32, low=-9, high=9)
     helper_test_op([(3, 4)], lambda x: x[::2, 1], lambda x: x[::2, 1], dtype=np.bool_)
 
-  @pytest.mark.parametrize("case", ["rows", "cols", "2d", "pair", "pair_bcast", "split_adv", "neg", "last", "repeat", "int_and_tensor",
-                                    "slice_then_tensor", "scalar_tensor"])
+  @pytest.mark.parametrize("case", ["rows", "cols", "2d", "pair", "pair_bcast", "split_adv", "neg", "last", "repeat",
+                                    "int_and_tensor", "slice_then_tensor", "scalar_tensor"])
   def test_tensor_index(self, case):
     i2 = np.array([[0, 1], [2, 3]])
     ia, ib = np.array([0, 1, 3]), np.array([2, 4, 0])
@@ -1102,7 +1135,8 @@ class TestViews:
 
   def test_views_int(self):
     for nv, tv in VIEWS.values():
-      helper_test_op([(3, 4, 5)], lambda x: nv(x) // 2 + nv(x), lambda x: tv(x) // 2 + tv(x), dtype=np.int32, low=-9, high=9)
+      helper_test_op([(3, 4, 5)], lambda x: nv(x) // 2 + nv(x), lambda x: tv(x) // 2 + tv(x), dtype=np.int32,
+                     low=-9, high=9)
 
   def test_view_of_realized(self):
     helper_test_op([(4, 6)], lambda x: (x + 1).T[::-1], lambda x: (x + 1).realize().T[::-1])
@@ -1132,8 +1166,8 @@ class TestMatmul:
 
   def test_matmul_transposed(self):
     helper_test_op([(5, 3), (4, 5)], lambda a, b: a.T @ b.T, lambda a, b: a.T @ b.T, atol=1e-5)
-    helper_test_op([(2, 5, 3), (5, 4)], lambda a, b: np.swapaxes(a, 1, 2) @ b[::-1], lambda a, b: a.transpose(1, 2) @ b.flip(0),
-                   atol=1e-5)
+    helper_test_op([(2, 5, 3), (5, 4)], lambda a, b: np.swapaxes(a, 1, 2) @ b[::-1],
+                   lambda a, b: a.transpose(1, 2) @ b.flip(0), atol=1e-5)
 
   def test_matmul_epilogue(self):
     helper_test_op([(4, 8), (8, 6), (6,)], lambda a, b, c: np.maximum(a @ b + c, 0), lambda a, b, c: (a @ b + c).relu(),
@@ -1153,7 +1187,8 @@ class TestMatmul:
       helper_test_op([xs, ws, bs], ref, lambda x, w, b: x.linear(weight=w, bias=b), atol=1e-5)
 
   @pytest.mark.parametrize("formula,shapes", [
-    ("ij,jk->ik", [(2, 3), (3, 4)]), ("bij,bjk->bik", [(2, 3, 4), (2, 4, 5)]), ("ij->ji", [(3, 4)]), ("i,i->", [(5,), (5,)]),
+    ("ij,jk->ik", [(2, 3), (3, 4)]), ("bij,bjk->bik", [(2, 3, 4), (2, 4, 5)]), ("ij->ji", [(3, 4)]),
+    ("i,i->", [(5,), (5,)]),
     ("i,j->ij", [(3,), (4,)]), ("ij,ij->ij", [(3, 4), (3, 4)]), ("ij->", [(3, 4)]), ("ij->j", [(3, 4)]),
     ("ij,kj->ik", [(2, 3), (4, 3)]), ("bhqd,bhkd->bhqk", [(1, 2, 3, 4), (1, 2, 5, 4)]),
     ("ij, jk -> ik", [(2, 3), (3, 4)]),
@@ -1163,17 +1198,19 @@ class TestMatmul:
                    lambda *xs: Tensor.einsum(formula, *xs), atol=1e-5)
 
   def test_einsum_list_operands(self):
-    helper_test_op([(2, 3), (3, 4)], lambda a, b: np.einsum("ij,jk->ik", a, b), lambda a, b: Tensor.einsum("ij,jk->ik", [a, b]),
-                   atol=1e-5)
+    helper_test_op([(2, 3), (3, 4)], lambda a, b: np.einsum("ij,jk->ik", a, b),
+                   lambda a, b: Tensor.einsum("ij,jk->ik", [a, b]), atol=1e-5)
 
   def test_einsum_implicit_output(self):
-    helper_test_op([(2, 3), (3, 4)], lambda a, b: np.einsum("ij,jk", a, b), lambda a, b: Tensor.einsum("ij,jk", a, b), atol=1e-5)
+    helper_test_op([(2, 3), (3, 4)], lambda a, b: np.einsum("ij,jk", a, b), lambda a, b: Tensor.einsum("ij,jk", a, b),
+                   atol=1e-5)
 
 # ---------------------------------------------------------------- dtypes
 
 ALL_NP = [(dtypes.bool, np.bool_), (dtypes.int8, np.int8), (dtypes.int16, np.int16), (dtypes.int32, np.int32),
           (dtypes.int64, np.int64), (dtypes.uint8, np.uint8), (dtypes.uint16, np.uint16), (dtypes.uint32, np.uint32),
-          (dtypes.uint64, np.uint64), (dtypes.float16, np.float16), (dtypes.float32, np.float32), (dtypes.float64, np.float64)]
+          (dtypes.uint64, np.uint64), (dtypes.float16, np.float16), (dtypes.float32, np.float32),
+          (dtypes.float64, np.float64)]
 
 def _extremes(npdt) -> np.ndarray:
   if npdt == np.bool_: return np.array([True, False, True, True])
@@ -1233,8 +1270,8 @@ class TestDTypes:
     near-ties above; round-half-up fails the ties that go down."""
     import torch
     tie, ulp = 2.0 ** -8, 2.0 ** -23
-    vals = [1 + tie, 1 + 3 * tie, 1 + tie + ulp, 1 + tie - ulp, 1 + 3 * tie - ulp, 1 + 3 * tie + ulp, 2 + 2 * tie, 2 + 6 * tie,
-            3.14159265, 1234.567, 1e-3, 65504.0, 1e30, 0.0, 1.0, 256.5, 257.0, 0.1, 1 / 3]
+    vals = [1 + tie, 1 + 3 * tie, 1 + tie + ulp, 1 + tie - ulp, 1 + 3 * tie - ulp, 1 + 3 * tie + ulp, 2 + 2 * tie,
+            2 + 6 * tie, 3.14159265, 1234.567, 1e-3, 65504.0, 1e30, 0.0, 1.0, 256.5, 257.0, 0.1, 1 / 3]
     vals += [-v for v in vals]
     bits = np.array([0x00008000, 0x00018000, 0x00008001, 0x00007FFF, 0x00000001, 0x007FFFFF, 0x00808000, 0x00818000,
                      0x7F7FFFFF, 0x7F7F7FFF, 0x7F800000, 0x7FC00000], np.uint32)
@@ -1249,19 +1286,22 @@ class TestDTypes:
       assert np.array_equal(np.isnan(got), nan), f"{how}: nan mismatch"
       bad = np.nonzero(got.view(np.uint32)[~nan] != want.view(np.uint32)[~nan])[0]
       assert len(bad) == 0, f"{how}: " + ", ".join(f"{x[~nan][i]!r} ({x[~nan].view(np.uint32)[i]:#010x}) -> "
-                                                   f"{got[~nan].view(np.uint32)[i]:#010x}, torch {want[~nan].view(np.uint32)[i]:#010x}"
+                                                   f"{got[~nan].view(np.uint32)[i]:#010x}, torch "
+                                                   f"{want[~nan].view(np.uint32)[i]:#010x}"
                                                    for i in bad[:8])
 
   @needs_values
   @pytest.mark.parametrize("op", ["add", "mul", "exp", "sum", "matmul", "div", "max", "relu"])
   def test_bfloat16_arith(self, op):
     rng = np.random.default_rng(0)
-    a, b = bf16_round(rng.uniform(-2, 2, (4, 8)).astype(np.float32)), bf16_round(rng.uniform(0.5, 2, (4, 8)).astype(np.float32))
+    a, b = (bf16_round(rng.uniform(-2, 2, (4, 8)).astype(np.float32)),
+            bf16_round(rng.uniform(0.5, 2, (4, 8)).astype(np.float32)))
     ta, tb = Tensor(a).cast(dtypes.bfloat16), Tensor(b).cast(dtypes.bfloat16)
     fx = {"add": (lambda x, y: x + y, lambda x, y: x + y), "mul": (lambda x, y: x * y, lambda x, y: x * y),
           "exp": (lambda x, y: np.exp(x), lambda x, y: x.exp()), "sum": (lambda x, y: x.sum(1), lambda x, y: x.sum(1)),
           "matmul": (lambda x, y: x @ y.T, lambda x, y: x @ y.T), "div": (lambda x, y: x / y, lambda x, y: x / y),
-          "max": (lambda x, y: x.max(0), lambda x, y: x.max(0)), "relu": (lambda x, y: np.maximum(x, 0), lambda x, y: x.relu())}[op]
+          "max": (lambda x, y: x.max(0), lambda x, y: x.max(0)),
+          "relu": (lambda x, y: np.maximum(x, 0), lambda x, y: x.relu())}[op]
     out = fx[1](ta, tb)
     assert out.dtype == dtypes.bfloat16
     got = out.numpy()
@@ -1274,7 +1314,8 @@ class TestDTypes:
           "exp": (lambda x, y: np.exp(x), lambda x, y: x.exp()), "sum": (lambda x, y: x.sum(1), lambda x, y: x.sum(1)),
           "matmul": (lambda x, y: x @ y.T, lambda x, y: x @ y.T), "div": (np.divide, lambda x, y: x / y),
           "sqrt": (lambda x, y: np.sqrt(y), lambda x, y: y.sqrt()),
-          "sigmoid": (lambda x, y: (1 / (1 + np.exp(-x.astype(np.float32)))).astype(np.float16), lambda x, y: x.sigmoid())}[op]
+          "sigmoid": (lambda x, y: (1 / (1 + np.exp(-x.astype(np.float32)))).astype(np.float16),
+                      lambda x, y: x.sigmoid())}[op]
     helper_test_op(None, fx[0], fx[1], atol=2e-2, rtol=1e-2,
                    vals=[np.random.default_rng(0).uniform(-2, 2, (4, 8)).astype(np.float16),
                          np.random.default_rng(1).uniform(0.5, 2, (4, 8)).astype(np.float16)])

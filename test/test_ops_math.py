@@ -16,8 +16,8 @@ F = torch.nn.functional
 def _realize(*ts):
   Tensor.realize_all(*[t for t in ts if isinstance(t, Tensor)])
 
-def compare(torch_fn, teeny_fn, vals, atol=1e-6, rtol=1e-6, grad=False, grad_atol=None, grad_rtol=None, dtype=np.float32,
-            seed=0):
+def compare(torch_fn, teeny_fn, vals, atol=1e-6, rtol=1e-6, grad=False, grad_atol=None, grad_rtol=None,
+            dtype=np.float32, seed=0):
   """teeny_fn and torch_fn on the same inputs: outputs (nan == nan), and with grad=True the gradient of every input for
   a
   fixed random upstream gradient. Under NULL: build, schedule and render the forward and backward graphs only."""
@@ -42,8 +42,8 @@ def compare(torch_fn, teeny_fn, vals, atol=1e-6, rtol=1e-6, grad=False, grad_ato
     assert tuple(o.shape) == tuple(r.shape), f"output {i}: shape {o.shape} vs torch {tuple(r.shape)}"
     got, want = o.numpy(), r.detach().numpy()
     if want.dtype == np.bool_ or np.issubdtype(want.dtype, np.integer): np.testing.assert_array_equal(got, want)
-    else: np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64), atol=atol, rtol=rtol, equal_nan=True,
-                                     err_msg=f"output {i}")
+    else: np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64), atol=atol, rtol=rtol,
+                                     equal_nan=True, err_msg=f"output {i}")
   if grad:
     sum(((r * torch.tensor(u)).sum() for r, u in zip(refs, ups)), torch.zeros(())).backward()
     for i, (t, p) in enumerate(zip(tt, pt)):
@@ -54,14 +54,14 @@ def compare(torch_fn, teeny_fn, vals, atol=1e-6, rtol=1e-6, grad=False, grad_ato
         assert not p.grad.any(), f"input {i}: torch has a non-zero gradient, teeny none"
         continue
       np.testing.assert_allclose(t.grad.numpy().astype(np.float64), p.grad.numpy().astype(np.float64), equal_nan=True,
-                                 atol=atol if grad_atol is None else grad_atol, rtol=rtol if grad_rtol is None else grad_rtol,
-                                 err_msg=f"grad of input {i}")
+                                 atol=atol if grad_atol is None else grad_atol,
+                                 rtol=rtol if grad_rtol is None else grad_rtol, err_msg=f"grad of input {i}")
 
 # ---------------------------------------------------------------- inverse trig and hyperbolic functions
 
 UNARY = ["asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "log1p", "expm1", "sigmoid"]
-SPECIAL = [0.0, -0.0, 1.0, -1.0, 1e-8, -1e-8, 1e-30, 1e20, -1e20, 2.0, -2.0, 0.5, -0.5, 1 - 2 ** -24, 1 + 2 ** -23, 88.0,
-           -88.0, 100.0, -100.0, 1e38, math.inf, -math.inf, math.nan]
+SPECIAL = [0.0, -0.0, 1.0, -1.0, 1e-8, -1e-8, 1e-30, 1e20, -1e20, 2.0, -2.0, 0.5, -0.5, 1 - 2 ** -24, 1 + 2 ** -23,
+           88.0, -88.0, 100.0, -100.0, 1e38, math.inf, -math.inf, math.nan]
 
 def _wide(dtype) -> np.ndarray:
   """Magnitudes 1e-10..1e25 both signs, a dense [-1, 1] sweep and the special values, in dtype. (|x| in (88.5, 90) is
@@ -103,17 +103,20 @@ def test_unary_half(name, dt):
   np.testing.assert_allclose(got, want, rtol=1e-2 if dt == "bfloat16" else 2e-3, atol=1e-3, equal_nan=True)
 
 @pytest.mark.parametrize("name,lo,hi", [("asin", -0.99, 0.99), ("acos", -0.99, 0.99), ("atan", -5, 5), ("sinh", -5, 5),
-                                        ("cosh", -5, 5), ("asinh", -50, 50), ("acosh", 1.01, 50), ("atanh", -0.99, 0.99),
+                                        ("cosh", -5, 5), ("asinh", -50, 50), ("acosh", 1.01, 50),
+                                        ("atanh", -0.99, 0.99),
                                         ("log1p", -0.99, 5), ("expm1", -5, 5), ("sigmoid", -20, 20)])
 def test_unary_grad(name, lo, hi):
   x = np.random.default_rng(4).uniform(lo, hi, (4, 25)).astype(np.float32)
   compare(getattr(torch, name), lambda t: getattr(t, name)(), [x], atol=1e-6, rtol=2e-5, grad=True)
 
 @pytest.mark.parametrize("name,vals", [("asin", [0.0, 1.0, -1.0, 1e-8, 2.0]), ("acos", [0.0, 1.0, -1.0, 1e-8, -2.0]),
-                                       ("atan", [0.0, 1e-8, 1e20, -1e20, math.inf]), ("sinh", [0.0, 1e-8, -1e-8, 1.0, -1.0]),
-                                       ("cosh", [0.0, 1e-8, 1.0, -1.0, 100.0]), ("asinh", [0.0, 1e-8, -1e20, 1e4, -1.0]),
-                                       ("acosh", [1.0, 1 + 1e-6, 1e20, 0.5, 2.0]), ("atanh", [0.0, 1e-8, 1.0, -1.0, 2.0]),
-                                       ("log1p", [0.0, 1e-8, -1.0, -0.5, -2.0]), ("expm1", [0.0, 1e-8, -1e-8, 100.0, -100.0])])
+                                       ("atan", [0.0, 1e-8, 1e20, -1e20, math.inf]),
+                                       ("sinh", [0.0, 1e-8, -1e-8, 1.0, -1.0]), ("cosh", [0.0, 1e-8, 1.0, -1.0, 100.0]),
+                                       ("asinh", [0.0, 1e-8, -1e20, 1e4, -1.0]),
+                                       ("acosh", [1.0, 1 + 1e-6, 1e20, 0.5, 2.0]),
+                                       ("atanh", [0.0, 1e-8, 1.0, -1.0, 2.0]), ("log1p", [0.0, 1e-8, -1.0, -0.5, -2.0]),
+                                       ("expm1", [0.0, 1e-8, -1e-8, 100.0, -100.0])])
 def test_unary_grad_edges(name, vals):
   # gradients at 0, at the ends of the domain (+-inf there, as torch) and outside it (nan)
   compare(getattr(torch, name), lambda t: getattr(t, name)(), [vals], atol=1e-6, rtol=1e-5, grad=True)
@@ -168,18 +171,20 @@ def test_logaddexp():
   compare(torch.logaddexp, lambda x, y: x.logaddexp(y), [a, b], atol=1e-43, rtol=1e-6)   # 1e-43: a denormal result
   compare(torch.logaddexp, lambda x, y: x.logaddexp(y), [a[:4] + a[7:], b[:4] + b[7:]], grad=True, rtol=1e-5)
 
-@pytest.mark.parametrize("shape,dim", [((7,), 0), ((3, 9), 1), ((3, 9), 0), ((2, 3, 5), -2), ((2, 300), 1), ((1000,), 0)])
+@pytest.mark.parametrize("shape,dim", [((7,), 0), ((3, 9), 1), ((3, 9), 0), ((2, 3, 5), -2), ((2, 300), 1),
+                                       ((1000,), 0)])
 def test_logcumsumexp(shape, dim):
   x = np.random.default_rng(6).uniform(-3, 3, shape).astype(np.float32)
   compare(lambda t: torch.logcumsumexp(t, dim), lambda t: t.logcumsumexp(dim), [x], atol=1e-5, rtol=1e-5, grad=True)
 
 def test_logcumsumexp_large_values():
   # a naive log(cumsum(exp(x))) overflows at 100 and underflows before a much larger later value
-  x = np.array([[1000.0, -1000.0, 5.0, 1001.0], [-1000.0, -999.0, -1e4, 0.0], [-math.inf, 1.0, -math.inf, 2.0]], np.float32)
+  x = np.array([[1000.0, -1000.0, 5.0, 1001.0], [-1000.0, -999.0, -1e4, 0.0], [-math.inf, 1.0, -math.inf, 2.0]],
+               np.float32)
   compare(lambda t: torch.logcumsumexp(t, 1), lambda t: t.logcumsumexp(1), [x], atol=0, rtol=1e-6)
   # the gradient in float64: torch's float32 backward for these magnitudes is itself off by ~1e-4
-  compare(lambda t: torch.logcumsumexp(t, 1), lambda t: t.logcumsumexp(dim=1), [x[:2]], atol=1e-12, rtol=1e-9, grad=True,
-          dtype=np.float64)
+  compare(lambda t: torch.logcumsumexp(t, 1), lambda t: t.logcumsumexp(dim=1), [x[:2]], atol=1e-12, rtol=1e-9,
+          grad=True, dtype=np.float64)
   big = np.random.default_rng(7).uniform(-2000, 2000, (2, 700)).astype(np.float32)
   compare(lambda t: torch.logcumsumexp(t, 1), lambda t: t.logcumsumexp(1), [big], atol=0, rtol=1e-6)
 
@@ -202,7 +207,8 @@ def test_fmod_remainder():
 
 def test_dot():
   rng = np.random.default_rng(9)
-  compare(torch.dot, lambda a, b: a.dot(b), [rng.standard_normal(7), rng.standard_normal(7)], grad=True, atol=1e-5, rtol=1e-5)
+  compare(torch.dot, lambda a, b: a.dot(b), [rng.standard_normal(7), rng.standard_normal(7)], grad=True, atol=1e-5,
+          rtol=1e-5)
   compare(torch.dot, lambda a, b: a.dot(b), [[1, 2, 3], [4, -5, 6]], dtype=np.int32)
   with pytest.raises(RuntimeError) as e: Tensor([1.0, 2.0]).dot(Tensor([1.0, 2.0, 3.0]))
   assert "2" in str(e.value) and "3" in str(e.value)
@@ -221,7 +227,8 @@ def test_shifts(dt):
   compare(lambda x: 3 << x, lambda x: 3 << x, [np.array([0, 1, 2], dt)], dtype=dt)
 
 def test_shift_errors():
-  for bad in (lambda: Tensor([1.0]) << 1, lambda: Tensor([1]) << 1.5, lambda: Tensor([True]) << 1, lambda: Tensor([1.0]) >> 2):
+  for bad in (lambda: Tensor([1.0]) << 1, lambda: Tensor([1]) << 1.5, lambda: Tensor([True]) << 1,
+              lambda: Tensor([1.0]) >> 2):
     with pytest.raises(TypeError) as e: bad()
     assert "integer" in str(e.value)
 
@@ -285,7 +292,8 @@ def test_isinf_flags(pos, neg):
 def test_linspace(start, end, steps, dt):
   out = Tensor.linspace(start, end, steps, dtype=dt)
   want = torch.linspace(start, end, steps, dtype=getattr(torch, dt) if dt else None)
-  assert tuple(out.shape) == tuple(want.shape) and str(out.dtype).replace("dtypes.", "") == str(want.dtype).replace("torch.", "")
+  assert (tuple(out.shape) == tuple(want.shape)
+          and str(out.dtype).replace("dtypes.", "") == str(want.dtype).replace("torch.", ""))
   if is_null():
     out.realize()
     return
@@ -330,7 +338,8 @@ def test_isclose_errors():
 @pytest.mark.parametrize("dim", [1, 0, -1])
 def test_normalize(p, dim):
   x = np.random.default_rng(11).uniform(-2, 2, (3, 4)).astype(np.float32)
-  compare(lambda t: F.normalize(t, p=p, dim=dim), lambda t: t.normalize(p=p, dim=dim), [x], grad=True, atol=1e-6, rtol=1e-5)
+  compare(lambda t: F.normalize(t, p=p, dim=dim), lambda t: t.normalize(p=p, dim=dim), [x], grad=True, atol=1e-6,
+          rtol=1e-5)
 
 def test_normalize_zero_rows():
   # a zero vector stays zero and its gradient is 1/eps, finite, as in torch
@@ -375,7 +384,8 @@ def test_sigmoid_large():
     t.sigmoid().sum().backward()
     assert not np.isnan(t.grad.numpy()).any()
 
-@pytest.mark.parametrize("vals,dim", [([0.0, 2.0, 3.0], None), ([0.0, 2.0, 0.0], None), ([[0.0, 2.0, 3.0], [1.0, 2.0, 3.0]], 1),
+@pytest.mark.parametrize("vals,dim", [([0.0, 2.0, 3.0], None), ([0.0, 2.0, 0.0], None),
+                                      ([[0.0, 2.0, 3.0], [1.0, 2.0, 3.0]], 1),
                                       ([[0.0, 2.0, 0.0], [0.0, 5.0, 3.0]], 0), ([[0.0, 0.0, 0.0], [1.0, 0.0, 3.0]], 1),
                                       ([[1.0, 2.0], [3.0, 4.0]], None)])
 def test_prod_zeros(vals, dim):
@@ -383,8 +393,8 @@ def test_prod_zeros(vals, dim):
 
 def test_comparisons_zero_grad():
   a, b = [1.5, -2.0, 0.0, 3.0], [1.5, 1.0, -1.0, 4.0]
-  compare(lambda x, y: x * (x > y) + y * (x <= y) + (x == y) * 2.0, lambda x, y: x * (x > y) + y * (x <= y) + (x == y) * 2.0,
-          [a, b], grad=True)
+  compare(lambda x, y: x * (x > y) + y * (x <= y) + (x == y) * 2.0,
+          lambda x, y: x * (x > y) + y * (x <= y) + (x == y) * 2.0, [a, b], grad=True)
   compare(lambda x: x.sign() + x.floor() + x.round() + x.trunc() + x.ceil(),
           lambda x: x.sign() + x.floor() + x.round() + x.trunc() + x.ceil(), [[1.5, -2.3, 0.0, 2.5]], grad=True)
   x = Tensor([1.0, 2.0], requires_grad=True)
@@ -392,7 +402,8 @@ def test_comparisons_zero_grad():
     assert not c.requires_grad, "a comparison has no gradient (torch)"
   with pytest.raises(RuntimeError): (x > 0).float().sum().backward()   # torch: does not require grad
 
-TIES = np.array([[[1, 3, 3, 0], [2, 2, -1, 2], [0, 0, 0, 0]], [[3, 1, 3, 3], [-1, -1, 5, -1], [4, 4, 4, 4]]], np.float32)
+TIES = np.array([[[1, 3, 3, 0], [2, 2, -1, 2], [0, 0, 0, 0]], [[3, 1, 3, 3], [-1, -1, 5, -1], [4, 4, 4, 4]]],
+                np.float32)
 
 @pytest.mark.parametrize("op", ["max", "min"])
 @pytest.mark.parametrize("dim,keepdim", [(0, False), (1, True), (2, False), (-1, True)])
@@ -402,13 +413,14 @@ def test_max_min_dim_ties(op, dim, keepdim):
           grad=True)
   compare(lambda t: getattr(t, op)(dim=dim, keepdim=keepdim).values, lambda t: getattr(t, op)(dim=dim, keepdim=keepdim),
           [TIES], grad=True)
-  compare(lambda t: getattr(torch, "a" + op)(t, dim, keepdim=keepdim), lambda t: getattr(t, "a" + op)(dim, keepdim=keepdim),
-          [TIES], grad=True, rtol=1e-5)
+  compare(lambda t: getattr(torch, "a" + op)(t, dim, keepdim=keepdim),
+          lambda t: getattr(t, "a" + op)(dim, keepdim=keepdim), [TIES], grad=True, rtol=1e-5)
 
 @pytest.mark.parametrize("op", ["max", "min"])
 def test_max_min_all_ties(op):
   compare(lambda t: getattr(t, op)(), lambda t: getattr(t, op)(), [TIES], grad=True, rtol=1e-5)
-  compare(lambda t: getattr(torch, "a" + op)(t, (0, 2)), lambda t: getattr(t, "a" + op)((0, 2)), [TIES], grad=True, rtol=1e-5)
+  compare(lambda t: getattr(torch, "a" + op)(t, (0, 2)), lambda t: getattr(t, "a" + op)((0, 2)), [TIES], grad=True,
+          rtol=1e-5)
   compare(lambda t: getattr(t, op)(), lambda t: getattr(t, op)(), [[math.nan, 1.0, math.nan]], grad=True)
 
 def test_max_dim_nan_and_inf():
@@ -431,13 +443,15 @@ OUT_OF_RANGE = [
   ("cumsum(-3)", lambda x: x.cumsum(-3)), ("softmax(2)", lambda x: x.softmax(2)), ("argmax(4)", lambda x: x.argmax(4)),
   ("unsqueeze(9)", lambda x: x.unsqueeze(9)), ("transpose(0, 2)", lambda x: x.transpose(0, 2)),
   ("flatten(0, 2)", lambda x: x.flatten(0, 2)), ("cat(dim=2)", lambda x: x.cat(x, dim=2)),
-  ("stack(dim=3)", lambda x: Tensor.stack(x, x, dim=3)), ("max(2)", lambda x: x.max(2)), ("amin(-3)", lambda x: x.amin(-3)),
+  ("stack(dim=3)", lambda x: Tensor.stack(x, x, dim=3)), ("max(2)", lambda x: x.max(2)),
+  ("amin(-3)", lambda x: x.amin(-3)),
   ("mean((0, 2))", lambda x: x.mean((0, 2))), ("logsumexp(2)", lambda x: x.logsumexp(2)),
   ("flip(2)", lambda x: x.flip(2)),
   ("permute(0, 2)", lambda x: x.permute(0, 2)), ("cumprod(2)", lambda x: x.cumprod(2)), ("var(2)", lambda x: x.var(2)),
   ("log_softmax(-3)", lambda x: x.log_softmax(-3)), ("split(1, 2)", lambda x: x.split(1, 2)),
   ("chunk(2, 3)", lambda x: x.chunk(2, 3)),
-  ("unbind(2)", lambda x: x.unbind(2)), ("unflatten(2)", lambda x: x.unflatten(2, (1, 3))), ("size(2)", lambda x: x.size(2)),
+  ("unbind(2)", lambda x: x.unbind(2)), ("unflatten(2)", lambda x: x.unflatten(2, (1, 3))),
+  ("size(2)", lambda x: x.size(2)),
   ("softmin(2)", lambda x: x.softmin(2)), ("logcumsumexp(2)", lambda x: x.logcumsumexp(2)),
   ("normalize(dim=2)", lambda x: x.normalize(dim=2)), ("repeat_interleave(2, 2)", lambda x: x.repeat_interleave(2, 2)),
   ("min(dim=5) with grad", lambda x: x.requires_grad_().min(dim=5)), ("argmin(-3)", lambda x: x.argmin(-3)),
@@ -493,8 +507,8 @@ def test_shape_errors_torch_kind():
     assert isinstance(e.value, ValueError)   # also a ValueError, for code written against tinygrad or numpy
 
 def test_cat_list_and_promotion():
-  compare(lambda a, b: torch.cat([a, b], 1), lambda a, b: Tensor.cat([a, b], dim=1), [np.ones((2, 3)), np.zeros((2, 1))],
-          grad=True)
+  compare(lambda a, b: torch.cat([a, b], 1), lambda a, b: Tensor.cat([a, b], dim=1),
+          [np.ones((2, 3)), np.zeros((2, 1))], grad=True)
 
 def test_one_hot_negative():
   with pytest.raises(RuntimeError) as e: Tensor([0, -1, 2]).one_hot(3)

@@ -17,8 +17,8 @@ def _rand(shape, low=-1.0, high=1.0, seed=0):
   return np.random.default_rng(seed).uniform(low, high, size=shape).astype(np.float32)
 
 def _close(got, want, atol, rtol, what):
-  np.testing.assert_allclose(np.asarray(got, dtype=np.float64), np.asarray(want, dtype=np.float64), atol=atol, rtol=rtol,
-                             err_msg=what, equal_nan=True)
+  np.testing.assert_allclose(np.asarray(got, dtype=np.float64), np.asarray(want, dtype=np.float64), atol=atol,
+                             rtol=rtol, err_msg=what, equal_nan=True)
 
 def check(teeny_fn, torch_fn, inputs, atol=1e-5, rtol=1e-4, grad=True, seed=1):
   """Run both on the same inputs (numpy arrays become tensors; float ones get gradients unless grad=False); compare the
@@ -114,8 +114,9 @@ def test_pad_bad_mode_and_value():
   ("ii->", [(4, 4)]), ("ii", [(3, 3)]), ("ii->i", [(4, 4)]), ("bii->bi", [(2, 3, 3)]), ("iii->i", [(3, 3, 3)]),
   ("iij->j", [(3, 3, 2)]), ("ii,jj->ij", [(3, 3), (2, 2)]), ("...ij->...ji", [(2, 3, 4, 5)]), ("...ij", [(2, 3, 4)]),
   ("ij...", [(2, 3, 4, 5)]), ("...ij,...jk->...ik", [(2, 1, 3, 4), (5, 4, 2)]), ("...ii->...i", [(2, 3, 3)]),
-  ("...j,...j->...", [(2, 1, 3), (5, 3)]), ("i...->...", [(3, 2, 2)]), ("ij->j...", [(2, 3)]), ("i...j,j->i...", [(2, 3, 4), (4,)]),
-  ("ij,j->i", [(2, 3), (1,)]), ("Ab,ab->", [(2, 3), (2, 3)]), ("ba,Ab", [(2, 3), (2, 2)]), ("bij,bjk->bik", [(2, 3, 4), (2, 4, 5)])])
+  ("...j,...j->...", [(2, 1, 3), (5, 3)]), ("i...->...", [(3, 2, 2)]), ("ij->j...", [(2, 3)]),
+  ("i...j,j->i...", [(2, 3, 4), (4,)]), ("ij,j->i", [(2, 3), (1,)]), ("Ab,ab->", [(2, 3), (2, 3)]),
+  ("ba,Ab", [(2, 3), (2, 2)]), ("bij,bjk->bik", [(2, 3, 4), (2, 4, 5)])])
 def test_einsum(formula, shapes):
   check(lambda *xs: Tensor.einsum(formula, *xs), lambda *xs: torch.einsum(formula, *xs),
         [_rand(s, seed=i) for i, s in enumerate(shapes)])
@@ -150,10 +151,13 @@ def test_conv3d(stride, padding, dilation, groups):
   check(lambda x, w, b: x.conv3d(w, b, stride=stride, padding=padding, dilation=dilation, groups=groups), ref,
         [_rand((2, 4, 6, 5, 7)), _rand((8, 4 // groups, 3, 2, 3), seed=1), _rand((8,), seed=2)], atol=1e-4)
 
-@pytest.mark.parametrize("cls,tcls,shape", [(nn.Conv3d, torch.nn.Conv3d, (2, 3, 5, 6, 4)), (nn.Conv2d, torch.nn.Conv2d, (2, 3, 7, 6)),
+@pytest.mark.parametrize("cls,tcls,shape", [(nn.Conv3d, torch.nn.Conv3d, (2, 3, 5, 6, 4)),
+                                            (nn.Conv2d, torch.nn.Conv2d, (2, 3, 7, 6)),
                                             (nn.Conv1d, torch.nn.Conv1d, (2, 3, 9))])
-@pytest.mark.parametrize("kw", [dict(padding=1), dict(padding="same", kernel_size=4, dilation=2), dict(padding=1, padding_mode="reflect"),
-                                dict(padding=2, padding_mode="circular", stride=2), dict(padding="same", padding_mode="replicate")])
+@pytest.mark.parametrize("kw", [dict(padding=1), dict(padding="same", kernel_size=4, dilation=2),
+                                dict(padding=1, padding_mode="reflect"),
+                                dict(padding=2, padding_mode="circular", stride=2),
+                                dict(padding="same", padding_mode="replicate")])
 def test_conv_modules(cls, tcls, shape, kw):
   kw = {"kernel_size": 3, **kw}
   m, tm = cls(3, 6, **kw), tcls(3, 6, **kw)
@@ -168,8 +172,8 @@ def test_conv_modules(cls, tcls, shape, kw):
                                       (dict(padding="full"), "full")])
 def test_conv_errors(fn, nd, kw, named):
   x, w = _rand((1, 2, *(5,) * nd)), _rand((3, 2, *(3,) * nd))
-  raises_like(lambda: getattr(F, fn)(torch.tensor(x), torch.tensor(w), **kw), lambda: getattr(Tensor(x), fn)(Tensor(w), **kw),
-              named)
+  raises_like(lambda: getattr(F, fn)(torch.tensor(x), torch.tensor(w), **kw),
+              lambda: getattr(Tensor(x), fn)(Tensor(w), **kw), named)
 
 @pytest.mark.parametrize("padding,crop", [(-1, (slice(1, -1), slice(1, -1))), ((-2, 1), (slice(2, -2), slice(None))),
                                           (((-2, 0), (-1, -1)), (slice(2, None), slice(1, -1)))])
@@ -188,7 +192,8 @@ def test_conv_negative_padding_by_cropping():
 
 # ***** pooling *****
 
-_perm = lambda shape, seed=0: np.random.default_rng(seed).permutation(int(np.prod(shape))).reshape(shape).astype(np.float32)
+_perm = lambda shape, seed=0: (np.random.default_rng(seed).permutation(int(np.prod(shape)))
+                               .reshape(shape).astype(np.float32))
 
 @pytest.mark.parametrize("k,s,p,d,ceil", [(2, None, 0, 1, False), (3, 1, 1, 1, False), (3, 2, 1, 2, True),
                                           ((2, 3), (1, 2), (1, 0), 1, False), (3, 2, 0, 1, True)])
@@ -199,69 +204,82 @@ def test_max_pool2d_indices(k, s, p, d, ceil):
 def test_max_pool2d_indices_ties_and_edges():
   # ties: torch takes the first maximum and routes the whole gradient there; -inf windows; nan wins
   x = np.round(_rand((2, 2, 6, 5), -2, 2))
-  check(lambda x: x.max_pool2d(3, 1, 1, return_indices=True), lambda x: F.max_pool2d(x, 3, 1, 1, return_indices=True), [x])
+  check(lambda x: x.max_pool2d(3, 1, 1, return_indices=True),
+        lambda x: F.max_pool2d(x, 3, 1, 1, return_indices=True), [x])
   y = _rand((1, 2, 4, 4))
   y[0, 0, :2, :2], y[0, 1, 2, 3] = -np.inf, np.nan
-  check(lambda x: x.max_pool2d(2, return_indices=True), lambda x: F.max_pool2d(x, 2, return_indices=True), [y], grad=False)
+  check(lambda x: x.max_pool2d(2, return_indices=True), lambda x: F.max_pool2d(x, 2, return_indices=True), [y],
+        grad=False)
 
 @pytest.mark.parametrize("k,s,p", [(2, None, 0), (3, 2, 1), ((2, 3, 1), (1, 2, 1), (1, 1, 0))])
 def test_pool3d(k, s, p):
   x = _perm((2, 2, 5, 6, 4))
-  check(lambda x: x.max_pool3d(k, s, p, return_indices=True), lambda x: F.max_pool3d(x, k, s, p, return_indices=True), [x])
+  check(lambda x: x.max_pool3d(k, s, p, return_indices=True),
+        lambda x: F.max_pool3d(x, k, s, p, return_indices=True), [x])
   check(lambda x: x.max_pool3d(k, s, p, ceil_mode=True), lambda x: F.max_pool3d(x, k, s, p, ceil_mode=True), [x])
   for cip in (True, False):
     check(lambda x: x.avg_pool3d(k, s, p, count_include_pad=cip),
           lambda x: F.avg_pool3d(x, k, s, p, count_include_pad=cip), [x / 100])
-  check(lambda x: x.avg_pool3d(k, s, p, True, divisor_override=5), lambda x: F.avg_pool3d(x, k, s, p, True, divisor_override=5),
-        [x / 100])
+  check(lambda x: x.avg_pool3d(k, s, p, True, divisor_override=5),
+        lambda x: F.avg_pool3d(x, k, s, p, True, divisor_override=5), [x / 100])
 
 def test_pool1d():
   x = _perm((2, 3, 9))
-  check(lambda x: x.max_pool1d(3, 2, 1, return_indices=True), lambda x: F.max_pool1d(x, 3, 2, 1, return_indices=True), [x])
+  check(lambda x: x.max_pool1d(3, 2, 1, return_indices=True),
+        lambda x: F.max_pool1d(x, 3, 2, 1, return_indices=True), [x])
   check(lambda x: x.avg_pool1d(3, 2, 1, ceil_mode=True), lambda x: F.avg_pool1d(x, 3, 2, 1, ceil_mode=True), [x])
 
-@pytest.mark.parametrize("n,shape,k,s,p,output_size", [(2, (2, 3, 8, 8), 2, None, 0, None), (2, (2, 3, 8, 8), 2, None, 0, (9, 9)),
-                                                       (2, (2, 3, 9, 7), 3, 2, 1, None), (2, (3, 8, 6), (2, 3), (2, 3), 0, (1, 3, 9, 6)),
-                                                       (3, (1, 2, 4, 6, 4), 2, None, 0, None), (1, (2, 3, 10), 2, None, 0, 11)])
+@pytest.mark.parametrize("n,shape,k,s,p,output_size", [(2, (2, 3, 8, 8), 2, None, 0, None),
+                                                       (2, (2, 3, 8, 8), 2, None, 0, (9, 9)),
+                                                       (2, (2, 3, 9, 7), 3, 2, 1, None),
+                                                       (2, (3, 8, 6), (2, 3), (2, 3), 0, (1, 3, 9, 6)),
+                                                       (3, (1, 2, 4, 6, 4), 2, None, 0, None),
+                                                       (1, (2, 3, 10), 2, None, 0, 11)])
 def test_max_unpool(n, shape, k, s, p, output_size):
   pool, unpool = f"max_pool{n}d", f"max_unpool{n}d"
   v, i = getattr(F, pool)(torch.tensor(_perm(shape)), k, s, p, return_indices=True)
   os_ = (output_size,) if isinstance(output_size, int) else output_size
-  check(lambda v, i: getattr(v, unpool)(i, k, s, p, output_size=os_), lambda v, i: getattr(F, unpool)(v, i, k, s, p, output_size=os_),
-        [v.numpy(), i.numpy()])
+  check(lambda v, i: getattr(v, unpool)(i, k, s, p, output_size=os_),
+        lambda v, i: getattr(F, unpool)(v, i, k, s, p, output_size=os_), [v.numpy(), i.numpy()])
 
 def test_max_unpool_errors():
   v, i = F.max_pool2d(torch.tensor(_perm((1, 2, 4, 4))), 2, return_indices=True)
-  raises_like(lambda: F.max_unpool2d(v, i, 2, output_size=(6, 6)), lambda: Tensor(v.numpy()).max_unpool2d(Tensor(i.numpy()), 2,
-              output_size=(6, 6)), "output_size")
+  raises_like(lambda: F.max_unpool2d(v, i, 2, output_size=(6, 6)),
+              lambda: Tensor(v.numpy()).max_unpool2d(Tensor(i.numpy()), 2, output_size=(6, 6)), "output_size")
   with pytest.raises(ValueError, match="indices shape"): Tensor(v.numpy()).max_unpool2d(Tensor(i.numpy()[:, :1]), 2)
 
 @pytest.mark.skipif(not _reads_allowed(Device.DEFAULT), reason="the index range check reads the indices only where "
                     "that is cheap")
 def test_max_unpool_index_out_of_range():
   v, i = F.max_pool2d(torch.tensor(_perm((1, 2, 4, 4))), 2, return_indices=True)
-  raises_like(lambda: F.max_unpool2d(v, i + 100, 2), lambda: Tensor(v.numpy()).max_unpool2d(Tensor(i.numpy() + 100), 2), "index")
+  raises_like(lambda: F.max_unpool2d(v, i + 100, 2), lambda: Tensor(v.numpy()).max_unpool2d(Tensor(i.numpy() + 100), 2),
+              "index")
 
 # ***** interpolate *****
 
-@pytest.mark.parametrize("shape,kw", [((2, 3, 5, 4), dict(size=(7, 9))), ((2, 3, 5, 4), dict(scale_factor=1.5)), ((2, 3, 9), dict(size=4)),
+@pytest.mark.parametrize("shape,kw", [((2, 3, 5, 4), dict(size=(7, 9))), ((2, 3, 5, 4), dict(scale_factor=1.5)),
+                                      ((2, 3, 9), dict(size=4)),
                                       ((1, 2, 3, 4, 5), dict(size=(5, 3, 7))), ((1, 2, 6, 6), dict(size=(3, 13)))])
 @pytest.mark.parametrize("mode", ["nearest", "nearest-exact"])
 def test_interpolate_nearest(shape, kw, mode):
   check(lambda x: x.interpolate(mode=mode, **kw), lambda x: F.interpolate(x, mode=mode, **kw), [_rand(shape)])
 
-@pytest.mark.parametrize("shape,kw", [((2, 3, 5, 4), dict(size=(7, 9))), ((1, 2, 8, 8), dict(size=(3, 5))), ((1, 1, 6, 6), dict(scale_factor=1.7)),
+@pytest.mark.parametrize("shape,kw", [((2, 3, 5, 4), dict(size=(7, 9))), ((1, 2, 8, 8), dict(size=(3, 5))),
+                                      ((1, 1, 6, 6), dict(scale_factor=1.7)),
                                       ((1, 3, 10, 10), dict(size=(10, 4))), ((1, 1, 37, 45), dict(size=(101, 90)))])
-@pytest.mark.parametrize("mode,ac", [("bilinear", False), ("bilinear", True), ("nearest", None), ("nearest-exact", None)])
+@pytest.mark.parametrize("mode,ac", [("bilinear", False), ("bilinear", True), ("nearest", None),
+                                     ("nearest-exact", None)])
 def test_interpolate_uint8(shape, kw, mode, ac):
   # torch's uint8 bilinear rounds in int16 fixed point, one dim at a time: teeny matches it bit for bit
   x = np.random.default_rng(3).integers(0, 256, shape).astype(np.uint8)
-  check(lambda x: x.interpolate(mode=mode, align_corners=ac, **kw), lambda x: F.interpolate(x, mode=mode, align_corners=ac, **kw), [x])
+  check(lambda x: x.interpolate(mode=mode, align_corners=ac, **kw),
+        lambda x: F.interpolate(x, mode=mode, align_corners=ac, **kw), [x])
 
 @pytest.mark.parametrize("dtype,mode,shape", [(np.int32, "nearest", (1, 1, 4, 4)), (np.int64, "bilinear", (1, 1, 4, 4)),
                                               (np.int8, "nearest-exact", (1, 1, 4, 4)), (np.uint8, "linear", (1, 1, 4)),
-                                              (np.uint8, "trilinear", (1, 1, 4, 4, 4)), (np.float32, "bilinear", (1, 1, 4)),
-                                              (np.float32, "linear", (1, 1, 4, 4)), (np.float32, "bicubicx", (1, 1, 4, 4))])
+                                              (np.uint8, "trilinear", (1, 1, 4, 4, 4)),
+                                              (np.float32, "bilinear", (1, 1, 4)), (np.float32, "linear", (1, 1, 4, 4)),
+                                              (np.float32, "bicubicx", (1, 1, 4, 4))])
 def test_interpolate_unsupported(dtype, mode, shape):
   x = np.zeros(shape, dtype)
   raises_like(lambda: F.interpolate(torch.tensor(x), size=(6,) * (len(shape) - 2), mode=mode),
@@ -279,8 +297,10 @@ def _sdpa(**kw):
           lambda q, k, v, *m: F.scaled_dot_product_attention(q, k, v, *m, **kw))
 
 @pytest.mark.parametrize("shapes,kw", [
-  ([(2, 4, 5, 8), (2, 4, 7, 8), (2, 4, 7, 3)], dict()), ([(2, 4, 5, 8), (2, 4, 7, 8), (2, 4, 7, 3)], dict(is_causal=True)),
-  ([(2, 4, 7, 8), (2, 4, 5, 8), (2, 4, 5, 3)], dict(is_causal=True)), ([(3, 6, 8), (3, 6, 8), (3, 6, 8)], dict(scale=0.2)),
+  ([(2, 4, 5, 8), (2, 4, 7, 8), (2, 4, 7, 3)], dict()),
+  ([(2, 4, 5, 8), (2, 4, 7, 8), (2, 4, 7, 3)], dict(is_causal=True)),
+  ([(2, 4, 7, 8), (2, 4, 5, 8), (2, 4, 5, 3)], dict(is_causal=True)),
+  ([(3, 6, 8), (3, 6, 8), (3, 6, 8)], dict(scale=0.2)),
   ([(2, 6, 5, 8), (2, 2, 5, 8), (2, 2, 5, 4)], dict(enable_gqa=True, is_causal=True)),
   ([(4, 5, 8), (2, 5, 8), (1, 5, 4)], dict(enable_gqa=True)), ([(2, 4, 5, 8), (2, 1, 6, 8), (2, 1, 6, 4)], dict())])
 def test_sdpa(shapes, kw):
@@ -299,19 +319,23 @@ def test_sdpa_masks():
 
 def test_sdpa_errors():
   q, k = torch.ones(1, 4, 3, 8), torch.ones(1, 3, 5, 8)
-  raises_like(lambda: F.scaled_dot_product_attention(q[0], q[0], q[0], attn_mask=torch.ones(3, 3, dtype=torch.bool), is_causal=True),
+  raises_like(lambda: F.scaled_dot_product_attention(q[0], q[0], q[0], attn_mask=torch.ones(3, 3, dtype=torch.bool),
+                                                     is_causal=True),
               lambda: Tensor.ones(4, 3, 8).scaled_dot_product_attention(Tensor.ones(4, 3, 8), Tensor.ones(4, 3, 8),
-                                                                        Tensor.ones(3, 3, dtype=dtypes.bool), is_causal=True),
+                                                                        Tensor.ones(3, 3, dtype=dtypes.bool),
+                                                                        is_causal=True),
               "attn_mask", "is_causal")
   # torch's 4-d path skips that check; teeny refuses the combination for every shape
   with pytest.raises(RuntimeError, match="is_causal"):
     Tensor.ones(1, 4, 3, 8).scaled_dot_product_attention(Tensor.ones(1, 4, 3, 8), Tensor.ones(1, 4, 3, 8),
                                                          Tensor.ones(3, 3, dtype=dtypes.bool), is_causal=True)
   raises_like(lambda: F.scaled_dot_product_attention(q, k, k, enable_gqa=True),
-              lambda: Tensor.ones(1, 4, 3, 8).scaled_dot_product_attention(Tensor.ones(1, 3, 5, 8), Tensor.ones(1, 3, 5, 8),
+              lambda: Tensor.ones(1, 4, 3, 8).scaled_dot_product_attention(Tensor.ones(1, 3, 5, 8),
+                                                                           Tensor.ones(1, 3, 5, 8),
                                                                            enable_gqa=True), "heads", "divide")
   raises_like(lambda: F.scaled_dot_product_attention(q, torch.ones(1, 2, 5, 8), torch.ones(1, 2, 5, 8)),
-              lambda: Tensor.ones(1, 4, 3, 8).scaled_dot_product_attention(Tensor.ones(1, 2, 5, 8), Tensor.ones(1, 2, 5, 8)),
+              lambda: Tensor.ones(1, 4, 3, 8).scaled_dot_product_attention(Tensor.ones(1, 2, 5, 8),
+                                                                           Tensor.ones(1, 2, 5, 8)),
               "enable_gqa")
 
 @needs_values
@@ -351,10 +375,11 @@ def test_scatter_reduce_ties_zeros_ints(reduce, include_self):
 @pytest.mark.parametrize("reduce", ["add", "multiply"])
 def test_scatter_with_reduce(reduce):
   idx = np.random.default_rng(9).integers(0, 4, (5, 6))
-  check(lambda x, s: x.scatter(0, Tensor(idx), s, reduce=reduce), lambda x, s: x.scatter(0, torch.tensor(idx), s, reduce=reduce),
+  check(lambda x, s: x.scatter(0, Tensor(idx), s, reduce=reduce),
+        lambda x, s: x.scatter(0, torch.tensor(idx), s, reduce=reduce),
         [_rand((4, 6)), _rand((5, 6), seed=1)], grad=False)  # torch has no gradient for scatter with reduce
-  check(lambda x: x.scatter(1, Tensor(idx[:4]), 2.5, reduce=reduce), lambda x: x.scatter(1, torch.tensor(idx[:4]), 2.5, reduce=reduce),
-        [_rand((4, 6))], grad=False)
+  check(lambda x: x.scatter(1, Tensor(idx[:4]), 2.5, reduce=reduce),
+        lambda x: x.scatter(1, torch.tensor(idx[:4]), 2.5, reduce=reduce), [_rand((4, 6))], grad=False)
 
 def test_scatter_add():
   idx = np.random.default_rng(9).integers(0, 4, (5, 6))
@@ -364,8 +389,10 @@ def test_scatter_add():
 def test_scatter_errors():
   x, idx, s = torch.zeros(3, 4), torch.zeros(2, 4, dtype=torch.int64), torch.ones(2, 4)
   tx, tidx, ts = Tensor.zeros(3, 4), Tensor.zeros(2, 4, dtype=dtypes.int64), Tensor.ones(2, 4)
-  raises_like(lambda: x.scatter_reduce(0, idx, s, "foo"), lambda: tx.scatter_reduce(0, tidx, ts, "foo"), "reduce", "'foo'")
-  raises_like(lambda: x.scatter(0, idx, s, reduce="sum"), lambda: tx.scatter(0, tidx, ts, reduce="sum"), "reduce", "'sum'")
+  raises_like(lambda: x.scatter_reduce(0, idx, s, "foo"), lambda: tx.scatter_reduce(0, tidx, ts, "foo"), "reduce",
+              "'foo'")
+  raises_like(lambda: x.scatter(0, idx, s, reduce="sum"), lambda: tx.scatter(0, tidx, ts, reduce="sum"), "reduce",
+              "'sum'")
   raises_like(lambda: x.scatter_reduce(2, idx, s, "sum"), lambda: tx.scatter_reduce(2, tidx, ts, "sum"), "dim", "range")
   raises_like(lambda: x.scatter_reduce(0, idx, 1.0, "sum"), lambda: tx.scatter_reduce(0, tidx, 1.0, "sum"), "src")
   raises_like(lambda: x.scatter_reduce(0, idx[0], s, "sum"), lambda: tx.scatter_reduce(0, tidx[0], ts, "sum"), "dims")

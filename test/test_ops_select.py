@@ -185,7 +185,8 @@ class TestSort:
     a = special_floats((3, 12), seed=5)
     check(Tensor(a).argsort(), torch.tensor(a).argsort(stable=True), dtypes.int64)
     check(Tensor(a).argsort(0, True), torch.tensor(a).argsort(dim=0, descending=True, stable=True), dtypes.int64)
-    check(Tensor(a).argsort(dim=1, descending=True, stable=True), torch.tensor(a).argsort(dim=1, descending=True, stable=True))
+    check(Tensor(a).argsort(dim=1, descending=True, stable=True),
+          torch.tensor(a).argsort(dim=1, descending=True, stable=True))
   def test_stable_keyword(self):
     a = special_floats((13,), seed=2)
     check_pair(Tensor(a).sort(stable=True), torch_sort(a, 0, False), dtypes.float32)
@@ -298,8 +299,8 @@ class TestCumExtreme:
 # ---------------------------------------------------------------- masked_fill / masked_select / nonzero
 
 class TestMasks:
-  @pytest.mark.parametrize("xs,ms", [((3, 4), (3, 4)), ((3, 4), (3, 1)), ((3, 4), (4,)), ((3, 4), (2, 3, 4)), ((3, 4), ()),
-                                     ((0, 4), (1, 4))])
+  @pytest.mark.parametrize("xs,ms", [((3, 4), (3, 4)), ((3, 4), (3, 1)), ((3, 4), (4,)), ((3, 4), (2, 3, 4)),
+                                     ((3, 4), ()), ((0, 4), (1, 4))])
   def test_masked_fill(self, xs, ms):
     a = RNG.standard_normal(xs).astype(np.float32)
     m = RNG.random(ms) < 0.5
@@ -310,11 +311,13 @@ class TestMasks:
     m = RNG.random((3, 4)) < 0.5
     check(Tensor(a).masked_fill(Tensor(m), 2.7), torch.tensor(a).masked_fill(torch.tensor(m), 2.7), dtypes.int32)
     check(Tensor(a).masked_fill(Tensor(m), Tensor(7)), torch.tensor(a).masked_fill(torch.tensor(m), torch.tensor(7)))
-    check(Tensor(a).masked_fill(Tensor(m), Tensor(-2.9)), torch.tensor(a).masked_fill(torch.tensor(m), torch.tensor(-2.9)))
+    check(Tensor(a).masked_fill(Tensor(m), Tensor(-2.9)),
+          torch.tensor(a).masked_fill(torch.tensor(m), torch.tensor(-2.9)))
     b = RNG.random((3, 4)) < 0.5
     check(Tensor(b).masked_fill(Tensor(m), True), torch.tensor(b).masked_fill(torch.tensor(m), True), dtypes.bool)
     f = RNG.standard_normal((4,)).astype(np.float16)
-    check(Tensor(f).masked_fill(Tensor(m[0]), 1e-3), torch.tensor(f).masked_fill(torch.tensor(m[0]), 1e-3), dtypes.float16)
+    check(Tensor(f).masked_fill(Tensor(m[0]), 1e-3), torch.tensor(f).masked_fill(torch.tensor(m[0]), 1e-3),
+          dtypes.float16)
   def test_masked_fill_causal(self):
     # the attention-mask idiom: fill above the diagonal with -inf, then softmax
     a = RNG.standard_normal((2, 5, 5)).astype(np.float32)
@@ -347,11 +350,13 @@ class TestMasks:
     a = RNG.standard_normal(xs).astype(np.float32)
     m = RNG.random(ms) < 0.5
     check(Tensor(a).masked_select(Tensor(m)), torch.tensor(a).masked_select(torch.tensor(m)), dtypes.float32)
-    check(Tensor(a).masked_select(Tensor(np.zeros(ms, bool))), torch.tensor(a).masked_select(torch.zeros(ms, dtype=torch.bool)))
+    check(Tensor(a).masked_select(Tensor(np.zeros(ms, bool))),
+          torch.tensor(a).masked_select(torch.zeros(ms, dtype=torch.bool)))
   @needs_values
   def test_masked_select_grad_and_dtypes(self):
     m = RNG.random((3, 5)) < 0.5
-    grad_check(lambda x: x.masked_select(torch.tensor(m)), RNG.standard_normal((3, 5)), lambda x: x.masked_select(Tensor(m)))
+    grad_check(lambda x: x.masked_select(torch.tensor(m)), RNG.standard_normal((3, 5)),
+               lambda x: x.masked_select(Tensor(m)))
     a = RNG.integers(0, 9, (3, 5)).astype(np.int64)
     check(Tensor(a).masked_select(Tensor(m)), torch.tensor(a).masked_select(torch.tensor(m)), dtypes.int64)
   def test_masked_select_errors(self):
@@ -365,8 +370,8 @@ class TestMasks:
     for o, r in zip(Tensor(a).nonzero(as_tuple=True), torch.tensor(a).nonzero(as_tuple=True)): check(o, r, dtypes.int64)
   @needs_values
   def test_nonzero_edges(self):
-    for a in [np.zeros((3, 2), np.float32), np.array(5.0, np.float32), np.array(0, np.int32), np.zeros((0, 3), np.float32),
-              np.array([np.nan, 0.0, -0.0, 1.0], np.float32)]:
+    for a in [np.zeros((3, 2), np.float32), np.array(5.0, np.float32), np.array(0, np.int32),
+              np.zeros((0, 3), np.float32), np.array([np.nan, 0.0, -0.0, 1.0], np.float32)]:
       check(Tensor(a).nonzero(), torch.tensor(a).nonzero(), dtypes.int64)
       out, ref = Tensor(a).nonzero(as_tuple=True), torch.tensor(a).nonzero(as_tuple=True)
       assert len(out) == len(ref)
@@ -375,8 +380,8 @@ class TestMasks:
 # ---------------------------------------------------------------- roll / unfold / meshgrid
 
 class TestMovement:
-  @pytest.mark.parametrize("shifts,dims", [(1, 0), (-1, 1), (7, 1), (-9, 0), ((1, 2), (0, 1)), ((2, -1), (1, 1)), (0, 1),
-                                           (3, None), (-5, None), ((1,), None), (2, -1)])
+  @pytest.mark.parametrize("shifts,dims", [(1, 0), (-1, 1), (7, 1), (-9, 0), ((1, 2), (0, 1)), ((2, -1), (1, 1)),
+                                           (0, 1), (3, None), (-5, None), ((1,), None), (2, -1)])
   def test_roll(self, shifts, dims):
     a = RNG.standard_normal((3, 4)).astype(np.float32)
     check(Tensor(a).roll(shifts, dims), torch.tensor(a).roll(shifts, dims), dtypes.float32)

@@ -131,7 +131,8 @@ SCALAR_OPTS = {  # teeny optimizer, the reference: a torch optimizer, or for LAM
   "sgd_nesterov_wd": (lambda ps: optim.SGD(ps, lr=0.1, momentum=0.9, nesterov=True, weight_decay=0.1),
                       lambda ps: torch.optim.SGD(ps, lr=0.1, momentum=0.9, nesterov=True, weight_decay=0.1)),
   "adam": (lambda ps: optim.Adam(ps, lr=0.1), lambda ps: torch.optim.Adam(ps, lr=0.1)),
-  "adamw": (lambda ps: optim.AdamW(ps, lr=0.1, weight_decay=0.2), lambda ps: torch.optim.AdamW(ps, lr=0.1, weight_decay=0.2)),
+  "adamw": (lambda ps: optim.AdamW(ps, lr=0.1, weight_decay=0.2),
+            lambda ps: torch.optim.AdamW(ps, lr=0.1, weight_decay=0.2)),
   "lamb": (lambda ps: optim.LAMB(ps, lr=0.1, b1=0.9, b2=0.99, eps=1e-6, weight_decay=0.1), None),
 }
 
@@ -163,7 +164,8 @@ def test_scalar_param(name):
     got.append(float(a.numpy()))
   if make_ref is None:
     grads = lambda ps: [0.3 * p.astype(np.float64) ** 2 + 2 * p.astype(np.float64) - 0.5 for p in ps]
-    want = [float(_numpy_lamb([np.array(2.0, np.float32)], grads, t, 0.1, 0.9, 0.99, 1e-6, 0.1)[0]) for t in range(1, 7)]
+    want = [float(_numpy_lamb([np.array(2.0, np.float32)], grads, t, 0.1, 0.9, 0.99, 1e-6, 0.1)[0])
+            for t in range(1, 7)]
   else:
     ta = torch.tensor(2.0, requires_grad=True)
     topt, want = make_ref([ta]), []

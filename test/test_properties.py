@@ -17,7 +17,8 @@ import torch
 from hypothesis import event, given, note, strategies as st
 from teeny import Device, Tensor
 
-pytestmark = pytest.mark.skipif(Device.DEFAULT.startswith("NULL"), reason="the properties compare values; NULL holds no data")
+pytestmark = pytest.mark.skipif(Device.DEFAULT.startswith("NULL"),
+                                reason="the properties compare values; NULL holds no data")
 
 MAX_DIM = 6
 
@@ -48,7 +49,7 @@ def factor_shape(draw, n: int) -> tuple[int, ...]:
     return tuple(shape)
   primes, m, p = [], n, 2
   while m > 1:
-    while m % p == 0: primes.append(p); m //= p  # noqa: E702
+    while m % p == 0: primes.append(p); m //= p
     p += 1
   nd = draw(st.integers(1 if primes else 0, 4))
   if nd == 0: return ()
@@ -78,7 +79,7 @@ def draw_index(draw, shape, *, neg_steps=True, adv=False, adv_dups=False, torch_
         vals = [] if s == 0 else draw(st.lists(st.integers(-s, s - 1), min_size=n, max_size=n,
                                                unique_by=(None if adv_dups else (lambda v, s=s: v % s))))
         first_len = n
-      elif s == 0 and first_len: items.append(slice(None)); continue  # noqa: E702
+      elif s == 0 and first_len: items.append(slice(None)); continue
       else:  # a second index array: same length as the first, any values (the pairs stay unique)
         vals = [] if s == 0 else draw(st.lists(st.integers(-s, s - 1), min_size=first_len, max_size=first_len))
       items.append(np.array(vals, dtype=np.int32))
@@ -104,7 +105,8 @@ def draw_index(draw, shape, *, neg_steps=True, adv=False, adv_dups=False, torch_
     out.insert(draw(st.integers(0, len(out))), None)
     event("index: None")
   np_idx = tuple(out)
-  if n_adv and ell:  # numpy counts even an empty Ellipsis between index arrays as a separator (torch does not): spell it out
+  # numpy counts even an empty Ellipsis between index arrays as a separator (torch does not): spell it out
+  if n_adv and ell:
     k = next(i for i, x in enumerate(np_idx) if x is Ellipsis)
     np_idx = np_idx[:k] + (slice(None),) * (len(shape) - sum(x is not None for x in out) + 1) + np_idx[k + 1:]
   tn_idx = tuple(Tensor(x) if isinstance(x, np.ndarray) else x for x in out)
@@ -210,16 +212,21 @@ def movement_step(draw, t, n, log):
   return t.realize(), n
 
 UNARY = {
-  "neg": (lambda x: -x, np.negative), "abs": (lambda x: x.abs(), np.abs), "relu": (lambda x: x.relu(), lambda x: np.maximum(x, 0)),
+  "neg": (lambda x: -x, np.negative), "abs": (lambda x: x.abs(), np.abs),
+  "relu": (lambda x: x.relu(), lambda x: np.maximum(x, 0)),
   "exp": (lambda x: x.exp(), np.exp), "sin": (lambda x: x.sin(), np.sin), "tanh": (lambda x: x.tanh(), np.tanh),
   "sqrt_abs": (lambda x: x.abs().sqrt(), lambda x: np.sqrt(np.abs(x))), "square": (lambda x: x.square(), np.square),
-  "sigmoid": (lambda x: x.sigmoid(), lambda x: 1 / (1 + np.exp(-x))), "log1p_abs": (lambda x: (x.abs() + 1).log(), lambda x: np.log(np.abs(x) + 1)),
-  "floor": (lambda x: x.floor(), np.floor), "recip_safe": (lambda x: (x.abs() + 0.5).reciprocal(), lambda x: 1 / (np.abs(x) + 0.5)),
+  "sigmoid": (lambda x: x.sigmoid(), lambda x: 1 / (1 + np.exp(-x))),
+  "log1p_abs": (lambda x: (x.abs() + 1).log(), lambda x: np.log(np.abs(x) + 1)),
+  "floor": (lambda x: x.floor(), np.floor),
+  "recip_safe": (lambda x: (x.abs() + 0.5).reciprocal(), lambda x: 1 / (np.abs(x) + 0.5)),
 }
 BINARY = {
-  "add": (lambda a, b: a + b, np.add), "sub": (lambda a, b: a - b, np.subtract), "mul": (lambda a, b: a * b, np.multiply),
-  "div": (lambda a, b: a / (b.abs() + 0.5), lambda a, b: a / (np.abs(b) + 0.5)), "maximum": (lambda a, b: a.maximum(b), np.maximum),
-  "minimum": (lambda a, b: a.minimum(b), np.minimum), "where": (lambda a, b: (a > b).where(a, b * 2), lambda a, b: np.where(a > b, a, b * 2)),
+  "add": (lambda a, b: a + b, np.add), "sub": (lambda a, b: a - b, np.subtract),
+  "mul": (lambda a, b: a * b, np.multiply),
+  "div": (lambda a, b: a / (b.abs() + 0.5), lambda a, b: a / (np.abs(b) + 0.5)),
+  "maximum": (lambda a, b: a.maximum(b), np.maximum), "minimum": (lambda a, b: a.minimum(b), np.minimum),
+  "where": (lambda a, b: (a > b).where(a, b * 2), lambda a, b: np.where(a > b, a, b * 2)),
 }
 REDUCE = {"sum": np.sum, "max": np.max, "min": np.min, "mean": np.mean, "prod": np.prod}
 
@@ -275,7 +282,8 @@ def test_movement_elementwise_reduce(data):
   if draw(st.booleans()):
     name = draw(st.sampled_from(sorted(REDUCE)))
     axis = draw(st.one_of(st.none(), st.integers(-n.ndim, n.ndim - 1) if n.ndim else st.none(),
-                          st.lists(st.integers(0, n.ndim - 1), unique=True, min_size=1, max_size=n.ndim).map(tuple) if n.ndim else st.none()))
+                          st.lists(st.integers(0, n.ndim - 1), unique=True, min_size=1, max_size=n.ndim).map(tuple)
+                          if n.ndim else st.none()))
     keepdim = draw(st.booleans())
     log.append(f" |> .{name}(axis={axis}, keepdim={keepdim})")
     note("".join(log))
@@ -317,7 +325,8 @@ def test_inplace_writes_through_views(data):
     if kind == "scalar" or not shape:
       v = float(draw(st.integers(-4, 4)))
       return v, v, repr(v)
-    if kind == "array_bcast": shape = tuple(1 if draw(st.booleans()) else v for v in shape)[draw(st.integers(0, len(shape))):]
+    if kind == "array_bcast":
+      shape = tuple(1 if draw(st.booleans()) else v for v in shape)[draw(st.integers(0, len(shape))):]
     a = rng.integers(-4, 5, size=shape).astype(np.float32)
     event(f"(b) {what} value is an array")
     return Tensor(a.copy()), a, f"Tensor(<{shape}>)"
@@ -326,8 +335,8 @@ def test_inplace_writes_through_views(data):
     check_close(tr.t.numpy(), tr.n, what=f"{why}: {tr.desc} (after: {' ; '.join(log)})")
 
   for _ in range(draw(st.integers(1, 10), label="steps")):
-    op = draw(st.sampled_from(["view", "view", "setitem", "setitem", "iop", "iop", "assign", "realize", "read", "reader",
-                               "item_iop"]), label="op")
+    op = draw(st.sampled_from(["view", "view", "setitem", "setitem", "iop", "iop", "assign", "realize", "read",
+                               "reader", "item_iop"]), label="op")
     src = pick(views)
     if op == "view":
       if draw(st.integers(0, 4)) == 0 and src.n.ndim >= 2:
@@ -360,9 +369,9 @@ def test_inplace_writes_through_views(data):
         ti, ni, d, _, _ = draw_index(draw, src.n.shape, adv=draw(st.booleans()))
         tv, nv, vd = value_for(src.n[ni].shape, "v[idx] op=")
         log.append(f"{src.desc}{d} {sym} {vd}")
-        if sym == "+=": src.t[ti] += tv; src.n[ni] += nv  # noqa: E702
-        elif sym == "-=": src.t[ti] -= tv; src.n[ni] -= nv  # noqa: E702
-        else: src.t[ti] *= tv; src.n[ni] *= nv  # noqa: E702
+        if sym == "+=": src.t[ti] += tv; src.n[ni] += nv
+        elif sym == "-=": src.t[ti] -= tv; src.n[ni] -= nv
+        else: src.t[ti] *= tv; src.n[ni] *= nv
         event("(b) v[idx] op= value")
       else:
         overlap = src.n.ndim >= 1 and draw(st.integers(0, 5)) == 0
@@ -373,9 +382,9 @@ def test_inplace_writes_through_views(data):
         else: tv, nv, vd = value_for(src.n.shape, "op=")
         log.append(f"{src.desc} {sym} {vd}")
         t = src.t
-        if sym == "+=": t += tv; src.n += nv  # noqa: E702
-        elif sym == "-=": t -= tv; src.n -= nv  # noqa: E702
-        else: t *= tv; src.n *= nv  # noqa: E702
+        if sym == "+=": t += tv; src.n += nv
+        elif sym == "-=": t -= tv; src.n -= nv
+        else: t *= tv; src.n *= nv
         assert t is src.t, "an in-place operator must return the same tensor object"
         event("(b) op= on a view" if src.depth else "(b) op= on the base")
       wrote = True
@@ -432,12 +441,12 @@ def to_torch_index(shape, np_idx):
   consumed = sum(1 for i in idx if i is not None and i is not Ellipsis)
   full = []
   for i in idx:
-    if i is Ellipsis: full.extend([slice(None)] * (len(shape) - consumed))  # noqa: E701
+    if i is Ellipsis: full.extend([slice(None)] * (len(shape) - consumed))
     else: full.append(i)
   if not any(i is Ellipsis for i in idx): full.extend([slice(None)] * (len(shape) - consumed))
   flips, out, d = [], [], 0
   for i in full:
-    if i is None: out.append(None); continue  # noqa: E702
+    if i is None: out.append(None); continue
     s = shape[d]
     if isinstance(i, slice) and (i.step or 1) < 0:
       r = list(range(*i.indices(s)))
@@ -459,7 +468,8 @@ T_UNARY = {"tanh": (lambda x: x.tanh(), torch.tanh), "sigmoid": (lambda x: x.sig
 T_BINARY = {"add": (lambda a, b: a + b, lambda a, b: a + b), "sub": (lambda a, b: a - b, lambda a, b: a - b),
             "mul": (lambda a, b: a * b, lambda a, b: a * b),
             "div": (lambda a, b: a / (b * b + 1), lambda a, b: a / (b * b + 1)),
-            "maximum": (lambda a, b: a.maximum(b), torch.maximum), "minimum": (lambda a, b: a.minimum(b), torch.minimum)}
+            "maximum": (lambda a, b: a.maximum(b), torch.maximum),
+            "minimum": (lambda a, b: a.minimum(b), torch.minimum)}
 
 @given(st.data())
 def test_gradients_vs_torch(data):
@@ -503,7 +513,8 @@ def test_gradients_vs_torch(data):
       axis = draw(st.lists(st.sampled_from(nz), unique=True, min_size=1, max_size=len(nz)).map(tuple))
       keep = draw(st.booleans())
       t = getattr(t, name)(axis, keepdim=keep)
-      tt = {"sum": torch.sum, "mean": torch.mean, "max": torch.amax, "min": torch.amin}[name](tt, dim=axis, keepdim=keep)
+      tt = {"sum": torch.sum, "mean": torch.mean, "max": torch.amax,
+            "min": torch.amin}[name](tt, dim=axis, keepdim=keep)
       cur = f"{cur}.{name}({axis}, keepdim={keep})"
       if name in ("max", "min"): event("(c) max/min reduce (ties split evenly)")
     elif op == "move":
@@ -611,7 +622,8 @@ def draw_values(draw, dt: str, shape, small=False, divisor=False) -> np.ndarray:
   k = rng.integers(0, 3, size=shape)  # whole numbers and decimals (k * 0.1): the rounding cases of // and %
   v = np.where(k == 0, np.round(v), np.where(k == 1, rng.integers(-80, 81, size=shape) * 0.1, v))
   if divisor:  # small decimal divisors: a whole-number ratio that float rounding puts a hair off (2.3 // 0.1 is 22.0)
-    v = np.where(rng.integers(0, 2, size=shape) == 0, rng.choice([0.1, 0.2, 0.3, -0.1, -0.3, 0.5, 0.7, 1.5], size=shape), v)
+    v = np.where(rng.integers(0, 2, size=shape) == 0,
+                 rng.choice([0.1, 0.2, 0.3, -0.1, -0.3, 0.5, 0.7, 1.5], size=shape), v)
   return v.astype(np.float32 if dt == "bfloat16" else dt)
 
 def torch_tensor(v: np.ndarray, dt: str) -> torch.Tensor: return torch.from_numpy(np.array(v)).to(TORCH_DT[dt])
@@ -627,7 +639,8 @@ def expected_dtype(torch_dt: torch.dtype, operand_dts: list[str]) -> str:
   return name
 
 def tol_for(dt: str):
-  return {"float16": (2e-3, 2e-3), "bfloat16": (1.6e-2, 1.6e-2), "float32": (1e-5, 1e-5), "float64": (1e-10, 1e-10)}.get(dt, (0, 0))
+  return {"float16": (2e-3, 2e-3), "bfloat16": (1.6e-2, 1.6e-2), "float32": (1e-5, 1e-5),
+          "float64": (1e-10, 1e-10)}.get(dt, (0, 0))
 
 OPS_D = {"+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b, "/": lambda a, b: a / b,
          "//": lambda a, b: a // b, "%": lambda a, b: a % b, "<": lambda a, b: a < b, "==": lambda a, b: a == b,
@@ -642,8 +655,10 @@ def test_dtype_promotion_and_division(data):
     src, dst = draw(st.sampled_from(DTYPES)), draw(st.sampled_from(DTYPES))
     v = draw_values(draw, src, shape)
     if src in ("float16", "bfloat16", "float32", "float64") and dst in ("int8", "int16", "int32", "int64", "uint8"):
-      lim = {"int8": (-128, 127), "int16": (-3e4, 3e4), "int32": (-1e6, 1e6), "int64": (-1e6, 1e6), "uint8": (0, 255)}[dst]
-      with np.errstate(over="ignore"): v = np.clip(v, *lim)  # float -> int out of range is undefined (in C and in torch)
+      lim = {"int8": (-128, 127), "int16": (-3e4, 3e4), "int32": (-1e6, 1e6), "int64": (-1e6, 1e6),
+             "uint8": (0, 255)}[dst]
+      # float -> int out of range is undefined (in C and in torch)
+      with np.errstate(over="ignore"): v = np.clip(v, *lim)
     if src == "int64" and dst in ("float16", "bfloat16"): event("(d) cast int64 -> 16-bit float")
     note(f"Tensor(<{src} {v.tolist()}>).cast({dst})")
     tt = torch_tensor(v, src).to(TORCH_DT[dst])
@@ -651,7 +666,8 @@ def test_dtype_promotion_and_division(data):
     assert got.dtype.name == dst
     event(f"(d) cast {'float' if src[0] in 'fb' and src != 'bool' else src}->{dst}")
     rt, at = tol_for(dst)
-    check_close(got.numpy().astype(np.float64), tt.to(torch.float64).numpy(), rtol=rt, atol=at, what=f"cast {src}->{dst}")
+    check_close(got.numpy().astype(np.float64), tt.to(torch.float64).numpy(), rtol=rt, atol=at,
+                what=f"cast {src}->{dst}")
     return
   op = draw(st.sampled_from(sorted(OPS_D) + ["//", "%"]), label="op")
   a_dt = draw(st.sampled_from(DTYPES + SCALARS))
@@ -674,12 +690,13 @@ def test_dtype_promotion_and_division(data):
       v = draw_values(draw, dt, shape, small=small, divisor=(pos == 1) != swap and op in ("//", "%", "/"))
       ops_t.append(teeny_tensor(v, dt)); ops_r.append(torch_tensor(v, dt)); tensor_dts.append(dt)
       descs.append(f"Tensor({v.tolist()}, dtype={dt})")
-  if swap: ops_t.reverse(); ops_r.reverse(); descs.reverse()  # noqa: E702
-  if op == "maximum" and not isinstance(ops_t[0], Tensor): ops_t.reverse(); ops_r.reverse(); descs.reverse()  # noqa: E702
+  if swap: ops_t.reverse(); ops_r.reverse(); descs.reverse()
+  if op == "maximum" and not isinstance(ops_t[0], Tensor): ops_t.reverse(); ops_r.reverse(); descs.reverse()
   expr = f"{descs[0]} {op} {descs[1]}" if op != "maximum" else f"{descs[0]}.maximum({descs[1]})"
   note(expr)
   zero_div = None
-  if op in ("//", "%") and not any(d in ("py_float", "float16", "bfloat16", "float32", "float64") for d in (a_dt, b_dt)):
+  if op in ("//", "%") and not any(d in ("py_float", "float16", "bfloat16", "float32", "float64")
+                                   for d in (a_dt, b_dt)):
     # documented: integer division by zero gives 0 (numpy's answer) where torch raises; ask torch only about the rest
     d = ops_r[1]
     zero_div = (d == 0) if isinstance(d, torch.Tensor) else torch.tensor(d == 0)

@@ -14,7 +14,8 @@ def rnd(*shape): return R.standard_normal(shape).astype(np.float32)
 XN, WN = rnd(4, 10), rnd(10, 5)
 N = Variable("n", 1, 10)
 
-def _softmax(a): return np.exp(a - a.max(-1, keepdims=True)) / np.exp(a - a.max(-1, keepdims=True)).sum(-1, keepdims=True)
+def _softmax(a):
+  return np.exp(a - a.max(-1, keepdims=True)) / np.exp(a - a.max(-1, keepdims=True)).sum(-1, keepdims=True)
 
 CASES = {
   "slice_elementwise": (lambda x, w, v: x[:, :v] * 2 + 1, lambda n: XN[:, :n] * 2 + 1),
@@ -22,7 +23,8 @@ CASES = {
   "reshape": (lambda x, w, v: x[:, :v].contiguous().reshape(4 * v) + 1, lambda n: XN[:, :n].reshape(-1) + 1),
   "reshape_split": (lambda x, w, v: x[:, :v].reshape(2, 2, v).sum(1), lambda n: XN[:, :n].reshape(2, 2, n).sum(1)),
   "pad": (lambda x, w, v: x.pad(((0, 0), (0, v))) * 2, lambda n: np.pad(XN, ((0, 0), (0, n))) * 2),
-  "pad_value": (lambda x, w, v: x[:, :v].pad(((1, 0), (v, 0)), value=-1.0), lambda n: np.pad(XN[:, :n], ((1, 0), (n, 0)), constant_values=-1)),
+  "pad_value": (lambda x, w, v: x[:, :v].pad(((1, 0), (v, 0)), value=-1.0),
+                lambda n: np.pad(XN[:, :n], ((1, 0), (n, 0)), constant_values=-1)),
   "arange": (lambda x, w, v: Tensor.arange(v) * 2, lambda n: np.arange(n) * 2),
   "arange_start": (lambda x, w, v: Tensor.arange(1, v + 1) + 0, lambda n: np.arange(1, n + 1)),
   "sum": (lambda x, w, v: x[:, :v].sum(1), lambda n: XN[:, :n].sum(1)),
@@ -140,7 +142,8 @@ def test_errors():
                    ("conv2d", lambda: x[:, :v].reshape(1, 1, 4, v).conv2d(Tensor.ones(1, 1, 2, 2)))):
     with pytest.raises(ValueError, match=f"{name} does not support a symbolic dimension"): fn()
   with pytest.raises(Exception, match="-1 with a symbolic dimension"): x[:, :v].reshape(-1)
-  with pytest.raises(ValueError, match="bound to two values"): (x[:, :N.bind(2)].sum() + x[:, :N.bind(3)].sum()).realize()
+  with pytest.raises(ValueError, match="bound to two values"):
+    (x[:, :N.bind(2)].sum() + x[:, :N.bind(3)].sum()).realize()
 
 @needs_values
 def test_device_default_runs_symbolic():

@@ -48,7 +48,8 @@ def machine() -> str:
         break
   except OSError: pass
   usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-  load = f" · load average {os.getloadavg()[0]:.2f} (busy cores make every column noisy)" if hasattr(os, "getloadavg") else ""
+  load = (f" · load average {os.getloadavg()[0]:.2f} (busy cores make every column noisy)"
+          if hasattr(os, "getloadavg") else "")
   return f"{model} · nproc {usable} (os.cpu_count {os.cpu_count()}) · {platform.system()} {platform.machine()}{load}"
 
 def inputs() -> dict[str, list[np.ndarray]]:
@@ -103,8 +104,8 @@ def beam_search_figures(run, notes: list[str]):
   cold = max(cold_all, key=lambda r: r["seconds"])
   warm = next((r for r in warm_all if r["name"] == cold["name"]), {"seconds": float("nan"), "cached": False})
   notes.append(f"teeny: BEAM=2 {cold['name']}: search {cold['seconds']:.2f} s cold ({cold['tried']} candidates tried, "
-               f"{cold['mismatches']} wrong output, reference: {cold.get('reference')}), {warm['seconds']*1e3:.1f} ms warm "
-               f"({'read from the disk cache' if warm['cached'] else 'NOT cached'}); chosen {list(cold['opts'])}, "
+               f"{cold['mismatches']} wrong output, reference: {cold.get('reference')}), {warm['seconds']*1e3:.1f} ms "
+               f"warm ({'read from the disk cache' if warm['cached'] else 'NOT cached'}); chosen {list(cold['opts'])}, "
                f"heuristics {list(cold.get('heuristics', ()))}")
 
 def bench_teeny(data, notes: list[str]) -> tuple[dict[str, float], dict[str, float | None], str]:
@@ -153,8 +154,8 @@ def bench_torch(data, notes: list[str]) -> dict[str, float]:
   notes.append(f"torch {torch.__version__}: {torch.get_num_threads()} threads (torch's default)")
   ops = {"fused": lambda a, b, c: torch.relu(a * b + c), "sum": lambda a: a.sum(), "matmul": lambda a, b: a @ b}
   with torch.inference_mode():
-    return same_op({k: median_time(lambda k=k, xs=[torch.from_numpy(x) for x in data[k]]: ops[k](*xs)) for k, *_ in CASES
-                    if k not in SAME_OP})
+    return same_op({k: median_time(lambda k=k, xs=[torch.from_numpy(x) for x in data[k]]: ops[k](*xs))
+                    for k, *_ in CASES if k not in SAME_OP})
 
 def bench_tinygrad(data, notes: list[str]) -> dict[str, float]:
   from tinygrad import Tensor as TgTensor, Device as TgDevice
@@ -178,11 +179,13 @@ def optional(name: str, fn, *args) -> dict[str, float] | None:
 
 # ***** report *****
 
-def fmt(x: float | None, width: int = 8, prec: int = 1) -> str: return f"{x:{width}.{prec}f}" if x is not None else " " * (width - 3) + "n/a"
+def fmt(x: float | None, width: int = 8, prec: int = 1) -> str:
+  return f"{x:{width}.{prec}f}" if x is not None else " " * (width - 3) + "n/a"
 
 def main() -> int:
   print(f"machine: {machine()}")
-  print(f"python {platform.python_version()} · numpy {np.__version__} · {RUNS} timed runs per figure, median, after 1 warm-up")
+  print(f"python {platform.python_version()} · numpy {np.__version__} · "
+        f"{RUNS} timed runs per figure, median, after 1 warm-up")
   data, notes = inputs(), []
   rate = lambda work, t: (work / t / 1e9) if t else None
   tn = bench_numpy(data)

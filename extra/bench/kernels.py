@@ -61,7 +61,8 @@ def median_time(fn: Callable[[], object], runs: int = RUNS) -> tuple[float, floa
   return statistics.median(walls), statistics.median(kerns)
 
 def kernel_time(fn: Callable[[], object], runs: int = RUNS) -> float:
-  """Median kernel seconds of fn; DEBUG=2 makes every launch wait, so GPU kernels are timed too (its lines are hidden)."""
+  """Median kernel seconds of fn; DEBUG=2 makes every launch wait, so GPU kernels are timed too (its lines are
+  hidden)."""
   import contextlib, io
   kerns = []
   with Context(DEBUG=2), contextlib.redirect_stdout(io.StringIO()):
@@ -81,14 +82,17 @@ def per_kernel(fn: Callable[[], object], runs: int = RUNS) -> list[tuple[str, fl
     buf = io.StringIO()
     with Context(DEBUG=2), contextlib.redirect_stdout(buf): fn()
     for i, line in enumerate(re.sub(r"\x1b\[[0-9;]*m", "", buf.getvalue()).splitlines()):
-      if (m := pat.search(line)): seen.setdefault(f"{m.group(1)}#{i}", []).append(tuple(float(m.group(k)) for k in (2, 3, 4)))
+      if (m := pat.search(line)):
+        seen.setdefault(f"{m.group(1)}#{i}", []).append(tuple(float(m.group(k)) for k in (2, 3, 4)))
   med = lambda xs: statistics.median(xs)
-  return [(k.split("#")[0], med([v[0] for v in vs]), med([v[1] for v in vs]), med([v[2] for v in vs])) for k, vs in seen.items()]
+  return [(k.split("#")[0], med([v[0] for v in vs]), med([v[1] for v in vs]), med([v[2] for v in vs]))
+          for k, vs in seen.items()]
 
 def row(name: str, hand: tuple[float, float], graph: float | None, ref: float | None, note: str = ""):
   ms = lambda t: f"{t * 1e3:10.1f}" if t is not None else f"{'-':>10}"
   ratio = lambda a, b: f"{a / b:9.2f}x" if a is not None and b is not None else f"{'-':>10}"
-  print(f"{name:34s} {ms(hand[0])} {ms(hand[1])} {ms(graph)} {ms(ref)} {ratio(graph, hand[0])} {ratio(ref, hand[0])}  {note}")
+  print(f"{name:34s} {ms(hand[0])} {ms(hand[1])} {ms(graph)} {ms(ref)} {ratio(graph, hand[0])} {ratio(ref, hand[0])}  "
+        f"{note}")
 
 def cpu_target_note() -> str:
   """The C target the CPU kernels are compiled for (TEENY_CPU_ARCH: run once with x86-64-v3 and once native)."""
@@ -191,10 +195,12 @@ def bench_conv():
     print(f"    kernel {name[:60]:60s} {ms:9.2f} ms {gflops:8.2f} GFLOP/s {gbs:7.2f} GB/s")
 
 def bench_conv_variants():
-  """The input gradient as a gather vs an atomic scatter, over shapes: where the rule in teeny/kernels/conv.py comes from."""
+  """The input gradient as a gather vs an atomic scatter, over shapes:
+  where the rule in teeny/kernels/conv.py comes from."""
   shapes = [  # (batch, cin, hw, cout, k, stride, padding, groups)
-    (8, 64, 56, 64, 3, 1, 1, 1), (8, 64, 56, 64, 3, 2, 1, 1), (8, 64, 56, 128, 1, 2, 0, 1), (8, 64, 56, 64, 3, 1, 1, 64),
-    (8, 64, 56, 64, 3, 2, 1, 64), (8, 32, 112, 32, 1, 4, 0, 1), (8, 16, 56, 16, 4, 4, 0, 16), (2, 3, 224, 64, 7, 2, 3, 1)]
+    (8, 64, 56, 64, 3, 1, 1, 1), (8, 64, 56, 64, 3, 2, 1, 1), (8, 64, 56, 128, 1, 2, 0, 1),
+    (8, 64, 56, 64, 3, 1, 1, 64), (8, 64, 56, 64, 3, 2, 1, 64), (8, 32, 112, 32, 1, 4, 0, 1),
+    (8, 16, 56, 16, 4, 4, 0, 16), (2, 3, 224, 64, 7, 2, 3, 1)]
   if QUICK: shapes = [(b, c, hw // 2, o, k, s, p, g) for b, c, hw, o, k, s, p, g in shapes[:4]]
   print(f"\n{'input gradient, kernel ms':46s} {'gather':>9} {'scatter':>9}  faster")
   rng = np.random.default_rng(2)
@@ -205,7 +211,8 @@ def bench_conv_variants():
     tg, ts = kernel_time(lambda: K.conv2d_bwd_input(g, w, s, "gather").realize()), \
       kernel_time(lambda: K.conv2d_bwd_input(g, w, s, "scatter").realize())
     name = f"B={b} {c}->{o} {hw}x{hw} k{k} s{st} g{gr}"
-    print(f"{name:46s} {tg * 1e3:9.2f} {ts * 1e3:9.2f}  {'gather' if tg <= ts else 'scatter'} ({max(tg, ts) / min(tg, ts):.1f}x)")
+    print(f"{name:46s} {tg * 1e3:9.2f} {ts * 1e3:9.2f}  {'gather' if tg <= ts else 'scatter'} "
+          f"({max(tg, ts) / min(tg, ts):.1f}x)")
 
 # ---- cross-entropy: dlogits = softmax * g - onehot * g
 

@@ -99,7 +99,8 @@ def _same(a: Any, b: Any) -> bool:
   if a is b: return True
   if type(a) is not type(b): return False
   if isinstance(a, _VarArg): return a.var is b.var
-  if isinstance(a, np.ndarray): return a.shape == b.shape and a.dtype == b.dtype and bool(np.array_equal(a, b, equal_nan=True))
+  if isinstance(a, np.ndarray):
+    return a.shape == b.shape and a.dtype == b.dtype and bool(np.array_equal(a, b, equal_nan=True))
   if isinstance(a, float) and a != a: return b != b
   if isinstance(a, _SIMPLE + (np.generic,)): return bool(a == b)
   return False   # any other object must be the captured one itself
@@ -112,7 +113,8 @@ def _call_vars(others: list, var_vals: dict) -> dict:
   for _, v in others:
     if isinstance(v, _VarArg):
       if var_vals.setdefault(v.var, v.val) != v.val:
-        raise ValueError(f"TinyJit: Variable {v.var.arg[0]} is bound to {var_vals[v.var]} and {v.val} in one call; bind it once")
+        raise ValueError(f"TinyJit: Variable {v.var.arg[0]} is bound to {var_vals[v.var]} and {v.val} in one call; "
+                         "bind it once")
   return var_vals
 
 class _Slot:
@@ -153,7 +155,8 @@ def _realize_readers(written: list):
     cur = w._uop.base
     for r, tag in (w._users or ()):
       # only what read the current contents: a reader of an older version cannot be realized any more (it raises)
-      if isinstance(tag, weakref.ref): tag = None if (a := tag()) is None else (d.base if (d := _done_writes.get(a)) is not None else a)
+      if isinstance(tag, weakref.ref):
+        tag = None if (a := tag()) is None else (d.base if (d := _done_writes.get(a)) is not None else a)
       if tag is cur and (t := r()) is not None and _lazy(t): lazy[id(_root(t))] = _root(t)
   if lazy: Tensor.realize_all(*lazy.values())
 
@@ -191,10 +194,10 @@ class _Recorder:
   def rng_counter(self, node: UOp, base: int): self.rng[node.arg[0]] = base - self.rng_start
   def host_read(self, t):
     if self.capture:
-      raise RuntimeError(f"a TinyJit function read a tensor's values on the host (.numpy(), .item(), .tolist() or bool() "
-                         f"of a {t.dtype} tensor of shape {t.shape}) while it was being captured: replays run only the "
-                         "captured kernels, so the value would be frozen. Return the tensor and read it after the call "
-                         "(or call the function without TinyJit, JIT=0)")
+      raise RuntimeError("a TinyJit function read a tensor's values on the host (.numpy(), .item(), .tolist() or "
+                         f"bool() of a {t.dtype} tensor of shape {t.shape}) while it was being captured: replays run "
+                         "only the captured kernels, so the value would be frozen. Return the tensor and read it after "
+                         "the call (or call the function without TinyJit, JIT=0)")
 
 def _run_recorded(rec: _Recorder, fxn: Callable, args: tuple, kwargs: dict) -> Any:
   if realize.recorder is not None: raise RuntimeError("internal: a TinyJit recorder is already installed")
@@ -241,7 +244,8 @@ def _host_mismatch(name: str, warm: tuple, rec: _Recorder, used: set[int]) -> st
       old = before.get(k, [])
       if i >= len(old) or not np.array_equal(old[i][1], a, equal_nan=True):
         return (f"{name} makes a Tensor from host data (numpy or a list: {a.dtype}, {a.size} elements) that differs "
-                "between its calls; a replay would reuse the captured call's data. Pass the data in as a Tensor argument")
+                "between its calls; a replay would reuse the captured call's data. "
+                "Pass the data in as a Tensor argument")
   return None
 
 class _Capture:
@@ -285,7 +289,8 @@ class _Capture:
     self.rng = [(slot[m], off) for m, off in rec.rng.items() if m in slot and m not in produced]
     self.rng_advance = Tensor._rng_counter - rec.rng_start
     self.reinit = [(slot[m], host_data[m]) for m in produced if m in host_data and m in slot and m not in rec.rng]
-    self.owned = [self.bufs[slot[m]] for m in order if m >= rec.start and m in produced and m not in out_mem and m not in mem_input]
+    self.owned = [self.bufs[slot[m]] for m in order if m >= rec.start and m in produced and m not in out_mem
+                  and m not in mem_input]
     # in-place writes: into arguments (their tensors move to a new version per replay) and into state that lived before
     written = {m for m in produced if m in slot}
     self.written_args = sorted({mem_input[m] for m in written if m in mem_input})
@@ -329,7 +334,8 @@ class _Capture:
     arguments are built once per graph)."""
     vals = {**self.var_vals, **var_vals}
     if vals == self.graph_vals: return
-    self.launches = [ln if ln[0] != "kernel" or not ln[2].vars else ln[:4] + (tuple(vals[v] for v in ln[2].vars),) + ln[5:]
+    self.launches = [ln if ln[0] != "kernel" or not ln[2].vars
+                     else ln[:4] + (tuple(vals[v] for v in ln[2].vars),) + ln[5:]
                      for ln in self.launches]
     self.graph = self._make_graph()
     self.graph_vals = vals
@@ -337,9 +343,9 @@ class _Capture:
   def replay(self, inputs: list, others: list, var_vals: dict) -> Any:
     for (path, v), (_, cv) in zip(others, self.others):
       if not _same(v, cv):
-        raise ValueError(f"TinyJit: argument {path} of {self.name} is {_short(v)} but was {_short(cv)} when the function "
-                         "was captured; replays run the captured kernels, in which it is a constant. Pass a value that "
-                         "changes as a Tensor (an optimizer's lr already is one), or use a new TinyJit")
+        raise ValueError(f"TinyJit: argument {path} of {self.name} is {_short(v)} but was {_short(cv)} when the "
+                         "function was captured; replays run the captured kernels, in which it is a constant. Pass a "
+                         "value that changes as a Tensor (an optimizer's lr already is one), or use a new TinyJit")
     if var_vals: self._set_vars(var_vals)
     graph = self.graph
     # bind this call's arguments
@@ -354,9 +360,9 @@ class _Capture:
     for r, m in self.state:
       if (t := r()) is None: continue
       if (b := t._uop.base).op is not Ops.BUFFER or b.arg[0] != m:
-        raise RuntimeError(f"TinyJit: a tensor {self.name} writes in place ({t.dtype}, shape {t.shape}) was given other "
-                           "memory since the capture (replaced, not assigned), and replays write its old memory; update "
-                           "it with assign(), or call reset() on the TinyJit to capture again")
+        raise RuntimeError(f"TinyJit: a tensor {self.name} writes in place ({t.dtype}, shape {t.shape}) was given "
+                           "other memory since the capture (replaced, not assigned), and replays write its old memory; "
+                           "update it with assign(), or call reset() on the TinyJit to capture again")
       check_version(b, f"TinyJit state of {self.name}")
       state.append(t)
     written_args = [_root(inputs[k][1]) for k in self.written_args]
@@ -428,7 +434,8 @@ class TinyJit:
     self.fxn = fxn
     self.cnt = 0    # calls made, of any kind
     self.captures: dict[tuple, _Capture] = {}
-    self._warm: dict[tuple, tuple] = {}   # key -> (host copies, random-number counters, non-Tensor outputs) of its warm-up
+    # key -> (host copies, random-number counters, non-Tensor outputs) of its warm-up
+    self._warm: dict[tuple, tuple] = {}
     self.name = getattr(fxn, "__qualname__", None) or type(fxn).__name__
     functools.update_wrapper(self, fxn, updated=())
   def __get__(self, obj: Any, objtype: Any = None) -> Any:

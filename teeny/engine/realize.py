@@ -28,12 +28,12 @@ def check_version(u: UOp, what: str = "a kernel") -> Buffer:
   if b.version != u.arg[3]:
     if b.version == JIT_OWNED:
       raise RuntimeError(f"{what} reads a tensor computed inside a TinyJit capture ({u.dtype}, {u.arg[2]} elements on "
-                         f"{u.arg[1]}) whose memory the JIT reuses on every replay; return it from the jitted function to "
-                         "get a fresh tensor per call")
+                         f"{u.arg[1]}) whose memory the JIT reuses on every replay; return it from the jitted function "
+                         "to get a fresh tensor per call")
     raise RuntimeError(f"{what} needs the contents a tensor had before it was modified in place ({u.dtype}, {u.arg[2]} "
                        f"elements on {u.arg[1]}), and that memory has been overwritten since. Realize or .clone() the "
-                       "tensors that read it before writing into it (as torch says: a variable needed here was modified "
-                       "by an inplace operation)")
+                       "tensors that read it before writing into it (as torch says: a variable needed here was "
+                       "modified by an inplace operation)")
   return b
 
 # set by TinyJit (engine/jit.py) while it runs a function it will capture: it sees every schedule and item run
@@ -43,7 +43,8 @@ recorder: Any = None
 JIT_OWNED = -1
 
 _program_cache: dict[tuple, Any] = {}
-_compiled_cache: dict[tuple, Any] = {}   # (renderer, compiler key, ast, opts key) -> (spec, binary, key of the device that compiled it)
+# (renderer, compiler key, ast, opts key) -> (spec, binary, key of the device that compiled it)
+_compiled_cache: dict[tuple, Any] = {}
 
 def get_runner(device: str, ast: UOp, bufs: list[Buffer] | None = None) -> tuple[Any, Any]:
   """(program, spec) for an AST on a device. The in-memory cache is keyed by the hash-consed AST itself (whose
@@ -90,7 +91,8 @@ def _check_args(spec, bufs: list[Buffer], name: str):
   if len(spec.params) != len(bufs):
     raise RuntimeError(f"kernel {name} declares {len(spec.params)} buffer parameters but was launched with {len(bufs)}")
   for (slot, dt, shape), b in zip(spec.params, bufs):
-    if dt != b.dtype: raise TypeError(f"kernel {name}: parameter data{slot} is {dt}, but the buffer passed is {b.dtype}")
+    if dt != b.dtype:
+      raise TypeError(f"kernel {name}: parameter data{slot} is {dt}, but the buffer passed is {b.dtype}")
 
 def run_schedule(items: list[ScheduleItem]):
   if recorder is not None and any(it.multi for it in items):
@@ -114,7 +116,8 @@ def run_schedule(items: list[ScheduleItem]):
       _buffers[new] = b
       b.version = new.arg[3]
   if DEBUG >= 1 and GlobalCounters.compile_count != compiled:
-    print(f"teeny: compiled {GlobalCounters.compile_count - compiled} programs ({GlobalCounters.compile_count} since the counters' reset)")
+    print(f"teeny: compiled {GlobalCounters.compile_count - compiled} programs ({GlobalCounters.compile_count} since "
+          "the counters' reset)")
 
 def _run_allreduce(it: ScheduleItem):
   """Every device's output gets the elementwise reduction of every device's partial (runtime/collectives.py)."""
@@ -127,7 +130,8 @@ def _run_allreduce(it: ScheduleItem):
     for o in outs: Device[o.device].synchronize()
     t = time.perf_counter() - st
     print(f"{colored('*** ' + ','.join(b.device for b in outs), 'yellow')} all-reduce {it.meta.name.lower()} of "
-          f"{ins[0].size} x {ins[0].dtype} over {n} devices {t*1e3:9.3f} ms {ins[0].nbytes / max(t, 1e-9) * 1e-9:8.2f} GB/s")
+          f"{ins[0].size} x {ins[0].dtype} over {n} devices {t*1e3:9.3f} ms "
+          f"{ins[0].nbytes / max(t, 1e-9) * 1e-9:8.2f} GB/s")
 
 def copy_buffer(dst: Buffer, src: Buffer):
   if Device[dst.device].runs_nothing or Device[src.device].runs_nothing: dst.ensure_allocated()
@@ -148,11 +152,13 @@ def _run_kernel(it: ScheduleItem):
   prg, spec = get_runner(device, cast(UOp, it.ast), bufs)  # a kernel item always has its AST
   for b in bufs:
     if b.device != device:
-      raise RuntimeError(f"kernel {spec.name} runs on {device} but a buffer lives on {b.device}; move it with .to({device!r})")
+      raise RuntimeError(f"kernel {spec.name} runs on {device} but a buffer lives on {b.device}; "
+                         f"move it with .to({device!r})")
   _check_args(spec, bufs, spec.name)
   opaque = [b.ensure_allocated()._opaque for b in bufs]
   vals = launch_vals(spec, it.var_vals)
-  t = prg(*opaque, global_size=spec.global_size, local_size=spec.local_size, vals=vals, wait=DEBUG >= 2, work=launch_work(spec))
+  t = prg(*opaque, global_size=spec.global_size, local_size=spec.local_size, vals=vals, wait=DEBUG >= 2,
+          work=launch_work(spec))
   if recorder is not None: recorder.kernel(it, prg, spec, bufs)
   GlobalCounters.kernel_count += 1
   GlobalCounters.global_ops += spec.ops
@@ -162,5 +168,5 @@ def _run_kernel(it: ScheduleItem):
     gflops = spec.ops / t * 1e-9 if t > 0 else 0
     gbs = spec.mem / t * 1e-9 if t > 0 else 0
     name = spec.name + (" (BEAM)" if spec.beam else "")
-    print(f"{colored('*** ' + device, 'green')} {GlobalCounters.kernel_count:4d} {name:32s} global {str(spec.global_size):20s} "
-          f"{t*1e3:9.3f} ms {gflops:8.2f} GFLOP/s {gbs:8.2f} GB/s")
+    print(f"{colored('*** ' + device, 'green')} {GlobalCounters.kernel_count:4d} {name:32s} global "
+          f"{str(spec.global_size):20s} {t*1e3:9.3f} ms {gflops:8.2f} GFLOP/s {gbs:8.2f} GB/s")

@@ -24,7 +24,8 @@ class CPUAllocator(Allocator):
 def find_cc() -> str:
   for cc in (os.environ.get("CC"), "clang", "gcc", "cc"):
     if cc and shutil.which(cc): return cc
-  raise RuntimeError("no C compiler found: the CPU device needs clang or gcc (apt-get install clang, or set CC=/path/to/cc)")
+  raise RuntimeError("no C compiler found: the CPU device needs clang or gcc "
+                     "(apt-get install clang, or set CC=/path/to/cc)")
 
 def vector_math_flags(cc: str) -> tuple[list[str], list[str]]:
   """(compile flags, link flags) that let clang vectorise loops calling expf/logf/sinf… through glibc's libmvec (SIMD
@@ -69,14 +70,17 @@ def cpu_target(cc: str | None = None, arch: str | None = None) -> CPUTarget:
 
 @functools.cache
 def _cpu_target(cc: str, arch: str) -> CPUTarget:
-  try: proc = subprocess.run([cc, f"-march={arch}", "-dM", "-E", "-x", "c", "-"], input="", capture_output=True, text=True, timeout=60)
-  except (OSError, subprocess.TimeoutExpired) as e: raise RuntimeError(f"could not ask {cc} about its target: {e}") from None
+  try: proc = subprocess.run([cc, f"-march={arch}", "-dM", "-E", "-x", "c", "-"], input="", capture_output=True,
+                             text=True, timeout=60)
+  except (OSError, subprocess.TimeoutExpired) as e:
+    raise RuntimeError(f"could not ask {cc} about its target: {e}") from None
   if proc.returncode != 0:
     err = next((ln for ln in proc.stderr.splitlines() if "error" in ln.lower()), proc.stderr.strip()[:200])
-    raise ValueError(f"TEENY_CPU_ARCH={arch!r} is not a target {os.path.basename(cc)} knows ({err.strip()}); set it to a "
-                     "-march value such as x86-64-v3 (AVX2), x86-64-v4 (AVX-512) or native, or unset it")
+    raise ValueError(f"TEENY_CPU_ARCH={arch!r} is not a target {os.path.basename(cc)} knows ({err.strip()}); set it to "
+                     "a -march value such as x86-64-v3 (AVX2), x86-64-v4 (AVX-512) or native, or unset it")
   defs = set(ln.split()[1] for ln in proc.stdout.splitlines() if ln.startswith("#define "))
-  vec = 64 if "__AVX512F__" in defs else 32 if "__AVX__" in defs else 16 if defs & {"__SSE2__", "__ARM_NEON", "__ARM_NEON__"} else 8
+  vec = (64 if "__AVX512F__" in defs else 32 if "__AVX__" in defs
+         else 16 if defs & {"__SSE2__", "__ARM_NEON", "__ARM_NEON__"} else 8)
   regs = 32 if defs & {"__AVX512F__", "__aarch64__"} else 16
   return CPUTarget(arch, vec, _cache_sizes(), hashlib.sha256(proc.stdout.encode()).hexdigest()[:16], regs)
 
@@ -86,8 +90,9 @@ class CCompiler(ToolCompiler):
     cc = find_cc()
     vflags, vlink = vector_math_flags(cc)
     self.target = cpu_target(cc)
-    super().__init__(cc, ["-O2", f"-march={self.target.arch}", "-fPIC", "-shared", "-fwrapv", "-fno-math-errno", "-fopenmp-simd",
-                          "-ffp-contract=fast", *vflags, "-Wno-unused-variable", "-Wno-unused-function", "-x", "c"],
+    super().__init__(cc, ["-O2", f"-march={self.target.arch}", "-fPIC", "-shared", "-fwrapv", "-fno-math-errno",
+                          "-fopenmp-simd", "-ffp-contract=fast", *vflags, "-Wno-unused-variable",
+                          "-Wno-unused-function", "-x", "c"],
                      ["-lm", *vlink])
     # "native" names a different target on each machine: the key holds what the compiler made of it
     self.cache_key += f" target={self.target.macros}"
@@ -119,7 +124,8 @@ class CPUProgram:
   def __init__(self, name: str, lib: bytes, spec: Any = None):
     self.name, self.spec = name, spec
     # dlopen maps the file: a cut shared object would pass it and then kill the process with SIGBUS on first touch
-    if not elf_complete(lib): raise RuntimeError(f"could not load compiled kernel {name}: the shared object is incomplete")
+    if not elf_complete(lib):
+      raise RuntimeError(f"could not load compiled kernel {name}: the shared object is incomplete")
     # loaded from a private copy of bytes already checked (the cache's own file may be changed by others meanwhile)
     with tempfile.NamedTemporaryFile(suffix=".so", delete=False) as f:
       f.write(lib)
@@ -146,7 +152,8 @@ class CPUProgram:
 class CPUGraph:
   """A TinyJit capture replayed on the CPU: each launch is one C call with ctypes arguments built once. A buffer's
   address lives in one c_void_p shared by every launch that uses it, so rebinding a buffer is one store and a replay is
-  only the launch loop. `launches`: ("kernel", program, spec, slots, vals, work) or ("copy", dst slot, src slot, nbytes)."""
+  only the launch loop.
+  `launches`: ("kernel", program, spec, slots, vals, work) or ("copy", dst slot, src slot, nbytes)."""
   def __init__(self, launches: list[tuple], bufs: list[Any]):
     self.ptrs = [ctypes.c_void_p(b.ensure_allocated()._opaque.ctypes.data) for b in bufs]
     nt_all, forced = n_threads(), bool(CPU_THREADS.value)
@@ -181,6 +188,7 @@ def open_device(name: str) -> Compiled:
     print(f"teeny: opened {name} with {find_cc()}, {n_threads()} threads, -march={t.arch} ({t.vector_registers} "
           f"{t.vector_bytes}-byte vector registers, "
           f"L1d {t.cache_bytes['L1d'] >> 10} KB, L2 {t.cache_bytes['L2'] >> 10} KB, L3 {t.cache_bytes['L3'] >> 20} MB)")
-  dev = Compiled(name, CPUAllocator(), CRenderer(t.vector_bytes, dict(t.cache_bytes), t.vector_registers), comp, CPUProgram)
+  dev = Compiled(name, CPUAllocator(),
+                 CRenderer(t.vector_bytes, dict(t.cache_bytes), t.vector_registers), comp, CPUProgram)
   dev.graph = CPUGraph
   return dev

@@ -1,4 +1,5 @@
-"""The one IR: UOp(op, dtype, src, arg), immutable and hash-consed, used from the tensor graph to the rendered kernel."""
+"""The one IR: UOp(op, dtype, src, arg), immutable and hash-consed,
+used from the tensor graph to the rendered kernel."""
 from __future__ import annotations
 from dataclasses import dataclass
 import itertools, math, weakref
@@ -12,53 +13,54 @@ SINT_FNS: dict[str, Callable] = {}
 
 class Ops(FastEnum):
   # tensor graph
-  BUFFER = auto(); CONST = auto(); COPY = auto(); CONTIGUOUS = auto(); ASSIGN = auto(); DETACH = auto()  # noqa: E702
-  CUSTOM_KERNEL = auto(); KERNEL_OUT = auto(); GATHER = auto(); ARANGE = auto()  # noqa: E702
+  BUFFER = auto(); CONST = auto(); COPY = auto(); CONTIGUOUS = auto(); ASSIGN = auto(); DETACH = auto()
+  CUSTOM_KERNEL = auto(); KERNEL_OUT = auto(); GATHER = auto(); ARANGE = auto()
   BIND = auto()   # BIND(DEFINE_VAR, CONST): a symbolic dimension's variable with its value (uop/symbolic.py)
   # several devices (engine/multi.py): MULTI(shard per device, arg=axis or None) is one tensor held as a buffer per
   # device, split along axis (None: each holds all of it); ALLREDUCE(partial per device, arg=(op, i)) is device i's
   # copy of the elementwise reduction (Ops.ADD/MAX/MIN) of every device's partial
-  MULTI = auto(); ALLREDUCE = auto()  # noqa: E702
-  RESHAPE = auto(); PERMUTE = auto(); EXPAND = auto(); PAD = auto(); SHRINK = auto(); FLIP = auto(); WINDOW = auto()  # noqa: E702
+  MULTI = auto(); ALLREDUCE = auto()
+  RESHAPE = auto(); PERMUTE = auto(); EXPAND = auto(); PAD = auto(); SHRINK = auto(); FLIP = auto(); WINDOW = auto()
   REDUCE_AXIS = auto()
   # kernel
-  SINK = auto(); DEFINE_GLOBAL = auto(); DEFINE_VAR = auto(); RANGE = auto(); END = auto(); INDEX = auto()  # noqa: E702
-  LOAD = auto(); STORE = auto(); REDUCE = auto(); SPECIAL = auto(); BARRIER = auto(); CUSTOM = auto()  # noqa: E702
-  ATOMIC = auto(); ATOMIC_CAS = auto(); NOOP = auto()  # noqa: E702
+  SINK = auto(); DEFINE_GLOBAL = auto(); DEFINE_VAR = auto(); RANGE = auto(); END = auto(); INDEX = auto()
+  LOAD = auto(); STORE = auto(); REDUCE = auto(); SPECIAL = auto(); BARRIER = auto(); CUSTOM = auto()
+  ATOMIC = auto(); ATOMIC_CAS = auto(); NOOP = auto()
   DEFINE_LOCAL = auto()   # a kernel-private array, arg (id, size): the C renderer's staging buffer (Opt STAGE)
   # alu
-  CAST = auto(); BITCAST = auto()  # noqa: E702
-  NEG = auto(); RECIP = auto(); SQRT = auto(); EXP = auto(); LOG = auto(); EXP2 = auto(); LOG2 = auto()  # noqa: E702
-  SIN = auto(); COS = auto(); TAN = auto(); TANH = auto(); ERF = auto()  # noqa: E702
-  TRUNC = auto(); FLOOR = auto(); CEIL = auto(); RINT = auto()  # noqa: E702
-  ADD = auto(); SUB = auto(); MUL = auto(); FDIV = auto(); IDIV = auto(); MOD = auto(); MAX = auto(); MIN = auto()  # noqa: E702
-  POW = auto(); CMPLT = auto(); CMPLE = auto(); CMPNE = auto(); CMPEQ = auto(); AND = auto(); OR = auto(); XOR = auto()  # noqa: E702
-  SHL = auto(); SHR = auto()  # noqa: E702
+  CAST = auto(); BITCAST = auto()
+  NEG = auto(); RECIP = auto(); SQRT = auto(); EXP = auto(); LOG = auto(); EXP2 = auto(); LOG2 = auto()
+  SIN = auto(); COS = auto(); TAN = auto(); TANH = auto(); ERF = auto()
+  TRUNC = auto(); FLOOR = auto(); CEIL = auto(); RINT = auto()
+  ADD = auto(); SUB = auto(); MUL = auto(); FDIV = auto(); IDIV = auto(); MOD = auto(); MAX = auto(); MIN = auto()
+  POW = auto(); CMPLT = auto(); CMPLE = auto(); CMPNE = auto(); CMPEQ = auto(); AND = auto(); OR = auto(); XOR = auto()
+  SHL = auto(); SHR = auto()
   WHERE = auto()
   def __repr__(self): return f"Ops.{self.name}"
 
 class GroupOp:
-  Unary = {Ops.NEG, Ops.RECIP, Ops.SQRT, Ops.EXP, Ops.LOG, Ops.EXP2, Ops.LOG2, Ops.SIN, Ops.COS, Ops.TAN, Ops.TANH, Ops.ERF,
-           Ops.TRUNC, Ops.FLOOR, Ops.CEIL, Ops.RINT}
-  Binary = {Ops.ADD, Ops.SUB, Ops.MUL, Ops.FDIV, Ops.IDIV, Ops.MOD, Ops.MAX, Ops.MIN, Ops.POW, Ops.CMPLT, Ops.CMPLE, Ops.CMPNE, Ops.CMPEQ,
-            Ops.AND, Ops.OR, Ops.XOR, Ops.SHL, Ops.SHR}
+  Unary = {Ops.NEG, Ops.RECIP, Ops.SQRT, Ops.EXP, Ops.LOG, Ops.EXP2, Ops.LOG2, Ops.SIN, Ops.COS, Ops.TAN, Ops.TANH,
+           Ops.ERF, Ops.TRUNC, Ops.FLOOR, Ops.CEIL, Ops.RINT}
+  Binary = {Ops.ADD, Ops.SUB, Ops.MUL, Ops.FDIV, Ops.IDIV, Ops.MOD, Ops.MAX, Ops.MIN, Ops.POW, Ops.CMPLT, Ops.CMPLE,
+            Ops.CMPNE, Ops.CMPEQ, Ops.AND, Ops.OR, Ops.XOR, Ops.SHL, Ops.SHR}
   Ternary = {Ops.WHERE}
   ALU = Unary | Binary | Ternary
   Elementwise = ALU | {Ops.CAST, Ops.BITCAST}
   Movement = {Ops.RESHAPE, Ops.PERMUTE, Ops.EXPAND, Ops.PAD, Ops.SHRINK, Ops.FLIP, Ops.WINDOW}
   Comparison = {Ops.CMPLT, Ops.CMPLE, Ops.CMPNE, Ops.CMPEQ}
   Commutative = {Ops.ADD, Ops.MUL, Ops.MAX, Ops.MIN, Ops.CMPNE, Ops.CMPEQ, Ops.AND, Ops.OR, Ops.XOR}
-  Float = {Ops.RECIP, Ops.SQRT, Ops.EXP, Ops.LOG, Ops.EXP2, Ops.LOG2, Ops.SIN, Ops.COS, Ops.TAN, Ops.TANH, Ops.ERF, Ops.FDIV, Ops.POW}
+  Float = {Ops.RECIP, Ops.SQRT, Ops.EXP, Ops.LOG, Ops.EXP2, Ops.LOG2, Ops.SIN, Ops.COS, Ops.TAN, Ops.TANH, Ops.ERF,
+           Ops.FDIV, Ops.POW}
 
 class AxisType(FastEnum):
-  GLOBAL = auto(); LOCAL = auto(); LOOP = auto(); REDUCE = auto(); UPCAST = auto(); UNROLL = auto(); GROUP = auto()  # noqa: E702
+  GLOBAL = auto(); LOCAL = auto(); LOOP = auto(); REDUCE = auto(); UPCAST = auto(); UNROLL = auto(); GROUP = auto()
   def __repr__(self): return f"AxisType.{self.name}"
 
 class MemSem(FastEnum):
-  Relaxed = auto(); Acquire = auto(); Release = auto(); AcqRel = auto()  # noqa: E702
+  Relaxed = auto(); Acquire = auto(); Release = auto(); AcqRel = auto()
 
 class MemScope(FastEnum):
-  Cta = auto(); Gpu = auto(); Sys = auto()  # noqa: E702
+  Cta = auto(); Gpu = auto(); Sys = auto()
 
 @dataclass(frozen=True)
 class KernelInfo:
@@ -88,19 +90,22 @@ def _exec_alu(op: Ops, dtype: DType, vals: tuple) -> Any:
     try: return f()
     except (ValueError, OverflowError, ZeroDivisionError): return math.nan
   table: dict[Ops, Callable[[], Any]] = {
-    Ops.NEG: lambda: -a if dtype != dtypes.bool else not a, Ops.RECIP: lambda: (1 / a if a != 0 else math.copysign(math.inf, a)),
+    Ops.NEG: lambda: -a if dtype != dtypes.bool else not a,
+    Ops.RECIP: lambda: (1 / a if a != 0 else math.copysign(math.inf, a)),
     Ops.SQRT: lambda: safe(lambda: math.sqrt(a)), Ops.EXP: lambda: safe(lambda: math.exp(a)) if a < 709 else math.inf,
     Ops.LOG: lambda: (safe(lambda: math.log(a)) if a > 0 else (-math.inf if a == 0 else math.nan)),
     Ops.EXP2: lambda: safe(lambda: 2.0 ** a) if a < 1024 else math.inf,
     Ops.LOG2: lambda: (safe(lambda: math.log2(a)) if a > 0 else (-math.inf if a == 0 else math.nan)),
-    Ops.SIN: lambda: safe(lambda: math.sin(a)), Ops.COS: lambda: safe(lambda: math.cos(a)), Ops.TAN: lambda: safe(lambda: math.tan(a)),
-    Ops.TANH: lambda: math.tanh(a), Ops.ERF: lambda: math.erf(a),
+    Ops.SIN: lambda: safe(lambda: math.sin(a)), Ops.COS: lambda: safe(lambda: math.cos(a)),
+    Ops.TAN: lambda: safe(lambda: math.tan(a)), Ops.TANH: lambda: math.tanh(a), Ops.ERF: lambda: math.erf(a),
     # rounding keeps inf and nan (math.floor(inf) raises: folding floor(inf) gave nan) and, as C does, the sign of zero
     Ops.TRUNC: lambda: _round_f(math.trunc, a), Ops.FLOOR: lambda: _round_f(math.floor, a),
     Ops.CEIL: lambda: _round_f(math.ceil, a), Ops.RINT: lambda: _round_f(round, a),
     Ops.ADD: lambda: a + b, Ops.SUB: lambda: a - b, Ops.MUL: lambda: a * b,
-    Ops.FDIV: lambda: (a / b if b != 0 else (math.nan if a == 0 or a != a else math.copysign(math.inf, a) * math.copysign(1, b))),
-    Ops.IDIV: lambda: (int(a / b) if abs(a) < 2**52 else (abs(a) // abs(b)) * (1 if (a < 0) == (b < 0) else -1)) if b != 0 else 0,
+    Ops.FDIV: lambda: (a / b if b != 0
+                       else (math.nan if a == 0 or a != a else math.copysign(math.inf, a) * math.copysign(1, b))),
+    Ops.IDIV: lambda: (int(a / b) if abs(a) < 2**52 else (abs(a) // abs(b)) * (1 if (a < 0) == (b < 0) else -1))
+                      if b != 0 else 0,
     # floats: C's fmod (exact; the sign of the dividend; nan for an inf dividend or a zero divisor)
     Ops.MOD: lambda: safe(lambda: math.fmod(a, b)) if fl else _c_mod(a, b),
     # nan wins a float max/min, as in the kernels (teeny_fmax)
@@ -173,8 +178,8 @@ class _cached_up(_cached):
 
 def bottom_up(root, name: str, fn: Callable, needs: Callable) -> Any:
   """A per-node value stored as node.__dict__[name], computed from its sources' values: every node below `root` whose
-  value is missing and needed (`needs(n)`: n's value reads its sources') is computed first, sources before users, with an
-  explicit stack, so a chain thousands of nodes deep never reaches Python's recursion limit."""
+  value is missing and needed (`needs(n)`: n's value reads its sources') is computed first, sources before users, with
+  an explicit stack, so a chain thousands of nodes deep never reaches Python's recursion limit."""
   if (v := root.__dict__.get(name, _MISSING)) is not _MISSING: return v
   stack = [(root, False)]
   while stack:
@@ -240,7 +245,8 @@ class UOp(metaclass=UOpMetaClass):
   def __repr__(self) -> str:
     if self.op is Ops.DEFINE_VAR: return f"Variable({self.arg[0]!r}, {self.arg[1]}, {self.arg[2]})"
     if self.op is Ops.BIND: return f"<{self.src[0].arg[0]}={self.src[1].arg}>"
-    if self.dtype is dtypes.index and self.op in GroupOp.ALU and any(u.op in (Ops.DEFINE_VAR, Ops.BIND) for u in self.toposort) \
+    if self.dtype is dtypes.index and self.op in GroupOp.ALU \
+       and any(u.op in (Ops.DEFINE_VAR, Ops.BIND) for u in self.toposort) \
        and all(u.op in GroupOp.ALU or u.op in (Ops.CONST, Ops.DEFINE_VAR, Ops.BIND) for u in self.toposort):
       return f"<{SINT_FNS['sstr'](self)}>"
     return pretty(self)
@@ -262,8 +268,8 @@ class UOp(metaclass=UOpMetaClass):
     return Topo(self._below, self)
   @_cached
   def _below(self) -> dict[UOp, None]:
-    # the cache leaves the node itself out: a cached dict holding its owner would be a reference cycle, and a cycle keeps
-    # a BUFFER node (and the device memory behind it) alive until the cyclic garbage collector happens to run
+    # the cache leaves the node itself out: a cached dict holding its owner would be a reference cycle, and a cycle
+    # keeps a BUFFER node (and the device memory behind it) alive until the cyclic garbage collector happens to run
     return toposort_many(self.src)
   def substitute(self, mapping: dict[UOp, UOp]) -> UOp: return substitute_nodes(self.toposort, mapping)[self]
 
@@ -322,7 +328,8 @@ class UOp(metaclass=UOpMetaClass):
     while stack:
       n, ready = stack.pop()
       if "device" in n.__dict__: continue
-      if ready or not n.src or n.op in (Ops.BUFFER, Ops.ARANGE, Ops.COPY, Ops.CONST): n.__dict__["device"] = n._device_from_srcs()
+      if ready or not n.src or n.op in (Ops.BUFFER, Ops.ARANGE, Ops.COPY, Ops.CONST):
+        n.__dict__["device"] = n._device_from_srcs()
       else:
         stack.append((n, True))
         stack.extend((x, False) for x in n.src if "device" not in x.__dict__)
@@ -349,7 +356,8 @@ class UOp(metaclass=UOpMetaClass):
     """The dtype of this node's value: an element's for an INDEX used as a value (custom kernels: `p[i] + 1` loads)."""
     return self.dtype.base if self.op is Ops.INDEX and isinstance(self.dtype, PtrDType) else self.dtype
   def alu(self, op: Ops, *src: UOp, dtype: DType | None = None) -> UOp:
-    out = dtype or (dtypes.bool if op in GroupOp.Comparison else (self._vdtype if op is not Ops.WHERE else src[0]._vdtype))
+    out = dtype or (dtypes.bool if op in GroupOp.Comparison
+                    else (self._vdtype if op is not Ops.WHERE else src[0]._vdtype))
     return UOp(op, out, (self,) + src)
   def cast(self, dtype: DType) -> UOp: return self if self.dtype == dtype else UOp(Ops.CAST, dtype, (self,))
   def bitcast(self, dtype: DType) -> UOp: return UOp(Ops.BITCAST, dtype, (self,))
@@ -394,7 +402,8 @@ class UOp(metaclass=UOpMetaClass):
   def pad(self, arg: tuple[tuple[int, int], ...]) -> UOp:
     return self if all(b == 0 and e == 0 for b, e in arg) else UOp(Ops.PAD, self.dtype, (self,), tuple(arg))
   def shrink(self, arg: tuple[tuple[int, int], ...]) -> UOp:
-    return self if all(b == 0 and e == s for (b, e), s in zip(arg, self.shape)) else UOp(Ops.SHRINK, self.dtype, (self,), tuple(arg))
+    return (self if all(b == 0 and e == s for (b, e), s in zip(arg, self.shape))
+            else UOp(Ops.SHRINK, self.dtype, (self,), tuple(arg)))
   def flip(self, axes: tuple[int, ...]) -> UOp:
     axes = tuple(a for a in axes if self.shape[a] > 1)
     return self if not axes else UOp(Ops.FLIP, self.dtype, (self,), tuple(sorted(axes)))
@@ -426,8 +435,8 @@ class UOp(metaclass=UOpMetaClass):
     """A placeholder viewed as 1-d (its memory is contiguous: the same addresses)."""
     return self.reshape((prod(self.shape),))
   def index(self, *idx: UOp | int, valid: UOp | None = None, ptr: bool = True) -> UOp:
-    """buf.index(i, j): address of element (i, j) of a placeholder (row-major) or of a reshape of one; one index is taken
-    as linear. Used as a value (`buf[i] * 2`), an INDEX is loaded (`implicit_loads`); ptr=False loads it here."""
+    """buf.index(i, j): address of element (i, j) of a placeholder (row-major) or of a reshape of one; one index is
+    taken as linear. Used as a value (`buf[i] * 2`), an INDEX is loaded (`implicit_loads`); ptr=False loads it here."""
     if self.op is Ops.RESHAPE and self.src[0].op is Ops.DEFINE_GLOBAL:   # a placeholder's reshape: same memory
       base = self.src[0]
       lin = UOp.placeholder(base.arg[0], base.dtype.base, self.arg).index(*idx).src[1]   # row-major in the view's shape
@@ -459,7 +468,8 @@ class UOp(metaclass=UOpMetaClass):
   def variable(name: str, lo: int, hi: int) -> UOp:
     """A kernel variable in [lo, hi] (an `int` parameter of the kernel, its value given at launch): what Variable()
     makes (uop/symbolic.py), spelled as in tinygrad's kernels."""
-    if not isinstance(name, str) or not name.isidentifier(): raise ValueError(f"variable name must be a C identifier, got {name!r}")
+    if not isinstance(name, str) or not name.isidentifier():
+      raise ValueError(f"variable name must be a C identifier, got {name!r}")
     if not 0 <= lo <= hi: raise ValueError(f"variable {name}: needs 0 <= lo <= hi, got lo={lo}, hi={hi}")
     return UOp(Ops.DEFINE_VAR, dtypes.index, (), (name, lo, hi))
   @staticmethod
@@ -473,7 +483,8 @@ class UOp(metaclass=UOpMetaClass):
     v = value if isinstance(value, UOp) else UOp.const(self.dtype.base, value)
     if v.dtype != self.dtype.base: v = v.cast(self.dtype.base)
     return UOp(Ops.ATOMIC, self.dtype.base, (self, v) + ((mask,) if mask is not None else ()), (kind, sem, scope))
-  def atomic_cas(self, compare: UOp | Any, value: UOp | Any, sem: MemSem = MemSem.AcqRel, scope: MemScope = MemScope.Gpu) -> UOp:
+  def atomic_cas(self, compare: UOp | Any, value: UOp | Any, sem: MemSem = MemSem.AcqRel,
+                 scope: MemScope = MemScope.Gpu) -> UOp:
     c = compare if isinstance(compare, UOp) else UOp.const(self.dtype.base, compare)
     v = value if isinstance(value, UOp) else UOp.const(self.dtype.base, value)
     return UOp(Ops.ATOMIC_CAS, self.dtype.base, (self, c, v), (sem, scope))
@@ -518,8 +529,10 @@ class UOp(metaclass=UOpMetaClass):
       if op is Ops.NEG: return _clamp(-b[0][1], -b[0][0], dmin, dmax)
       if op is Ops.MAX: return (max(b[0][0], b[1][0]), max(b[0][1], b[1][1]))
       if op is Ops.MIN: return (min(b[0][0], b[1][0]), min(b[0][1], b[1][1]))
-      if op is Ops.IDIV and s[1].op is Ops.CONST and s[1].arg > 0 and b[0][0] >= 0: return (b[0][0] // s[1].arg, b[0][1] // s[1].arg)
-      if op is Ops.MOD and s[1].op is Ops.CONST and s[1].arg > 0 and b[0][0] >= 0: return (0, min(b[0][1], s[1].arg - 1))
+      if op is Ops.IDIV and s[1].op is Ops.CONST and s[1].arg > 0 and b[0][0] >= 0:
+        return (b[0][0] // s[1].arg, b[0][1] // s[1].arg)
+      if op is Ops.MOD and s[1].op is Ops.CONST and s[1].arg > 0 and b[0][0] >= 0:
+        return (0, min(b[0][1], s[1].arg - 1))
       if op is Ops.WHERE: return (min(b[1][0], b[2][0]), max(b[1][1], b[2][1]))
       if op is Ops.CMPLT:
         if b[0][1] < b[1][0]: return (True, True)
@@ -553,7 +566,8 @@ def _symbolic_unsupported(x: UOp):
     if f.f_code.co_filename.startswith(pkg) and not f.f_code.co_name.startswith("_") and "self" in f.f_locals:
       op = f.f_code.co_name
     f = f.f_back
-  names = sorted({u.arg[0] if u.op is Ops.DEFINE_VAR else u.src[0].arg[0] for u in x.toposort if u.op in (Ops.DEFINE_VAR, Ops.BIND)})
+  names = sorted({u.arg[0] if u.op is Ops.DEFINE_VAR else u.src[0].arg[0] for u in x.toposort
+                  if u.op in (Ops.DEFINE_VAR, Ops.BIND)})
   raise ValueError(f"{op or 'this operation'} does not support a symbolic dimension (Variable {', '.join(names)}); "
                    "give it concrete sizes, or shrink/slice to the symbolic size after it")
 

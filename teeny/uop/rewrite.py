@@ -6,12 +6,14 @@ from teeny.uop.ops import Ops, UOp
 
 class UPat:
   """A pattern over UOps. `op` may be one Ops or a set; `src` a tuple of UPats (in order) or None (any);
-  `name` binds the matched node for the rule's callback; `arg` must equal when given; `allow_any_len` lets src be a prefix."""
+  `name` binds the matched node for the rule's callback; `arg` must equal when given;
+  `allow_any_len` lets src be a prefix."""
   __slots__ = ("op", "dtype", "src", "arg", "name", "allow_any_len", "commutative")
-  def __init__(self, op: Ops | set | tuple | None = None, dtype: DType | tuple | None = None, src: tuple | UPat | None = None,
-               arg: Any = None, name: str | None = None, allow_any_len: bool = False):
+  def __init__(self, op: Ops | set | tuple | None = None, dtype: DType | tuple | None = None,
+               src: tuple | UPat | None = None, arg: Any = None, name: str | None = None, allow_any_len: bool = False):
     self.op = None if op is None else (frozenset(op) if isinstance(op, (set, tuple, frozenset)) else frozenset([op]))
-    self.dtype = None if dtype is None else (frozenset(dtype) if isinstance(dtype, (tuple, set)) else frozenset([dtype]))
+    self.dtype = None if dtype is None else (frozenset(dtype) if isinstance(dtype, (tuple, set))
+                                             else frozenset([dtype]))
     self.src = (src,) if isinstance(src, UPat) else src
     self.arg, self.name, self.allow_any_len = arg, name, allow_any_len
     self.commutative = False

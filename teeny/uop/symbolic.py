@@ -118,7 +118,8 @@ def fold_divmod(x: UOp, c: int, is_mod: bool, orig: UOp) -> UOp | None:
     else: ret = rem if rem.vmax < c else rem.alu(Ops.MOD, UOp.const(x.dtype, c))
   else:
     if rem.vmax < c: rdiv = UOp.const(x.dtype, 0)
-    elif g > 1 and r_terms: rdiv = build_sum([(t, k // g) for t, k in r_terms], rc // g, x.dtype).alu(Ops.IDIV, UOp.const(x.dtype, c // g))
+    elif g > 1 and r_terms:
+      rdiv = build_sum([(t, k // g) for t, k in r_terms], rc // g, x.dtype).alu(Ops.IDIV, UOp.const(x.dtype, c // g))
     else: rdiv = rem.alu(Ops.IDIV, UOp.const(x.dtype, c))
     ret = build_sum([(t, k // c) for t, k in q_terms] + ([(rdiv, 1)] if rdiv.op is not Ops.CONST else []),
                     qc + (rdiv.arg if rdiv.op is Ops.CONST else 0), x.dtype)
@@ -167,24 +168,29 @@ symbolic = PatternMatcher([
   # identities
   (UPat(Ops.ADD, src=(x, UPat.cvar("c"))), lambda x, c: x if c.arg == 0 else None),
   (UPat(Ops.SUB, src=(x, UPat.cvar("c"))), lambda x, c: x if c.arg == 0 else None),
-  (UPat(Ops.MUL, src=(x, UPat.cvar("c"))), lambda x, c: x if c.arg == 1 else (c if c.arg == 0 and _is_int(x) else None)),
+  (UPat(Ops.MUL, src=(x, UPat.cvar("c"))),
+   lambda x, c: x if c.arg == 1 else (c if c.arg == 0 and _is_int(x) else None)),
   (UPat(Ops.FDIV, src=(x, UPat.cvar("c"))), lambda x, c: x if c.arg == 1 else None),
   (UPat(Ops.SUB, src=(x, x)), lambda x: UOp.const(x.dtype, 0) if _is_int(x) else None),
   # int sub becomes add of a negated term so sums share one form
-  (UPat(Ops.SUB, src=(x, y), name="d"), lambda x, y, d: x.alu(Ops.ADD, y.alu(Ops.MUL, UOp.const(d.dtype, -1))) if _is_int(d) else None),
+  (UPat(Ops.SUB, src=(x, y), name="d"),
+   lambda x, y, d: x.alu(Ops.ADD, y.alu(Ops.MUL, UOp.const(d.dtype, -1))) if _is_int(d) else None),
   (UPat(Ops.NEG, src=(x,), name="d"), lambda x, d: x.alu(Ops.MUL, UOp.const(d.dtype, -1)) if _is_int(d) else None),
   (UPat(Ops.MUL, src=(UPat(Ops.MUL, src=(x, c1)), c2), name="d"),
    lambda x, c1, c2, d: x.alu(Ops.MUL, UOp.const(d.dtype, c1.arg * c2.arg))
    if _is_int(d) and _scaled_fits(d, c1.arg * c2.arg, x) else None),
   (UPat(Ops.MUL, src=(UPat(Ops.ADD, src=(x, y)), c1), name="d"),
-   lambda x, y, c1, d: x.alu(Ops.MUL, c1).alu(Ops.ADD, y.alu(Ops.MUL, c1)) if _is_int(d) and _scaled_fits(d, c1.arg, x, y) else None),
+   lambda x, y, c1, d: x.alu(Ops.MUL, c1).alu(Ops.ADD, y.alu(Ops.MUL, c1))
+   if _is_int(d) and _scaled_fits(d, c1.arg, x, y) else None),
   (UPat(Ops.ADD, name="a"), simplify_add),
   # division and modulo
   (UPat(Ops.IDIV, src=(x, UPat.cvar("c")), name="d"), _div),
   (UPat(Ops.MOD, src=(x, UPat.cvar("c")), name="d"), _mod),
   # max/min by bounds
-  (UPat(Ops.MAX, src=(x, y)), lambda x, y: x if _is_int(x) and x.vmin >= y.vmax else (y if _is_int(x) and y.vmin >= x.vmax else None)),
-  (UPat(Ops.MIN, src=(x, y)), lambda x, y: x if _is_int(x) and x.vmax <= y.vmin else (y if _is_int(x) and y.vmax <= x.vmin else None)),
+  (UPat(Ops.MAX, src=(x, y)),
+   lambda x, y: x if _is_int(x) and x.vmin >= y.vmax else (y if _is_int(x) and y.vmin >= x.vmax else None)),
+  (UPat(Ops.MIN, src=(x, y)),
+   lambda x, y: x if _is_int(x) and x.vmax <= y.vmin else (y if _is_int(x) and y.vmax <= x.vmin else None)),
   # booleans
   (UPat(Ops.AND, dtype=dtypes.bool, src=(x, UPat.cvar("c"))), lambda x, c: x if c.arg else c),
   (UPat(Ops.OR, dtype=dtypes.bool, src=(x, UPat.cvar("c"))), lambda x, c: c if c.arg else x),
@@ -208,7 +214,8 @@ def Variable(name: str, lo: int, hi: int) -> UOp:
   if not isinstance(name, str) or not name.isidentifier():
     raise ValueError(f"Variable name must be a C identifier (letters, digits, _), got {name!r}")
   for what, x in (("lo", lo), ("hi", hi)):
-    if not isinstance(x, int) or isinstance(x, bool): raise TypeError(f"Variable {name}: {what} must be an int, got {x!r}")
+    if not isinstance(x, int) or isinstance(x, bool):
+      raise TypeError(f"Variable {name}: {what} must be an int, got {x!r}")
   if not 0 <= lo <= hi: raise ValueError(f"Variable {name}: needs 0 <= lo <= hi, got lo={lo}, hi={hi}")
   VARIABLES_MADE[0] = True
   return UOp(Ops.DEFINE_VAR, dtypes.index, (), (name, lo, hi))
@@ -222,7 +229,8 @@ def bind(var: UOp, value: int) -> UOp:
   if not isinstance(value, int) or isinstance(value, bool):
     raise TypeError(f"Variable {name} must be bound to an int, got {value!r}")
   if not lo <= value <= hi:
-    raise ValueError(f"Variable {name} bound to {value}, outside its range [{lo}, {hi}]; make a Variable with a wider range")
+    raise ValueError(f"Variable {name} bound to {value}, outside its range [{lo}, {hi}]; "
+                     "make a Variable with a wider range")
   return UOp(Ops.BIND, dtypes.index, (var, UOp.const(dtypes.index, value)))
 
 def ssimplify(x):
@@ -276,8 +284,8 @@ def sym_val(x, var_vals: dict | None = None) -> int:
   return int(v)
 
 def _unbound(v: UOp) -> NoReturn:
-  raise RuntimeError(f"Variable {v.arg[0]} is not bound to a value; bind it ({v.arg[0]}.bind(value)) before using it as "
-                     "a dimension")
+  raise RuntimeError(f"Variable {v.arg[0]} is not bound to a value; bind it ({v.arg[0]}.bind(value)) before using it "
+                     "as a dimension")
 
 def sym_max(x) -> int:
   """The largest value a sint can take over its variables' ranges."""
@@ -293,7 +301,8 @@ def unbind_sint(x, var_vals: dict | None = None):
     if var_vals is not None:
       v, val = b.src[0], b.src[1].arg
       if var_vals.setdefault(v, val) != val:
-        raise ValueError(f"Variable {v.arg[0]} is bound to two values ({var_vals[v]} and {val}) in one realize; bind it once")
+        raise ValueError(f"Variable {v.arg[0]} is bound to two values ({var_vals[v]} and {val}) in one realize; "
+                         "bind it once")
   return x.substitute({b: b.src[0] for b in binds}), var_vals
 
 def bind_sint(x, var_vals: dict):

@@ -104,7 +104,8 @@ def test_cache_write_is_atomic(tmp_path, monkeypatch):
   def spy(src, dst):
     replaced.append((pathlib.Path(src), pathlib.Path(dst)))
     assert pathlib.Path(dst).exists() is False, "the cache entry existed before the replace"
-    assert pathlib.Path(src).read_bytes() == pack_entry(b"BINARY"), "the temp file was not fully written before the replace"
+    assert pathlib.Path(src).read_bytes() == pack_entry(b"BINARY"), ("the temp file was not fully written "
+                                                                     "before the replace")
     real_replace(src, dst)
   monkeypatch.setattr(os, "replace", spy)
   class Fake(Compiler):
@@ -298,7 +299,8 @@ def test_two_processes_evicting_under_a_tiny_cap(tmp_path):
 # ---- cubins and AMDGPU code objects go through the same checks (compiled without a GPU: NVRTC, clang's AMDGPU target)
 
 GPU_SRC = {"nvrtc": 'extern "C" __global__ void k_cache(float* a) { a[threadIdx.x] += 1.0f; }',
-           "hip": 'extern "C" __attribute__((global)) void k_cache(float* a) { a[__builtin_amdgcn_workitem_id_x()] += 1.0f; }'}
+           "hip": 'extern "C" __attribute__((global)) void k_cache(float* a) { '
+                  'a[__builtin_amdgcn_workitem_id_x()] += 1.0f; }'}
 
 def _gpu_compiler(kind: str):
   try:

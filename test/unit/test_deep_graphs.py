@@ -126,7 +126,8 @@ def test_gpu_codegen_of_a_5000_deep_kernel(renderer, kind):
   from teeny.codegen.render.opencl import OpenCLRenderer
   ren = {"cuda": CUDARenderer, "hip": HIPRenderer, "opencl": OpenCLRenderer}[renderer]()
   out, x = UOp.placeholder(0, dtypes.float32, (16,)), UOp.placeholder(1, dtypes.float32, (16 * 1024,))
-  fxn = {"elementwise": elementwise_kernel(16, None), "reduce": reduce_kernel(16, 1024), "index": gather_kernel(16)}[kind]
+  fxn = {"elementwise": elementwise_kernel(16, None), "reduce": reduce_kernel(16, 1024),
+         "index": gather_kernel(16)}[kind]
   spec = get_program(fxn(out, x), ren)
   assert max_nesting(spec.src) <= 4 * ren.max_nest
 
@@ -150,7 +151,8 @@ def test_short_expressions_are_not_named():
   from teeny.codegen.render.c import CRenderer
   out, x = UOp.placeholder(0, dtypes.float32, (4,)), UOp.placeholder(1, dtypes.float32, (4,))
   i = UOp.range(4, 0, AxisType.GLOBAL)
-  src = get_program(out.index(i).store(float_chain(x.index(i).load(), 5)).end(i).sink(arg=KernelInfo("short", None)), CRenderer()).src
+  src = get_program(out.index(i).store(float_chain(x.index(i).load(), 5)).end(i).sink(arg=KernelInfo("short", None)),
+                    CRenderer()).src
   assert "val" not in src and "data0[g0] = " in src
 
 # ---- compiled and run
@@ -224,8 +226,10 @@ def test_compile_error_has_the_source_at_debug_4():
 
 def test_compile_error_message_cuts_long_lines():
   from teeny.device import compile_error
-  src = "#include <math.h>\nvoid k_9(float* restrict data0, int core, int ncores) {\n  data0[0] = " + "(" * 300 + "1" + ")" * 300 + ";\n}\n"
-  log = "<stdin>:3:270: error: bracket nesting level exceeded maximum of 256\n" + src.splitlines()[2] + "\n" + " " * 270 + "^\n"
+  src = ("#include <math.h>\nvoid k_9(float* restrict data0, int core, int ncores) {\n  data0[0] = "
+         + "(" * 300 + "1" + ")" * 300 + ";\n}\n")
+  log = ("<stdin>:3:270: error: bracket nesting level exceeded maximum of 256\n" + src.splitlines()[2] + "\n"
+         + " " * 270 + "^\n")
   log += "".join(f"<stdin>:3:{k}: error: more\n" for k in range(40))
   with Context(DEBUG=0): msg = compile_error("C compile (clang)", src, log)
   assert msg.startswith("C compile (clang) failed for kernel k_9:")

@@ -12,7 +12,8 @@ from teeny.codegen.render.c import CRenderer
 from teeny.dtype import dtypes
 from teeny.uop.ops import AxisType, KernelInfo, Ops, UOp
 
-U, UN, L, G, P, S, NL = OptOps.UPCAST, OptOps.UNROLL, OptOps.LOCAL, OptOps.GROUP, OptOps.PADTO, OptOps.SWAP, OptOps.NOLOCALS
+U, UN, L, G, P, S, NL = (OptOps.UPCAST, OptOps.UNROLL, OptOps.LOCAL, OptOps.GROUP, OptOps.PADTO, OptOps.SWAP,
+                         OptOps.NOLOCALS)
 M, K, N = 24, 40, 36
 
 def matmul_fxn(opts, m=M, k=K, n=N, red=Ops.ADD):
@@ -49,12 +50,15 @@ def test_opt_is_frozen_data():
 
 OPT_LISTS = {
   "none": [], "upcast_out": [Opt(U, 1, 4)], "upcast_both": [Opt(U, 1, 4), Opt(U, 0, 8)], "unroll_out": [Opt(UN, 1, 6)],
-  "upcast_reduce": [Opt(U, 2, 8)], "unroll_reduce": [Opt(UN, 2, 4)], "pad_out": [Opt(P, 1, 16)], "pad_reduce": [Opt(P, 2, 16)],
-  "pad_then_upcast": [Opt(P, 1, 16), Opt(U, 1, 16)], "swap": [Opt(S, 0, 1)], "swap_upcast": [Opt(S, 0, 1), Opt(U, 0, 4)],
+  "upcast_reduce": [Opt(U, 2, 8)], "unroll_reduce": [Opt(UN, 2, 4)], "pad_out": [Opt(P, 1, 16)],
+  "pad_reduce": [Opt(P, 2, 16)], "pad_then_upcast": [Opt(P, 1, 16), Opt(U, 1, 16)], "swap": [Opt(S, 0, 1)],
+  "swap_upcast": [Opt(S, 0, 1), Opt(U, 0, 4)],
   "everything": [Opt(P, 2, 32), Opt(U, 2, 4), Opt(UN, 1, 3), Opt(U, 0, 2), Opt(S, 0, 1)],
   "loop": [Opt(OptOps.LOOP, 1, 4)], "blocked": [Opt(U, 1, 4), Opt(U, 0, 2), Opt(S, 0, 1), Opt(OptOps.LOOP, 0, 3)],
-  "stage_b": [Opt(U, 1, 4), Opt(U, 0, 2), Opt(OptOps.STAGE, None, 2)], "stage_a": [Opt(U, 1, 4), Opt(OptOps.STAGE, None, 1)],
-  "stage_swapped": [Opt(S, 0, 1), Opt(U, 0, 4), Opt(OptOps.STAGE, None, 2)], "stage_plain": [Opt(OptOps.STAGE, None, 2)],
+  "stage_b": [Opt(U, 1, 4), Opt(U, 0, 2), Opt(OptOps.STAGE, None, 2)],
+  "stage_a": [Opt(U, 1, 4), Opt(OptOps.STAGE, None, 1)],
+  "stage_swapped": [Opt(S, 0, 1), Opt(U, 0, 4), Opt(OptOps.STAGE, None, 2)],
+  "stage_plain": [Opt(OptOps.STAGE, None, 2)],
   "stage_upcast_reduce": [Opt(U, 2, 4), Opt(U, 1, 4), Opt(OptOps.STAGE, None, 2)],
 }
 
@@ -98,9 +102,9 @@ def test_heuristics_return_opts_for_matmul():
   assert all(isinstance(o.axis, int) for o in p.opts)
 
 def test_heuristics_dot_tile_for_transposed_matmul():
-  """x @ w.T (a Linear's forward): both loads run along the reduce axis only, so the tile is A x B outputs, each a vector
-  of lanes along the reduce (UPCAST on it); the partial sums live in one accumulator array updated inside the reduce
-  loop and combined after it (not a dot product per output)."""
+  """x @ w.T (a Linear's forward): both loads run along the reduce axis only, so the tile is A x B outputs, each a
+  vector of lanes along the reduce (UPCAST on it); the partial sums live in one accumulator array updated inside the
+  reduce loop and combined after it (not a dot product per output)."""
   x, w = Tensor(np.ones((32, 64), np.float32)).realize(), Tensor(np.ones((16, 64), np.float32)).realize()
   ast = scheduled(x @ w.T)
   red_axis = next(u.arg[0] for u in ast.toposort if u.op is Ops.RANGE and u.arg[1] is AxisType.REDUCE)
@@ -200,7 +204,8 @@ def test_debug3_shows_applied_opts(capsys):
   a, b = Tensor(np.ones((64, 48), np.float32), device="NULL"), Tensor(np.ones((48, 64), np.float32), device="NULL")
   with Context(DEBUG=3): (a @ b + 0.5).realize()
   out = capsys.readouterr().out
-  assert re.search(r"r_64_64_48 opts: \[Opt\(OptOps.UPCAST, \d+, 16\), Opt\(OptOps.UPCAST, \d+, 4\)\]", out), out[-2000:]
+  assert re.search(r"r_64_64_48 opts: \[Opt\(OptOps.UPCAST, \d+, 16\), "
+                   r"Opt\(OptOps.UPCAST, \d+, 4\)\]", out), out[-2000:]
 
 def test_debug5_prints_each_pass(capsys):
   with Context(DEBUG=5): get_program(mm_ast([Opt(U, 1, 4)]), CRenderer())
@@ -210,22 +215,24 @@ def test_debug5_prints_each_pass(capsys):
   assert "--- mm linearized" in out
 
 def test_loop_opt_blocks_the_loops():
-  """LOOP splits an axis into an outer GLOBAL part and an inner plain loop (id 300 + axis) inside the GLOBAL loops; with a
-  SWAP first, a block of columns is the cores' loop and the rows run inside it. Refused on a REDUCE axis."""
+  """LOOP splits an axis into an outer GLOBAL part and an inner plain loop (id 300 + axis) inside the GLOBAL loops; with
+  a SWAP first, a block of columns is the cores' loop and the rows run inside it. Refused on a REDUCE axis."""
   src = get_program(mm_ast([Opt(U, 1, 4), Opt(U, 0, 2), Opt(S, 0, 1), Opt(OptOps.LOOP, 0, 3)]), CRenderer()).src
   assert "for (long i300 = 0; i300 < 3; i300++)" in src
   assert src.index("for (long g0") < src.index("for (long g1") < src.index("for (long i300") < src.index("for (long r2")
   # the tile's vector loads depend on the cores' loop: it keeps constant bounds (else clang gathers them lane by lane)
   assert "for (long g0 = 0; g0 < 3; g0++)" in src and "continue;" in src
-  with pytest.raises(KernelOptError, match="LOOP axis 2"): apply_opts(mm_ast(None), [Opt(OptOps.LOOP, 2, 4)], CRenderer())
+  with pytest.raises(KernelOptError, match="LOOP axis 2"):
+    apply_opts(mm_ast(None), [Opt(OptOps.LOOP, 2, 4)], CRenderer())
 
 def test_plain_tile_keeps_narrowed_core_bounds():
   src = get_program(mm_ast([Opt(U, 1, 4), Opt(U, 0, 2)]), CRenderer()).src
   assert "g0 = g0_lo; g0 < g0_hi" in src and "continue;" not in src
 
 def test_stage_packs_the_load_and_runs_it_per_block():
-  """STAGE copies the slice a reduce's load reads into a kernel-private array, laid out in the order the reduce reads it,
-  once per iteration of the GLOBAL loops the load depends on: those it does not depend on become plain loops inside."""
+  """STAGE copies the slice a reduce's load reads into a kernel-private array, laid out in the order the reduce reads
+  it, once per iteration of the GLOBAL loops the load depends on: those it does not depend on become plain loops
+  inside."""
   src = get_program(mm_ast([Opt(U, 1, 4), Opt(OptOps.STAGE, None, 2)]), CRenderer()).src
   decl = re.search(r"float (local\d+)\[(\d+)\]", src)
   assert decl and int(decl.group(2)) == K * 4, src                    # the reduce's 40 steps x the tile's 4 columns
@@ -244,11 +251,14 @@ def test_stage_refused_without_reuse():
   """A row sum's load depends on every GLOBAL range: a copy would be read once, so STAGE is refused."""
   out, a = UOp.placeholder(0, dtypes.float32, (8,)), UOp.placeholder(1, dtypes.float32, (64,))
   i, k = UOp.range(8, 0, AxisType.GLOBAL), UOp.range(8, 1, AxisType.REDUCE)
-  ast = out.index(i).store(UOp(Ops.REDUCE, dtypes.float32, (a.index(i * 8 + k).load(), k), Ops.ADD)).sink(arg=KernelInfo("s"))
-  with pytest.raises(KernelOptError, match="GLOBAL ranges but not all"): apply_opts(ast, [Opt(OptOps.STAGE, None, 1)], CRenderer())
+  ast = out.index(i).store(UOp(Ops.REDUCE, dtypes.float32, (a.index(i * 8 + k).load(), k), Ops.ADD)).sink(
+    arg=KernelInfo("s"))
+  with pytest.raises(KernelOptError, match="GLOBAL ranges but not all"):
+    apply_opts(ast, [Opt(OptOps.STAGE, None, 1)], CRenderer())
 
 def test_stage_refused_on_gpus_and_past_l2():
   from teeny.codegen.render.cuda import CUDARenderer
-  with pytest.raises(KernelOptError, match="C renderer"): apply_opts(mm_ast(None), [Opt(OptOps.STAGE, None, 2)], CUDARenderer())
+  with pytest.raises(KernelOptError, match="C renderer"):
+    apply_opts(mm_ast(None), [Opt(OptOps.STAGE, None, 2)], CUDARenderer())
   small = CRenderer(cache_bytes={"L1d": 1 << 10, "L2": 256, "L3": 1 << 20})
   with pytest.raises(KernelOptError, match="half of L2"): apply_opts(mm_ast(None), [Opt(OptOps.STAGE, None, 2)], small)

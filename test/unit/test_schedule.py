@@ -121,7 +121,8 @@ def test_movement_alone_makes_no_kernel(x, move):
   assert kernels(move(x)) == 0
 
 @pytest.mark.parametrize("move", [
-  lambda t: t.permute(1, 0), lambda t: t.pad(((1, 1), (0, 2))), lambda t: t.flip(1), lambda t: t.shrink(((1, 3), (2, 6))),
+  lambda t: t.permute(1, 0), lambda t: t.pad(((1, 1), (0, 2))), lambda t: t.flip(1),
+  lambda t: t.shrink(((1, 3), (2, 6))),
   lambda t: t.reshape(4, 1, 8).expand(4, 3, 8), lambda t: t.reshape(2, 16).permute(1, 0).flip(0),
 ], ids=["permute", "pad", "flip", "shrink", "expand", "chain"])
 def test_moved_input_to_elementwise_is_one_kernel(x, move):

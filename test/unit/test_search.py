@@ -97,7 +97,8 @@ def test_wrong_candidate_is_discarded(beam_env, monkeypatch):
   assert log["mismatches"] >= 1 and log["opts"] in ((), log["heuristics"]), "only the (right) reference list is left"
 
 def _sequential_measure(measure):
-  """measure() compiles on threads; the injected fault must see want_ok as set by the runs before it, so build one by one."""
+  """measure() compiles on threads; the injected fault must see want_ok as set by the runs before it,
+  so build one by one."""
   def seq(self, cands, bar, best, **kw):
     out = {}
     for c in cands: out.update(measure(self, [c], bar, min([best, *out.values()]), **kw))
@@ -107,7 +108,8 @@ def _sequential_measure(measure):
 @needs_values
 def test_pinned_kernel_is_not_searched(beam_env, monkeypatch):
   pinned = (Opt(OptOps.UPCAST, 1, 4),)
-  monkeypatch.setattr(search, "beam_search", lambda *a, **k: (_ for _ in ()).throw(AssertionError("pinned kernel searched")))
+  monkeypatch.setattr(search, "beam_search",
+                      lambda *a, **k: (_ for _ in ()).throw(AssertionError("pinned kernel searched")))
   with Context(BEAM=2): _, spec = realize.get_runner(Device.DEFAULT, _mm_ast(pinned))
   assert spec.opts == pinned and not spec.beam
 
@@ -124,16 +126,19 @@ def test_gather_kernel_uses_real_indices(beam_env):
   items = _kernel_items(t[i])
   gathers = [si for si in items if search._reads_index_from_memory(si.ast)]
   assert gathers, "indexing by a tensor reads its indices from memory"
-  assert search.searchable(gathers[0].ast, have_real_inputs=False) is not None, "random indices would read out of bounds"
+  assert search.searchable(gathers[0].ast, have_real_inputs=False) is not None, (
+    "random indices would read out of bounds")
   with Context(BEAM=2): got = t[i].numpy()
   np.testing.assert_array_equal(got, table[idx])
-  assert any(e["name"] == gathers[0].ast.arg.name and not e["cached"] for e in search.log), "searched on the real indices"
+  assert any(e["name"] == gathers[0].ast.arg.name and not e["cached"]
+             for e in search.log), "searched on the real indices"
 
 def test_actions_fit_the_kernel():
   from teeny.codegen.render.c import CRenderer
   items = _kernel_items(Tensor.empty(64, 32) @ Tensor.empty(32, 48))
   acts = search.actions(normalized(items[0].ast, CRenderer()), CRenderer())
-  assert Opt(OptOps.UPCAST, 1, 16) in acts and not any(o.op in (OptOps.LOCAL, OptOps.GROUP) for o in acts), "C: no GPU Opts"
+  assert Opt(OptOps.UPCAST, 1, 16) in acts and not any(o.op in (OptOps.LOCAL, OptOps.GROUP)
+                                                       for o in acts), "C: no GPU Opts"
   assert search.neighbours((Opt(OptOps.UPCAST, 0, 4),)) == [(Opt(OptOps.UPCAST, 0, 3),), (Opt(OptOps.UPCAST, 0, 8),)]
 
 def test_same_output_tolerance():

@@ -43,7 +43,8 @@ def s_scatter_atomic(dev):
     i = UOp.range(n, 0, AxisType.GLOBAL)
     b = ids.index(i).load()
     ok = (b < bins).alu(Ops.AND, (b < 0).alu(Ops.XOR, UOp.const(dtypes.bool, True)))
-    return out.index(b).atomic("add", 1.0, mask=ok, sem=MemSem.Relaxed).end(i).sink(arg=KernelInfo(name="hist", opts_to_apply=()))
+    return out.index(b).atomic("add", 1.0, mask=ok, sem=MemSem.Relaxed).end(i).sink(
+      arg=KernelInfo(name="hist", opts_to_apply=()))
   ids = Tensor(np.arange(n, dtype=np.int32) % 11, device=dev)
   return Tensor.zeros(bins, device=dev).contiguous().realize().custom_kernel(ids, fxn=fxn)[0]
 
@@ -120,7 +121,8 @@ def test_renderer_functions_fit_on_a_screen():
   for path in (pathlib.Path(__file__).resolve().parents[2] / "teeny" / "codegen" / "render").glob("*.py"):
     for node in pyast.walk(pyast.parse(path.read_text())):
       if isinstance(node, (pyast.FunctionDef, pyast.AsyncFunctionDef)):
-        assert node.end_lineno - node.lineno + 1 <= 60, f"{path.name}: {node.name} is {node.end_lineno - node.lineno + 1} lines"
+        assert node.end_lineno - node.lineno + 1 <= 60, (f"{path.name}: {node.name} is "
+                                                         f"{node.end_lineno - node.lineno + 1} lines")
 
 def test_unused_atomic_is_a_statement():
   """An atomic whose old value nobody reads is a statement, also when the SINK lists it directly (no END)."""

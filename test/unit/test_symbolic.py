@@ -239,14 +239,16 @@ def expr_strategy():
     )
   return st.recursive(leaves, extend, max_leaves=8)
 
-@settings(max_examples=150, deadline=None, derandomize=True, database=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150, deadline=None, derandomize=True, database=None,
+          suppress_health_check=[HealthCheck.too_slow])
 @given(expr_strategy())
 def test_random_expressions_keep_their_values(e):
   out = simplify(e)
   assert_same_values(e, out)
   assert simplify(out) is out, "simplify did not reach a fixed point in one call"
 
-@settings(max_examples=100, deadline=None, derandomize=True, database=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=100, deadline=None, derandomize=True, database=None,
+          suppress_health_check=[HealthCheck.too_slow])
 @given(expr_strategy(), st.integers(0, 40))
 def test_random_comparisons_keep_their_values(e, k):
   assert_same_values(e < k, simplify(e < k))
@@ -273,9 +275,10 @@ def test_evaluator_matches_c():
 
 def test_regrouping_creates_no_overflow():
   """(r - 2**15) * 2**48 over r in [0, 2**16) fits int64; distributing it (r*2**48 - 2**63) does not: the rewrite must
-  leave it alone (C and OpenCL compilers assume signed math does not overflow). Where the terms fit, it still applies."""
+  leave it alone (C and OpenCL compilers assume signed math does not overflow). Where the terms fit, it still
+  applies."""
   r = UOp.range(2**16, 0).cast(dtypes.int64)
-  big = lambda v: UOp.const(dtypes.int64, v)  # noqa: E731
+  big = lambda v: UOp.const(dtypes.int64, v)
   e = simplify((r + big(-2**15)) * big(2**48))
   assert e.op is Ops.MUL and e.src[0].op is Ops.ADD, "distributed into terms that overflow int64"
   f = simplify((r * big(2**20)) * big(2**20))   # the folded factor 2**40 times r fits

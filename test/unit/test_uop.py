@@ -97,7 +97,8 @@ def test_toposort_each_node_once():
 def test_toposort_is_cached():
   u = (UOp.range(4, 0) + 2) * 3
   assert u.toposort.below is u.toposort.below
-  assert list(u.toposort)[-1] is u and u in u.toposort and u.src[0] in u.toposort and len(u.toposort) == len(list(u.toposort))
+  assert (list(u.toposort)[-1] is u and u in u.toposort and u.src[0] in u.toposort
+          and len(u.toposort) == len(list(u.toposort)))
 
 def test_dropped_graph_frees_its_buffer_without_gc():
   # no node may hold itself through a cache: a reference cycle keeps a BUFFER node (and its device memory) alive until
