@@ -97,7 +97,8 @@ def torch_mlp():
 def torch_cnn():
   import torch
   m = torch.nn.Sequential(torch.nn.Conv2d(1, 32, 3, padding=1), torch.nn.ReLU(), torch.nn.MaxPool2d(2),
-                          torch.nn.Conv2d(32, 32, 3, padding=1), torch.nn.ReLU(), torch.nn.Flatten(), torch.nn.Linear(512, 10))
+                          torch.nn.Conv2d(32, 32, 3, padding=1), torch.nn.ReLU(), torch.nn.Flatten(),
+                          torch.nn.Linear(512, 10))
   return torch_step(m, 3e-3, *data((1, 8, 8), 10, 64))
 
 def tinygrad_mlp(jit: bool = False):
@@ -140,7 +141,8 @@ def live_tensors(n: int) -> list:
   """n unrelated tensors: half realized (from numpy), half lazy (never realized)."""
   from teeny import Tensor
   rng = np.random.default_rng(1)
-  return [Tensor(rng.standard_normal(4).astype(np.float32)) for _ in range(n // 2)] + [Tensor.rand(4) + 1 for _ in range(n - n // 2)]
+  return ([Tensor(rng.standard_normal(4).astype(np.float32)) for _ in range(n // 2)] +
+          [Tensor.rand(4) + 1 for _ in range(n - n // 2)])
 
 def measure_teeny() -> dict[str, float]:
   """teeny's numbers for every case: steps/s for the Adam cases, ms per step for the SGD step with and without live
@@ -177,7 +179,8 @@ def jit_replay_overhead(n_kernels: int = 10, calls: int = 500) -> tuple[float, f
 def baseline_tree(commit: str) -> Path:
   """A detached worktree of `commit` under /tmp (made once, then reused)."""
   repo = Path(__file__).resolve().parents[2]
-  git = lambda *a: subprocess.run(["git", "-C", str(repo), *a], check=True, capture_output=True, text=True).stdout.strip()
+  git = lambda *a: subprocess.run(["git", "-C", str(repo), *a], check=True, capture_output=True,
+                                  text=True).stdout.strip()
   try: sha = git("rev-parse", "--verify", f"{commit}^{{commit}}")
   except subprocess.CalledProcessError as e:
     raise SystemExit(f"--baseline: {commit!r} is not a commit of {repo}: {e.stderr.strip()}")
@@ -191,7 +194,8 @@ def baseline_tree(commit: str) -> Path:
 def measure_in(tree: Path) -> dict[str, float]:
   """measure_teeny() in a fresh python with the teeny of `tree` (PYTHONPATH and cwd there)."""
   env = dict(os.environ, PYTHONPATH=str(tree), TEENY_BENCH_ROOT=str(tree))
-  r = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--worker"], cwd=tree, env=env, capture_output=True, text=True)
+  r = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--worker"], cwd=tree, env=env,
+                     capture_output=True, text=True)
   if r.returncode != 0: raise SystemExit(f"benchmark worker in {tree} failed:\n{r.stderr[-3000:]}")
   return json.loads(r.stdout.strip().splitlines()[-1])
 
@@ -231,8 +235,8 @@ def main():
   except ImportError: tver = "torch not installed"
   fmt = lambda v, w=8: f"{v:{w}.1f}" if v else f"{'-':>{w}s}"
   clock = "CPU time of the process (CLOCK=cpu)" if CLOCK is time.process_time else "wall time"
-  print(f"steps/s by {clock}, median of {CHUNKS} runs of {max(STEPS // CHUNKS, 1)} steps after {WARMUP} warm-up · {os.cpu_count()} cores · "
-        f"{tver}")
+  print(f"steps/s by {clock}, median of {CHUNKS} runs of {max(STEPS // CHUNKS, 1)} steps after {WARMUP} warm-up · "
+        f"{os.cpu_count()} cores · {tver}")
   if base is not None:
     print(f"teeny: this tree vs baseline {args.baseline} ({btree}), each the best of {ROUNDS} alternating fresh "
           "processes")
@@ -241,16 +245,18 @@ def main():
   for name, key, a, b, c in rows:
     line = f"{name:36s} {fmt(a)} {fmt(b)} {fmt(c, 9)} {(a / b if b else float('nan')):12.2f}"
     print(line + (f" {fmt(base[key], 9)} {a / base[key]:11.3f}" if base and key in base else ""))
-  print("TinyJit / without: " + ", ".join(f"{k} {cur[k + '_jit'] / cur[k]:.2f}x" for k in ("mlp", "cnn") if k + "_jit" in cur))
+  print("TinyJit / without: " +
+        ", ".join(f"{k} {cur[k + '_jit'] / cur[k]:.2f}x" for k in ("mlp", "cnn") if k + "_jit" in cur))
   if base:
     spread = lambda who, k: "..".join(f"{f(r[k] for r in runs[who]):.1f}" for f in (min, max))
     print("spread over rounds (min..max), this tree | baseline: " +
           "; ".join(f"{k} {spread('cur', k)} | {spread('base', k)}" for k in ("mlp", "cnn", "sgd_ms", "sgd_live_ms")))
   call_us, loop_us = jit_replay_overhead()
-  print(f"TinyJit replay of 10 near-empty kernels (teeny of this tree): {call_us:.1f} us per kernel for the whole call, "
+  print(f"TinyJit replay of 10 near-empty kernels (teeny of this tree): "
+        f"{call_us:.1f} us per kernel for the whole call, "
         f"{loop_us:.1f} us per kernel in the launch loop")
-  print(f"\nSGD step, MLP 784-128-10 batch 128, ms/step over {LIVE_STEPS} steps (lower is better); {N_LIVE:,} live tensors: "
-        "half realized, half lazy")
+  print(f"\nSGD step, MLP 784-128-10 batch 128, ms/step over {LIVE_STEPS} steps (lower is better); {N_LIVE:,} live "
+        "tensors: half realized, half lazy")
   print(f"{'':36s} {'no extra':>9s} {f'{N_LIVE:,} live':>12s} {'live/none':>10s}")
   for label, r in [("teeny", cur)] + ([(f"teeny baseline {args.baseline}", base)] if base else []):
     print(f"{label:36s} {r['sgd_ms']:9.2f} {r['sgd_live_ms']:12.2f} {r['sgd_live_ms'] / r['sgd_ms']:10.2f}")

@@ -1,7 +1,7 @@
 """GPU kernel shaping, shared by the CUDA, HIP and OpenCL renderers: which ranges become grid and thread indices and the
-launch dims that follow from them (grid_map, launch_dims), the grid-mapping pass (map_to_grid) and the pass that combines
-a grouped reduce's lanes (insert_tree_reduces). The choices (grouped reduces, register tiles, LOCAL splits) are Opts
-(codegen/opt.py); the GPU languages' C-family base is codegen/render/gpu.py."""
+launch dims that follow from them (grid_map, launch_dims), the grid-mapping pass (map_to_grid) and the pass that
+combines a grouped reduce's lanes (insert_tree_reduces). The choices (grouped reduces, register tiles, LOCAL splits)
+are Opts (codegen/opt.py); the GPU languages' C-family base is codegen/render/gpu.py."""
 from __future__ import annotations
 from dataclasses import dataclass
 from teeny.dtype import dtypes

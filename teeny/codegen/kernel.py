@@ -93,7 +93,8 @@ def pass_apply_opts(ast: UOp, ctx: Compile) -> UOp:
   return apply_opts(ast, ctx.opts, ctx.renderer)
 
 def pass_grid(ast: UOp, ctx: Compile) -> UOp:
-  """GPU: a plain scheduled kernel's GLOBAL ranges flattened into one, which grid_map spreads over blocks and threads."""
+  """GPU: a plain scheduled kernel's GLOBAL ranges flattened into one, which grid_map spreads over blocks and
+  threads."""
   return map_to_grid(ast) if ctx.heuristic and ctx.gpu_plain else ast
 
 PASSES: list[tuple[str, Callable[[UOp, Compile], UOp]]] = [
@@ -123,7 +124,8 @@ def get_program(ast: UOp, renderer, opts: tuple | list | None = None) -> Program
     if DEBUG >= 5: print(f"--- {info.name} after {name}{f': {list(ctx.opts)}' if name == 'choose opts' else ''}\n{ast}")
   uops = linearize(ast)
   if getattr(renderer, "is_gpu", False): uops = insert_tree_reduces(uops)
-  if DEBUG >= 5: print(f"--- {info.name} linearized\n" + "\n".join(f"{i:4d} {u.op.name:12s} {u.dtype} {u.arg}" for i, u in enumerate(uops)))
+  if DEBUG >= 5: print(f"--- {info.name} linearized\n" +
+                       "\n".join(f"{i:4d} {u.op.name:12s} {u.dtype} {u.arg}" for i, u in enumerate(uops)))
   src = renderer.render(info.name, uops)
   params = [(u.arg[0], u.dtype.base, u.arg[1]) for u in uops if u.op is Ops.DEFINE_GLOBAL]
   gl = [r.src[0].arg for r in uops if r.op is Ops.RANGE and r.arg[1] is AxisType.GLOBAL and r.src[0].op is Ops.CONST]

@@ -116,7 +116,8 @@ def linearize(sink: UOp) -> list[UOp]:
   # kernel-private arrays (Opt STAGE) are declared once, before any loop
   for v in sorted([u for u in sink.toposort if u.op is Ops.DEFINE_LOCAL], key=lambda u: u.arg[0]): lin.out.append(v)
   # parallel (GLOBAL) ranges are outermost and shared by every effect
-  glob = sorted([u for u in sink.toposort if u.op is Ops.RANGE and u.arg[1] in (AxisType.GLOBAL, AxisType.LOCAL)], key=range_key)
+  glob = sorted([u for u in sink.toposort if u.op is Ops.RANGE and u.arg[1] in (AxisType.GLOBAL, AxisType.LOCAL)],
+                key=range_key)
   for r in glob: lin.open_range(r)
   # a SINK may list placeholders it never touches (a custom kernel's parameters then still match its call)
   for e in sink.src:

@@ -24,7 +24,8 @@ kernels (`KernelInfo(opts_to_apply=[...])`) therefore speak one language, and th
                     panel of a matmul-like reduce, read at a stride of a row per step, becomes one contiguous stream)
   TC                reserved for tensor cores (not implemented: always refused)
 
-An Opt that does not fit the kernel raises `KernelOptError` (a ValueError) naming the axis and its size; BEAM skips it."""
+An Opt that does not fit the kernel raises `KernelOptError` (a ValueError) naming the axis and its size; BEAM skips
+it."""
 from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, cast
@@ -35,8 +36,8 @@ from teeny.uop.rewrite import graph_rewrite
 from teeny.uop.symbolic import symbolic, decompose
 
 class OptOps(FastEnum):
-  UPCAST = auto(); UNROLL = auto(); LOCAL = auto(); GROUP = auto(); PADTO = auto(); SWAP = auto()  # noqa: E702
-  NOLOCALS = auto(); TC = auto(); LOOP = auto(); STAGE = auto()  # noqa: E702
+  UPCAST = auto(); UNROLL = auto(); LOCAL = auto(); GROUP = auto(); PADTO = auto(); SWAP = auto()
+  NOLOCALS = auto(); TC = auto(); LOOP = auto(); STAGE = auto()
   def __repr__(self): return f"OptOps.{self.name}"
 
 @dataclass(frozen=True)
@@ -52,7 +53,8 @@ class KernelOptError(ValueError):
 GPU_LOCAL = getenv("GPU_LOCAL", 256)        # threads per block of elementwise kernels, lanes of a grouped reduce
 GROUP_MIN_REDUCE = 256                     # a reduce at least this long may be spread over a block's lanes
 GPU_UPCAST = tuple(int(x) for x in getenv("GPU_UPCAST", "4,8").split(","))   # GPU register tile: contiguous, other axis
-UPCAST_ID, LOCAL_ID, LOOP_ID, STAGE_ID = 100, 200, 300, 400   # the id of the range an UPCAST/UNROLL (LOCAL, LOOP) splits off axis a: 100+a...
+# the id of the range an UPCAST/UNROLL (LOCAL, LOOP) splits off axis a: 100+a...
+UPCAST_ID, LOCAL_ID, LOOP_ID, STAGE_ID = 100, 200, 300, 400
 _SPLITTABLE = (AxisType.GLOBAL, AxisType.LOOP, AxisType.REDUCE)
 
 def lane_special(lanes: int) -> UOp:
@@ -102,7 +104,8 @@ def replace_range(ast: UOp, r: UOp, value: UOp, ranges: tuple[UOp, ...]) -> UOp:
   for n in ast.toposort:
     src = tuple(memo[s] for s in n.src)
     if n.op is Ops.END and r in n.src[1:]:
-      src = (src[0],) + tuple(dict.fromkeys(x for s, m in zip(n.src[1:], src[1:]) for x in (ranges if s is r else (m,))))
+      src = (src[0],) + tuple(dict.fromkeys(x for s, m in zip(n.src[1:], src[1:])
+                                            for x in (ranges if s is r else (m,))))
     memo[n] = value if n is r else n if all(a is b for a, b in zip(src, n.src)) else n.replace(src=src)
   return memo[ast]
 
@@ -126,12 +129,15 @@ def _describe(ast: UOp) -> str:
 def _axis(ast: UOp, opt: Opt, kinds: tuple[AxisType, ...]) -> tuple[UOp, int]:
   """The range `opt.axis` names, checked to be of one of `kinds` with a constant size; (range, size)."""
   found = [r for r in ranges_of(ast) if r.arg[0] == opt.axis]
-  if not found: raise KernelOptError(f"{opt.op.name}: the kernel has no axis {opt.axis}; its axes (id, kind, size) are {_describe(ast)}")
+  if not found:
+    raise KernelOptError(f"{opt.op.name}: the kernel has no axis {opt.axis}; its axes (id, kind, size) are "
+                         f"{_describe(ast)}")
   r = found[0]
   if r.arg[1] not in kinds:
     raise KernelOptError(f"{opt.op.name} axis {opt.axis} (size {r.src[0].arg}) is a {r.arg[1].name} range; "
                          f"{opt.op.name} applies to {'/'.join(k.name for k in kinds)} ranges")
-  if (size := const_size(r)) is None: raise KernelOptError(f"{opt.op.name} axis {opt.axis} has a symbolic size ({r.src[0]}); it needs a constant")
+  if (size := const_size(r)) is None:
+    raise KernelOptError(f"{opt.op.name} axis {opt.axis} has a symbolic size ({r.src[0]}); it needs a constant")
   return r, size
 
 def _amount(opt: Opt, size: int, divides: bool = True) -> int:
@@ -139,7 +145,8 @@ def _amount(opt: Opt, size: int, divides: bool = True) -> int:
   if not isinstance(n, int) or isinstance(n, bool) or n < 2:
     raise KernelOptError(f"{opt.op.name} axis {opt.axis} (size {size}): the amount must be an int >= 2, got {n!r}")
   if divides and size % n != 0:
-    raise KernelOptError(f"{opt.op.name} axis {opt.axis} (size {size}) by {n}: {size} is not a multiple of {n} (PADTO it first)")
+    raise KernelOptError(f"{opt.op.name} axis {opt.axis} (size {size}) by {n}: {size} is not a multiple of {n} "
+                         "(PADTO it first)")
   return n
 
 def _fresh_id(ast: UOp, want: int) -> int:
@@ -151,16 +158,20 @@ def _need_gpu(opt: Opt, renderer):
   if not getattr(renderer, "is_gpu", False):
     raise KernelOptError(f"{opt.op.name} needs a GPU renderer (threads in blocks); {type(renderer).__name__} has none")
 
-def _reduces_over(ast: UOp, r: UOp) -> list[UOp]: return [u for u in ast.toposort if u.op is Ops.REDUCE and r in u.src[1:]]
+def _reduces_over(ast: UOp, r: UOp) -> list[UOp]:
+  return [u for u in ast.toposort if u.op is Ops.REDUCE and r in u.src[1:]]
 
 def _split_off(ast: UOp, opt: Opt, kind: AxisType) -> UOp:
-  """UPCAST/UNROLL (and LOCAL): r -> r_outer*n + inner, inner a new range of `kind`. On a REDUCE axis the reduce is split
-  in two, REDUCE(REDUCE(x[r_outer*n + lane], r_outer), lane): n partial results combined at the end."""
-  r, size = _axis(ast, opt, {AxisType.LOCAL: (AxisType.GLOBAL,), AxisType.LOOP: (AxisType.GLOBAL, AxisType.LOOP)}.get(kind, _SPLITTABLE))
+  """UPCAST/UNROLL (and LOCAL): r -> r_outer*n + inner, inner a new range of `kind`. On a REDUCE axis the reduce is
+  split in two, REDUCE(REDUCE(x[r_outer*n + lane], r_outer), lane): n partial results combined at the end."""
+  r, size = _axis(ast, opt, {AxisType.LOCAL: (AxisType.GLOBAL,),
+                             AxisType.LOOP: (AxisType.GLOBAL, AxisType.LOOP)}.get(kind, _SPLITTABLE))
   n = _amount(opt, size)
   outer = UOp.range(size // n, r.arg[0], r.arg[1])
-  inner = UOp.range(n, _fresh_id(ast, {AxisType.LOCAL: LOCAL_ID, AxisType.LOOP: LOOP_ID}.get(kind, UPCAST_ID) + r.arg[0]), kind)
-  if r.arg[1] is not AxisType.REDUCE: return graph_rewrite(replace_range(ast, r, outer * n + inner, (outer, inner)), symbolic)
+  inner = UOp.range(n, _fresh_id(ast, {AxisType.LOCAL: LOCAL_ID, AxisType.LOOP: LOOP_ID}.get(kind, UPCAST_ID)
+                                 + r.arg[0]), kind)
+  if r.arg[1] is not AxisType.REDUCE:
+    return graph_rewrite(replace_range(ast, r, outer * n + inner, (outer, inner)), symbolic)
   mapping = {}
   for red in _reduces_over(ast, r):
     rest = tuple(outer if x is r else x for x in red.src[1:])
@@ -186,7 +197,8 @@ def _padto(ast: UOp, opt: Opt) -> UOp:
   if size % n == 0: raise KernelOptError(f"PADTO axis {opt.axis} (size {size}) to {n}: already a multiple of {n}")
   topo = list(ast.toposort)
   if any(u.op in (Ops.ATOMIC, Ops.ATOMIC_CAS, Ops.CUSTOM, Ops.BARRIER) for u in topo):
-    raise KernelOptError(f"PADTO axis {opt.axis} (size {size}): the kernel has atomics or custom code that cannot be masked")
+    raise KernelOptError(f"PADTO axis {opt.axis} (size {size}): the kernel has atomics or custom code that cannot be "
+                         "masked")
   if any(u.op in (Ops.IDIV, Ops.MOD) and u.dtype.kind in "iu" and u.src[1].op is not Ops.CONST for u in topo):
     raise KernelOptError(f"PADTO axis {opt.axis} (size {size}): an integer division by a loaded value would divide by "
                          "the masked loads' 0")
@@ -196,7 +208,9 @@ def _padto(ast: UOp, opt: Opt) -> UOp:
     mapping = {}
     for red in _reduces_over(ast, r):
       val = _gate_loads(red.src[0].substitute({r: new}), new, valid)
-      mapping[red] = UOp(Ops.REDUCE, red.dtype, (valid.where(val, _identity(red)),) + tuple(new if x is r else x for x in red.src[1:]), red.arg)
+      mapping[red] = UOp(Ops.REDUCE, red.dtype,
+                         (valid.where(val, _identity(red)),) + tuple(new if x is r else x for x in red.src[1:]),
+                         red.arg)
     return graph_rewrite(ast.substitute(mapping), symbolic)
   ast = _gate_loads(replace_range(ast, r, new, (new,)), new, valid)
   targets = {u.src[0] for u in ast.toposort if u.op is Ops.STORE and new in u.src[0].toposort}
@@ -213,14 +227,19 @@ def _group(ast: UOp, opt: Opt) -> UOp:
   r, size = _axis(ast, opt, (AxisType.REDUCE,))
   n = opt.arg
   if not isinstance(n, int) or n < 2 or n > 1024 or n & (n - 1):
-    raise KernelOptError(f"GROUP axis {opt.axis} (size {size}): the lane count must be a power of two in 2..1024, got {n!r}")
+    raise KernelOptError(f"GROUP axis {opt.axis} (size {size}): the lane count must be a power of two in 2..1024, "
+                         f"got {n!r}")
   topo = list(ast.toposort)
   if any(u.op in (Ops.ATOMIC, Ops.ATOMIC_CAS, Ops.CUSTOM, Ops.BARRIER) for u in topo) or \
-     any(u.op is Ops.RANGE and u.arg[1] in (AxisType.LOCAL, AxisType.UPCAST, AxisType.UNROLL, AxisType.LOOP) for u in topo):
-    raise KernelOptError(f"GROUP axis {opt.axis} (size {size}): only a kernel of GLOBAL and REDUCE ranges (no LOCAL, UPCAST, "
+     any(u.op is Ops.RANGE and u.arg[1] in (AxisType.LOCAL, AxisType.UPCAST, AxisType.UNROLL, AxisType.LOOP)
+         for u in topo):
+    raise KernelOptError(f"GROUP axis {opt.axis} (size {size}): only a kernel of GLOBAL and REDUCE ranges "
+                         "(no LOCAL, UPCAST, "
                          "UNROLL or LOOP ranges, atomics or custom code) can group a reduce; apply GROUP first")
-  if (other := next((u for u in topo if u.op is Ops.SPECIAL and u.arg[0] == "lidx0"), None)) is not None and other.arg[1] != n:
-    raise KernelOptError(f"GROUP axis {opt.axis} (size {size}) by {n}: the kernel's reduces are grouped by {other.arg[1]} lanes already")
+  if (other := next((u for u in topo if u.op is Ops.SPECIAL and u.arg[0] == "lidx0"),
+                    None)) is not None and other.arg[1] != n:
+    raise KernelOptError(f"GROUP axis {opt.axis} (size {size}) by {n}: the kernel's reduces are grouped by "
+                         f"{other.arg[1]} lanes already")
   reds = _reduces_over(ast, r)
   allreds = [u for u in topo if u.op is Ops.REDUCE]
   if any(a is not b and (a in b.src[0].toposort or b in a.src[0].toposort) for a in reds for b in allreds):
@@ -243,9 +262,9 @@ def _nolocals(ast: UOp, opt: Opt) -> UOp:
   return ast
 
 def _stage(ast: UOp, opt: Opt, renderer) -> UOp:
-  """STAGE: see the module docstring. Refused on GPUs, for a buffer with no single unmasked load inside a reduce, when the
-  load depends on no GLOBAL range or on every one (nothing to reuse the copy), and when the copy would not fit half of
-  the target's L2."""
+  """STAGE: see the module docstring. Refused on GPUs, for a buffer with no single unmasked load inside a reduce, when
+  the load depends on no GLOBAL range or on every one (nothing to reuse the copy), and when the copy would not fit half
+  of the target's L2."""
   if getattr(renderer, "is_gpu", False) or getattr(renderer, "lang", "C") != "C":
     raise KernelOptError("STAGE packs a load into a kernel-private array of the C renderer; this renderer has none")
   if any(u.op in (Ops.ATOMIC, Ops.ATOMIC_CAS, Ops.CUSTOM, Ops.BARRIER, Ops.SPECIAL) for u in ast.toposort):
@@ -254,7 +273,8 @@ def _stage(ast: UOp, opt: Opt, renderer) -> UOp:
   loads = {u for red in reds for u in red.src[0].toposort if u.op is Ops.LOAD and u.src[0].op is Ops.INDEX and
            u.src[0].src[0].op is Ops.DEFINE_GLOBAL and u.src[0].src[0].arg[0] == opt.arg}
   if len(loads) != 1 or len((ld := next(iter(loads))).src[0].src) != 2:
-    raise KernelOptError(f"STAGE {opt.arg}: the kernel's reduces read buffer {opt.arg} through {len(loads)} loads; STAGE "
+    raise KernelOptError(f"STAGE {opt.arg}: the kernel's reduces read buffer {opt.arg} through {len(loads)} loads; "
+                         "STAGE "
                          "needs exactly one, unmasked")
   idx = ld.src[0]
   rngs = [x for x in idx.src[1].toposort if x.op is Ops.RANGE]
@@ -262,7 +282,8 @@ def _stage(ast: UOp, opt: Opt, renderer) -> UOp:
   glob = global_ranges(ast)
   free = [g for g in glob if g not in rngs]
   if not any(x.arg[1] is AxisType.REDUCE for x in inner) or not free or len(free) == len(glob):
-    raise KernelOptError(f"STAGE {opt.arg}: the load must move along a reduce and depend on some GLOBAL ranges but not all "
+    raise KernelOptError(f"STAGE {opt.arg}: the load must move along a reduce and depend on some GLOBAL ranges but "
+                         "not all "
                          f"(it depends on {[x.arg[0] for x in rngs]}; the kernel's axes are {_describe(ast)})")
   if any(const_size(x) is None for x in inner + free):
     raise KernelOptError(f"STAGE {opt.arg}: a range of the staged slice has a symbolic size")
@@ -295,7 +316,8 @@ def apply_opt(ast: UOp, opt: Opt, renderer) -> UOp:
   if not isinstance(opt, Opt): raise KernelOptError(f"expected an Opt, got {opt!r}")
   if opt.op is OptOps.TC: raise KernelOptError("TC (tensor cores) is reserved: no renderer implements it yet")
   if any(u.op is Ops.DEFINE_LOCAL for u in ast.toposort):
-    raise KernelOptError(f"{opt.op.name} after STAGE: STAGE must be the last Opt (its copy is laid out for the ranges as "
+    raise KernelOptError(f"{opt.op.name} after STAGE: STAGE must be the last Opt (its copy is laid out for the "
+                         "ranges as "
                          "they are when it applies)")
   if opt.op in (OptOps.LOCAL, OptOps.GROUP, OptOps.NOLOCALS): _need_gpu(opt, renderer)
   if opt.op is OptOps.UPCAST: return _split_off(ast, opt, AxisType.UPCAST)
@@ -305,7 +327,8 @@ def apply_opt(ast: UOp, opt: Opt, renderer) -> UOp:
     if ranges_of(ast, AxisType.GROUP): raise KernelOptError(f"LOCAL axis {opt.axis}: the kernel has a grouped reduce")
     out = _split_off(ast, opt, AxisType.LOCAL)
     if len(global_ranges(out)) > 3 or len(ranges_of(out, AxisType.LOCAL)) > 3:
-      raise KernelOptError(f"LOCAL axis {opt.axis}: a GPU kernel with LOCAL ranges has at most 3 GLOBAL and 3 LOCAL ranges")
+      raise KernelOptError(f"LOCAL axis {opt.axis}: a GPU kernel with LOCAL ranges has at most 3 GLOBAL and 3 LOCAL "
+                           "ranges")
     return out
   if opt.op is OptOps.GROUP: return _group(ast, opt)
   if opt.op is OptOps.PADTO: return _padto(ast, opt)
@@ -315,7 +338,8 @@ def apply_opt(ast: UOp, opt: Opt, renderer) -> UOp:
   raise KernelOptError(f"unknown Opt {opt!r}")
 
 def apply_opts(ast: UOp, opts, renderer) -> UOp:
-  """The kernel with `opts` applied in order; its SINK's KernelInfo records the list (opts_to_apply = what was applied)."""
+  """The kernel with `opts` applied in order; its SINK's KernelInfo records the list (opts_to_apply = what was
+  applied)."""
   opts = tuple(opts)
   for o in opts: ast = apply_opt(ast, o, renderer)
   info = ast.arg if isinstance(ast.arg, KernelInfo) else KernelInfo()
@@ -333,8 +357,8 @@ def _streaming_loads(red: UOp) -> list[UOp]:
   return [u.src[0] for u in red.src[0].toposort if u.op is Ops.LOAD and any(r in rr for r in u.src[0].toposort)]
 
 def _tile_opts(ast: UOp, loads: list[UOp], first: tuple[int, ...], second: int, min_mult: int) -> list[Opt]:
-  """Register tiling for a matmul-like reduce: `first` outputs along an axis some load reads contiguously (vector loads),
-  `second` along an axis one of those loads does not depend on (each load reused)."""
+  """Register tiling for a matmul-like reduce: `first` outputs along an axis some load reads contiguously (vector
+  loads), `second` along an axis one of those loads does not depend on (each load reused)."""
   glob = [g for g in global_ranges(ast) if const_size(g) is not None]
   for amount in first:
     cands = [g for g in reversed(glob) if g.src[0].arg % amount == 0 and g.src[0].arg >= amount * min_mult and
@@ -349,10 +373,10 @@ def _tile_opts(ast: UOp, loads: list[UOp], first: tuple[int, ...], second: int, 
   return opts + ([Opt(OptOps.UPCAST, others[0].arg[0], second)] if others else [])
 
 def _dot_tile_opts(ast: UOp, red: UOp, lanes: int, regs: int) -> list[Opt]:
-  """Register tiling for a reduce whose loads all run contiguously along its reduce axis and along no output axis (x @ w.T,
-  a Linear's forward): A x B outputs, each a vector of `lanes` partial sums along the reduce axis (UPCAST on it,
-  combined once at the end), so each step loads A + B vectors for A*B multiply-adds, A*B + A + B registers. Without it
-  each output was a dot product of its own (a 128x128x784 matmul on 2 cores: 15-25 GFLOP/s, with the tile 60-73)."""
+  """Register tiling for a reduce whose loads all run contiguously along its reduce axis and along no output axis
+  (x @ w.T, a Linear's forward): A x B outputs, each a vector of `lanes` partial sums along the reduce axis (UPCAST on
+  it, combined once at the end), so each step loads A + B vectors for A*B multiply-adds, A*B + A + B registers. Without
+  it each output was a dot product of its own (a 128x128x784 matmul on 2 cores: 15-25 GFLOP/s, with the tile 60-73)."""
   loads = _streaming_loads(red)
   if len(red.src) != 2 or len(loads) < 2: return []
   r = red.src[1]
@@ -402,7 +426,8 @@ def lane_split_opts(ast: UOp, lanes: int = 8) -> list[Opt]:
   if len(reds) != 1 or reds[0].arg not in (Ops.MAX, Ops.MIN) or len(reds[0].src) != 2: return []
   red, r = reds[0], reds[0].src[1]
   if (n := const_size(r)) is None: return []
-  if not any(coefficient(ld.src[1], r) == 1 for ld in (u.src[0] for u in red.src[0].toposort if u.op is Ops.LOAD)): return []
+  if not any(coefficient(ld.src[1], r) == 1 for ld in (u.src[0] for u in red.src[0].toposort if u.op is Ops.LOAD)):
+    return []
   k = next((k for k in (2 * lanes, lanes) if n % k == 0 and n >= 4 * k), None)
   return [Opt(OptOps.UPCAST, r.arg[0], k)] if k is not None else []
 
@@ -416,8 +441,8 @@ def gpu_plain(ast: UOp) -> bool:
 def _contiguous_in(loads: list[UOp], r: UOp) -> bool: return any(coefficient(ld.src[1], r) == 1 for ld in loads)
 
 def _groupable(ast: UOp) -> bool:
-  """A reduce long enough to share between lanes, with outputs too few to fill the GPU or laid out so that one thread per
-  output would read memory with a large stride."""
+  """A reduce long enough to share between lanes, with outputs too few to fill the GPU or laid out so that one thread
+  per output would read memory with a large stride."""
   reds = [u for u in ast.toposort if u.op is Ops.REDUCE]
   if not reds or any(r is not s and s in r.src[0].toposort for r in reds for s in reds): return False
   if any(const_size(r) is None for red in reds for r in red.src[1:]): return False
@@ -435,7 +460,8 @@ def gpu_opts(ast: UOp) -> list[Opt]:
   tiles for a matmul-like reduce (GPU_UPCAST outputs per thread)."""
   if not gpu_plain(ast): return []
   if _groupable(ast):
-    return list(dict.fromkeys(Opt(OptOps.GROUP, red.src[1].arg[0], GPU_LOCAL) for red in ast.toposort if red.op is Ops.REDUCE))
+    return list(dict.fromkeys(Opt(OptOps.GROUP, red.src[1].arg[0], GPU_LOCAL) for red in ast.toposort
+                              if red.op is Ops.REDUCE))
   reds = [u for u in ast.toposort if u.op is Ops.REDUCE]
   if len(reds) != 1: return []
   loads = [x.src[0] for x in reds[0].src[0].toposort if x.op is Ops.LOAD]

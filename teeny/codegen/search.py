@@ -31,7 +31,8 @@ BEAM_MAGIC = b"TEENYBEAM1\n"
 _TMP_PREFIX = ".tmp_"         # the compile cache's prefix for half-written files (evicted when an hour old)
 MAX_UPCAST = 128              # most accumulator/register elements (UPCAST x UNROLL sizes) a candidate may have, unless
                               # the renderer names its register file (register_elems)
-REF_MAX_ITERS = 1 << 26       # an unoptimised kernel running its innermost body more often is too slow to be the reference
+REF_MAX_ITERS = 1 << 26       # an unoptimised kernel running its innermost body more often is too slow to be the
+                              # reference
 # the last search's figures (benchmarks and tests read them): kernel name, candidates tried, wrong outputs, seconds,
 # whether the list came from the disk cache
 last: dict[str, Any] = {}
@@ -42,7 +43,8 @@ def _record(**kw):
   last.update(kw)
   log.append(dict(kw))
   del log[:-100]
-UPCASTS, UNROLLS, LOCALS, GROUPS, LOOPS = (2, 3, 4, 8, 16, 32), (2, 4, 8, 16), (2, 4, 8, 16, 32), (16, 32, 64, 128, 256), (4, 8)
+UPCASTS, UNROLLS, LOCALS, GROUPS, LOOPS = ((2, 3, 4, 8, 16, 32), (2, 4, 8, 16), (2, 4, 8, 16, 32),
+                                          (16, 32, 64, 128, 256), (4, 8))
 
 # ---- which kernels, and which actions
 
@@ -54,7 +56,8 @@ def searchable(ast: UOp, have_real_inputs: bool) -> str | None:
   """None when BEAM may search this kernel, else why not."""
   topo = list(ast.toposort)
   if any(u.op is Ops.DEFINE_VAR for u in topo): return "symbolic sizes (DEFINE_VAR)"
-  if any(u.op in (Ops.CUSTOM, Ops.ATOMIC, Ops.ATOMIC_CAS, Ops.BARRIER, Ops.SPECIAL) for u in topo): return "hand-written code"
+  if any(u.op in (Ops.CUSTOM, Ops.ATOMIC, Ops.ATOMIC_CAS, Ops.BARRIER, Ops.SPECIAL) for u in topo):
+    return "hand-written code"
   if not any(u.op is Ops.RANGE for u in topo): return "no loops"
   if _reads_index_from_memory(ast) and not have_real_inputs: return "reads indices from memory and no real inputs given"
   return None
@@ -76,10 +79,11 @@ def actions(ast: UOp, renderer) -> list[Opt]:
     else:
       out += [Opt(OptOps.UPCAST, a, n) for n in upcast_amounts(renderer) if size % n == 0]
       if gpu: out += [Opt(OptOps.LOCAL, a, n) for n in LOCALS if size % n == 0]
-      # LOOP (cache blocking with a SWAP) only when BEAM_LOOP=1: on the 2-core machines it measured no faster on a 1024^3
-      # matmul, and it doubles the candidates of each step
+      # LOOP (cache blocking with a SWAP) only when BEAM_LOOP=1: on the 2-core machines it measured no faster on a
+      # 1024^3 matmul, and it doubles the candidates of each step
       elif getenv("BEAM_LOOP", 0): out += [Opt(OptOps.LOOP, a, n) for n in LOOPS if size % n == 0 and size > n]
-  out += [Opt(OptOps.SWAP, a.arg[0], b.arg[0]) for i, a in enumerate(rngs) for b in rngs[i + 1:] if a.arg[1] is b.arg[1]]
+  out += [Opt(OptOps.SWAP, a.arg[0], b.arg[0]) for i, a in enumerate(rngs) for b in rngs[i + 1:]
+          if a.arg[1] is b.arg[1]]
   if gpu: out.append(Opt(OptOps.NOLOCALS))
   # C: pack a reduce's load into a kernel-private array (a matmul's B panel: one contiguous stream instead of a row per
   # step; 1024^3 float32 on a Zen 3 core: 28 -> 66 GFLOP/s with the heuristics' 4x16 tile)
@@ -92,7 +96,8 @@ def actions(ast: UOp, renderer) -> list[Opt]:
 def neighbours(opts: tuple[Opt, ...], upcasts: tuple[int, ...] = UPCASTS) -> list[tuple[Opt, ...]]:
   """The list with one Opt's amount changed to the next smaller or larger (UPCAST 0 4 -> UPCAST 0 3 or 8): a step that
   extending a list cannot make."""
-  amounts = {OptOps.UPCAST: upcasts, OptOps.UNROLL: UNROLLS, OptOps.LOCAL: LOCALS, OptOps.GROUP: GROUPS, OptOps.LOOP: (2, 4, 8, 16)}
+  amounts = {OptOps.UPCAST: upcasts, OptOps.UNROLL: UNROLLS, OptOps.LOCAL: LOCALS, OptOps.GROUP: GROUPS,
+             OptOps.LOOP: (2, 4, 8, 16)}
   out = []
   for i, o in enumerate(opts):
     if o.op not in amounts or o.arg not in amounts[o.op]: continue
@@ -200,7 +205,8 @@ def cache_path(ast: UOp, dev: Any, amt: int) -> str:
   key = f"beam1\n{amt}\n{dev.name}\n{type(dev.renderer).__name__}\n{comp}\n{_ast_text(ast)}"
   return os.path.join(cache_dir(), f"BEAM_{hashlib.sha256(key.encode()).hexdigest()[:32]}")
 
-def _opts_to_json(opts: tuple[Opt, ...]) -> bytes: return json.dumps([[o.op.name, o.axis, o.arg] for o in opts]).encode()
+def _opts_to_json(opts: tuple[Opt, ...]) -> bytes:
+  return json.dumps([[o.op.name, o.axis, o.arg] for o in opts]).encode()
 def _opts_from_json(data: bytes) -> tuple[Opt, ...]:
   return tuple(Opt(OptOps[op], axis, arg) for op, axis, arg in json.loads(data.decode()))
 
@@ -272,8 +278,8 @@ class Search:
     return get_program(self.ast, self.dev.renderer, opts=opts)
 
   def compile(self, spec: ProgramSpec) -> bytes:
-    """Compile one candidate (thread-safe: a subprocess; through the compile cache, so the chosen one is a hit when it is
-    built for good and a second search of the same kernel compiles nothing)."""
+    """Compile one candidate (thread-safe: a subprocess; through the compile cache, so the chosen one is a hit when it
+    is built for good and a second search of the same kernel compiles nothing)."""
     return self.dev.compiler.compile_cached(spec.src)
 
   def fits(self, opts: tuple[Opt, ...], cap: int | None = None) -> bool:
@@ -302,7 +308,8 @@ class Search:
       self.run_s += time.perf_counter() - st
       if DEBUG >= 3: print(f"BEAM   {list(spec.opts)}: WRONG OUTPUT, discarded")
       return None
-    # best of 3 for a candidate near the best so far; one run for one far behind (a loaded machine's noise is within 1.5x)
+    # best of 3 for a candidate near the best so far; one run for one far behind (a loaded machine's noise is within
+    # 1.5x)
     while repeat and len(times) < 3 and min(times) < 1.5 * best: times.append(prg(*self.inputs.opaque, **kw))
     self.run_s += time.perf_counter() - st
     if DEBUG >= 3: print(f"BEAM   {list(spec.opts)}: {min(times)*1e6:.0f} us")
@@ -350,7 +357,8 @@ def beam_search(ast: UOp, dev: Any, amt: int, real: list[Any] | None = None) -> 
   st = time.perf_counter()
   path = cache_path(ast, dev, amt)
   if CACHELEVEL and (hit := read_cached(path)) is not None:
-    _record(name=getattr(ast.arg, "name", "?"), tried=0, mismatches=0, seconds=time.perf_counter() - st, cached=True, opts=hit)
+    _record(name=getattr(ast.arg, "name", "?"), tried=0, mismatches=0, seconds=time.perf_counter() - st, cached=True,
+            opts=hit)
     return hit
   timeout, max_cands = float(getenv("BEAM_TIMEOUT", 60)), int(getenv("BEAM_MAX_CANDIDATES", 400))
   s = Search(ast, dev, real)

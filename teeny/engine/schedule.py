@@ -57,10 +57,12 @@ NESTED_REDUCE_MIN = 1024
 # GELU inside the matmul that takes its weight gradient: erf per multiply-add made tiny_gpt's step 30x slower). One
 # that costs at least RECOMPUTE_COST (a transcendental op counts 8, a division or square root 4, any other ALU op 1)
 # and is expanded at least RECOMPUTE_MIN_FACTOR times gets its own buffer: one store and a load instead. So does a
-# cheaper one whose work times its expansion reaches RECOMPUTE_WORK: a ReLU's gradient mask (add, compare, select) in the
-# matmul that takes the weight gradient was recomputed for each of 784 columns, a 128x784x128 kernel at 17 GFLOP/s.
+# cheaper one whose work times its expansion reaches RECOMPUTE_WORK: a ReLU's gradient mask (add, compare, select)
+# in the matmul that takes the weight gradient was recomputed for each of 784 columns, a 128x784x128 kernel at
+# 17 GFLOP/s.
 RECOMPUTE_COST, RECOMPUTE_MIN_FACTOR, RECOMPUTE_WORK = 8, 4, 512
-_OP_COST = {**{o: 8 for o in (Ops.EXP, Ops.LOG, Ops.EXP2, Ops.LOG2, Ops.SIN, Ops.COS, Ops.TAN, Ops.TANH, Ops.ERF, Ops.POW)},
+_OP_COST = {**{o: 8 for o in (Ops.EXP, Ops.LOG, Ops.EXP2, Ops.LOG2, Ops.SIN, Ops.COS, Ops.TAN, Ops.TANH, Ops.ERF,
+                               Ops.POW)},
             **{o: 4 for o in (Ops.SQRT, Ops.FDIV, Ops.RECIP, Ops.IDIV, Ops.MOD)}}
 
 def _expand_factor(u: UOp) -> int:
@@ -94,7 +96,8 @@ def find_realizes(roots: list[UOp]) -> set[UOp]:
   for r in roots:
     for n in r.toposort:
       if n.op is Ops.BUFFER: continue
-      if n.op in (Ops.CONTIGUOUS, Ops.COPY, Ops.ASSIGN, Ops.CUSTOM_KERNEL, Ops.KERNEL_OUT, Ops.ALLREDUCE): realize.add(n)
+      if n.op in (Ops.CONTIGUOUS, Ops.COPY, Ops.ASSIGN, Ops.CUSTOM_KERNEL, Ops.KERNEL_OUT, Ops.ALLREDUCE):
+        realize.add(n)
       # a write into a tensor that has no memory yet first gives its old value a buffer, then writes into that
       if n.op is Ops.ASSIGN and (prev := n.src[0].base).op is not Ops.BUFFER: realize.add(prev)
   cost_memo: dict[UOp, int] = {}
@@ -138,7 +141,8 @@ def _name_part(s) -> str:
   """A dimension in a kernel name: 37, or a symbolic size spelled with C identifier characters (n, n_p1 for n+1)."""
   if not isinstance(s, UOp): return str(s)
   if s.op is Ops.CONST: return str(s.arg)
-  return "".join(c if c.isalnum() or c == "_" else {"+": "p", "*": "m", "-": "s", "/": "d", "%": "r"}.get(c, "") for c in sstr(s))
+  return "".join(c if c.isalnum() or c == "_" else {"+": "p", "*": "m", "-": "s", "/": "d", "%": "r"}.get(c, "")
+                 for c in sstr(s))
 
 def _alloc_size(shape) -> int:
   """Elements to allocate for a node's shape: a symbolic shape gets the largest size its variables allow, so one
@@ -238,7 +242,8 @@ class KernelBuilder:
     idx = [UOp.range(s, i, AxisType.GLOBAL) if s != 1 else UOp.const(dtypes.index, 0) for i, s in enumerate(out_shape)]
     val = self.lower(value_node, idx, None)
     if val.dtype != self.out_buf.dtype: val = val.cast(self.out_buf.dtype)
-    store = UOp(Ops.INDEX, self.slots[self.out_buf].dtype, (self.slots[self.out_buf], linear_index(idx, out_shape))).store(val)
+    store = UOp(Ops.INDEX, self.slots[self.out_buf].dtype,
+                (self.slots[self.out_buf], linear_index(idx, out_shape))).store(val)
     return self._finish(store, out_shape)
   def build_write(self, target: UOp, prev: UOp, value: UOp, index: UOp | None = None) -> UOp:
     """An in-place write: for every index of the view `target` (movement ops over `prev`, whose memory is slot 0),
@@ -262,7 +267,8 @@ class KernelBuilder:
       valid = graph_rewrite(valid, symbolic)
       if valid.op is Ops.CONST: valid = None if valid.arg else valid
     ptr = self.slots[self.out_buf]
-    store = UOp(Ops.INDEX, ptr.dtype, (ptr, linear_index(cidx, prev.shape)) + ((valid,) if valid is not None else ())).store(val)
+    store = UOp(Ops.INDEX, ptr.dtype,
+                (ptr, linear_index(cidx, prev.shape)) + ((valid,) if valid is not None else ())).store(val)
     return self._finish(store, shape)
 
 # writes that already ran: a custom kernel's node -> the memory version of each of its slots after it ran, and an ASSIGN
@@ -275,7 +281,8 @@ def _reads_at_other_index(ast: UOp) -> bool:
   """Does the kernel read its output buffer (slot 0) at an address other than the one it writes?"""
   store = ast.src[0]
   waddr = store.src[0].src[1]
-  return any(u.op is Ops.INDEX and u.src[0].arg[0] == 0 and u.src[1] is not waddr for u in ast.toposort if u is not store.src[0])
+  return any(u.op is Ops.INDEX and u.src[0].arg[0] == 0 and u.src[1] is not waddr
+             for u in ast.toposort if u is not store.src[0])
 
 # schedules by graph structure: a training step builds the same graph every time, only its buffers differ
 _schedule_cache: dict[tuple, tuple] = {}
@@ -299,7 +306,8 @@ def create_schedule(roots: list[UOp], nodes: list[UOp] | None = None) -> tuple[l
   """The kernels that realize `roots`, in a valid order, and for each root (and each ASSIGN the schedule runs) the UOp
   (a view of a BUFFER version) it becomes. Graphs seen before (up to which buffers they read) reuse their schedule:
   only new output buffers and version nodes are made. A graph with symbolic shapes is scheduled with its variables
-  unbound (so its kernels, and its cached schedule, serve every value) and each item carries the values to launch with."""
+  unbound (so its kernels, and its cached schedule, serve every value) and each item carries the values to launch
+  with."""
   if nodes is None: nodes = list(toposort_many(roots))
   if MULTI_MADE[0] and any(n.op is Ops.MULTI for n in nodes): return schedule_multi(roots, create_schedule, _ran_custom)
   if VARIABLES_MADE[0]:   # (a process that never made a Variable pays nothing here)
@@ -321,10 +329,12 @@ def _map_sym_arg(op: Ops, arg, fn):
   return tuple(fn(s) for s in arg)
 
 def rebind_view(u: UOp, var_vals: dict) -> UOp:
-  """A scheduled result (movement ops over a BUFFER) with its variables bound again, as the tensor front end holds it."""
+  """A scheduled result (movement ops over a BUFFER) with its variables bound again, as the tensor front end holds
+  it."""
   memo: dict[UOp, UOp] = {}
   for n in u.toposort:   # bottom-up: a rebound node is built over its rebound sources
-    arg = _map_sym_arg(n.op, n.arg, lambda x: bind_sint(x, var_vals)) if n.op in _SYM_OPS and _arg_has_sym(n.op, n.arg) else n.arg
+    arg = (_map_sym_arg(n.op, n.arg, lambda x: bind_sint(x, var_vals)) if n.op in _SYM_OPS and _arg_has_sym(n.op, n.arg)
+           else n.arg)
     src = tuple(memo[s] for s in n.src)
     memo[n] = n if arg is n.arg and all(a is b for a, b in zip(src, n.src)) else UOp(n.op, n.dtype, src, arg)
   return memo[u]
@@ -351,8 +361,10 @@ def _create_symbolic(roots: list[UOp], nodes: list[UOp]) -> tuple[list[ScheduleI
   memo = _unbind_nodes(nodes, var_vals)
   for n in nodes:
     for x in _sym_leaves(n):
-      if isinstance(x, UOp) and (free := next((u for u in x.toposort if u.op is Ops.DEFINE_VAR and u not in var_vals), None)) is not None:
-        raise RuntimeError(f"Variable {free.arg[0]} is used as a dimension ({n.op.name.lower()}) without a value: bind it "
+      if isinstance(x, UOp) and (free := next((u for u in x.toposort if u.op is Ops.DEFINE_VAR and u not in var_vals),
+                                              None)) is not None:
+        raise RuntimeError(f"Variable {free.arg[0]} is used as a dimension "
+                           f"({n.op.name.lower()}) without a value: bind it "
                            f"({free.arg[0]}.bind(value)) before realizing")
   back = {memo[n]: n for n in nodes}
   uroots = [memo[r] for r in roots]
@@ -374,7 +386,8 @@ def _create_plain(roots: list[UOp], nodes: list[UOp]) -> tuple[list[ScheduleItem
   _schedule_cache[key] = _template(items, becomes, roots, bufs, nodes)
   return items, becomes
 
-def _template(items: list[ScheduleItem], becomes: dict[UOp, UOp], roots: list[UOp], bufs: list[UOp], nodes: list[UOp]) -> tuple:
+def _template(items: list[ScheduleItem], becomes: dict[UOp, UOp], roots: list[UOp], bufs: list[UOp],
+              nodes: list[UOp]) -> tuple:
   pos: dict[UOp, tuple] = {b: ("in", i) for i, b in enumerate(bufs)}
   def ref(b: UOp):
     if b not in pos: pos[b] = ("new", b.arg[1], b.arg[2], b.dtype, len(pos))
@@ -382,7 +395,8 @@ def _template(items: list[ScheduleItem], becomes: dict[UOp, UOp], roots: list[UO
   titems = []
   for it in items:
     for slot, new in it.bumps: pos[new] = ("ver", ref(it.bufs[slot]), len(pos))
-    titems.append((it.kind, it.ast, tuple(ref(b) for b in it.bufs), it.meta, tuple((k, ref(new)) for k, new in it.bumps),
+    titems.append((it.kind, it.ast, tuple(ref(b) for b in it.bufs), it.meta,
+                   tuple((k, ref(new)) for k, new in it.bumps),
                    it.var_vals))
   node_pos = {n: i for i, n in enumerate(nodes)}
   tbecomes = tuple((node_pos[n], ref(v.base)) for n, v in becomes.items() if v.base.op is Ops.BUFFER)
@@ -395,21 +409,25 @@ class _Resolver:
   def __init__(self, bufs: list[UOp], made: dict[tuple, UOp]): self.bufs, self.made = bufs, made
   def __call__(self, r: tuple) -> UOp:
     if r[0] == "in": return self.bufs[r[1]]
-    if r not in self.made: self.made[r] = new_buffer_uop(r[1], r[2], r[3]) if r[0] == "new" else next_version(self(r[1]))
+    if r not in self.made:
+      self.made[r] = new_buffer_uop(r[1], r[2], r[3]) if r[0] == "new" else next_version(self(r[1]))
     return self.made[r]
 
-def _instantiate(tpl: tuple, roots: list[UOp], bufs: list[UOp], nodes: list[UOp]) -> tuple[list[ScheduleItem], dict[UOp, UOp]]:
+def _instantiate(tpl: tuple, roots: list[UOp], bufs: list[UOp],
+                 nodes: list[UOp]) -> tuple[list[ScheduleItem], dict[UOp, UOp]]:
   titems, tbecomes, customs = tpl
   made: dict[tuple, UOp] = {}
   get = _Resolver(bufs, made)
-  items = [ScheduleItem(kind, ast, [get(b) for b in tb], meta=meta, bumps=tuple((k, get(n)) for k, n in tv), var_vals=vv)
+  items = [ScheduleItem(kind, ast, [get(b) for b in tb], meta=meta, bumps=tuple((k, get(n)) for k, n in tv),
+                        var_vals=vv)
            for kind, ast, tb, meta, tv, vv in titems]
   becomes: dict[UOp, UOp] = {r: r for r in roots}
   for p, r in tbecomes:
     n = nodes[p]
     becomes[n] = _reapply_views(n, n.base, _as_shaped(get(r), n.base.shape))
   for p, tb in customs: _ran_custom[nodes[p]] = tuple(get(b) for b in tb)
-  if DEBUG >= 1: print(f"teeny: scheduled {sum(1 for i in items if i.kind != 'copy')} kernels, {len(items)} items (cached)")
+  if DEBUG >= 1:
+    print(f"teeny: scheduled {sum(1 for i in items if i.kind != 'copy')} kernels, {len(items)} items (cached)")
   return items, becomes
 
 def _memory_of(n: UOp, buffer_of: dict[UOp, UOp]) -> UOp:
@@ -437,7 +455,8 @@ def _create_schedule(roots: list[UOp], nodes: list[UOp]) -> tuple[list[ScheduleI
         group = [UOp(Ops.ALLREDUCE, n.dtype, n.src, (n.arg[0], i)) for i in range(len(n.src))]
         outs = [new_buffer_uop(g.device, _alloc_size(g.shape), g.dtype) for g in group]
         buffer_of.update(zip(group, outs))
-        items.append(ScheduleItem("allreduce", None, outs + [_memory_of(s.base, buffer_of) for s in n.src], meta=n.arg[0]))
+        items.append(ScheduleItem("allreduce", None, outs + [_memory_of(s.base, buffer_of) for s in n.src],
+                                  meta=n.arg[0]))
       continue
     if n.op is Ops.CUSTOM_KERNEL:
       bufs = [_memory_of(s.base, buffer_of) for s in n.src]
@@ -480,7 +499,8 @@ def _create_schedule(roots: list[UOp], nodes: list[UOp]) -> tuple[list[ScheduleI
   becomes: dict[UOp, UOp] = {}
   for r in roots:
     base = r.base
-    becomes[r] = r if base.op in (Ops.BUFFER, Ops.CONST) else _reapply_views(r, base, _as_shaped(buffer_of[base], base.shape))
+    becomes[r] = (r if base.op in (Ops.BUFFER, Ops.CONST)
+                  else _reapply_views(r, base, _as_shaped(buffer_of[base], base.shape)))
   for n in order:
     if n.op is Ops.ASSIGN: becomes[n] = _as_shaped(buffer_of[n], n.shape)
   if DEBUG >= 1: print(f"teeny: scheduled {sum(1 for i in items if i.kind != 'copy')} kernels, {len(items)} items")
@@ -518,7 +538,8 @@ def order_items(items: list[ScheduleItem]) -> list[ScheduleItem]:
   producer: dict[UOp, int] = {}
   for p, it in enumerate(items):
     for b in it.produced(): producer[b] = p
-  deps: list[set[int]] = [{producer[b] for b in it.consumed() if b in producer and producer[b] != j} for j, it in enumerate(items)]
+  deps: list[set[int]] = [{producer[b] for b in it.consumed() if b in producer and producer[b] != j}
+                          for j, it in enumerate(items)]
   overwriter = {it.bufs[slot]: i for i, it in enumerate(items) for slot, _ in it.bumps}
   if overwriter:
     snapshots: dict[UOp, int] = {}
@@ -540,7 +561,8 @@ def order_items(items: list[ScheduleItem]) -> list[ScheduleItem]:
         snap = items[k].bufs[0]
         items[j].bufs = [snap if x is b else x for x in items[j].bufs]
         deps[j].add(k)
-  # depth-first, dependencies first (iterative: a recursive closure would be a reference cycle holding the items' buffers)
+  # depth-first, dependencies first (iterative: a recursive closure would be a reference cycle holding the items'
+  # buffers)
   out, done, onstack = [], set(), set()
   for root in range(len(items)):
     stack = [(root, False)]
@@ -552,7 +574,8 @@ def order_items(items: list[ScheduleItem]) -> list[ScheduleItem]:
         out.append(items[k])
         continue
       if k in done: continue
-      if k in onstack: raise RuntimeError("internal: the schedule has a cycle between in-place writes and their readers")
+      if k in onstack:
+        raise RuntimeError("internal: the schedule has a cycle between in-place writes and their readers")
       onstack.add(k)
       stack.append((k, True))
       stack.extend((d, False) for d in sorted(deps[k], reverse=True) if d not in done)

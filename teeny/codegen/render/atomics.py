@@ -36,7 +36,8 @@ FLOAT_DTYPES = (dtypes.float32, dtypes.float64)
 ARITH_KINDS = ("add", "max", "min", "xchg", "cas")
 BIT_KINDS = ("and", "or", "xor")
 LANGS = ("C", "CUDA", "HIP", "CL")
-SUPPORTED = ("add/max/min/xchg/cas on int32, uint32, int64, uint64, float32, float64; and/or/xor on int32, uint32, int64, "
+SUPPORTED = ("add/max/min/xchg/cas on int32, uint32, int64, uint64, float32, float64; "
+             "and/or/xor on int32, uint32, int64, "
              "uint64; CUDA also add on float16 (sm_70+) and bfloat16 (sm_90+)")
 
 def supports(lang: str, kind: str, dt: DType, scope: MemScope = MemScope.Gpu) -> bool:
@@ -48,9 +49,11 @@ def supports(lang: str, kind: str, dt: DType, scope: MemScope = MemScope.Gpu) ->
   return lang == "CUDA" and kind == "add" and dt in (dtypes.float16, dtypes.bfloat16)
 
 def _check(lang: str, kind: str, dt: DType, scope: MemScope):
-  if lang not in LANGS: raise NotImplementedError(f"no atomics for the {lang} renderer; teeny has them for {', '.join(LANGS)}")
+  if lang not in LANGS:
+    raise NotImplementedError(f"no atomics for the {lang} renderer; teeny has them for {', '.join(LANGS)}")
   if lang == "CL" and scope is MemScope.Sys:
-    raise NotImplementedError("OpenCL 1.2 atomics are device-wide: MemScope.Sys needs SVM atomics; use MemScope.Gpu or Cta")
+    raise NotImplementedError("OpenCL 1.2 atomics are device-wide: MemScope.Sys needs SVM atomics; "
+                              "use MemScope.Gpu or Cta")
   if not supports(lang, kind, dt, scope):
     raise TypeError(f"{lang} has no atomic {kind} on {dt} (scope {scope.name}); supported: {SUPPORTED}")
 
@@ -77,10 +80,12 @@ def render_atomic(lang: str, u: UOp, ptr: str, srcs: list[str], renderer: Any = 
 def _zero(lang: str, dt: DType) -> str:
   return {dtypes.float32: "0.0f", dtypes.float64: "0.0", dtypes.float16: "0.0f", dtypes.bfloat16: "0.0f"}.get(dt, "0")
 
-_SFX = {dtypes.int32: "i32", dtypes.uint32: "u32", dtypes.int64: "i64", dtypes.uint64: "u64", dtypes.float32: "f32", dtypes.float64: "f64"}
+_SFX = {dtypes.int32: "i32", dtypes.uint32: "u32", dtypes.int64: "i64", dtypes.uint64: "u64", dtypes.float32: "f32",
+        dtypes.float64: "f64"}
 
 # ---------------------------------------------------------------------------------------------------------------- C
-_C_TYPE = {dtypes.int32: "int", dtypes.uint32: "unsigned int", dtypes.int64: "long long", dtypes.uint64: "unsigned long long",
+_C_TYPE = {dtypes.int32: "int", dtypes.uint32: "unsigned int", dtypes.int64: "long long",
+           dtypes.uint64: "unsigned long long",
            dtypes.float32: "float", dtypes.float64: "double"}
 _C_BITS = {dtypes.float32: "unsigned int", dtypes.float64: "unsigned long long"}
 _C_ORDER = {MemSem.Relaxed: "__ATOMIC_RELAXED", MemSem.Acquire: "__ATOMIC_ACQUIRE", MemSem.Release: "__ATOMIC_RELEASE",
@@ -88,7 +93,8 @@ _C_ORDER = {MemSem.Relaxed: "__ATOMIC_RELAXED", MemSem.Acquire: "__ATOMIC_ACQUIR
 # a failed compare-exchange only loads: it may not be release, nor stronger than the success order
 _C_FAIL = {MemSem.Relaxed: "__ATOMIC_RELAXED", MemSem.Acquire: "__ATOMIC_ACQUIRE", MemSem.Release: "__ATOMIC_RELAXED",
            MemSem.AcqRel: "__ATOMIC_ACQUIRE"}
-_C_BUILTIN = {"add": "__atomic_fetch_add", "and": "__atomic_fetch_and", "or": "__atomic_fetch_or", "xor": "__atomic_fetch_xor",
+_C_BUILTIN = {"add": "__atomic_fetch_add", "and": "__atomic_fetch_and", "or": "__atomic_fetch_or",
+              "xor": "__atomic_fetch_xor",
               "xchg": "__atomic_exchange_n"}
 
 def c_helper_name(kind: str, dt: DType, sem: MemSem) -> str: return f"teeny_atomic_{kind}_{_SFX[dt]}_{sem.name.lower()}"
@@ -107,7 +113,8 @@ def _c_helper(kind: str, dt: DType, sem: MemSem) -> str:
               f"  __atomic_compare_exchange_n(p, &c, v, 0, {order}, {fail}); return c;\n}}\n")
     cmp = "<" if kind == "max" else ">"
     return (f"static inline {t} {name}({t}* p, {t} v) {{\n  {t} old = __atomic_load_n(p, {load});\n"
-            f"  while (old {cmp} v && !__atomic_compare_exchange_n(p, &old, v, 1, {order}, {fail})) {{}}\n  return old;\n}}\n")
+            f"  while (old {cmp} v && !__atomic_compare_exchange_n(p, &old, v, 1, {order}, {fail})) {{}}\n"
+            f"  return old;\n}}\n")
   # floats through their bit pattern; may_alias keeps the punning legal next to plain float accesses
   head = f"  typedef {_C_BITS[dt]} __attribute__((may_alias)) teeny_bits;\n  teeny_bits* q = (teeny_bits*)p;\n"
   if kind == "cas":
@@ -117,7 +124,8 @@ def _c_helper(kind: str, dt: DType, sem: MemSem) -> str:
             f"  __builtin_memcpy(&o, &cb, sizeof(o)); return o;\n}}\n")
   if kind == "xchg":
     return (f"static inline {t} {name}({t}* p, {t} v) {{\n{head}"
-            f"  teeny_bits vb, ob; {t} o; __builtin_memcpy(&vb, &v, sizeof(v));\n  ob = __atomic_exchange_n(q, vb, {order});\n"
+            f"  teeny_bits vb, ob; {t} o; __builtin_memcpy(&vb, &v, sizeof(v));\n"
+            f"  ob = __atomic_exchange_n(q, vb, {order});\n"
             f"  __builtin_memcpy(&o, &ob, sizeof(o)); return o;\n}}\n")
   new = {"add": "o + v", "max": "(o > v || o != o) ? o : v", "min": "(o < v || o != o) ? o : v"}[kind]
   same = "" if kind == "add" else "    if (nb == old) break;\n"
@@ -132,10 +140,12 @@ C_ATOMIC_HELPERS: dict[str, str] = {
 
 # ------------------------------------------------------------------------------------------------------------- CUDA
 _CU_TYPE = _C_TYPE
-_CU_FN = {"add": "atomicAdd", "max": "atomicMax", "min": "atomicMin", "and": "atomicAnd", "or": "atomicOr", "xor": "atomicXor",
+_CU_FN = {"add": "atomicAdd", "max": "atomicMax", "min": "atomicMin", "and": "atomicAnd", "or": "atomicOr",
+          "xor": "atomicXor",
           "xchg": "atomicExch", "cas": "atomicCAS"}
 _CU_SCOPE = {MemScope.Cta: "_block", MemScope.Gpu: "", MemScope.Sys: "_system"}
-_CU_FENCE = {MemScope.Cta: "__threadfence_block()", MemScope.Gpu: "__threadfence()", MemScope.Sys: "__threadfence_system()"}
+_CU_FENCE = {MemScope.Cta: "__threadfence_block()", MemScope.Gpu: "__threadfence()",
+             MemScope.Sys: "__threadfence_system()"}
 
 def _cuda(kind: str, dt: DType, sem: MemSem, scope: MemScope, ptr: str, ops: list[str]) -> str:
   if dt in (dtypes.float16, dtypes.bfloat16): return _cuda_16bit_add(dt, sem, scope, ptr, ops[0])
@@ -144,7 +154,8 @@ def _cuda(kind: str, dt: DType, sem: MemSem, scope: MemScope, ptr: str, ops: lis
     bits, to_b, from_b = ("unsigned int", "__float_as_uint", "__uint_as_float") if dt == dtypes.float32 else \
       ("unsigned long long", "(unsigned long long)__double_as_longlong", "__longlong_as_double")
     cmp = ">" if kind == "max" else "<"
-    op = (f"([&]() -> {t} {{ {bits}* _tq = ({bits}*){ptr}; {t} _tv = ({ops[0]}); {bits} _ta, _told = *(volatile {bits}*)_tq; "
+    op = (f"([&]() -> {t} {{ {bits}* _tq = ({bits}*){ptr}; {t} _tv = ({ops[0]}); "
+          f"{bits} _ta, _told = *(volatile {bits}*)_tq; "
           f"do {{ _ta = _told; {t} _to = {from_b}(_ta); {t} _tn = (_to {cmp} _tv || _to != _to) ? _to : _tv; "
           f"if ({to_b}(_tn) == _ta) break; _told = {_CU_FN['cas'] + _CU_SCOPE[scope]}(_tq, _ta, {to_b}(_tn)); }} "
           f"while (_told != _ta); return {from_b}(_ta); }})()")
@@ -181,19 +192,23 @@ def _fenced(op: str, t: str, sem: MemSem, fence: str) -> str:
 _HIP_SCOPE = {MemScope.Cta: "__HIP_MEMORY_SCOPE_WORKGROUP", MemScope.Gpu: "__HIP_MEMORY_SCOPE_AGENT",
               MemScope.Sys: "__HIP_MEMORY_SCOPE_SYSTEM"}
 _HIP_FN = {"add": "__hip_atomic_fetch_add", "max": "__hip_atomic_fetch_max", "min": "__hip_atomic_fetch_min",
-           "and": "__hip_atomic_fetch_and", "or": "__hip_atomic_fetch_or", "xor": "__hip_atomic_fetch_xor", "xchg": "__hip_atomic_exchange"}
+           "and": "__hip_atomic_fetch_and", "or": "__hip_atomic_fetch_or", "xor": "__hip_atomic_fetch_xor",
+           "xchg": "__hip_atomic_exchange"}
 
 def _hip(kind: str, dt: DType, sem: MemSem, scope: MemScope, ptr: str, ops: list[str]) -> str:
   t, order, fail, sc = _C_TYPE[dt], _C_ORDER[sem], _C_FAIL[sem], _HIP_SCOPE[scope]
   if kind == "cas":
     return (f"([&]() -> {t} {{ {t} _te = ({ops[0]}); "
-            f"__hip_atomic_compare_exchange_strong(({t}*){ptr}, &_te, ({t})({ops[1]}), {order}, {fail}, {sc}); return _te; }})()")
+            f"__hip_atomic_compare_exchange_strong(({t}*){ptr}, &_te, ({t})({ops[1]}), {order}, {fail}, {sc}); "
+            f"return _te; }})()")
   return f"{_HIP_FN[kind]}(({t}*){ptr}, ({t})({ops[0]}), {order}, {sc})"
 
 # --------------------------------------------------------------------------------------------------------------- CL
-_CL_TYPE = {dtypes.int32: "int", dtypes.uint32: "uint", dtypes.int64: "long", dtypes.uint64: "ulong", dtypes.float32: "float",
+_CL_TYPE = {dtypes.int32: "int", dtypes.uint32: "uint", dtypes.int64: "long", dtypes.uint64: "ulong",
+            dtypes.float32: "float",
             dtypes.float64: "double"}
-_CL_FN = {"add": "add", "max": "max", "min": "min", "and": "and", "or": "or", "xor": "xor", "xchg": "xchg", "cas": "cmpxchg"}
+_CL_FN = {"add": "add", "max": "max", "min": "min", "and": "and", "or": "or", "xor": "xor", "xchg": "xchg",
+          "cas": "cmpxchg"}
 _CL_FENCE = "mem_fence(CLK_GLOBAL_MEM_FENCE)"
 CL_INT64_PRAGMAS = ("#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable\n"
                     "#pragma OPENCL EXTENSION cl_khr_int64_extended_atomics : enable\n")
@@ -210,7 +225,8 @@ def _cl(kind: str, dt: DType, sem: MemSem, scope: MemScope, ptr: str, ops: list[
     if kind == "xchg": op = f"{as_t}(atom_xchg({q}, {as_b}(({t})({ops[0]}))))"
     elif kind == "cas": op = f"{as_t}({cas}({q}, {as_b}(({t})({ops[0]})), {as_b}(({t})({ops[1]}))))"
     else:
-      new = {"add": "_to + _tv", "max": "(_to > _tv || _to != _to) ? _to : _tv", "min": "(_to < _tv || _to != _to) ? _to : _tv"}[kind]
+      new = {"add": "_to + _tv", "max": "(_to > _tv || _to != _to) ? _to : _tv",
+             "min": "(_to < _tv || _to != _to) ? _to : _tv"}[kind]
       same = "" if kind == "add" else f"if ({as_b}(_tn) == _ta) break; "
       op = (f"({{ volatile __global {bits}* _tq = {q}; {t} _tv = ({ops[0]}); {bits} _ta, _told = *_tq; "
             f"do {{ _ta = _told; {t} _to = {as_t}(_ta), _tn = {new}; {same}_told = {cas}(_tq, _ta, {as_b}(_tn)); }} "

@@ -15,11 +15,12 @@ C_STREAM = """#if defined(__clang__)
 """
 STREAM_BYTES = 8 << 20
 
-C_PRELUDE = r"""#include <math.h>
+C_PRELUDE = (r"""#include <math.h>
 #include <stdint.h>
 static inline float teeny_h2f(unsigned short h) {
   unsigned int s = (unsigned int)(h & 0x8000) << 16, e = (h >> 10) & 0x1f, m = h & 0x3ff, bits;
-  if (e == 0) { if (m == 0) bits = s; else { e = 113; while (!(m & 0x400)) { m <<= 1; e--; } bits = s | (e << 23) | ((m & 0x3ff) << 13); } }
+  if (e == 0) { if (m == 0) bits = s; else { e = 113; while (!(m & 0x400)) { m <<= 1; e--; } """
+  r"""bits = s | (e << 23) | ((m & 0x3ff) << 13); } }
   else if (e == 31) bits = s | 0x7f800000 | (m << 13);
   else bits = s | ((e + 112) << 23) | (m << 13);
   float f; __builtin_memcpy(&f, &bits, 4); return f;
@@ -39,7 +40,8 @@ static inline unsigned short teeny_f2h(float f) {
   unsigned int r = a + 0xc8000fff + ((a >> 13) & 1);
   return (unsigned short)(s | (r >> 13));
 }
-static inline float teeny_bf2f(unsigned short h) { unsigned int b = (unsigned int)h << 16; float f; __builtin_memcpy(&f, &b, 4); return f; }
+static inline float teeny_bf2f(unsigned short h) { unsigned int b = (unsigned int)h << 16; float f; """
+  r"""__builtin_memcpy(&f, &b, 4); return f; }
 static inline unsigned short teeny_f2bf(float f) {
   unsigned int x; __builtin_memcpy(&x, &f, 4);
   if ((x & 0x7fffffff) > 0x7f800000) return (unsigned short)((x >> 16) | 0x40);
@@ -49,7 +51,7 @@ static inline float teeny_fmax(float a, float b) { return (a > b || a != a) ? a 
 static inline float teeny_fmin(float a, float b) { return (a < b || a != a) ? a : b; }
 static inline double teeny_fmax64(double a, double b) { return (a > b || a != a) ? a : b; }
 static inline double teeny_fmin64(double a, double b) { return (a < b || a != a) ? a : b; }
-"""
+""")
 
 def _helpers(prelude: str) -> dict[str, str]:
   """Split the prelude into named helper functions, each kept with what it needs."""
@@ -81,9 +83,11 @@ class CRenderer(CStyleLanguage):
   def streams(self, store: UOp) -> bool:
     """A fill (a store of a value that reads no memory: zeros, ones, arange) of a buffer bigger than the caches streams
     past them: with no read-for-ownership of every line it writes, zeroing 153 MB took 3.3 instead of 8.3 ms on 2 cores
-    (streaming the output of elementwise kernels that read memory measured slower: 28.5 vs 31.2 GB/s on the fused bench)."""
+    (streaming the output of elementwise kernels that read memory measured slower: 28.5 vs 31.2 GB/s on the fused
+    bench)."""
     buf = store.src[0].src[0]
     if buf.op is not Ops.DEFINE_GLOBAL or prod(buf.arg[1]) * buf.dtype.base.itemsize < STREAM_BYTES: return False
-    return not any(x.op in (Ops.LOAD, Ops.REDUCE, Ops.CUSTOM, Ops.ATOMIC, Ops.ATOMIC_CAS) for x in store.src[1].toposort)
+    return not any(x.op in (Ops.LOAD, Ops.REDUCE, Ops.CUSTOM, Ops.ATOMIC, Ops.ATOMIC_CAS)
+                   for x in store.src[1].toposort)
   def render_store(self, buf: str, idx: str, v: str, stream: bool) -> str:
     return f"teeny_stream(&{buf}[{idx}], {v});" if stream else f"{buf}[{idx}] = {v};"

@@ -26,17 +26,21 @@ class CStyleLanguage:
   global_max: tuple[int, ...] | None = None
   half_native = False           # float16 values computed natively (GPU) or held as float with conversions (C)
   type_map: dict[DType, str] = {
-    dtypes.bool: "_Bool", dtypes.int8: "signed char", dtypes.int16: "short", dtypes.int32: "int", dtypes.int64: "long long",
+    dtypes.bool: "_Bool", dtypes.int8: "signed char", dtypes.int16: "short", dtypes.int32: "int",
+    dtypes.int64: "long long",
     dtypes.uint8: "unsigned char", dtypes.uint16: "unsigned short", dtypes.uint32: "unsigned int",
     dtypes.uint64: "unsigned long long", dtypes.float16: "float", dtypes.bfloat16: "float", dtypes.float32: "float",
     dtypes.float64: "double", dtypes.void: "void"}
   storage_map: dict[DType, str] = {dtypes.float16: "unsigned short", dtypes.bfloat16: "unsigned short"}
   unary: dict[Ops, Callable] = {
-    Ops.SQRT: _f("sqrtf", "sqrt"), Ops.EXP: _f("expf", "exp"), Ops.LOG: _f("logf", "log"), Ops.EXP2: _f("exp2f", "exp2"),
+    Ops.SQRT: _f("sqrtf", "sqrt"), Ops.EXP: _f("expf", "exp"), Ops.LOG: _f("logf", "log"),
+    Ops.EXP2: _f("exp2f", "exp2"),
     Ops.LOG2: _f("log2f", "log2"), Ops.SIN: _f("sinf", "sin"), Ops.COS: _f("cosf", "cos"), Ops.TAN: _f("tanf", "tan"),
-    Ops.TANH: _f("tanhf", "tanh"), Ops.ERF: _f("erff", "erf"), Ops.TRUNC: _f("truncf", "trunc"), Ops.FLOOR: _f("floorf", "floor"),
+    Ops.TANH: _f("tanhf", "tanh"), Ops.ERF: _f("erff", "erf"), Ops.TRUNC: _f("truncf", "trunc"),
+    Ops.FLOOR: _f("floorf", "floor"),
     Ops.CEIL: _f("ceilf", "ceil"), Ops.RINT: _f("rintf", "rint")}
-  infix = {Ops.ADD: "+", Ops.SUB: "-", Ops.MUL: "*", Ops.FDIV: "/", Ops.IDIV: "/", Ops.MOD: "%", Ops.CMPLT: "<", Ops.CMPLE: "<=", Ops.CMPNE: "!=",
+  infix = {Ops.ADD: "+", Ops.SUB: "-", Ops.MUL: "*", Ops.FDIV: "/", Ops.IDIV: "/", Ops.MOD: "%", Ops.CMPLT: "<",
+           Ops.CMPLE: "<=", Ops.CMPNE: "!=",
            Ops.CMPEQ: "==", Ops.AND: "&", Ops.OR: "|", Ops.XOR: "^", Ops.SHL: "<<", Ops.SHR: ">>"}
   prelude = ""
   # an expression nested this deep gets a name (a local variable) instead of being written inside its user: a
@@ -83,7 +87,8 @@ class CStyleLanguage:
     half = {dtypes.float16: ("teeny_f2h", "teeny_h2f"), dtypes.bfloat16: ("teeny_f2bf", "teeny_bf2f")}
     if not self.half_native and src in half: return f"(({self.render_dtype(dst)})({half[src][0]}({x})))"
     if not self.half_native and dst in half: return f"{half[dst][1]}((unsigned short)({x}))"
-    return f"({{ {self.render_dtype(src)} _s = {x}; {self.render_dtype(dst)} _d; __builtin_memcpy(&_d, &_s, sizeof(_d)); _d; }})"
+    return (f"({{ {self.render_dtype(src)} _s = {x}; {self.render_dtype(dst)} _d; "
+            f"__builtin_memcpy(&_d, &_s, sizeof(_d)); _d; }})")
   def render_max(self, a: str, b: str, dt: DType, is_max: bool) -> str:
     if dt.kind == "f": return f"teeny_f{'max' if is_max else 'min'}{'64' if dt == dtypes.float64 else ''}({a},{b})"
     return f"(({a}{'>' if is_max else '<'}{b})?{a}:{b})"
@@ -100,7 +105,8 @@ class CStyleLanguage:
     if op is Ops.WHERE: return f"({srcs[0]}?{srcs[1]}:{srcs[2]})"
     if op in self.infix:
       # x+-3 reads better as x-3
-      if op is Ops.ADD and dt.kind == "i" and srcs[1].startswith("-") and srcs[1][1:].isdigit(): return f"({srcs[0]}{srcs[1]})"
+      if op is Ops.ADD and dt.kind == "i" and srcs[1].startswith("-") and srcs[1][1:].isdigit():
+        return f"({srcs[0]}{srcs[1]})"
       # a negative literal on the right needs parentheses: x - -1.0f would lex as x -- 1.0f
       rhs = f"({srcs[1]})" if op is Ops.SUB and srcs[1].startswith("-") else srcs[1]
       out = f"({srcs[0]}{self.infix[op]}{rhs})"
@@ -123,7 +129,8 @@ class CStyleLanguage:
       # share; with a bound it cannot see, clang stops vectorising unrolled accumulators (measured 4.8 vs 62 GFLOP/s on
       # a conv kernel), while plain loops (elementwise, looped UPCAST) measured faster with the narrowed bounds
       if const_bounds:
-        return split + f"for ({ty} {name} = 0; {name} < {size}; {name}++) {{\n  if ({name} < {name}_lo || {name} >= {name}_hi) continue;"
+        return split + (f"for ({ty} {name} = 0; {name} < {size}; {name}++) {{\n"
+                        f"  if ({name} < {name}_lo || {name} >= {name}_hi) continue;")
       return split + f"for ({ty} {name} = {name}_lo; {name} < {name}_hi; {name}++) {{"
     return f"for ({ty} {name} = 0; {name} < {size}; {name}++) {{"
   def render_store(self, buf: str, idx: str, v: str, stream: bool) -> str: return f"{buf}[{idx}] = {v};"
@@ -153,7 +160,8 @@ class CStyleLanguage:
           self.render_span(st, i + 1, st.end_of[i])
         i = st.end_of[i] + 1
         continue
-      if (handler := self.handlers.get(u.op)) is None: raise NotImplementedError(f"{self.lang} renderer cannot render {u.op}")
+      if (handler := self.handlers.get(u.op)) is None:
+        raise NotImplementedError(f"{self.lang} renderer cannot render {u.op}")
       st.pos = i
       getattr(self, handler)(st, u)
       i += 1
@@ -194,11 +202,13 @@ class CStyleLanguage:
     st.define(u, ld)
   def _r_store(self, st: RenderState, u: UOp):
     idx, v = u.src
-    code = self.render_store(st.val(idx.src[0]), st.val(idx), self.render_store_value(st.val(v), v.dtype), u in st.streamed)
+    code = self.render_store(st.val(idx.src[0]), st.val(idx), self.render_store_value(st.val(v), v.dtype),
+                             u in st.streamed)
     st.emit(f"if ({st.val(idx.src[2])}) {code}" if len(idx.src) > 2 else code)
   def _r_reduce(self, st: RenderState, u: UOp):
     nm = st.fresh("acc")
-    init = self.render_const({Ops.ADD: 0, Ops.MUL: 1, Ops.MAX: dtypes.min(u.dtype), Ops.MIN: dtypes.max(u.dtype)}[u.arg], u.dtype)
+    init = self.render_const({Ops.ADD: 0, Ops.MUL: 1, Ops.MAX: dtypes.min(u.dtype),
+                              Ops.MIN: dtypes.max(u.dtype)}[u.arg], u.dtype)
     if ups := st.acc_dims.get(u, []):
       n = prod([x.src[0].arg for x in ups])
       st.emit(f"{self.render_dtype(u.dtype)} {nm}[{n}];")
@@ -237,9 +247,12 @@ class CStyleLanguage:
   def _r_nothing(self, st: RenderState, u: UOp): pass
   # op -> the method that spells it (by name, so a language overrides one method without copying the table)
   handlers: dict[Ops, str] = {
-    Ops.DEFINE_GLOBAL: "_r_param", Ops.DEFINE_VAR: "_r_param", Ops.RANGE: "_r_range", Ops.END: "_r_end", Ops.INDEX: "_r_index",
-    Ops.LOAD: "_r_load", Ops.STORE: "_r_store", Ops.REDUCE: "_r_reduce", Ops.ASSIGN: "_r_assign", **dict.fromkeys(GroupOp.ALU, "_r_alu"),
-    Ops.CAST: "_r_cast", Ops.BITCAST: "_r_cast", Ops.CUSTOM: "_r_custom", Ops.ATOMIC: "_r_atomic", Ops.ATOMIC_CAS: "_r_atomic",
+    Ops.DEFINE_GLOBAL: "_r_param", Ops.DEFINE_VAR: "_r_param", Ops.RANGE: "_r_range", Ops.END: "_r_end",
+    Ops.INDEX: "_r_index",
+    Ops.LOAD: "_r_load", Ops.STORE: "_r_store", Ops.REDUCE: "_r_reduce", Ops.ASSIGN: "_r_assign",
+    **dict.fromkeys(GroupOp.ALU, "_r_alu"),
+    Ops.CAST: "_r_cast", Ops.BITCAST: "_r_cast", Ops.CUSTOM: "_r_custom", Ops.ATOMIC: "_r_atomic",
+    Ops.ATOMIC_CAS: "_r_atomic",
     Ops.BARRIER: "_r_barrier", Ops.SPECIAL: "_r_special", Ops.NOOP: "_r_nothing", Ops.SINK: "_r_nothing",
     Ops.DEFINE_LOCAL: "_r_local"}
   def render_prelude(self, body: str) -> str:
@@ -261,7 +274,8 @@ class RenderState:
     self.uses: dict[UOp, int] = {}
     for u in uops:   # the SINK that ends the list lists the effects: not a use
       for s in (u.src if u.op is not Ops.SINK else ()): self.uses[s] = self.uses.get(s, 0) + 1
-    self.written = {u.src[0].src[0] for u in uops if u.op in (Ops.STORE, Ops.ATOMIC, Ops.ATOMIC_CAS) and u.src[0].op is Ops.INDEX}
+    self.written = {u.src[0].src[0] for u in uops
+                    if u.op in (Ops.STORE, Ops.ATOMIC, Ops.ATOMIC_CAS) and u.src[0].op is Ops.INDEX}
     self.written |= {s.src[0] for u in uops if u.op is Ops.CUSTOM for s in u.src if s.op is Ops.INDEX}
     self.streamed = {u for u in uops if u.op is Ops.STORE and lang.streams(u)}
     # one pass over the loop nesting: each value's depth, and where each RANGE's END is (UNROLL bodies are replayed)
@@ -274,7 +288,8 @@ class RenderState:
       else: self.level[u] = len(opened)
     # a value the linearizer hoisted out of a loop gets a variable: written inline it would be computed inside the loop
     # again (a logf of a row's sum inside cross-entropy's loop over 32000 classes cost 0.7 s)
-    self.used_deeper = {s for u in uops if u in self.level for s in u.src if s in self.level and self.level[s] < self.level[u]
+    self.used_deeper = {s for u in uops if u in self.level for s in u.src if s in self.level
+                        and self.level[s] < self.level[u]
                         and s.op not in (Ops.CONST, Ops.DEFINE_GLOBAL, Ops.DEFINE_VAR, Ops.INDEX)}
     self.first_global = next((u for u in uops if u.op is Ops.RANGE and u.arg[1] is AxisType.GLOBAL), None)
     # constant bounds on the cores' loop (see render_range_open) with UNROLL ranges, and when a register tile's loads
@@ -284,8 +299,10 @@ class RenderState:
     self.has_unroll = any(u.op is Ops.RANGE and u.arg[1] is AxisType.UNROLL for u in uops)
     if not self.has_unroll and (fg := self.first_global) is not None and (tile := self._tile(uops)):
       self.has_unroll = any(_contiguous_tile_load(u.src[0], fg, tile) for u in uops if u.op is Ops.LOAD)
-    # accumulators indexed by the UPCAST/UNROLL ranges their value depends on; the reduce whose innermost loop each range is
-    self.acc_dims = {u: sorted([x for x in deps(u) if x.arg[1] in (AxisType.UPCAST, AxisType.UNROLL)], key=lambda x: x.arg[0])
+    # accumulators indexed by the UPCAST/UNROLL ranges their value depends on; the reduce whose innermost loop
+    # each range is
+    self.acc_dims = {u: sorted([x for x in deps(u) if x.arg[1] in (AxisType.UPCAST, AxisType.UNROLL)],
+                               key=lambda x: x.arg[0])
                      for u in uops if u.op is Ops.REDUCE}
     self.acc_arrays: dict[UOp, tuple[str, list[UOp]]] = {}
     self.innermost_reduce = {u.src[-1]: u for u in uops if u.op is Ops.REDUCE and not self.acc_dims[u]}
@@ -310,7 +327,8 @@ class RenderState:
       if u.dtype == dtypes.bool and u.op in GroupOp.ALU:
         if us and all((v.op is Ops.INDEX and i == 2) or (v.op is Ops.AND and v in gates) for v, i in us): gates.add(u)
       elif u.dtype == dtypes.int32 and (u.op is Ops.RANGE or u.op in GroupOp.ALU) and us and \
-           all((v.op is Ops.INDEX and i == 1) or v in wide or (v.op in GroupOp.Comparison and v in gates) for v, i in us):
+           all((v.op is Ops.INDEX and i == 1) or v in wide or (v.op in GroupOp.Comparison and v in gates)
+               for v, i in us):
         wide.add(u)
     return wide
   def var_type(self, u: UOp) -> str:
@@ -319,10 +337,10 @@ class RenderState:
 
   @staticmethod
   def _tile_outer(uops: list[UOp], acc_dims: dict[UOp, list[UOp]]) -> set[int]:
-    """The loops (positions in uops) around a register tile's update (its reduce ranges and outer UPCAST ranges) when the innermost loop
-    is one of the tile's UPCAST ranges: only that loop is the vectorizer's. Left to choose, clang 14 on AVX-512 targets
-    vectorised an outer 4-trip loop of a 4x16 tile with gathers from the accumulator array (a conv weight gradient:
-    5.8 ms instead of 0.6 ms, the AVX2 build of the same source)."""
+    """The loops (positions in uops) around a register tile's update (its reduce ranges and outer UPCAST ranges) when
+    the innermost loop is one of the tile's UPCAST ranges: only that loop is the vectorizer's. Left to choose, clang 14
+    on AVX-512 targets vectorised an outer 4-trip loop of a 4x16 tile with gathers from the accumulator array (a conv
+    weight gradient: 5.8 ms instead of 0.6 ms, the AVX2 build of the same source)."""
     out: set[int] = set()
     opened: list[tuple[int, UOp]] = []   # (position in uops, RANGE): a range may open two loops (update, combine)
     for i, u in enumerate(uops):
@@ -337,7 +355,8 @@ class RenderState:
   @staticmethod
   def _tile(uops: list[UOp]) -> set[UOp]:
     """The UPCAST ranges output addresses depend on (a register tile of outputs)."""
-    return {x for u in uops if u.op is Ops.STORE for x in u.src[0].toposort if x.op is Ops.RANGE and x.arg[1] is AxisType.UPCAST}
+    return {x for u in uops if u.op is Ops.STORE for x in u.src[0].toposort
+            if x.op is Ops.RANGE and x.arg[1] is AxisType.UPCAST}
 
   def fresh(self, prefix: str) -> str:
     self.counter += 1

@@ -31,11 +31,14 @@ class GPULanguage(CStyleLanguage):
   def render(self, name: str, uops: list[UOp]) -> str:
     self._map, (_, local) = grid_map(uops), launch_dims(uops)
     self._threads, self._lanes = prod(local), group_lanes(uops)
-    # a CUSTOM op that declares shared memory (custom kernels) belongs at kernel scope: OpenCL allows __local nowhere else
-    decls = [u for u in uops if u.op is Ops.CUSTOM and not u.src and self._custom_fmt(u).lstrip().startswith(self.shared_prefix)]
+    # a CUSTOM op that declares shared memory (custom kernels) belongs at kernel scope: OpenCL allows __local nowhere
+    # else
+    decls = [u for u in uops
+             if u.op is Ops.CUSTOM and not u.src and self._custom_fmt(u).lstrip().startswith(self.shared_prefix)]
     self._shared = [self._custom_fmt(u).strip().rstrip(";") + ";" for u in decls]
     trees = [u for u in uops if u.op is Ops.CUSTOM and isinstance(u.arg, TreeReduce)]
-    self._shared += [f"{self.shared_prefix}{self.render_dtype(u.src[0].dtype)} smem{u.arg.slot}[{u.arg.lanes}];" for u in trees]
+    self._shared += [f"{self.shared_prefix}{self.render_dtype(u.src[0].dtype)} smem{u.arg.slot}[{u.arg.lanes}];"
+                     for u in trees]
     self._lane = bool(trees) or any(u.op is Ops.SPECIAL and u.arg[0] == "lidx0" for u in uops)
     return super().render(name, [u for u in uops if u not in decls])
 
@@ -44,7 +47,8 @@ class GPULanguage(CStyleLanguage):
     return (dict(u.arg).get(self.lang, dict(u.arg).get("C")) if isinstance(u.arg, tuple) else u.arg) or ""
 
   def _r_custom(self, st: RenderState, u: UOp):
-    if isinstance(u.arg, TreeReduce): st.emit(self.render_tree_reduce(u.src[0], f"smem{u.arg.slot}", u.arg.lanes, st.val(u.src[0])))
+    if isinstance(u.arg, TreeReduce):
+      st.emit(self.render_tree_reduce(u.src[0], f"smem{u.arg.slot}", u.arg.lanes, st.val(u.src[0])))
     else: super()._r_custom(st, u)
 
   def render_tree_reduce(self, red: UOp, sm: str, lanes: int, acc: str) -> str:

@@ -10,7 +10,8 @@ from teeny.codegen.render.gpu import GPULanguage
 CL_HELPERS = {
   "teeny_h2f": """static inline float teeny_h2f(ushort h) {
   uint s = (uint)(h & 0x8000) << 16, e = (h >> 10) & 0x1f, m = h & 0x3ff, bits;
-  if (e == 0) { if (m == 0) bits = s; else { e = 113; while (!(m & 0x400)) { m <<= 1; e--; } bits = s | (e << 23) | ((m & 0x3ff) << 13); } }
+  if (e == 0) { if (m == 0) bits = s; else { e = 113; while (!(m & 0x400)) { m <<= 1; e--; } """
+  """bits = s | (e << 23) | ((m & 0x3ff) << 13); } }
   else if (e == 31) bits = s | 0x7f800000 | (m << 13);
   else bits = s | ((e + 112) << 23) | (m << 13);
   return as_float(bits);
@@ -57,11 +58,14 @@ class OpenCLRenderer(GPULanguage):
   thread_idx = ("(int)get_local_id(0)", "(int)get_local_id(1)", "(int)get_local_id(2)")
   shared_prefix = "__local "
   barrier = "barrier(CLK_LOCAL_MEM_FENCE)"
-  type_map = {dtypes.bool: "bool", dtypes.int8: "char", dtypes.int16: "short", dtypes.int32: "int", dtypes.int64: "long",
+  type_map = {dtypes.bool: "bool", dtypes.int8: "char", dtypes.int16: "short", dtypes.int32: "int",
+              dtypes.int64: "long",
               dtypes.uint8: "uchar", dtypes.uint16: "ushort", dtypes.uint32: "uint", dtypes.uint64: "ulong",
-              dtypes.float16: "float", dtypes.bfloat16: "float", dtypes.float32: "float", dtypes.float64: "double", dtypes.void: "void"}
+              dtypes.float16: "float", dtypes.bfloat16: "float", dtypes.float32: "float", dtypes.float64: "double",
+              dtypes.void: "void"}
   storage_map = {dtypes.float16: "ushort", dtypes.bfloat16: "ushort", dtypes.bool: "uchar"}
-  unary = {Ops.SQRT: _cl("sqrt"), Ops.EXP: _cl("exp"), Ops.LOG: _cl("log"), Ops.EXP2: _cl("exp2"), Ops.LOG2: _cl("log2"),
+  unary = {Ops.SQRT: _cl("sqrt"), Ops.EXP: _cl("exp"), Ops.LOG: _cl("log"), Ops.EXP2: _cl("exp2"),
+           Ops.LOG2: _cl("log2"),
            Ops.SIN: _cl("sin"), Ops.COS: _cl("cos"), Ops.TAN: _cl("tan"), Ops.TANH: _cl("tanh"), Ops.ERF: _cl("erf"),
            Ops.TRUNC: _cl("trunc"), Ops.FLOOR: _cl("floor"), Ops.CEIL: _cl("ceil"), Ops.RINT: _cl("rint")}
   def render_global_idx(self, m: AxisMap) -> str: return f"(int)get_global_id({m.dim})"
