@@ -4,8 +4,8 @@ The code is compiled for one target, TEENY_CPU_ARCH (a -march value: x86-64-v3 f
 name such as znver3; default `native`, the machine itself). Its facts, read once (`cpu_target`), size the heuristics'
 tiles: the vector width from the macros the compiler defines for that target, the cache sizes from sysfs."""
 from __future__ import annotations
-import ctypes, functools, hashlib, os, shutil, subprocess, tempfile, threading, time
-from concurrent.futures import ThreadPoolExecutor
+import _thread, ctypes, functools, hashlib, os, shutil, subprocess, tempfile, threading, time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 import numpy as np
@@ -99,8 +99,47 @@ class CCompiler(ToolCompiler):
   @property
   def cc(self) -> str: return self.tool
 
-_pool: ThreadPoolExecutor | None = None
-_pool_lock = threading.Lock()
+class Workers:
+  """Threads that run a kernel's other cores. Each waits on its own lock, so handing it a call is one lock release and
+  collecting it one acquire: a ThreadPoolExecutor's submit and Future cost several times that per kernel, which on a
+  small training step (an MLP's TinyJit replay, about 1 ms) was a fifth of the time. One call at a time (a lock): calls
+  from several Python threads take turns."""
+  def __init__(self) -> None: self.reset()
+  def reset(self) -> None:
+    self.threads: list[tuple[Any, Any, list]] = []
+    self.lock = threading.Lock()
+  def _add(self):
+    go, done = _thread.allocate_lock(), _thread.allocate_lock()
+    go.acquire()
+    done.acquire()
+    slot: list = [None, None]   # (function, arguments), the exception it raised
+    def loop() -> None:
+      while True:
+        go.acquire()
+        fn, args = slot[0]
+        try: fn(*args)
+        except BaseException as e: slot[1] = e
+        done.release()
+    threading.Thread(target=loop, daemon=True, name=f"teeny-cpu-{len(self.threads) + 1}").start()
+    self.threads.append((go, done, slot))
+  def run(self, fn: Any, first: tuple, rest: Sequence[tuple]):
+    """fn(*first) on the calling thread and fn(*a) for each a in rest on a worker, all at once; returns when all are
+    done (re-raising a worker's exception)."""
+    with self.lock:
+      while len(self.threads) < len(rest): self._add()
+      used = self.threads[:len(rest)]
+      for (go, _, slot), a in zip(used, rest):
+        slot[0], slot[1] = (fn, a), None
+        go.release()
+      try: fn(*first)
+      finally:
+        for _, done, _ in used: done.acquire()
+      for _, _, slot in used:
+        if slot[1] is not None: raise slot[1]
+
+_workers = Workers()
+# a forked child has none of the parent's threads: it starts its own when it first needs them
+os.register_at_fork(after_in_child=_workers.reset)
 _CORES = os.cpu_count() or 1
 _ENV_ZERO = os.environ.get("CPU_THREADS", "").strip() == "0"  # read once, as the switch itself is
 
@@ -112,12 +151,6 @@ def n_threads() -> int:
     raise ValueError(f"CPU_THREADS must be a positive int (threads for the CPU device), got {v!r}; unset it to use all "
                      f"{_CORES} cores")
   return v or _CORES
-
-def get_pool() -> ThreadPoolExecutor:
-  global _pool
-  with _pool_lock:
-    if _pool is None: _pool = ThreadPoolExecutor(max_workers=max(1, n_threads() - 1), thread_name_prefix="teeny-cpu")
-  return _pool
 
 class CPUProgram:
   """One compiled kernel. Called once per core with (core, ncores); ctypes releases the GIL during each call."""
@@ -143,10 +176,8 @@ class CPUProgram:
     if not CPU_THREADS.value and work < 1 << 16: nt = 1
     st = time.perf_counter()
     if nt == 1: self.fxn(*ptrs, ctypes.c_int(0), ctypes.c_int(1))
-    else:
-      futs = [get_pool().submit(self.fxn, *ptrs, ctypes.c_int(i), ctypes.c_int(nt)) for i in range(1, nt)]
-      self.fxn(*ptrs, ctypes.c_int(0), ctypes.c_int(nt))
-      for f in futs: f.result()
+    else: _workers.run(self.fxn, (*ptrs, ctypes.c_int(0), ctypes.c_int(nt)),
+                       [(*ptrs, ctypes.c_int(i), ctypes.c_int(nt)) for i in range(1, nt)])
     return time.perf_counter() - st
 
 class CPUGraph:
@@ -167,16 +198,12 @@ class CPUGraph:
       nt = nt_all if forced or work >= 1 << 16 else 1   # the same split CPUProgram.__call__ makes
       cores = [args + (ctypes.c_int(i), ctypes.c_int(nt)) for i in range(nt)]
       self.calls.append((prg.fxn, cores[0], tuple(cores[1:])))
-    self.threaded = any(rest for _, _, rest in self.calls)
   def bind(self, slot: int, buf: Any): self.ptrs[slot].value = buf.ensure_allocated()._opaque.ctypes.data
   def __call__(self) -> float:
-    submit = get_pool().submit if self.threaded else None
+    run = _workers.run
     st = time.perf_counter()
     for fxn, first, rest in self.calls:
-      if rest:
-        futs = [submit(fxn, *a) for a in rest]  # type: ignore[misc]  # rest is non-empty only when threaded
-        fxn(*first)
-        for f in futs: f.result()
+      if rest: run(fxn, first, rest)
       else: fxn(*first)
     return time.perf_counter() - st
 

@@ -134,6 +134,43 @@ def test_cpu_threads_reduce_same_values():
   np.testing.assert_array_equal(outs[0], outs[1])
   np.testing.assert_allclose(outs[0], (a * 2).sum(1), rtol=1e-4, atol=1e-4)
 
+def test_cpu_workers_run_every_core_and_reraise():
+  """The CPU device's worker threads (a lock handoff per call): every core's share runs, more shares than threads start
+  more threads, a worker's exception reaches the caller after all shares finished, and calls from several Python
+  threads take turns."""
+  import threading
+  from teeny.runtime.ops_cpu import Workers
+  w, seen = Workers(), []
+  w.run(lambda k: seen.append(k), (0,), [(i,) for i in range(1, 5)])
+  assert sorted(seen) == [0, 1, 2, 3, 4] and len(w.threads) == 4
+  def boom(k):
+    if k == 2: raise ValueError("core 2 failed")
+    seen.append(k)
+  seen.clear()
+  with pytest.raises(ValueError, match="core 2"): w.run(boom, (0,), [(1,), (2,), (3,)])
+  assert sorted(seen) == [0, 1, 3]
+  total = []
+  def many(): [w.run(lambda k: total.append(k), (0,), [(1,)]) for _ in range(200)]
+  ts = [threading.Thread(target=many) for _ in range(3)]
+  for t in ts: t.start()
+  for t in ts: t.join()
+  assert len(total) == 3 * 200 * 2
+
+@needs_values
+def test_cpu_kernels_after_fork():
+  """A forked child has none of the parent's worker threads: it starts its own (it used to wait for threads that do not
+  exist in it)."""
+  out = run_py("import os, numpy as np\n"
+               "from teeny import Tensor, Context\n"
+               "a = Tensor(np.ones(1 << 18, np.float32))\n"
+               "with Context(CPU_THREADS=2): print('parent', (a * 2).sum().numpy())\n"
+               "pid = os.fork()\n"
+               "if pid == 0:\n"
+               "  with Context(CPU_THREADS=2): print('child', (a * 3).sum().numpy(), flush=True)\n"
+               "  os._exit(0)\n"
+               "os.waitpid(pid, 0)\n")
+  assert "parent 524288.0" in out and "child 786432.0" in out, out
+
 # ---- mixing devices
 
 def test_mixing_devices_raises_naming_both():
