@@ -6,7 +6,7 @@ import numpy as np
 from teeny.dtype import DType, dtypes, least_upper_dtype, sum_acc_dtype, to_dtype, float32_to_bf16_bits
 from teeny.helpers import prod, DEBUG, broadcast_shape as _broadcast_shape, broadcasts_to as _broadcasts_to
 from teeny.device import Device
-from teeny.uop.ops import GroupOp, Ops, UOp, toposort_many
+from teeny.uop.ops import GroupOp, Ops, UOp, toposort_many, written_slots
 from teeny.uop.symbolic import VARIABLES_MADE as _VARS
 from teeny.tensor_nn import NNMixin
 from teeny.tensor_select import SelectMixin
@@ -1699,8 +1699,8 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
     ck = UOp(Ops.CUSTOM_KERNEL, dtypes.void, tuple(srcs),
              (sink, _TensorGradFxn(grad_fxn) if grad_fxn is not None else None))
     rg = any(t.requires_grad for t in inputs)
-    from teeny.engine.schedule import custom_written, _reapply_views
-    written = custom_written(sink)
+    from teeny.engine.schedule import _reapply_views
+    written = written_slots(sink)
     outs, origins = [], []
     for i, t in enumerate(conts):
       ko = UOp(Ops.KERNEL_OUT, t.dtype, (ck,), i)
@@ -1933,12 +1933,12 @@ def _pending_readers(todo: list[Tensor], nodes: list[UOp]) -> list[Tensor]:
   """Lazy tensors outside `todo` that read contents a write in this realize overwrites: they are realized in the same
   schedule, before the write, so they keep the values they were built from. Found by walking the links from the
   written tensors to the tensors computed from them (costs what those graphs cost, not what the process holds)."""
-  from teeny.engine.schedule import custom_written, _done_writes
+  from teeny.engine.schedule import _done_writes
   prevs: set[UOp] = set()
   origins: list[Tensor] = []
   for n in nodes:
     if n.op is Ops.ASSIGN and n in _write_origin: prevs.add(n.src[0].base)
-    elif n.op is Ops.CUSTOM_KERNEL and n in _write_origin: prevs.update(n.src[k].base for k in custom_written(n.arg[0]))
+    elif n.op is Ops.CUSTOM_KERNEL and n in _write_origin: prevs.update(n.src[k].base for k in written_slots(n.arg[0]))
     else: continue
     origins.extend(o for r in _write_origin[n] if (o := r()) is not None)
   if not origins: return []

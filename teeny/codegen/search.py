@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 from teeny.dtype import DType, dtypes
 from teeny.helpers import CACHELEVEL, DEBUG, cache_dir, getenv, prod
-from teeny.uop.ops import AxisType, Ops, UOp
+from teeny.uop.ops import AxisType, Ops, UOp, written_slots
 from teeny.codegen.kernel import ProgramSpec, get_program, launch_work, normalized
 from teeny.codegen.opt import KernelOptError, Opt, OptOps, apply_opts, const_size, hand_coded_opts, ranges_of
 
@@ -130,12 +130,6 @@ def _random_bytes(dt: DType, n: int, rng: np.random.Generator) -> np.ndarray:
   elif dt == dtypes.bfloat16: vals = (rng.uniform(-1, 1, n).astype(np.float32).view(np.uint32) >> 16).astype(np.uint16)
   else: vals = rng.uniform(-1, 1, n).astype(dt.np)
   return np.ascontiguousarray(vals).view(np.uint8).reshape(-1)
-
-def written_slots(uops: list[UOp]) -> set[int] | None:
-  """The parameter slots a kernel writes (stores, atomics), or None when custom code may write anywhere."""
-  if any(u.op is Ops.CUSTOM for u in uops): return None
-  return {u.src[0].src[0].arg[0] for u in uops if u.op in (Ops.STORE, Ops.ATOMIC, Ops.ATOMIC_CAS) and
-          u.src[0].op is Ops.INDEX and u.src[0].src[0].op is Ops.DEFINE_GLOBAL}
 
 class Inputs:
   """One device buffer per kernel parameter and the bytes each starts from. Only the buffers the kernel writes are
@@ -267,7 +261,7 @@ class Search:
     self.seen_src: set[str] = set()
     self.seen_ast: set[tuple] = set()
     base = get_program(ast, dev.renderer, opts=())
-    self.inputs = Inputs(dev, base.params, real, written=written_slots(base.uops))
+    self.inputs = Inputs(dev, base.params, real, written=written_slots(ast))
     self.want: list[np.ndarray] = []
     self.want_ok = False
     self.ref = "unoptimised"

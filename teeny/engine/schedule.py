@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 from teeny.dtype import dtypes
 from teeny.helpers import DEBUG, prod
-from teeny.uop.ops import AxisType, GroupOp, KernelInfo, Ops, UOp, toposort_many
+from teeny.uop.ops import AxisType, GroupOp, KernelInfo, Ops, UOp, toposort_many, written_slots
 from teeny.uop.rewrite import graph_rewrite
 from teeny.uop.symbolic import symbolic, sprod, sstr, sym_max, unbind_sint, bind_sint, VARIABLES_MADE
 from teeny.uop.view import linear_index, movement_index, and_valid
@@ -93,6 +93,10 @@ def find_realizes(roots: list[UOp]) -> set[UOp]:
   realize: set[UOp] = set()
   for r in roots:
     if r.base.op not in (Ops.BUFFER, Ops.CONST): realize.add(r.base)
+  # the value a max/min reduces, computed (two ops or more): its gradient compares it with the max for equality, so
+  # every kernel must see the same bits; recomputed in several kernels it may not be (a loop clang vectorises calls
+  # libmvec's expf, another calls the scalar one: no element equalled the max and max's gradient came out 0 or nan)
+  maxed: set[UOp] = set()
   for r in roots:
     for n in r.toposort:
       if n.op is Ops.BUFFER: continue
@@ -100,13 +104,10 @@ def find_realizes(roots: list[UOp]) -> set[UOp]:
         realize.add(n)
       # a write into a tensor that has no memory yet first gives its old value a buffer, then writes into that
       if n.op is Ops.ASSIGN and (prev := n.src[0].base).op is not Ops.BUFFER: realize.add(prev)
+      if n.op is Ops.REDUCE_AXIS and n.arg[0] in (Ops.MAX, Ops.MIN) and (b := n.src[0].base).op in GroupOp.ALU and \
+         not any(isinstance(d, UOp) for d in b.shape): maxed.add(b)
   cost_memo: dict[UOp, int] = {}
-  # the value a max/min reduces, computed (two ops or more): its gradient compares it with the max for equality, so
-  # every kernel must see the same bits; recomputed in several kernels it may not be (a loop clang vectorises calls
-  # libmvec's expf, another calls the scalar one: no element equalled the max and max's gradient came out 0 or nan)
-  maxed = {b for r in roots for n in r.toposort if n.op is Ops.REDUCE_AXIS and n.arg[0] in (Ops.MAX, Ops.MIN)
-           and (b := n.src[0].base).op in GroupOp.ALU and not any(isinstance(d, UOp) for d in b.shape)}
-  maxed = {b for b in maxed if _elementwise_cost(b, realize, {}) >= 2}
+  maxed = {b for b in maxed if _elementwise_cost(b, realize, cost_memo) >= 2}
   while True:
     reach: dict[UOp, set[UOp]] = {}
     new: set[UOp] = set()
@@ -460,7 +461,7 @@ def _create_schedule(roots: list[UOp], nodes: list[UOp]) -> tuple[list[ScheduleI
       continue
     if n.op is Ops.CUSTOM_KERNEL:
       bufs = [_memory_of(s.base, buffer_of) for s in n.src]
-      bumps = tuple((k, next_version(bufs[k])) for k in sorted(custom_written(n.arg[0])))
+      bumps = tuple((k, next_version(bufs[k])) for k in sorted(written_slots(n.arg[0])))
       items.append(ScheduleItem("custom", n.arg[0], bufs, meta=n.arg, bumps=bumps,
                                 var_vals=dict(n.arg[2]) if len(n.arg) > 2 else None))   # (engine/multi.py: _device_num)
       after = list(bufs)
@@ -505,14 +506,6 @@ def _create_schedule(roots: list[UOp], nodes: list[UOp]) -> tuple[list[ScheduleI
     if n.op is Ops.ASSIGN: becomes[n] = _as_shaped(buffer_of[n], n.shape)
   if DEBUG >= 1: print(f"teeny: scheduled {sum(1 for i in items if i.kind != 'copy')} kernels, {len(items)} items")
   return items, becomes
-
-def custom_written(sink: UOp) -> set[int]:
-  """The parameter slots a custom kernel writes (stores, atomics, or buffers handed to inline CUSTOM code)."""
-  out = set()
-  for u in sink.toposort:
-    if u.op in (Ops.STORE, Ops.ATOMIC, Ops.ATOMIC_CAS) and u.src[0].op is Ops.INDEX: out.add(u.src[0].src[0].arg[0])
-    if u.op is Ops.CUSTOM: out |= {s.src[0].arg[0] for s in u.src if s.op is Ops.INDEX}
-  return out
 
 def _as_shaped(buf: UOp, shape: tuple[int, ...]) -> UOp:
   if shape == buf.shape: return buf

@@ -609,3 +609,11 @@ def implicit_loads(sink: UOp) -> UOp:
     dt = n._vdtype if n.op is not Ops.INDEX else n.dtype
     memo[n] = n if dt is n.dtype and all(a is b for a, b in zip(src, n.src)) else UOp(n.op, dt, src, n.arg)
   return memo[sink]
+
+def written_slots(sink: UOp) -> set[int]:
+  """The parameter slots a kernel writes: stores, atomics, and buffers handed to inline CUSTOM code."""
+  out = set()
+  for u in sink.toposort:
+    if u.op in (Ops.STORE, Ops.ATOMIC, Ops.ATOMIC_CAS) and u.src[0].op is Ops.INDEX: out.add(u.src[0].src[0].arg[0])
+    if u.op is Ops.CUSTOM: out |= {s.src[0].arg[0] for s in u.src if s.op is Ops.INDEX}
+  return out
