@@ -278,14 +278,31 @@ class RenderState:
                     if u.op in (Ops.STORE, Ops.ATOMIC, Ops.ATOMIC_CAS) and u.src[0].op is Ops.INDEX}
     self.written |= {s.src[0] for u in uops if u.op is Ops.CUSTOM for s in u.src if s.op is Ops.INDEX}
     self.streamed = {u for u in uops if u.op is Ops.STORE and lang.streams(u)}
-    # one pass over the loop nesting: each value's depth, and where each RANGE's END is (UNROLL bodies are replayed)
+    # accumulators indexed by the UPCAST/UNROLL ranges their value depends on; the reduce whose innermost loop
+    # each range is
+    self.acc_dims = {u: sorted([x for x in deps(u) if x.arg[1] in (AxisType.UPCAST, AxisType.UNROLL)],
+                               key=lambda x: x.arg[0])
+                     for u in uops if u.op is Ops.REDUCE}
+    self.acc_arrays: dict[UOp, tuple[str, list[UOp]]] = {}
+    self.innermost_reduce = {u.src[-1]: u for u in uops if u.op is Ops.REDUCE and not self.acc_dims[u]}
+    # one pass over the loop nesting: each value's depth, where each RANGE's END is (UNROLL bodies are replayed), and
+    # the loops (positions: a range may open two loops, update and combine) around a register tile's update when its
+    # innermost loop is one of the tile's UPCAST ranges: that loop alone is the vectorizer's (tile_outer). Left to
+    # choose, clang 14 on AVX-512 targets vectorised an outer 4-trip loop of a 4x16 tile with gathers from the
+    # accumulator array (a conv weight gradient: 5.8 ms instead of 0.6 ms, the AVX2 build of the same source).
     self.level: dict[UOp, int] = {}
     self.end_of: dict[int, int] = {}
+    self.tile_outer: set[int] = set()
     opened: list[int] = []
     for i, u in enumerate(uops):
       if u.op is Ops.RANGE: opened.append(i)
       elif u.op is Ops.END: self.end_of[opened.pop()] = i
-      else: self.level[u] = len(opened)
+      else:
+        self.level[u] = len(opened)
+        if u.op is Ops.ASSIGN and opened and (dims := self.acc_dims.get(u.src[0])) and \
+           (inner := uops[opened[-1]]) in dims and inner.arg[1] is AxisType.UPCAST:
+          mine = set(u.src[0].src[1:]) | set(dims)
+          self.tile_outer |= {k for k in opened[:-1] if uops[k] in mine}
     # a value the linearizer hoisted out of a loop gets a variable: written inline it would be computed inside the loop
     # again (a logf of a row's sum inside cross-entropy's loop over 32000 classes cost 0.7 s)
     self.used_deeper = {s for u in uops if u in self.level for s in u.src if s in self.level
@@ -299,14 +316,6 @@ class RenderState:
     self.has_unroll = any(u.op is Ops.RANGE and u.arg[1] is AxisType.UNROLL for u in uops)
     if not self.has_unroll and (fg := self.first_global) is not None and (tile := self._tile(uops)):
       self.has_unroll = any(_contiguous_tile_load(u.src[0], fg, tile) for u in uops if u.op is Ops.LOAD)
-    # accumulators indexed by the UPCAST/UNROLL ranges their value depends on; the reduce whose innermost loop
-    # each range is
-    self.acc_dims = {u: sorted([x for x in deps(u) if x.arg[1] in (AxisType.UPCAST, AxisType.UNROLL)],
-                               key=lambda x: x.arg[0])
-                     for u in uops if u.op is Ops.REDUCE}
-    self.acc_arrays: dict[UOp, tuple[str, list[UOp]]] = {}
-    self.innermost_reduce = {u.src[-1]: u for u in uops if u.op is Ops.REDUCE and not self.acc_dims[u]}
-    self.tile_outer = self._tile_outer(uops, self.acc_dims)
     self.wide = self._address_math(uops) if lang.wide_index else set()
 
   @staticmethod
@@ -334,23 +343,6 @@ class RenderState:
   def var_type(self, u: UOp) -> str:
     """The C type a named value (or loop counter) is declared with."""
     return self.lang.wide_index if u in self.wide and self.lang.wide_index else self.lang.render_dtype(u.dtype)
-
-  @staticmethod
-  def _tile_outer(uops: list[UOp], acc_dims: dict[UOp, list[UOp]]) -> set[int]:
-    """The loops (positions in uops) around a register tile's update (its reduce ranges and outer UPCAST ranges) when
-    the innermost loop is one of the tile's UPCAST ranges: only that loop is the vectorizer's. Left to choose, clang 14
-    on AVX-512 targets vectorised an outer 4-trip loop of a 4x16 tile with gathers from the accumulator array (a conv
-    weight gradient: 5.8 ms instead of 0.6 ms, the AVX2 build of the same source)."""
-    out: set[int] = set()
-    opened: list[tuple[int, UOp]] = []   # (position in uops, RANGE): a range may open two loops (update, combine)
-    for i, u in enumerate(uops):
-      if u.op is Ops.RANGE: opened.append((i, u))
-      elif u.op is Ops.END: opened.pop()
-      elif u.op is Ops.ASSIGN and (dims := acc_dims.get(u.src[0])) and opened and opened[-1][1] in dims and \
-           opened[-1][1].arg[1] is AxisType.UPCAST:
-        mine = set(u.src[0].src[1:]) | set(dims)
-        out |= {k for k, r in opened[:-1] if r in mine}
-    return out
 
   @staticmethod
   def _tile(uops: list[UOp]) -> set[UOp]:
