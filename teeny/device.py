@@ -227,13 +227,14 @@ def numbered(src: str) -> str:
   return "\n".join(f"{i+1:4d} {line}" for i, line in enumerate(src.splitlines()))
 
 def kernel_name(src: str) -> str:
-  """The name of the kernel defined in rendered source: the last non-static `void` function, attributes skipped."""
+  """The name of the kernel defined in rendered source: the last non-static `void` function, attributes skipped (and
+  the CPU's `teeny_entry`, which calls the kernel)."""
   names = []
   for line in src.splitlines():
     if line.startswith("static") or "void" not in line or "(" not in line: continue
     line = re.sub(r"__(launch_bounds|attribute)__\s*\(\([^()]*(\([^()]*\))?[^()]*\)\)"
                   r"|__launch_bounds__\s*\([^()]*\)", "", line)
-    if (m := re.search(r"\bvoid\s+(\w+)\s*\(", line)): names.append(m.group(1))
+    if (m := re.search(r"\bvoid\s+(\w+)\s*\(", line)) and m.group(1) != "teeny_entry": names.append(m.group(1))
   return names[-1] if names else "?"
 
 def compile_error(what: str, src: str, log: str, max_lines: int = 10, width: int = 240) -> str:

@@ -4,13 +4,13 @@ The code is compiled for one target, TEENY_CPU_ARCH (a -march value: x86-64-v3 f
 name such as znver3; default `native`, the machine itself). Its facts, read once (`cpu_target`), size the heuristics'
 tiles: the vector width from the macros the compiler defines for that target, the cache sizes from sysfs."""
 from __future__ import annotations
-import _thread, ctypes, functools, hashlib, os, shutil, subprocess, tempfile, threading, time
-from collections.abc import Sequence
+import ctypes, functools, hashlib, os, shutil, subprocess, tempfile, time
 from dataclasses import dataclass
 from typing import Any
 import numpy as np
 from teeny.device import Allocator, Compiled, ToolCompiler, elf_complete
 from teeny.helpers import CPU_THREADS, DEBUG
+from teeny.runtime.cpu_pool import MAX_ARGS, cpu_pool
 
 class CPUAllocator(Allocator):
   """Host memory held as numpy byte arrays (64-byte aligned), so copies are plain memmoves."""
@@ -99,47 +99,6 @@ class CCompiler(ToolCompiler):
   @property
   def cc(self) -> str: return self.tool
 
-class Workers:
-  """Threads that run a kernel's other cores. Each waits on its own lock, so handing it a call is one lock release and
-  collecting it one acquire: a ThreadPoolExecutor's submit and Future cost several times that per kernel, which on a
-  small training step (an MLP's TinyJit replay, about 1 ms) was a fifth of the time. One call at a time (a lock): calls
-  from several Python threads take turns."""
-  def __init__(self) -> None: self.reset()
-  def reset(self) -> None:
-    self.threads: list[tuple[Any, Any, list]] = []
-    self.lock = threading.Lock()
-  def _add(self):
-    go, done = _thread.allocate_lock(), _thread.allocate_lock()
-    go.acquire()
-    done.acquire()
-    slot: list = [None, None]   # (function, arguments), the exception it raised
-    def loop() -> None:
-      while True:
-        go.acquire()
-        fn, args = slot[0]
-        try: fn(*args)
-        except BaseException as e: slot[1] = e
-        done.release()
-    threading.Thread(target=loop, daemon=True, name=f"teeny-cpu-{len(self.threads) + 1}").start()
-    self.threads.append((go, done, slot))
-  def run(self, fn: Any, first: tuple, rest: Sequence[tuple]):
-    """fn(*first) on the calling thread and fn(*a) for each a in rest on a worker, all at once; returns when all are
-    done (re-raising a worker's exception)."""
-    with self.lock:
-      while len(self.threads) < len(rest): self._add()
-      used = self.threads[:len(rest)]
-      for (go, _, slot), a in zip(used, rest):
-        slot[0], slot[1] = (fn, a), None
-        go.release()
-      try: fn(*first)
-      finally:
-        for _, done, _ in used: done.acquire()
-      for _, _, slot in used:
-        if slot[1] is not None: raise slot[1]
-
-_workers = Workers()
-# a forked child has none of the parent's threads: it starts its own when it first needs them
-os.register_at_fork(after_in_child=_workers.reset)
 _CORES = os.cpu_count() or 1
 _ENV_ZERO = os.environ.get("CPU_THREADS", "").strip() == "0"  # read once, as the switch itself is
 
@@ -153,7 +112,8 @@ def n_threads() -> int:
   return v or _CORES
 
 class CPUProgram:
-  """One compiled kernel. Called once per core with (core, ncores); ctypes releases the GIL during each call."""
+  """One compiled kernel. Run on one core by a direct call, on several through the C worker pool
+  (runtime/cpu_pool.py) and the kernel's `teeny_entry`; ctypes releases the GIL during either."""
   def __init__(self, name: str, lib: bytes, spec: Any = None):
     self.name, self.spec = name, spec
     # dlopen maps the file: a cut shared object would pass it and then kill the process with SIGBUS on first touch
@@ -168,43 +128,60 @@ class CPUProgram:
     finally: os.unlink(path)
     self.fxn = self.lib[name]
     self.fxn.restype = None
+    try: self.entry = ctypes.cast(self.lib["teeny_entry"], ctypes.c_void_p).value
+    except AttributeError: raise RuntimeError(f"compiled kernel {name} has no teeny_entry: it was not rendered by "
+                                              "this version's C renderer (clear the cache: TEENY_CACHE_DIR)") from None
   def __call__(self, *bufs: Any, global_size: Any = None, local_size: Any = None, vals: tuple = (), wait: bool = False,
                work: int = 0) -> float:
-    ptrs = [ctypes.c_void_p(b.ctypes.data) for b in bufs] + [ctypes.c_int(int(v)) for v in vals]
     nt = n_threads()
     # small kernels stay on the calling thread unless CPU_THREADS forces a split
     if not CPU_THREADS.value and work < 1 << 16: nt = 1
     st = time.perf_counter()
-    if nt == 1: self.fxn(*ptrs, ctypes.c_int(0), ctypes.c_int(1))
-    else: _workers.run(self.fxn, (*ptrs, ctypes.c_int(0), ctypes.c_int(nt)),
-                       [(*ptrs, ctypes.c_int(i), ctypes.c_int(nt)) for i in range(1, nt)])
+    if nt == 1:
+      self.fxn(*[ctypes.c_void_p(b.ctypes.data) for b in bufs], *[ctypes.c_int(int(v)) for v in vals],
+               ctypes.c_int(0), ctypes.c_int(1))
+    else:
+      args = (ctypes.c_void_p * (len(bufs) + len(vals)))(*[b.ctypes.data for b in bufs], *[int(v) for v in vals])
+      cpu_pool(find_cc()).run(self.entry, args, nt)
     return time.perf_counter() - st
 
 class CPUGraph:
-  """A TinyJit capture replayed on the CPU: each launch is one C call with ctypes arguments built once. A buffer's
-  address lives in one c_void_p shared by every launch that uses it, so rebinding a buffer is one store and a replay is
-  only the launch loop.
+  """A TinyJit capture replayed on the CPU: one C call (`teeny_graph_run`, runtime/cpu_pool.py) runs every launch,
+  with the argument lists built once. A buffer's address lives in one slot of a table every launch reads, so
+  rebinding a buffer is one store.
   `launches`: ("kernel", program, spec, slots, vals, work) or ("copy", dst slot, src slot, nbytes)."""
   def __init__(self, launches: list[tuple], bufs: list[Any]):
-    self.ptrs = [ctypes.c_void_p(b.ensure_allocated()._opaque.ctypes.data) for b in bufs]
     nt_all, forced = n_threads(), bool(CPU_THREADS.value)
-    self.calls: list[tuple] = []
+    self.pool = cpu_pool(find_cc())
+    fns, nts, offs, codes, vals = [], [], [0], [], []
+    def val(v: int) -> int:
+      vals.append(int(v))
+      return -len(vals)
     for ln in launches:
       if ln[0] == "copy":
-        self.calls.append((ctypes.memmove, (self.ptrs[ln[1]], self.ptrs[ln[2]], ctypes.c_size_t(ln[3])), ()))
-        continue
-      _, prg, _spec, slots, vals, work = ln
-      args = tuple(self.ptrs[s] for s in slots) + tuple(ctypes.c_int(int(v)) for v in vals)
-      nt = nt_all if forced or work >= 1 << 16 else 1   # the same split CPUProgram.__call__ makes
-      cores = [args + (ctypes.c_int(i), ctypes.c_int(nt)) for i in range(nt)]
-      self.calls.append((prg.fxn, cores[0], tuple(cores[1:])))
-  def bind(self, slot: int, buf: Any): self.ptrs[slot].value = buf.ensure_allocated()._opaque.ctypes.data
+        fns.append(None)
+        nts.append(1)
+        codes.extend([ln[1], ln[2], val(ln[3])])
+      else:
+        _, prg, _spec, slots, kvals, work = ln
+        if len(slots) + len(kvals) > MAX_ARGS:
+          raise NotImplementedError(f"kernel {prg.name} has more than {MAX_ARGS} arguments")
+        fns.append(prg.entry)
+        nts.append(nt_all if forced or work >= 1 << 16 else 1)   # the split CPUProgram.__call__ makes
+        codes.extend(list(slots) + [val(v) for v in kvals])
+      offs.append(len(codes))
+    self.n = len(launches)
+    self.fns = (ctypes.c_void_p * max(self.n, 1))(*fns)
+    self.nts = (ctypes.c_int * max(self.n, 1))(*nts)
+    self.offs = (ctypes.c_int * len(offs))(*offs)
+    self.codes = (ctypes.c_int * max(len(codes), 1))(*codes)
+    self.vals = (ctypes.c_int64 * max(len(vals), 1))(*vals)
+    self.slots = (ctypes.c_void_p * max(len(bufs), 1))(*[b.ensure_allocated()._opaque.ctypes.data for b in bufs])
+  def bind(self, slot: int, buf: Any): self.slots[slot] = buf.ensure_allocated()._opaque.ctypes.data
   def __call__(self) -> float:
-    run = _workers.run
     st = time.perf_counter()
-    for fxn, first, rest in self.calls:
-      if rest: run(fxn, first, rest)
-      else: fxn(*first)
+    self.pool.check(self.pool.graph_c(self.n, self.fns, self.nts, self.offs, self.codes, self.slots, self.vals),
+                    "TinyJit replay")
     return time.perf_counter() - st
 
 def open_device(name: str) -> Compiled:

@@ -220,7 +220,11 @@ class UOpMetaClass(type):
     try: r = UOpMetaClass.cache.get(key)
     except TypeError: raise TypeError(f"UOp arg must be hashable, got {arg!r}") from None
     if r is not None and (ret := r()) is not None: return ret
-    ret = super().__call__(op, dtype, src, arg)
+    # the fields go straight into the new node's __dict__ (type.__call__ and an __init__ of four object.__setattr__
+    # calls took twice as long: a TinyJit replay makes a node for every memory version it writes)
+    ret = object.__new__(cls)
+    d = ret.__dict__
+    d["op"], d["dtype"], d["src"], d["arg"] = op, dtype, src, arg
     ref = UOpMetaClass.cache[key] = WeakKeyed(ret, _forget)
     ref.key = key
     return ret
@@ -232,11 +236,6 @@ class UOp(metaclass=UOpMetaClass):
   dtype: DType
   src: tuple[UOp, ...]
   arg: Any
-  def __init__(self, op: Ops, dtype: DType = dtypes.void, src: tuple[UOp, ...] = (), arg: Any = None):
-    object.__setattr__(self, "op", op)
-    object.__setattr__(self, "dtype", dtype)
-    object.__setattr__(self, "src", src)
-    object.__setattr__(self, "arg", arg)
   def __setattr__(self, name: str, value: Any):
     raise AttributeError(f"UOp is immutable (shared by hash-consing); build a new node with .replace({name}=...)")
   def __reduce__(self): return UOp, (self.op, self.dtype, self.src, self.arg)

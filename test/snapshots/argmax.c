@@ -1,4 +1,5 @@
 #include <math.h>
+#include <stdint.h>
 static inline float teeny_fmax(float a, float b) { return (a > b || a != a) ? a : b; }
 void r_6_40(float* restrict data0, const float* restrict data1, int core, int ncores) {
   int g0_per = (6 + ncores - 1) / ncores, g0_lo = core * g0_per, g0_hi = g0_lo + g0_per < 6 ? g0_lo + g0_per : 6;
@@ -20,8 +21,10 @@ void r_6_40(float* restrict data0, const float* restrict data1, int core, int nc
     data0[g0] = acc4;
   }
 }
+void teeny_entry(void **a, int core, int ncores) { r_6_40(a[0], a[1], core, ncores); }
 
 #include <math.h>
+#include <stdint.h>
 void r_6_40(int* restrict data0, const float* restrict data1, const float* restrict data2, int core, int ncores) {
   int g0_per = (6 + ncores - 1) / ncores, g0_lo = core * g0_per, g0_hi = g0_lo + g0_per < 6 ? g0_lo + g0_per : 6;
   for (long g0 = g0_lo; g0 < g0_hi; g0++) {
@@ -45,3 +48,4 @@ void r_6_40(int* restrict data0, const float* restrict data1, const float* restr
     data0[g0] = ((acc6*-1)+40);
   }
 }
+void teeny_entry(void **a, int core, int ncores) { r_6_40(a[0], a[1], a[2], core, ncores); }

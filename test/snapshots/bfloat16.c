@@ -1,4 +1,5 @@
 #include <math.h>
+#include <stdint.h>
 static inline float teeny_bf2f(unsigned short h) { unsigned int b = (unsigned int)h << 16; float f; __builtin_memcpy(&f, &b, 4); return f; }
 static inline unsigned short teeny_f2bf(float f) {
   unsigned int x; __builtin_memcpy(&x, &f, 4);
@@ -18,3 +19,4 @@ void r_8_8(unsigned short* restrict data0, const float* restrict data1, int core
     data0[g0] = teeny_f2bf(teeny_bf2f(teeny_f2bf(acc2)));
   }
 }
+void teeny_entry(void **a, int core, int ncores) { r_8_8(a[0], a[1], core, ncores); }

@@ -1,4 +1,5 @@
 #include <math.h>
+#include <stdint.h>
 static inline float teeny_fmax(float a, float b) { return (a > b || a != a) ? a : b; }
 void r_64_1000(float* restrict data0, const float* restrict data1, int core, int ncores) {
   int g0_per = (64 + ncores - 1) / ncores, g0_lo = core * g0_per, g0_hi = g0_lo + g0_per < 64 ? g0_lo + g0_per : 64;
@@ -20,3 +21,4 @@ void r_64_1000(float* restrict data0, const float* restrict data1, int core, int
     data0[g0] = acc4;
   }
 }
+void teeny_entry(void **a, int core, int ncores) { r_64_1000(a[0], a[1], core, ncores); }

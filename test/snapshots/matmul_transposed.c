@@ -1,4 +1,5 @@
 #include <math.h>
+#include <stdint.h>
 void r_16_24_64(float* restrict data0, const float* restrict data1, const float* restrict data2, int core, int ncores) {
   int g0_per = (8 + ncores - 1) / ncores, g0_lo = core * g0_per, g0_hi = g0_lo + g0_per < 8 ? g0_lo + g0_per : 8;
   for (long g0 = g0_lo; g0 < g0_hi; g0++) {
@@ -40,3 +41,4 @@ void r_16_24_64(float* restrict data0, const float* restrict data1, const float*
     }
   }
 }
+void teeny_entry(void **a, int core, int ncores) { r_16_24_64(a[0], a[1], a[2], core, ncores); }

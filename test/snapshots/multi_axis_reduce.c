@@ -1,4 +1,5 @@
 #include <math.h>
+#include <stdint.h>
 void r_5_6_32(float* restrict data0, const float* restrict data1, int core, int ncores) {
   int g1_per = (5 + ncores - 1) / ncores, g1_lo = core * g1_per, g1_hi = g1_lo + g1_per < 5 ? g1_lo + g1_per : 5;
   for (long g1 = g1_lo; g1 < g1_hi; g1++) {
@@ -14,3 +15,4 @@ void r_5_6_32(float* restrict data0, const float* restrict data1, int core, int 
     data0[g1] = acc2;
   }
 }
+void teeny_entry(void **a, int core, int ncores) { r_5_6_32(a[0], a[1], core, ncores); }

@@ -1,4 +1,5 @@
 #include <math.h>
+#include <stdint.h>
 static inline float teeny_atomic_add_f32_relaxed(float* p, float v) {
   typedef unsigned int __attribute__((may_alias)) teeny_bits;
   teeny_bits* q = (teeny_bits*)p;
@@ -16,3 +17,4 @@ void hist(float* restrict data0, const int* restrict data1, int core, int ncores
     (((val1<8)&((val1<0)^1))?teeny_atomic_add_f32_relaxed((data0+val1), 1.0f):0.0f);
   }
 }
+void teeny_entry(void **a, int core, int ncores) { hist(a[0], a[1], core, ncores); }

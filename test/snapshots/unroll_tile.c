@@ -1,4 +1,5 @@
 #include <math.h>
+#include <stdint.h>
 void unroll_tile(float* restrict data0, const float* restrict data1, int core, int ncores) {
   int g0_per = (8 + ncores - 1) / ncores, g0_lo = core * g0_per, g0_hi = g0_lo + g0_per < 8 ? g0_lo + g0_per : 8;
   for (long g0 = 0; g0 < 8; g0++) {
@@ -22,3 +23,4 @@ void unroll_tile(float* restrict data0, const float* restrict data1, int core, i
     data0[(val1+3)] = (acc2[3]*2.0f);
   }
 }
+void teeny_entry(void **a, int core, int ncores) { unroll_tile(a[0], a[1], core, ncores); }

@@ -134,27 +134,57 @@ def test_cpu_threads_reduce_same_values():
   np.testing.assert_array_equal(outs[0], outs[1])
   np.testing.assert_allclose(outs[0], (a * 2).sum(1), rtol=1e-4, atol=1e-4)
 
-def test_cpu_workers_run_every_core_and_reraise():
-  """The CPU device's worker threads (a lock handoff per call): every core's share runs, more shares than threads start
-  more threads, a worker's exception reaches the caller after all shares finished, and calls from several Python
-  threads take turns."""
+COUNT_CORES = """#include <stdint.h>
+void count(int *hits, int *ncores_seen, int core, int ncores) { hits[core] += 1; ncores_seen[core] = ncores; }
+void teeny_entry(void **a, int core, int ncores) { count(a[0], a[1], core, ncores); }
+"""
+
+def _count_program():
+  from teeny.runtime.ops_cpu import CCompiler, CPUProgram
+  return CPUProgram("count", CCompiler().compile(COUNT_CORES))
+
+def test_cpu_pool_runs_every_core_once():
+  """The C worker pool (runtime/cpu_pool.py): each of n cores' shares runs exactly once per call, with more cores than
+  the machine has, and calls from several Python threads take turns (ctypes drops the GIL: they really overlap)."""
   import threading
-  from teeny.runtime.ops_cpu import Workers
-  w, seen = Workers(), []
-  w.run(lambda k: seen.append(k), (0,), [(i,) for i in range(1, 5)])
-  assert sorted(seen) == [0, 1, 2, 3, 4] and len(w.threads) == 4
-  def boom(k):
-    if k == 2: raise ValueError("core 2 failed")
-    seen.append(k)
-  seen.clear()
-  with pytest.raises(ValueError, match="core 2"): w.run(boom, (0,), [(1,), (2,), (3,)])
-  assert sorted(seen) == [0, 1, 3]
-  total = []
-  def many(): [w.run(lambda k: total.append(k), (0,), [(1,)]) for _ in range(200)]
-  ts = [threading.Thread(target=many) for _ in range(3)]
-  for t in ts: t.start()
-  for t in ts: t.join()
-  assert len(total) == 3 * 200 * 2
+  prg = _count_program()
+  for n in (1, 2, 7):
+    hits, seen = np.zeros(8, np.int32), np.zeros(8, np.int32)
+    with Context(CPU_THREADS=n):
+      for _ in range(50): prg(hits, seen)
+    assert hits.tolist() == [50] * n + [0] * (8 - n) and seen.tolist() == [n] * n + [0] * (8 - n)
+  hits, seen = np.zeros(8, np.int32), np.zeros(8, np.int32)
+  def many():
+    for _ in range(300): prg(hits, seen, work=1 << 20)
+  with Context(CPU_THREADS=3):
+    ts = [threading.Thread(target=many) for _ in range(3)]
+    for t in ts: t.start()
+    for t in ts: t.join()
+  assert hits.tolist() == [900] * 3 + [0] * 5
+
+def test_cpu_pool_wakes_sleeping_workers():
+  """With no spinning (TEENY_CPU_SPIN_US=0) every hand-off wakes a sleeping worker through the condition variable: a
+  lost wake-up would hang this (run in a child with a time limit)."""
+  code = ("import numpy as np, time\n"
+          "from teeny import Context\n"
+          "from teeny.runtime.ops_cpu import CCompiler, CPUProgram\n"
+          f"prg = CPUProgram('count', CCompiler().compile({COUNT_CORES!r}))\n"
+          "hits, seen = np.zeros(8, np.int32), np.zeros(8, np.int32)\n"
+          "with Context(CPU_THREADS=4):\n"
+          "  for i in range(2000):\n"
+          "    prg(hits, seen)\n"
+          "    if i % 500 == 0: time.sleep(0.01)\n"
+          "print('hits', hits.tolist())\n")
+  out = run_py(code, TEENY_CPU_SPIN_US="0")
+  assert "hits [2000, 2000, 2000, 2000, 0, 0, 0, 0]" in out, out
+
+def test_cpu_pool_bad_settings():
+  with pytest.raises(AssertionError, match="TEENY_CPU_SPIN_US must be a non-negative int"):
+    run_py("from teeny import Tensor; import numpy as np\n"
+           "print((Tensor(np.ones(1 << 18, np.float32)) * 2).sum().numpy())", TEENY_CPU_SPIN_US="soon")
+  prg = _count_program()
+  with Context(CPU_THREADS=100000), pytest.raises(ValueError, match="1 to 512 threads"):
+    prg(np.zeros(8, np.int32), np.zeros(8, np.int32))
 
 @needs_values
 def test_cpu_kernels_after_fork():

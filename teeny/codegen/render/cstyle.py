@@ -118,6 +118,9 @@ class CStyleLanguage:
   # ---- kernel structure, overridden by GPU languages
   def render_kernel_header(self, name: str, params: list[str], has_global: bool) -> list[str]:
     return [f"{self.kernel_prefix} {name}({', '.join(params + ['int core', 'int ncores'])}) {{"]
+  def render_kernel_footer(self, name: str, params: list[str]) -> list[str]:
+    """Lines after the kernel: C adds the entry point its runtime calls every kernel through."""
+    return []
   def render_buffer_param(self, slot: int, dt: DType, written: bool) -> str:
     return f"{'' if written else 'const '}{self.render_storage(dt)}* restrict data{slot}"
   def render_range_open(self, r: UOp, name: str, size: str, first_global: bool, const_bounds: bool = False,
@@ -145,7 +148,7 @@ class CStyleLanguage:
     st = RenderState(self, uops)
     self.render_span(st, 0, len(uops))
     head = self.render_kernel_header(name, st.params, st.first_global is not None)
-    body = "\n".join(head + st.lines + ["}"]) + "\n"
+    body = "\n".join(head + st.lines + ["}"] + self.render_kernel_footer(name, st.params)) + "\n"
     return self.render_prelude(body) + body
 
   def render_span(self, st: RenderState, lo: int, hi: int):
