@@ -41,7 +41,11 @@ static long spin_ns = 1000000;
 static pthread_mutex_t sleep_mu = PTHREAD_MUTEX_INITIALIZER, run_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t sleep_cv = PTHREAD_COND_INITIALIZER;
 
-static long now_ns(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec * 1000000000L + t.tv_nsec; }
+static long now_ns(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return t.tv_sec * 1000000000L + t.tv_nsec;
+}
 
 static void *worker(void *p) {
   int id = (int)(intptr_t)p;
@@ -130,7 +134,7 @@ int teeny_pool_run(entry_t fn, void **args, int n) {
   return err;
 }
 
-/* launches[i]: fns[i] (0: a memmove of args dst, src, nbytes), on nts[i] cores, its arguments codes[offs[i]..offs[i+1]):
+/* launches[i]: fns[i] (0: a memmove of args dst, src, nbytes) on nts[i] cores, its arguments codes[offs[i]..offs[i+1]):
    code >= 0 is slots[code] (a buffer's address), code < 0 is vals[-code-1] (a variable's value, a byte count) */
 int teeny_graph_run(int n, const entry_t *fns, const int *nts, const int *offs, const int *codes, void *const *slots,
                     const int64_t *vals) {
@@ -171,8 +175,8 @@ class CPUPool:
     try:
       if (us := int(spin)) < 0: raise ValueError
     except ValueError:
-      raise ValueError(f"TEENY_CPU_SPIN_US must be a non-negative int (microseconds a CPU worker thread waits awake for "
-                       f"the next kernel), got {spin!r}") from None
+      raise ValueError(f"TEENY_CPU_SPIN_US must be a non-negative int (microseconds a CPU worker thread waits awake "
+                       f"for the next kernel), got {spin!r}") from None
     self.lib.teeny_pool_config(ctypes.c_long(us))
 
   def check(self, err: int, what: str):
