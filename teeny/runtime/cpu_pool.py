@@ -7,7 +7,7 @@ kernel: buffer pointers and variable values in one array), so one C function can
 
 Why C: handing a kernel to a Python thread (a lock release, the thread waking in the kernel's futex) cost 18 us on a
 2-core VM, more than the whole kernel for most of a small model's step. These workers spin (with the CPU's pause
-instruction) for TEENY_CPU_SPIN_US microseconds (default 1000) after each job before they sleep on a condition
+instruction) for TEENY_CPU_SPIN_US microseconds (default 200) after each job before they sleep on a condition
 variable, so kernels that follow each other closely find them awake: a hand-off is then about a microsecond. A
 process that forks gets a fresh pool in the child (pthread_atfork), started on its first multi-core kernel.
 """
@@ -37,7 +37,7 @@ typedef struct { _Atomic unsigned long go; unsigned long first; entry_t fn; void
 static mailbox box[MAXT];
 static int started;                                     /* workers 1..started exist */
 static _Atomic int pending, sleepers;
-static long spin_ns = 1000000;
+static long spin_ns = 200000;
 static pthread_mutex_t sleep_mu = PTHREAD_MUTEX_INITIALIZER, run_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t sleep_cv = PTHREAD_COND_INITIALIZER;
 
@@ -171,7 +171,7 @@ class CPUPool:
     self.run_c.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int]
     self.graph_c.argtypes = [ctypes.c_int] + [ctypes.c_void_p] * 6
     self.max_threads = self.lib.teeny_pool_max()
-    spin = os.environ.get("TEENY_CPU_SPIN_US", "1000").strip()
+    spin = os.environ.get("TEENY_CPU_SPIN_US", "200").strip()
     try:
       if (us := int(spin)) < 0: raise ValueError
     except ValueError:
