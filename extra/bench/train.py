@@ -12,10 +12,12 @@ tinygrad with its own TinyJit). Each step is forward, backward and the optimizer
 host (as a training loop that logs does; under TinyJit the read is after the jitted call).
 Then an SGD step of the same MLP, alone and with 20,000 unrelated tensors kept alive (half realized from numpy, half
 lazy), in ms per step: the cost of a step should not grow with the number of live tensors.
+Every framework runs in its own fresh process (`--worker teeny|torch|tinygrad`), the processes alternating ROUNDS times
+(default 2), and each keeps its best round: a neighbour's load on a shared machine moves single runs by 30% and more,
+and in one process torch's OpenMP threads, spinning after its last op, took a core from teeny's kernels (teeny's
+MLP TinyJit step measured 2x slower right after torch steps than alone).
 --baseline COMMIT checks that commit out into /tmp/teeny-baseline-<sha> (a detached git worktree, reused when present)
-and measures teeny there in a subprocess (PYTHONPATH and cwd in that tree) with this same script; teeny of this tree
-runs the same way, alternating with it (ABBA order) ROUNDS times, and each keeps its best round (the machine may be
-shared).
+and measures teeny there the same way (PYTHONPATH and cwd in that tree) with this same script, in the same rotation.
 """
 from __future__ import annotations
 import argparse, json, os, statistics, subprocess, sys, time
@@ -191,44 +193,46 @@ def baseline_tree(commit: str) -> Path:
   else: git("worktree", "add", "--detach", str(tree), sha)
   return tree
 
-def measure_in(tree: Path) -> dict[str, float]:
-  """measure_teeny() in a fresh python with the teeny of `tree` (PYTHONPATH and cwd there)."""
+def measure_torch() -> dict[str, float]:
+  try: return {"mlp": timed(torch_mlp()), "cnn": timed(torch_cnn())}
+  except ImportError: return {}
+
+def measure_tinygrad() -> dict[str, float]:
+  try: return {"mlp": timed(tinygrad_mlp()), "mlp_jit": timed(tinygrad_mlp(jit=True))}
+  except ImportError: return {}
+
+WORKERS = {"teeny": measure_teeny, "torch": measure_torch, "tinygrad": measure_tinygrad}
+
+def measure_in(tree: Path, who: str = "teeny") -> dict[str, float]:
+  """WORKERS[who]() in a fresh python with the teeny of `tree` (PYTHONPATH and cwd there)."""
   env = dict(os.environ, PYTHONPATH=str(tree), TEENY_BENCH_ROOT=str(tree))
-  r = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--worker"], cwd=tree, env=env,
+  r = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--worker", who], cwd=tree, env=env,
                      capture_output=True, text=True)
-  if r.returncode != 0: raise SystemExit(f"benchmark worker in {tree} failed:\n{r.stderr[-3000:]}")
+  if r.returncode != 0: raise SystemExit(f"benchmark worker {who} in {tree} failed:\n{r.stderr[-3000:]}")
   return json.loads(r.stdout.strip().splitlines()[-1])
 
 def main():
   ap = argparse.ArgumentParser(description="training throughput: teeny vs PyTorch/tinygrad (and a baseline commit)")
   ap.add_argument("--baseline", metavar="COMMIT", default=None, help="also measure teeny at this commit (e.g. 20f7e57)")
-  ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)  # internal: print measure_teeny() as JSON
+  ap.add_argument("--worker", choices=sorted(WORKERS), help=argparse.SUPPRESS)  # internal: one framework, as JSON
   args = ap.parse_args()
   if args.worker:
-    print(json.dumps(measure_teeny()))
+    print(json.dumps(WORKERS[args.worker]()))
     return
-  base = None
-  if args.baseline:
-    # this tree and the baseline in the same kind of fresh process, alternating; each keeps its best (time: least)
-    btree, here = baseline_tree(args.baseline), Path(__file__).resolve().parents[2]
-    runs: dict[str, list[dict]] = {"cur": [], "base": []}
-    for r in range(ROUNDS):  # ABBA order: a load that drifts during the run weighs on both alike
-      for who in (("cur", "base") if r % 2 == 0 else ("base", "cur")):
-        runs[who].append(measure_in(here if who == "cur" else btree))
-    best = lambda rs: {k: (min if k.endswith("_ms") else max)(r[k] for r in rs) for k in rs[0]}
-    cur, base = best(runs["cur"]), best(runs["base"])
-  else: cur = measure_teeny()
+  here = Path(__file__).resolve().parents[2]
+  btree = baseline_tree(args.baseline) if args.baseline else None
+  order = ["cur", "torch", "tinygrad"] + (["base"] if btree else [])
+  runs: dict[str, list[dict]] = {k: [] for k in order}
+  for r in range(ROUNDS):   # each round in another order: a load that drifts during the run weighs on all alike
+    for who in (order if r % 2 == 0 else order[::-1]):
+      runs[who].append(measure_in(btree if who == "base" else here, "teeny" if who in ("cur", "base") else who))
+  best = lambda rs: {k: (min if k.endswith("_ms") else max)(r[k] for r in rs) for k in rs[0]}
+  cur, tch, tgr = best(runs["cur"]), best(runs["torch"]), best(runs["tinygrad"])
+  base = best(runs["base"]) if btree else None
   rows = []
-  for name, key, ref, tg in [("MLP 784-128-10, batch 128, Adam", "mlp", torch_mlp, tinygrad_mlp),
-                             ("digits CNN, batch 64, Adam", "cnn", torch_cnn, None)]:
-    try: torch_sps = timed(ref())
-    except ImportError: torch_sps = None
-    tg_sps = tg_jit = None
-    if tg is not None:
-      try: tg_sps, tg_jit = timed(tg()), timed(tg(jit=True))
-      except ImportError: pass
-    rows.append((name, key, cur[key], torch_sps, tg_sps))
-    if key + "_jit" in cur: rows.append(("  the same with TinyJit", key + "_jit", cur[key + "_jit"], torch_sps, tg_jit))
+  for name, key in [("MLP 784-128-10, batch 128, Adam", "mlp"), ("digits CNN, batch 64, Adam", "cnn")]:
+    rows.append((name, key, cur[key], tch.get(key), tgr.get(key)))
+    rows.append(("  the same with TinyJit", key + "_jit", cur[key + "_jit"], tch.get(key), tgr.get(key + "_jit")))
   try:
     import torch
     tver = f"torch {torch.__version__} ({torch.get_num_threads()} threads)"
@@ -237,9 +241,8 @@ def main():
   clock = "CPU time of the process (CLOCK=cpu)" if CLOCK is time.process_time else "wall time"
   print(f"steps/s by {clock}, median of {CHUNKS} runs of {max(STEPS // CHUNKS, 1)} steps after {WARMUP} warm-up · "
         f"{os.cpu_count()} cores · {tver}")
-  if base is not None:
-    print(f"teeny: this tree vs baseline {args.baseline} ({btree}), each the best of {ROUNDS} alternating fresh "
-          "processes")
+  print(f"each framework (teeny{', its baseline ' + str(args.baseline) if base else ''}, torch, tinygrad) the best of "
+        f"{ROUNDS} rounds, each round a fresh process per framework, alternating")
   head = f"{'case':36s} {'teeny':>8s} {'torch':>8s} {'tinygrad':>9s} {'teeny/torch':>12s}"
   print(head + (f" {'baseline':>9s} {'teeny/base':>11s}" if base else ""))
   for name, key, a, b, c in rows:
@@ -247,10 +250,11 @@ def main():
     print(line + (f" {fmt(base[key], 9)} {a / base[key]:11.3f}" if base and key in base else ""))
   print("TinyJit / without: " +
         ", ".join(f"{k} {cur[k + '_jit'] / cur[k]:.2f}x" for k in ("mlp", "cnn") if k + "_jit" in cur))
-  if base:
-    spread = lambda who, k: "..".join(f"{f(r[k] for r in runs[who]):.1f}" for f in (min, max))
-    print("spread over rounds (min..max), this tree | baseline: " +
-          "; ".join(f"{k} {spread('cur', k)} | {spread('base', k)}" for k in ("mlp", "cnn", "sgd_ms", "sgd_live_ms")))
+  spread = lambda who, k: "..".join(f"{f(r[k] for r in runs[who]):.1f}" for f in (min, max)) if runs[who][0] else "-"
+  print("spread over rounds (min..max): " + "; ".join(
+    f"{k}: teeny {spread('cur', k)}" + (f", baseline {spread('base', k)}" if base else "") +
+    (f", torch {spread('torch', k)}" if k in ("mlp", "cnn") else "")
+    for k in ("mlp", "mlp_jit", "cnn", "cnn_jit", "sgd_ms", "sgd_live_ms")))
   call_us, loop_us = jit_replay_overhead()
   print(f"TinyJit replay of 10 near-empty kernels (teeny of this tree): "
         f"{call_us:.1f} us per kernel for the whole call, "

@@ -111,6 +111,9 @@ def n_threads() -> int:
                      f"{_CORES} cores")
   return v or _CORES
 
+@functools.cache
+def _pool() -> Any: return cpu_pool(find_cc())   # (find_cc searches PATH: once, not per launch)
+
 class CPUProgram:
   """One compiled kernel. Run on one core by a direct call, on several through the C worker pool
   (runtime/cpu_pool.py) and the kernel's `teeny_entry`; ctypes releases the GIL during either."""
@@ -142,7 +145,7 @@ class CPUProgram:
                ctypes.c_int(0), ctypes.c_int(1))
     else:
       args = (ctypes.c_void_p * (len(bufs) + len(vals)))(*[b.ctypes.data for b in bufs], *[int(v) for v in vals])
-      cpu_pool(find_cc()).run(self.entry, args, nt)
+      _pool().run(self.entry, args, nt)
     return time.perf_counter() - st
 
 class CPUGraph:
@@ -152,7 +155,7 @@ class CPUGraph:
   `launches`: ("kernel", program, spec, slots, vals, work) or ("copy", dst slot, src slot, nbytes)."""
   def __init__(self, launches: list[tuple], bufs: list[Any]):
     nt_all, forced = n_threads(), bool(CPU_THREADS.value)
-    self.pool = cpu_pool(find_cc())
+    self.pool = _pool()
     fns, nts, offs, codes, vals = [], [], [0], [], []
     def val(v: int) -> int:
       vals.append(int(v))
