@@ -93,9 +93,15 @@ def actions(ast: UOp, renderer) -> list[Opt]:
     out += [Opt(OptOps.STAGE, None, slot) for slot in sorted(reads)]
   return out
 
+def extend(opts: tuple[Opt, ...], a: Opt) -> tuple[Opt, ...]:
+  """The list with one more Opt: at the end, or before a STAGE there (STAGE must stay last: its copy is laid out for the
+  ranges as they end up; the heuristics' list for a matmul with far-apart B rows ends with one)."""
+  if opts and opts[-1].op is OptOps.STAGE and a.op is not OptOps.STAGE: return opts[:-1] + (a,) + opts[-1:]
+  return opts + (a,)
+
 def neighbours(opts: tuple[Opt, ...], upcasts: tuple[int, ...] = UPCASTS) -> list[tuple[Opt, ...]]:
-  """The list with one Opt's amount changed to the next smaller or larger (UPCAST 0 4 -> UPCAST 0 3 or 8): a step that
-  extending a list cannot make."""
+  """The list with one Opt's amount changed to the next smaller or larger (UPCAST 0 4 -> UPCAST 0 3 or 8), and without
+  its trailing STAGE: steps that extending a list cannot make."""
   amounts = {OptOps.UPCAST: upcasts, OptOps.UNROLL: UNROLLS, OptOps.LOCAL: LOCALS, OptOps.GROUP: GROUPS,
              OptOps.LOOP: (2, 4, 8, 16)}
   out = []
@@ -103,6 +109,7 @@ def neighbours(opts: tuple[Opt, ...], upcasts: tuple[int, ...] = UPCASTS) -> lis
     if o.op not in amounts or o.arg not in amounts[o.op]: continue
     k = amounts[o.op].index(o.arg)
     out += [opts[:i] + (Opt(o.op, o.axis, n),) + opts[i + 1:] for n in amounts[o.op][max(k - 1, 0):k + 2] if n != o.arg]
+  if opts and opts[-1].op is OptOps.STAGE: out.append(opts[:-1])
   return out
 
 def register_elems(renderer) -> int:
@@ -381,7 +388,7 @@ def beam_search(ast: UOp, dev: Any, amt: int, real: list[Any] | None = None) -> 
     beam = sorted(s.times, key=lambda o: s.times[o])[:amt]
     while acts and time.perf_counter() - st < timeout and s.tried < max_cands:
       best = s.times[beam[0]]
-      steps = [c for b in beam for c in [b + (a,) for a in acts] + neighbours(b, upcast_amounts(dev.renderer))]
+      steps = [c for b in beam for c in [extend(b, a) for a in acts] + neighbours(b, upcast_amounts(dev.renderer))]
       cands = [c for c in steps if s.fits(c)][:max_cands - s.tried]
       if not cands: break
       got = s.measure(cands, bar, best, deadline=st + timeout)

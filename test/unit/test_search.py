@@ -188,3 +188,12 @@ def test_only_written_buffers_are_reset_and_read():
   inp = search.Inputs(Device[Device.DEFAULT], p.params, None, written=written_slots(ast))
   try: assert inp.out == [0] and len(inp.read()) == 1 and inp.dtypes == [dtypes.float32]
   finally: inp.free()
+
+def test_extensions_keep_stage_last():
+  """STAGE must be the last Opt: a list that ends with one (the heuristics' for a matmul whose B rows are far apart) is
+  extended before it, and dropping it is a neighbour (so the search can also leave B unpacked)."""
+  u0, u1, st = Opt(OptOps.UPCAST, 1, 16), Opt(OptOps.UPCAST, 0, 8), Opt(OptOps.STAGE, None, 2)
+  swap = Opt(OptOps.SWAP, 0, 1)
+  assert search.extend((u0, u1, st), swap) == (u0, u1, swap, st)
+  assert search.extend((u0, u1), swap) == (u0, u1, swap)
+  assert (u0, u1) in search.neighbours((u0, u1, st)) and (u0, u1) not in search.neighbours((u0, u1))
