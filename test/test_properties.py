@@ -14,7 +14,7 @@ import math
 import numpy as np
 import pytest
 import torch
-from hypothesis import event, given, note, strategies as st
+from hypothesis import event, given, note, settings, strategies as st
 from teeny import Device, Tensor
 
 pytestmark = pytest.mark.skipif(Device.DEFAULT.startswith("NULL"),
@@ -739,3 +739,39 @@ def test_dtype_promotion_and_division(data):
 
 def teeny_op(op, ops_t):
   return ops_t[0].maximum(ops_t[1]) if op == "maximum" else OPS_D[op](*ops_t)
+
+# ---------------------------------------------------------------- (e) matmuls through the heuristics' register tiles
+
+@settings(max_examples=max(settings.default.max_examples // 3, 10))   # each example compiles its own kernels
+@given(st.data())
+def test_matmul_tiles_vs_numpy(data):
+  """Random matmuls, batched or not, with transposed operands, a prologue and an epilogue, against numpy in float64.
+  The shapes reach every C tile the heuristics choose: 16x8 / 16x4 register tiles, the dot tile of x @ w.T, and B's
+  rows packed (STAGE) when they lie 2 KB or more apart (N >= 512); sizes that the tiles do not divide take the
+  plain loops."""
+  draw = data.draw
+  m = draw(st.one_of(st.integers(1, 40), st.sampled_from([16, 24, 32])), label="M")   # tiles need 2 x 8 rows or more
+  k = draw(st.integers(1, 70), label="K")
+  n = draw(st.one_of(st.integers(1, 48), st.integers(500, 1100), st.sampled_from([512, 520, 1024])), label="N")
+  batch = draw(st.sampled_from([(), (2,), (3,)]), label="batch")
+  ta, tb = draw(st.booleans(), label="A stored transposed"), draw(st.booleans(), label="B stored transposed")
+  a = seeded(draw, batch + ((k, m) if ta else (m, k)), -1, 1)
+  b = seeded(draw, batch + ((n, k) if tb else (k, n)), -1, 1)
+  pro = draw(st.sampled_from(["none", "scale", "relu"]), label="prologue")
+  epi = draw(st.sampled_from(["none", "bias", "relu", "bias+relu"]), label="epilogue")
+  bias = seeded(draw, (n,), -1, 1)
+  if n >= 512: event("N >= 512 (B's rows may be packed)")
+  note(f"A {a.shape}{'.T' if ta else ''} @ B {b.shape}{'.T' if tb else ''}, prologue {pro}, epilogue {epi}")
+  def model(x, y, bias, relu, sw):
+    x = sw(x) if ta else x
+    y = sw(y) if tb else y
+    if pro == "scale": x = x * 2 + 1
+    elif pro == "relu": x = relu(x)
+    out = x @ y
+    if "bias" in epi: out = out + bias
+    if "relu" in epi: out = relu(out)
+    return out
+  got = model(Tensor(a), Tensor(b), Tensor(bias), lambda t: t.relu(), lambda t: t.transpose(-1, -2)).numpy()
+  want = model(a.astype(np.float64), b.astype(np.float64), bias.astype(np.float64), lambda t: np.maximum(t, 0),
+               lambda t: np.swapaxes(t, -1, -2))
+  np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4 * max(k, 1) ** 0.5)

@@ -156,7 +156,11 @@ class CPUGraph:
   def __init__(self, launches: list[tuple], bufs: list[Any]):
     nt_all, forced = n_threads(), bool(CPU_THREADS.value)
     self.pool = _pool()
-    fns, nts, offs, codes, vals = [], [], [0], [], []
+    fns: list[int | None] = []
+    nts: list[int] = []
+    offs: list[int] = [0]
+    codes: list[int] = []
+    vals: list[int] = []
     def val(v: int) -> int:
       vals.append(int(v))
       return -len(vals)

@@ -3,7 +3,7 @@ used from the tensor graph to the rendered kernel."""
 from __future__ import annotations
 from dataclasses import dataclass
 import itertools, math, weakref
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, cast
 from teeny.dtype import DType, PtrDType, dtypes, truncate_value
 from teeny.helpers import FastEnum, auto, prod
 
@@ -222,8 +222,8 @@ class UOpMetaClass(type):
     if r is not None and (ret := r()) is not None: return ret
     # the fields go straight into the new node's __dict__ (type.__call__ and an __init__ of four object.__setattr__
     # calls took twice as long: a TinyJit replay makes a node for every memory version it writes)
-    ret = object.__new__(cls)
-    d = ret.__dict__
+    ret = object.__new__(cast(type, cls))
+    d: dict[str, Any] = ret.__dict__
     d["op"], d["dtype"], d["src"], d["arg"] = op, dtype, src, arg
     ref = UOpMetaClass.cache[key] = WeakKeyed(ret, _forget)
     ref.key = key
@@ -231,11 +231,13 @@ class UOpMetaClass(type):
 
 class UOp(metaclass=UOpMetaClass):
   """An immutable node. Building an equal node twice returns the same object, so `is` is equality."""
-  # the fields, set once in __init__ (declared for type checkers; no class attributes)
+  # the fields, set once by UOpMetaClass.__call__ (declared for type checkers; no class attributes)
   op: Ops
   dtype: DType
   src: tuple[UOp, ...]
   arg: Any
+  if TYPE_CHECKING:   # (the metaclass builds nodes without calling an __init__: this is the signature it takes)
+    def __init__(self, op: Ops, dtype: DType = dtypes.void, src: tuple[UOp, ...] = (), arg: Any = None): ...
   def __setattr__(self, name: str, value: Any):
     raise AttributeError(f"UOp is immutable (shared by hash-consing); build a new node with .replace({name}=...)")
   def __reduce__(self): return UOp, (self.op, self.dtype, self.src, self.arg)
