@@ -481,13 +481,30 @@ def gpu_opts(ast: UOp) -> list[Opt]:
   """The GPU heuristics: a grouped reduce (one block per output, GPU_LOCAL lanes) for long reductions, else register
   tiles for a matmul-like reduce (GPU_UPCAST outputs per thread)."""
   if not gpu_plain(ast): return []
-  if _groupable(ast):
-    return list(dict.fromkeys(Opt(OptOps.GROUP, red.src[1].arg[0], GPU_LOCAL) for red in ast.toposort
-                              if red.op is Ops.REDUCE))
   reds = [u for u in ast.toposort if u.op is Ops.REDUCE]
+  if len(reds) == 1 and (dot := _gpu_dot_tile_opts(ast, reds[0])): return dot
+  if _groupable(ast):
+    return list(dict.fromkeys(Opt(OptOps.GROUP, red.src[1].arg[0], GPU_LOCAL) for red in reds))
   if len(reds) != 1: return []
   loads = [x.src[0] for x in reds[0].src[0].toposort if x.op is Ops.LOAD]
   return _tile_opts(ast, loads, GPU_UPCAST[:1], GPU_UPCAST[1], 16)
+
+GPU_DOT_MIN_OUTPUTS = 65536
+
+def _gpu_dot_tile_opts(ast: UOp, red: UOp) -> list[Opt]:
+  """x @ w.T with many outputs on a GPU (a Linear's forward: both loads run along the reduce axis only, no output axis
+  reads either contiguously): a 4x4 register tile on two output axes, each loaded value feeding 4 multiply-adds. The
+  grouped reduce such a kernel got before spent a 256-lane block and a shared-memory tree on each 256-long dot product:
+  4096x768x256 on an H200 took 3.34 ms grouped, 0.87 ms with this tile (torch, with shared-memory tiles: 0.05)."""
+  loads = _streaming_loads(red)
+  if len(red.src) != 2 or len(loads) < 2: return []
+  glob = [g for g in global_ranges(ast) if const_size(g) is not None]
+  if prod(const_size(g) or 1 for g in glob) < GPU_DOT_MIN_OUTPUTS: return []
+  if not all(coefficient(ld.src[1], red.src[1]) == 1 for ld in loads): return []
+  if any(coefficient(ld.src[1], g) == 1 for ld in loads for g in glob): return []
+  axes = [g for g in glob if any(g not in ld.toposort for ld in loads) and g.src[0].arg % 4 == 0 and g.src[0].arg >= 16]
+  if len(axes) < 2: return []
+  return [Opt(OptOps.UPCAST, axes[-1].arg[0], 4), Opt(OptOps.UPCAST, axes[-2].arg[0], 4)]
 
 def hand_coded_opts(ast: UOp, renderer) -> list[Opt]:
   """The heuristics' choice for a kernel (normalised by merge_globals first), as a list of Opts."""

@@ -218,6 +218,21 @@ def test_gpu_opt_values_on_cl(cl_device, opts):
   got, want = run_mm(opts, dev=cl_device)
   np.testing.assert_allclose(got.numpy().reshape(M, N), want, rtol=1e-5, atol=1e-5)
 
+def test_gpu_heuristics_dot_tile_for_many_outputs(cl_device):
+  """x @ w.T on a GPU: a 4x4 register tile on the two output axes when there are GPU_DOT_MIN_OUTPUTS outputs or more
+  (a grouped reduce per output was 3.8x slower on the H200), the grouped reduce below that; values on PoCL."""
+  from teeny.codegen.render.cuda import CUDARenderer
+  def opts(m, n, k=256):
+    x = Tensor(np.ones((m, k), np.float32), device="NULL").realize()
+    w = Tensor(np.ones((n, k), np.float32), device="NULL").realize()
+    return get_program(scheduled(x @ w.T), CUDARenderer()).opts
+  assert [o.op for o in opts(512, 256)] == [U, U] and sorted(o.arg for o in opts(512, 256)) == [4, 4]
+  assert [o.op for o in opts(64, 96)] == [G]
+  rng = np.random.default_rng(3)
+  a, b = rng.uniform(-1, 1, (256, 64)).astype(np.float32), rng.uniform(-1, 1, (260, 64)).astype(np.float32)
+  got = (Tensor(a, device=cl_device) @ Tensor(b, device=cl_device).T).numpy()
+  np.testing.assert_allclose(got, a.astype(np.float64) @ b.T.astype(np.float64), rtol=1e-5, atol=1e-4)
+
 # ---- DEBUG output
 
 def test_debug3_shows_applied_opts(capsys):
