@@ -222,6 +222,19 @@ def elf_complete(data: bytes) -> bool:
   except struct.error: return False
   return True
 
+def load_library(lib: bytes, what: str) -> Any:
+  """A shared object from its bytes as a ctypes.CDLL, or a RuntimeError naming `what`. dlopen maps the file, so the
+  bytes are checked first (a cut object would pass the load and kill the process with SIGBUS on first touch), and it
+  loads from a private copy (a cache file may be changed by other processes meanwhile)."""
+  import ctypes
+  if not elf_complete(lib): raise RuntimeError(f"could not load {what}: the shared object is incomplete")
+  with tempfile.NamedTemporaryFile(suffix=".so", delete=False) as f:
+    f.write(lib)
+    path = f.name
+  try: return ctypes.CDLL(path)
+  except OSError as e: raise RuntimeError(f"could not load {what}: {e}") from None
+  finally: os.unlink(path)
+
 def numbered(src: str) -> str:
   """Source with line numbers, for compile errors."""
   return "\n".join(f"{i+1:4d} {line}" for i, line in enumerate(src.splitlines()))

@@ -12,8 +12,8 @@ variable, so kernels that follow each other closely find them awake: a hand-off 
 process that forks gets a fresh pool in the child (pthread_atfork), started on its first multi-core kernel.
 """
 from __future__ import annotations
-import ctypes, functools, os, tempfile
-from teeny.device import ToolCompiler, elf_complete
+import ctypes, os
+from teeny.device import ToolCompiler, load_library
 
 POOL_SRC = r"""
 #include <pthread.h>
@@ -155,18 +155,11 @@ int teeny_graph_run(int n, const entry_t *fns, const int *nts, const int *offs, 
 MAX_ARGS = 256   # the graph's argument array (a kernel has one per buffer and variable)
 
 class CPUPool:
-  """The compiled pool, loaded once per process (see the module docstring)."""
+  """The compiled pool (see the module docstring); the CPU runtime makes one per process (ops_cpu._pool)."""
   def __init__(self, cc: str):
     comp = ToolCompiler(cc, ["-O2", "-fPIC", "-shared", "-pthread", "-x", "c"], ["-lpthread"])
     comp.what = "compile of the CPU worker pool"
-    lib = comp.compile_cached(POOL_SRC)
-    if not elf_complete(lib): raise RuntimeError("could not load the CPU worker pool: the shared object is incomplete")
-    with tempfile.NamedTemporaryFile(suffix=".so", delete=False) as f:
-      f.write(lib)
-      path = f.name
-    try: self.lib = ctypes.CDLL(path)
-    except OSError as e: raise RuntimeError(f"could not load the CPU worker pool: {e}") from None
-    finally: os.unlink(path)
+    self.lib = load_library(comp.compile_cached(POOL_SRC), "the CPU worker pool")
     self.run_c, self.graph_c = self.lib.teeny_pool_run, self.lib.teeny_graph_run
     self.run_c.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int]
     self.graph_c.argtypes = [ctypes.c_int] + [ctypes.c_void_p] * 6
@@ -186,6 +179,3 @@ class CPUPool:
   def run(self, entry: int, args: ctypes.Array, n: int):
     """The kernel whose teeny_entry is at address `entry` on n cores, with its argument array."""
     self.check(self.run_c(entry, args, n), "CPU kernel launch")
-
-@functools.cache
-def cpu_pool(cc: str) -> CPUPool: return CPUPool(cc)

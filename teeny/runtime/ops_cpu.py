@@ -4,13 +4,13 @@ The code is compiled for one target, TEENY_CPU_ARCH (a -march value: x86-64-v3 f
 name such as znver3; default `native`, the machine itself). Its facts, read once (`cpu_target`), size the heuristics'
 tiles: the vector width from the macros the compiler defines for that target, the cache sizes from sysfs."""
 from __future__ import annotations
-import ctypes, functools, hashlib, os, shutil, subprocess, tempfile, time
+import ctypes, functools, hashlib, os, shutil, subprocess, time
 from dataclasses import dataclass
 from typing import Any
 import numpy as np
-from teeny.device import Allocator, Compiled, ToolCompiler, elf_complete
+from teeny.device import Allocator, Compiled, ToolCompiler, load_library
 from teeny.helpers import CPU_THREADS, DEBUG
-from teeny.runtime.cpu_pool import MAX_ARGS, cpu_pool
+from teeny.runtime.cpu_pool import MAX_ARGS, CPUPool
 
 class CPUAllocator(Allocator):
   """Host memory held as numpy byte arrays (64-byte aligned), so copies are plain memmoves."""
@@ -111,34 +111,32 @@ def n_threads() -> int:
                      f"{_CORES} cores")
   return v or _CORES
 
+def threads_for(work: int) -> int:
+  """Threads a launch of `work` (codegen.kernel.launch_work) runs on: small kernels stay on the calling thread unless
+  CPU_THREADS forces a split."""
+  nt = n_threads()   # (checks CPU_THREADS for every launch, small ones too)
+  return nt if CPU_THREADS.value or work >= 1 << 16 else 1
+
 @functools.cache
-def _pool() -> Any: return cpu_pool(find_cc())   # (find_cc searches PATH: once, not per launch)
+def _pool() -> CPUPool: return CPUPool(find_cc())   # one per process (find_cc searches PATH: once, not per launch)
 
 class CPUProgram:
   """One compiled kernel. Run on one core by a direct call, on several through the C worker pool
   (runtime/cpu_pool.py) and the kernel's `teeny_entry`; ctypes releases the GIL during either."""
   def __init__(self, name: str, lib: bytes, spec: Any = None):
     self.name, self.spec = name, spec
-    # dlopen maps the file: a cut shared object would pass it and then kill the process with SIGBUS on first touch
-    if not elf_complete(lib):
-      raise RuntimeError(f"could not load compiled kernel {name}: the shared object is incomplete")
-    # loaded from a private copy of bytes already checked (the cache's own file may be changed by others meanwhile)
-    with tempfile.NamedTemporaryFile(suffix=".so", delete=False) as f:
-      f.write(lib)
-      path = f.name
-    try: self.lib = ctypes.CDLL(path)
-    except OSError as e: raise RuntimeError(f"could not load compiled kernel {name}: {e}") from None
-    finally: os.unlink(path)
+    self.lib = load_library(lib, f"compiled kernel {name}")
     self.fxn = self.lib[name]
     self.fxn.restype = None
-    try: self.entry = ctypes.cast(self.lib["teeny_entry"], ctypes.c_void_p).value
-    except AttributeError: raise RuntimeError(f"compiled kernel {name} has no teeny_entry: it was not rendered by "
-                                              "this version's C renderer (clear the cache: TEENY_CACHE_DIR)") from None
+    try: entry = ctypes.cast(self.lib["teeny_entry"], ctypes.c_void_p).value
+    except AttributeError: entry = None
+    if not entry:
+      raise RuntimeError(f"compiled kernel {name} has no teeny_entry: it was not rendered by this version's C renderer "
+                         "(clear the cache: TEENY_CACHE_DIR)")
+    self.entry: int = entry
   def __call__(self, *bufs: Any, global_size: Any = None, local_size: Any = None, vals: tuple = (), wait: bool = False,
                work: int = 0) -> float:
-    nt = n_threads()
-    # small kernels stay on the calling thread unless CPU_THREADS forces a split
-    if not CPU_THREADS.value and work < 1 << 16: nt = 1
+    nt = threads_for(work)
     st = time.perf_counter()
     if nt == 1:
       self.fxn(*[ctypes.c_void_p(b.ctypes.data) for b in bufs], *[ctypes.c_int(int(v)) for v in vals],
@@ -154,7 +152,6 @@ class CPUGraph:
   rebinding a buffer is one store.
   `launches`: ("kernel", program, spec, slots, vals, work) or ("copy", dst slot, src slot, nbytes)."""
   def __init__(self, launches: list[tuple], bufs: list[Any]):
-    nt_all, forced = n_threads(), bool(CPU_THREADS.value)
     self.pool = _pool()
     fns: list[int | None] = []
     nts: list[int] = []
@@ -174,7 +171,7 @@ class CPUGraph:
         if len(slots) + len(kvals) > MAX_ARGS:
           raise NotImplementedError(f"kernel {prg.name} has more than {MAX_ARGS} arguments")
         fns.append(prg.entry)
-        nts.append(nt_all if forced or work >= 1 << 16 else 1)   # the split CPUProgram.__call__ makes
+        nts.append(threads_for(work))
         codes.extend(list(slots) + [val(v) for v in kvals])
       offs.append(len(codes))
     self.n = len(launches)
