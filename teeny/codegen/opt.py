@@ -372,20 +372,25 @@ def _tile_opts(ast: UOp, loads: list[UOp], first: tuple[int, ...], second: int, 
   others = [g for g in others if any(g not in ld.toposort for ld in reused)]
   return opts + ([Opt(OptOps.UPCAST, others[0].arg[0], second)] if others else [])
 
+def _dot_shape(ast: UOp, red: UOp) -> tuple[list[UOp], list[UOp]] | None:
+  """For a reduce shaped like x @ w.T (one reduce range; two or more loads moving along it, each contiguously, and none
+  contiguous along an output axis): the constant-size output axes, and those of them some load does not depend on
+  (that load's value is reused along them, the axes a tile may take). None for any other reduce."""
+  loads = _streaming_loads(red)
+  if len(red.src) != 2 or len(loads) < 2: return None
+  if not all(coefficient(ld.src[1], red.src[1]) == 1 for ld in loads): return None
+  glob = [g for g in global_ranges(ast) if const_size(g) is not None]
+  if any(coefficient(ld.src[1], g) == 1 for ld in loads for g in glob): return None
+  return glob, [g for g in glob if any(g not in ld.toposort for ld in loads)]
+
 def _dot_tile_opts(ast: UOp, red: UOp, lanes: int, regs: int) -> list[Opt]:
   """Register tiling for a reduce whose loads all run contiguously along its reduce axis and along no output axis
   (x @ w.T, a Linear's forward): A x B outputs, each a vector of `lanes` partial sums along the reduce axis (UPCAST on
   it, combined once at the end), so each step loads A + B vectors for A*B multiply-adds, A*B + A + B registers. Without
   it each output was a dot product of its own (a 128x128x784 matmul on 2 cores: 15-25 GFLOP/s, with the tile 60-73)."""
-  loads = _streaming_loads(red)
-  if len(red.src) != 2 or len(loads) < 2: return []
-  r = red.src[1]
+  if (shape := _dot_shape(ast, red)) is None: return []
+  r, axes = red.src[1], shape[1]
   if (n := const_size(r)) is None or n % lanes or n < 2 * lanes: return []
-  if not all(coefficient(ld.src[1], r) == 1 for ld in loads): return []
-  glob = [g for g in global_ranges(ast) if const_size(g) is not None]
-  if any(coefficient(ld.src[1], g) == 1 for ld in loads for g in glob): return []
-  # two output axes, each one that some load does not depend on (that load's vector is reused along it)
-  axes = [g for g in glob if any(g not in ld.toposort for ld in loads)]
   a, b = (4, 4) if regs >= 32 else (4, 2)
   picked: list[Opt] = []
   for g, k in zip(reversed(axes), (a, b)):
@@ -496,13 +501,10 @@ def _gpu_dot_tile_opts(ast: UOp, red: UOp) -> list[Opt]:
   reads either contiguously): a 4x4 register tile on two output axes, each loaded value feeding 4 multiply-adds. The
   grouped reduce such a kernel got before spent a 256-lane block and a shared-memory tree on each 256-long dot product:
   4096x768x256 on an H200 took 3.34 ms grouped, 0.87 ms with this tile (torch, with shared-memory tiles: 0.05)."""
-  loads = _streaming_loads(red)
-  if len(red.src) != 2 or len(loads) < 2: return []
-  glob = [g for g in global_ranges(ast) if const_size(g) is not None]
+  if (shape := _dot_shape(ast, red)) is None: return []
+  glob, reused = shape
   if prod(const_size(g) or 1 for g in glob) < GPU_DOT_MIN_OUTPUTS: return []
-  if not all(coefficient(ld.src[1], red.src[1]) == 1 for ld in loads): return []
-  if any(coefficient(ld.src[1], g) == 1 for ld in loads for g in glob): return []
-  axes = [g for g in glob if any(g not in ld.toposort for ld in loads) and g.src[0].arg % 4 == 0 and g.src[0].arg >= 16]
+  axes = [g for g in reused if g.src[0].arg % 4 == 0 and g.src[0].arg >= 16]
   if len(axes) < 2: return []
   return [Opt(OptOps.UPCAST, axes[-1].arg[0], 4), Opt(OptOps.UPCAST, axes[-2].arg[0], 4)]
 
