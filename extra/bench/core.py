@@ -2,17 +2,21 @@
 """Core CPU benchmark: teeny vs numpy (and torch, tinygrad when importable), measured in one run. Not a test.
 
   python extra/bench/core.py            # RUNS=n timed runs per figure (at least 7), N=elements, MM=matmul size
+  python extra/bench/core.py --baseline 6ea6214   # also teeny at that commit (default heuristics), side by side
 
 Figures are throughputs (GB/s or GFLOP/s), each the median of the timed runs after one warm-up; ratios are
 teeny / other, so > 1 means teeny is faster. "teeny" is end to end (graph building, scheduling, launch, wait);
 "kernel" is the kernel time alone, from GlobalCounters.time_sum_s.
+Every framework runs in its own fresh process, alternating ROUNDS times (default 2), and keeps its best round
+(extra/bench/procs.py says why: numpy's OpenBLAS threads, spinning after its matmul, halved the teeny matmul after it).
 """
 from __future__ import annotations
-import os, platform, statistics, sys, time, traceback
+import argparse, json, os, platform, statistics, sys, time, traceback
 from pathlib import Path
 from typing import Callable
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # run from a checkout without installing
+from procs import ROUNDS, alternate, baseline_tree, measure_in, teeny_root
+sys.path.insert(0, str(teeny_root()))  # run from a checkout without installing (or the baseline's, as its worker)
 import numpy as np
 
 N = max(int(os.environ.get("N", 16 * 1024 * 1024)), 1)
@@ -120,18 +124,17 @@ def bench_teeny(data, notes: list[str]) -> tuple[dict[str, float], dict[str, flo
   ops = {"fused": lambda a, b, c: (a * b + c).relu(), "sum": lambda a: a.sum(), "matmul": lambda a, b: a @ b}
   e2e: dict[str, float] = {}
   kern: dict[str, float | None] = {}
+  outs: dict[str, np.ndarray] = {}
   from teeny import Context
   ops["matmul_beam"] = ops["matmul"]
   for key, *_ in CASES:
+    if key == "matmul_beam" and os.environ.get("TEENY_BENCH_NO_BEAM"): continue
     # the timed inputs come from Tensor.rand, realized before timing; the check runs on copies of the numpy inputs
     shape = data[key][0].shape
     xs = [Tensor.rand(*shape).realize() for _ in data[key]]
     ctx = Context(BEAM=2) if key == "matmul_beam" else Context()
     with ctx:
       if key == "matmul_beam": beam_search_figures(lambda: ops[key](*xs).realize(), notes)
-      if dev != "NULL":
-        got = ops[key](*[Tensor(x).realize() for x in data[key]]).numpy()
-        if not close(key, got, reference(key, data[key])): notes.append(f"teeny: WRONG RESULT for {key}")
       # one loop times both: wall time end to end, and the kernel seconds the runtime reported for the same realize
       ops[key](*xs).realize()
       sync()
@@ -143,9 +146,13 @@ def bench_teeny(data, notes: list[str]) -> tuple[dict[str, float], dict[str, flo
         sync()
         walls.append(time.perf_counter() - st)
         ktimes.append(GlobalCounters.time_sum_s)
+      notes.append(f"teeny: {key} ran {GlobalCounters.kernel_count} kernel(s) per realize")
+      if dev != "NULL": outs[key] = ops[key](*[Tensor(x).realize() for x in data[key]]).numpy()
     e2e[key] = statistics.median(walls)
     kern[key] = statistics.median(ktimes) if any(ktimes) else None
-    notes.append(f"teeny: {key} ran {GlobalCounters.kernel_count} kernel(s) per realize")
+  # checked after all timing: numpy's matmul (the reference) leaves OpenBLAS threads spinning, which took a core from
+  # the teeny matmul timed after it (255 -> 130 GFLOP/s)
+  notes += [f"teeny: WRONG RESULT for {k}" for k, got in outs.items() if not close(k, got, reference(k, data[k]))]
   if all(v is None for v in kern.values()): notes.append("teeny: GlobalCounters.time_sum_s stayed 0, no kernel column")
   return e2e, kern, dev
 
@@ -182,24 +189,55 @@ def optional(name: str, fn, *args) -> dict[str, float] | None:
 def fmt(x: float | None, width: int = 8, prec: int = 1) -> str:
   return f"{x:{width}.{prec}f}" if x is not None else " " * (width - 3) + "n/a"
 
-def main() -> int:
-  print(f"machine: {machine()}")
-  print(f"python {platform.python_version()} · numpy {np.__version__} · "
-        f"{RUNS} timed runs per figure, median, after 1 warm-up")
+def worker(who: str) -> dict:
+  """One framework's figures, in this process: {"t": seconds per case, "k": teeny's kernel seconds, "notes": [...]}."""
   data, notes = inputs(), []
-  rate = lambda work, t: (work / t / 1e9) if t else None
-  tn = bench_numpy(data)
-  try:
-    te, tk, dev = bench_teeny(data, notes)
-  except Exception as e:  # keep the other columns: a core under construction may not run every case yet
-    notes.append(f"teeny: failed ({type(e).__name__}: {e}), traceback on stderr")
-    traceback.print_exc()
-    te, tk, dev = {}, {}, "?"
-  tt, tg = optional("torch", bench_torch, data, notes), optional("tinygrad", bench_tinygrad, data, notes)
+  if who == "numpy": return {"t": bench_numpy(data), "notes": notes}
+  if who == "teeny":
+    try:
+      te, tk, dev = bench_teeny(data, notes)
+    except Exception as e:  # keep the other columns: a core under construction may not run every case yet
+      notes.append(f"teeny: failed ({type(e).__name__}: {e}), traceback on stderr")
+      traceback.print_exc()
+      te, tk, dev = {}, {}, "?"
+    return {"t": te, "k": tk, "dev": dev, "notes": notes}
+  return {"t": optional(who, {"torch": bench_torch, "tinygrad": bench_tinygrad}[who], data, notes), "notes": notes}
 
-  others = [("numpy", tn)] + [(n, r) for n, r in (("torch", tt), ("tinygrad", tg)) if r is not None]
+def best(rounds: list[dict]) -> dict:
+  """The best (shortest) time of each case over the rounds, the first round's notes plus any other round's new ones."""
+  out = {"t": None, "k": {}, "dev": rounds[0].get("dev", "?"), "notes": []}
+  for r in rounds:
+    out["notes"] += [n for n in r["notes"] if n not in out["notes"]]
+    if r["t"] is None: continue
+    out["t"] = {k: min(v, out["t"].get(k, v)) for k, v in r["t"].items()} if out["t"] is not None else dict(r["t"])
+    for k, v in (r.get("k") or {}).items():
+      if v is not None: out["k"][k] = min(v, out["k"].get(k) or v)
+  return out
+
+def main() -> int:
+  ap = argparse.ArgumentParser(description="core CPU figures: teeny vs numpy/torch/tinygrad (and a baseline commit)")
+  ap.add_argument("--baseline", metavar="COMMIT", default=None, help="also measure teeny at this commit (no BEAM)")
+  ap.add_argument("--worker", choices=["numpy", "teeny", "torch", "tinygrad"], help=argparse.SUPPRESS)
+  args = ap.parse_args()
+  if args.worker:
+    print(json.dumps(worker(args.worker)))
+    return 0
+  print(f"machine: {machine()}")
+  print(f"python {platform.python_version()} · numpy {np.__version__} · {RUNS} timed runs per figure, median, after "
+        f"1 warm-up · each framework the best of {ROUNDS} rounds, each round a fresh process per framework")
+  btree = baseline_tree(args.baseline) if args.baseline else None
+  order = ["numpy", "teeny", "torch", "tinygrad"] + (["base"] if btree else [])
+  runs = alternate(order, lambda who: measure_in(__file__, "teeny", btree, {"TEENY_BENCH_NO_BEAM": "1"})
+                   if who == "base" else measure_in(__file__, who))
+  res = {who: best(rs) for who, rs in runs.items()}
+  tn, te, tk, dev = res["numpy"]["t"], res["teeny"]["t"] or {}, res["teeny"]["k"], res["teeny"]["dev"]
+  notes = [n for who in order if who != "base" for n in res[who]["notes"]]
+  base = res["base"]["t"] if btree else None
+  rate = lambda work, t: (work / t / 1e9) if t else None
+  others = [("numpy", tn)] + [(n, res[n]["t"]) for n in ("torch", "tinygrad") if res[n]["t"] is not None]
   head = f"{'case':<34}{'unit':>8} {'teeny':>8} {'kernel':>8} " + " ".join(f"{n:>8}" for n, _ in others)
   head += " " + " ".join(f"{'t/' + n[:5]:>8}" for n, _ in others) + f" {'target':>8}  status"
+  if base is not None: head += f" {'baseline':>9} {'t/base':>7}"
   print("\n" + head + "\n" + "-" * len(head))
   for key, label, unit, target, work in CASES:
     ours, kern = rate(work, te.get(key)), rate(work, tk.get(key))
@@ -208,9 +246,13 @@ def main() -> int:
     ratios = [ours / t if ours and t else None for t in theirs]
     status = "n/a" if ours is None or dev == "NULL" else "PASS" if ours >= target else "MISS"
     if status == "MISS" and kern is not None and kern >= target: status += " (kernel PASS)"
-    print(f"{label:<34}{unit:>8} {fmt(ours)} {fmt(kern)} " + " ".join(fmt(t) for t in theirs) + " " +
-          " ".join(fmt(r, prec=2) for r in ratios) + f" {'>=' + format(target, '.3g'):>8}  {status}")
-  print("\nratios t/x = teeny end-to-end throughput / x's throughput (> 1: teeny faster); targets are end to end")
+    line = (f"{label:<34}{unit:>8} {fmt(ours)} {fmt(kern)} " + " ".join(fmt(t) for t in theirs) + " " +
+            " ".join(fmt(r, prec=2) for r in ratios) + f" {'>=' + format(target, '.3g'):>8}  {status:<5}")
+    if base is not None and (b := rate(work, base.get(key))):
+      line += f" {fmt(b, 9)} {fmt(ours / b if ours else None, 7, 2)}"
+    print(line)
+  print("\nratios t/x = teeny end-to-end throughput / x's throughput (> 1: teeny faster); targets are end to end" +
+        (f"; baseline: teeny at {args.baseline}, default heuristics" if base is not None else ""))
   for n in notes: print(f"  · {n}")
   return 0  # a benchmark reports; it does not fail the caller on a MISS
 

@@ -5,7 +5,8 @@
 
 Each figure is the median of RUNS timed runs after warm-up. "teeny" is end to end (graph, schedule, launch, wait for the
 GPU); "kernel" is teeny's kernel time alone (events around each launch); ratios are teeny / torch (> 1: teeny faster).
-BENCH=mm32,sum picks cases.
+BENCH=mm32,sum picks cases. "BEAM=2" is teeny again with its kernels searched by BEAM=2 (from an empty cache directory,
+so the search really runs; "search s" is its time over all the case's kernels); NOBEAM=1 leaves it out.
 """
 from __future__ import annotations
 import contextlib, io, os, statistics, sys, time, traceback
@@ -73,6 +74,32 @@ def bench_teeny(key, xs):
     ks.append(GlobalCounters.time_sum_s)
   return got, t, statistics.median(ks), GlobalCounters.kernel_count
 
+def bench_teeny_beam(key, xs) -> tuple[float, float, bool]:
+  """(median seconds end to end, seconds BEAM=2 searched, output matches the heuristics' run) for the case with its
+  kernels searched from an empty TEENY_CACHE_DIR (the programs in memory dropped first)."""
+  import tempfile
+  from teeny import Context, Device, Tensor
+  from teeny.codegen import search
+  from teeny.engine import realize
+  dev = Device.DEFAULT
+  old = os.environ.get("TEENY_CACHE_DIR")
+  with tempfile.TemporaryDirectory(prefix="teeny-gpu-beam-") as d:
+    os.environ["TEENY_CACHE_DIR"] = d
+    try:
+      realize._program_cache.clear()
+      search.log.clear()
+      ts = [Tensor(x, device=dev).realize() for x in xs]
+      fn = fns_teeny(Tensor)[key]
+      with Context(BEAM=2):
+        got = fn(*ts).realize().numpy()
+        searched = sum(r["seconds"] for r in search.log)
+        t = median(lambda: fn(*ts).realize(), Device[dev].synchronize)
+    finally:
+      if old is None: os.environ.pop("TEENY_CACHE_DIR", None)
+      else: os.environ["TEENY_CACHE_DIR"] = old
+      realize._program_cache.clear()
+  return t, searched, got
+
 def bench_torch(key, xs):
   import torch
   ts = [torch.from_numpy(x).cuda() for x in xs]
@@ -93,8 +120,9 @@ def main():
     import torch
     print(f"GPU: {torch.cuda.get_device_name()} · torch {torch.__version__} · TF32 matmul "
           f"{torch.backends.cuda.matmul.allow_tf32}")
+  beam = not os.environ.get("NOBEAM")
   print(f"{'case':34s} {'unit':8s} {'teeny':>10s} {'kernel':>10s} {'torch':>10s} {'ratio':>7s} {'k.ratio':>7s} "
-        f"{'target':>7s}  kernels  check")
+        f"{'target':>7s}  kernels  check" + (f" {'BEAM=2':>9s} {'/heur.':>7s} {'search s':>8s}" if beam else ""))
   only = [k for k in os.environ.get("BENCH", "").split(",") if k]
   for key, label, unit, work, target in CASES:
     if only and key not in only: continue
@@ -111,8 +139,14 @@ def main():
       fig = lambda s: work / s * scale if s else float("nan")
       ratio = f"{fig(t) / fig(tt):7.2f}" if tt else "      -"
       kratio = f"{fig(k) / fig(tt):7.2f}" if tt and k else "      -"
-      print(f"{label:34s} {unit:8s} {fig(t):10.1f} {fig(k):10.1f} {fig(tt) if tt else float('nan'):10.1f} {ratio} "
-            f"{kratio} {'≥' + str(target) if target else '':>7s}  {nk:7d}  {ok}", flush=True)
+      line = (f"{label:34s} {unit:8s} {fig(t):10.1f} {fig(k):10.1f} {fig(tt) if tt else float('nan'):10.1f} {ratio} "
+              f"{kratio} {'≥' + str(target) if target else '':>7s}  {nk:7d}  {ok:5s}")
+      if beam:
+        tb, searched, bgot = bench_teeny_beam(key, xs)
+        same = np.allclose(bgot.astype(np.float64), got.astype(np.float64), rtol=2e-2 if key == "mm16" else 1e-3,
+                           atol=1e-3 * max(1.0, float(np.abs(got).max())))
+        line += f" {fig(tb):9.1f} {fig(tb) / fig(t):7.2f} {searched:8.1f}" + ("" if same else " BEAM MISMATCH")
+      print(line, flush=True)
     except Exception as e:
       print(f"{label:34s} FAILED: {type(e).__name__}: {str(e)[:2000]}")
       traceback.print_exc()

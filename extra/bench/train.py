@@ -12,23 +12,18 @@ tinygrad with its own TinyJit). Each step is forward, backward and the optimizer
 host (as a training loop that logs does; under TinyJit the read is after the jitted call).
 Then an SGD step of the same MLP, alone and with 20,000 unrelated tensors kept alive (half realized from numpy, half
 lazy), in ms per step: the cost of a step should not grow with the number of live tensors.
-Every framework runs in its own fresh process (`--worker teeny|torch|tinygrad`), the processes alternating ROUNDS times
-(default 2), and each keeps its best round: a neighbour's load on a shared machine moves single runs by 30% and more,
-and in one process torch's OpenMP threads, spinning after its last op, took a core from teeny's kernels (teeny's
-MLP TinyJit step measured 2x slower right after torch steps than alone).
---baseline COMMIT checks that commit out into /tmp/teeny-baseline-<sha> (a detached git worktree, reused when present)
-and measures teeny there the same way (PYTHONPATH and cwd in that tree) with this same script, in the same rotation.
+Every framework runs in its own fresh process (`--worker teeny|torch|tinygrad`), alternating ROUNDS times (default
+2), each keeping its best round (extra/bench/procs.py says why). --baseline COMMIT also measures teeny at that commit
+(a detached git worktree under /tmp) with this same script, in the same rotation.
 """
 from __future__ import annotations
-import argparse, json, os, statistics, subprocess, sys, time
-from pathlib import Path
+import argparse, json, os, statistics, sys, time
 import numpy as np
-# the teeny under test: this tree, or the baseline tree when this script runs as a --worker for it
-ROOT = Path(os.environ.get("TEENY_BENCH_ROOT") or Path(__file__).resolve().parents[2])
+from procs import ROUNDS, alternate, baseline_tree, measure_in, teeny_root
+ROOT = teeny_root()   # this tree, or the baseline tree when this script runs as a --worker for it
 sys.path.insert(0, str(ROOT))
 
 STEPS, WARMUP = int(os.environ.get("STEPS", 50)), int(os.environ.get("WARMUP", 5))
-ROUNDS = int(os.environ.get("ROUNDS", 2))
 # CLOCK=cpu: the process's CPU time (all its threads) instead of wall time: steadier on a shared, loaded machine
 CLOCK = time.process_time if os.environ.get("CLOCK") == "cpu" else time.perf_counter
 LIVE_STEPS = int(os.environ.get("LIVE_STEPS", max(STEPS // 5, 5)))  # SGD steps timed with and without live tensors
@@ -178,21 +173,6 @@ def jit_replay_overhead(n_kernels: int = 10, calls: int = 500) -> tuple[float, f
     return best
   return per_kernel(lambda: f(x)), per_kernel(graph)
 
-def baseline_tree(commit: str) -> Path:
-  """A detached worktree of `commit` under /tmp (made once, then reused)."""
-  repo = Path(__file__).resolve().parents[2]
-  git = lambda *a: subprocess.run(["git", "-C", str(repo), *a], check=True, capture_output=True,
-                                  text=True).stdout.strip()
-  try: sha = git("rev-parse", "--verify", f"{commit}^{{commit}}")
-  except subprocess.CalledProcessError as e:
-    raise SystemExit(f"--baseline: {commit!r} is not a commit of {repo}: {e.stderr.strip()}")
-  tree = Path(f"/tmp/teeny-baseline-{sha[:12]}")
-  if tree.exists():
-    head = subprocess.run(["git", "-C", str(tree), "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
-    if head != sha: raise SystemExit(f"--baseline: {tree} exists but is at {head or 'no commit'}, not {sha}; remove it")
-  else: git("worktree", "add", "--detach", str(tree), sha)
-  return tree
-
 def measure_torch() -> dict[str, float]:
   try: return {"mlp": timed(torch_mlp()), "cnn": timed(torch_cnn())}
   except ImportError: return {}
@@ -203,14 +183,6 @@ def measure_tinygrad() -> dict[str, float]:
 
 WORKERS = {"teeny": measure_teeny, "torch": measure_torch, "tinygrad": measure_tinygrad}
 
-def measure_in(tree: Path, who: str = "teeny") -> dict[str, float]:
-  """WORKERS[who]() in a fresh python with the teeny of `tree` (PYTHONPATH and cwd there)."""
-  env = dict(os.environ, PYTHONPATH=str(tree), TEENY_BENCH_ROOT=str(tree))
-  r = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--worker", who], cwd=tree, env=env,
-                     capture_output=True, text=True)
-  if r.returncode != 0: raise SystemExit(f"benchmark worker {who} in {tree} failed:\n{r.stderr[-3000:]}")
-  return json.loads(r.stdout.strip().splitlines()[-1])
-
 def main():
   ap = argparse.ArgumentParser(description="training throughput: teeny vs PyTorch/tinygrad (and a baseline commit)")
   ap.add_argument("--baseline", metavar="COMMIT", default=None, help="also measure teeny at this commit (e.g. 20f7e57)")
@@ -219,13 +191,10 @@ def main():
   if args.worker:
     print(json.dumps(WORKERS[args.worker]()))
     return
-  here = Path(__file__).resolve().parents[2]
   btree = baseline_tree(args.baseline) if args.baseline else None
   order = ["cur", "torch", "tinygrad"] + (["base"] if btree else [])
-  runs: dict[str, list[dict]] = {k: [] for k in order}
-  for r in range(ROUNDS):   # each round in another order: a load that drifts during the run weighs on all alike
-    for who in (order if r % 2 == 0 else order[::-1]):
-      runs[who].append(measure_in(btree if who == "base" else here, "teeny" if who in ("cur", "base") else who))
+  runs = alternate(order, lambda who: measure_in(__file__, "teeny" if who in ("cur", "base") else who,
+                                                btree if who == "base" else None))
   best = lambda rs: {k: (min if k.endswith("_ms") else max)(r[k] for r in rs) for k in rs[0]}
   cur, tch, tgr = best(runs["cur"]), best(runs["torch"]), best(runs["tinygrad"])
   base = best(runs["base"]) if btree else None

@@ -398,10 +398,9 @@ def _dot_tile_opts(ast: UOp, red: UOp, lanes: int, regs: int) -> list[Opt]:
   return [Opt(OptOps.UPCAST, r.arg[0], lanes)] + picked if picked else []
 
 def cpu_lanes(renderer) -> int:
-  """float32 values per SIMD register of the C target, the heuristics' unit: 4 on SSE/NEON, 8 on AVX2, and 8 on AVX-512
-  too (the tiles were tuned on an AVX-512 Zen 4 with these sizes, whose 512-bit ops run as two 256-bit halves; a wider
-  tile there is BEAM's to find)."""
-  return min(max(getattr(renderer, "vector_bytes", 32) // 4, 4), 8)
+  """float32 values per SIMD register of the C target, the heuristics' unit: 4 on SSE/NEON, 8 on AVX2, 16 on AVX-512
+  (whose kernels compile with -mprefer-vector-width=512, runtime/ops_cpu.py)."""
+  return min(max(getattr(renderer, "vector_bytes", 32) // 4, 4), 16)
 
 def cpu_opts(ast: UOp, renderer=None) -> list[Opt]:
   """The C heuristics: register tiles for a reduce (two or one vectors of outputs along a contiguous axis, 4 along a

@@ -26,6 +26,8 @@ def test_arch_is_in_flags_and_cache_key(monkeypatch):
   monkeypatch.setenv("TEENY_CPU_ARCH", "x86-64-v4")
   v4 = CCompiler()
   assert "-march=x86-64-v3" in v3.flags and "-march=x86-64-v4" in v4.flags
+  # the tiles are sized in full AVX-512 vectors, which the compilers would otherwise split into 256-bit halves
+  assert "-mprefer-vector-width=512" in v4.flags and not any("prefer-vector-width" in f for f in v3.flags)
   assert v3.cache_key != v4.cache_key and v3.cache_path("int x;") != v4.cache_path("int x;")
 
 def test_heuristic_tiles_follow_the_vector_width():
@@ -33,7 +35,7 @@ def test_heuristic_tiles_follow_the_vector_width():
     items = [si for si in (Tensor.empty(64, 128) @ Tensor.empty(128, 256)).schedule() if si.kind == "kernel"]
     return [o.arg for o in hand_coded_opts(items[0].ast, CRenderer(vector_bytes=vec)) if o.op is OptOps.UPCAST]
   assert tile(32) == [16, 4] and tile(16) == [8, 4]
-  assert tile(64) == [16, 4], "AVX-512 keeps the tiles tuned on Zen 4"
+  assert tile(64) == [32, 4], "AVX-512: 16 floats a vector (compiled with -mprefer-vector-width=512)"
 
 @x86
 def test_x86_64_v3_code_runs(tmp_path):
