@@ -356,7 +356,7 @@ def test_gpu_compile(lang, target):
     lib = c.compile(p.src)
     assert c.valid_binary(lib) if lang != "CL" else len(lib) > 0, f"{target}: bad binary for {p.name}"
 
-# ---- UNROLL ranges: accumulator dimensions the renderer writes out straight-line
+# ---- UNROLL ranges: written out in the IR (codegen/expand.py), one accumulator per value in one reduce loop
 
 def _unrolled_matmul(out: UOp, a: UOp, b: UOp, n: int, k: int, m: int) -> UOp:
   i, jo = UOp.range(n, 0, AxisType.GLOBAL), UOp.range(m // 4, 1, AxisType.GLOBAL)
@@ -378,8 +378,29 @@ def test_unroll_range_is_straight_line_and_correct():
   src = get_program(_unrolled_matmul(*ph, 5, 7, 8), CRenderer()).src
   import re
   assert not re.search(r"for \((int|long) [ui]2", src)                 # no loop over the UNROLL range
-  # an accumulator per lane, constant-indexed
-  assert all(re.search(rf"(acc\d+)\[{k}\] = \(\1\[{k}\]\+", src) for k in range(4))
+  # an accumulator per lane, all four updated in the one reduce loop
+  assert len(set(re.findall(r"(acc\d+) = \(\1\+", src))) == 4 and len(re.findall(r"for \((int|long) r3", src)) == 1
+
+def test_unroll_expansion_in_the_ir():
+  """After the "expand" pass no UNROLL range is left: a reduce over one combines its copies inside the loop that
+  remains, a value that depends on one is repeated per value; the renderer refuses an UNROLL range it is handed."""
+  from teeny.codegen.expand import expand_unrolls
+  from teeny.codegen.linearize import linearize
+  from teeny.codegen.render.c import CRenderer
+  ph = [UOp(Ops.DEFINE_GLOBAL, dtypes.float32.ptr(), (), (i, shp)) for i, shp in enumerate(((40,), (35,), (56,)))]
+  ast = _unrolled_matmul(*ph, 5, 7, 8)
+  out = expand_unrolls(ast)
+  assert not any(u.op is Ops.RANGE and u.arg[1] is AxisType.UNROLL for u in out.toposort)
+  assert len([u for u in out.toposort if u.op is Ops.REDUCE]) == 4 and len(out.src) == 4   # 4 stores
+  # a reduce over an UNROLL range: one REDUCE left, over the loop range, of the copies' sum
+  i, ru, rl = UOp.range(5, 0, AxisType.GLOBAL), UOp.range(4, 1, AxisType.UNROLL), UOp.range(2, 2, AxisType.REDUCE)
+  red = K.reduce_sum(ph[1].index(i * 7 + rl * 4 + ru).load(), rl, ru)
+  out = expand_unrolls(ph[0].index(i).store(red).sink(arg=KernelInfo(name="k", opts_to_apply=())))
+  reds = [u for u in out.toposort if u.op is Ops.REDUCE]
+  assert len(reds) == 1 and reds[0].src[1:] == (rl,)
+  assert len([u for u in reds[0].src[0].toposort if u.op is Ops.LOAD]) == 4
+  with pytest.raises(ValueError, match="UNROLL range reached the renderer"):
+    CRenderer().render("k", linearize(ast))
 
 def test_atomic_kernel_counts_its_loop_trips_for_threads():
   # the CPU splits a kernel over threads by how often its innermost body runs, not only by its float ops: the

@@ -10,6 +10,7 @@ from teeny.uop.rewrite import graph_rewrite
 from teeny.uop.symbolic import symbolic
 from teeny.codegen.linearize import linearize, deps
 from teeny.codegen.opt import apply_opts, gpu_plain, hand_coded_opts, merge_globals
+from teeny.codegen.expand import expand_unrolls
 from teeny.codegen.gpu import insert_tree_reduces, map_to_grid
 
 @dataclass
@@ -92,6 +93,11 @@ def pass_apply_opts(ast: UOp, ctx: Compile) -> UOp:
   """The chosen Opts applied in order (opt.apply_opts); the SINK's KernelInfo records them."""
   return apply_opts(ast, ctx.opts, ctx.renderer)
 
+def pass_expand(ast: UOp, ctx: Compile) -> UOp:
+  """UNROLL ranges written out: one copy of the code per value (codegen/expand.py)."""
+  return graph_rewrite(expand_unrolls(ast), symbolic) if any(
+    u.op is Ops.RANGE and u.arg[1] is AxisType.UNROLL for u in ast.toposort) else ast
+
 def pass_grid(ast: UOp, ctx: Compile) -> UOp:
   """GPU: a plain scheduled kernel's GLOBAL ranges flattened into one, which grid_map spreads over blocks and
   threads."""
@@ -99,7 +105,8 @@ def pass_grid(ast: UOp, ctx: Compile) -> UOp:
 
 PASSES: list[tuple[str, Callable[[UOp, Compile], UOp]]] = [
   ("empty outputs", pass_empty_outputs), ("symbolic", pass_symbolic), ("normalize", pass_normalize),
-  ("choose opts", pass_choose_opts), ("apply opts", pass_apply_opts), ("grid", pass_grid)]
+  ("choose opts", pass_choose_opts), ("apply opts", pass_apply_opts), ("expand", pass_expand),
+  ("grid", pass_grid)]
 
 def normalized(ast: UOp, renderer) -> UOp:
   """The kernel as the heuristics (and BEAM) see it when they choose: the passes before "choose opts" (axis ids of an

@@ -8,8 +8,8 @@ EFFECTS = (Ops.STORE, Ops.ATOMIC, Ops.ATOMIC_CAS, Ops.CUSTOM, Ops.BARRIER)
 _AXIS_ORDER = {AxisType.GLOBAL: 0, AxisType.LOCAL: 1, AxisType.GROUP: 2, AxisType.LOOP: 3, AxisType.UPCAST: 4,
                AxisType.UNROLL: 4, AxisType.REDUCE: 5}
 
-# ranges that become accumulator dimensions, looped (UPCAST) or unrolled by the renderer (UNROLL) inside the reduce loop
-_INNER = (AxisType.UPCAST, AxisType.UNROLL)
+# ranges that become accumulator dimensions, looped inside the reduce loop (UNROLL ranges are gone: codegen/expand.py)
+_INNER = (AxisType.UPCAST,)
 
 def range_key(r: UOp) -> tuple: return (_AXIS_ORDER[r.arg[1]], r.arg[0])
 
@@ -33,6 +33,7 @@ class Linearizer:
     self.out: list[UOp] = []
     self.scopes: list[set[UOp]] = [set()]
     self.open: list[UOp] = []
+    self.by_ranges: dict[tuple[UOp, ...], list[UOp]] = {}   # the kernel's reduces by their reduce ranges
   def visible(self, u: UOp) -> bool: return any(u in s for s in self.scopes)
   def open_range(self, r: UOp):
     self.emit(r.src[0])
@@ -62,31 +63,44 @@ class Linearizer:
       else:
         stack.append((u, True))
         stack.extend((s, False) for s in reversed(u.src))
+  def acc_dims(self, red: UOp) -> list[UOp]:
+    """UPCAST ranges the value depends on become dimensions of the accumulator: loops over them run inside the reduce
+    loop (where the compiler unrolls and vectorises them), not around it."""
+    return sorted([r for r in deps(red) if r.arg[1] in _INNER and r not in self.open], key=range_key)
+  def siblings(self, red: UOp, upcast: list[UOp]) -> list[UOp]:
+    """Reduces that can share red's loop: the same reduce ranges, accumulator dimensions and open ranges, neither
+    reading the other (a register tile written out by UNROLL, codegen/expand.py: one accumulator per output)."""
+    group = [red]
+    for s in self.by_ranges.get(red.src[1:], ()):
+      if s is red or self.visible(s) or deps(s) != deps(red) or self.acc_dims(s) != upcast: continue
+      if all(g not in s.toposort and s not in g.toposort for g in group): group.append(s)
+    return group
   def emit_reduce(self, red: UOp):
-    value, rngs = red.src[0], red.src[1:]
-    # UPCAST ranges the value depends on become dimensions of the accumulator: loops over them run inside the reduce
-    # loop (where the compiler unrolls and vectorises them), not around it
-    upcast = sorted([r for r in deps(red) if r.arg[1] in _INNER and r not in self.open], key=range_key)
+    rngs = red.src[1:]
+    upcast = self.acc_dims(red)
     self.ensure_open(deps(red) - frozenset(self.open) - frozenset(upcast))
-    # hoist what the loops do not change
-    for n in value.toposort:
-      if n.op in (Ops.RANGE, Ops.REDUCE) or n.op in EFFECTS or self.visible(n): continue
-      if deps(n) <= frozenset(self.open): self.emit(n)
-    # a reduce over an UPCAST/UNROLL range (lanes combined at the end) first runs the reduces inside it that depend on
-    # that range, with the range (and the UPCAST ranges of this reduce's value: a tile of outputs, each a vector of
-    # lanes) as accumulator dimensions, outside its loop
-    lanes = frozenset(r for r in rngs if r.arg[1] in _INNER)
-    if lanes:
-      tile = lanes | frozenset(upcast)
-      for n in value.toposort:
-        if n.op is Ops.REDUCE and not self.visible(n) and deps(n) - tile <= frozenset(self.open): self.emit_reduce(n)
-    self.out.append(red)
-    self.scopes[-1].add(red)
+    group = self.siblings(red, upcast)
+    for g in group:
+      # hoist what the loops do not change
+      for n in g.src[0].toposort:
+        if n.op in (Ops.RANGE, Ops.REDUCE) or n.op in EFFECTS or self.visible(n): continue
+        if deps(n) <= frozenset(self.open): self.emit(n)
+      # a reduce over an UPCAST range (lanes combined at the end) first runs the reduces inside it that depend on that
+      # range, with the range (and the UPCAST ranges of this reduce's value: a tile of outputs, each a vector of
+      # lanes) as accumulator dimensions, outside its loop
+      if lanes := frozenset(r for r in rngs if r.arg[1] in _INNER):
+        tile = lanes | frozenset(upcast)
+        for n in g.src[0].toposort:
+          if n.op is Ops.REDUCE and not self.visible(n) and deps(n) - tile <= frozenset(self.open): self.emit_reduce(n)
+    for g in group:
+      self.out.append(g)
+      self.scopes[-1].add(g)
     depth = len(self.open)
     for r in rngs: self.open_range(r)
     for r in upcast: self.open_range(r)
-    self.emit(value)
-    self.out.append(UOp(Ops.ASSIGN, red.dtype, (red, value)))
+    for g in group:
+      self.emit(g.src[0])
+      self.out.append(UOp(Ops.ASSIGN, g.dtype, (g, g.src[0])))
     while len(self.open) > depth: self.close_range()
   def emit_effect(self, e: UOp):
     body, closes = (e.src[0], e.src[1:]) if e.op is Ops.END else (e, ())
@@ -111,6 +125,8 @@ class Linearizer:
 def linearize(sink: UOp) -> list[UOp]:
   """The kernel SINK as an ordered instruction list (loops balanced), ending with the SINK itself."""
   lin = Linearizer()
+  for u in sink.toposort:
+    if u.op is Ops.REDUCE: lin.by_ranges.setdefault(u.src[1:], []).append(u)
   for g in sorted([u for u in sink.toposort if u.op is Ops.DEFINE_GLOBAL], key=lambda u: u.arg[0]): lin.out.append(g)
   for v in sorted([u for u in sink.toposort if u.op is Ops.DEFINE_VAR], key=lambda u: u.arg[0]): lin.out.append(v)
   # kernel-private arrays (Opt STAGE) are declared once, before any loop

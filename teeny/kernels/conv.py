@@ -137,7 +137,8 @@ def _block(n: int, most: int) -> int:
 # channels-last copies: 2 -> 1.15 ms, 4 -> 1.24, 8 -> 1.17, 16 -> 1.72)
 GPU_WGRAD_CW = 4
 
-def _wgrad_cl_kernel(part: UOp, xt: UOp, gt: UOp, s: ConvShape, gpu: bool = False, lanes: int = 8) -> UOp:
+def _wgrad_cl_kernel(part: UOp, xt: UOp, gt: UOp, s: ConvShape, gpu: bool = False, lanes: int = 8,
+                     rows: int = 4) -> UOp:
   """CPU: the weight gradient as a GEMM over channels-last copies, xt = x padded (B, Hp, Wp, C) and gt = grad_out
   (B, OH, OW, O): part[b, o, c, kh, kw] = sum over oh, ow of gt[b, oh, ow, o] * xt[b, oh*sh + kh*dh, ow*sw + kw*dw, c].
   Each program owns an OB x CW register tile of (output channel, input channel) for one image and tap (UPCAST ranges
@@ -146,9 +147,11 @@ def _wgrad_cl_kernel(part: UOp, xt: UOp, gt: UOp, s: ConvShape, gpu: bool = Fals
   outermost programs. The caller sums over b. Measured on the bench shape (B32, 64->64, 56x56, 2 cores, AVX-512 Zen 4,
   UNROLL tiles), kernel ms: OB x CW = 4x16: 61-75, 2x32: 74, 8x8: 75, 2x16: 98, 4x8: 110, 8x16: 357 (too many
   accumulators: not vectorised); the dot-product kernel it replaces took 115-124 ms plus a 51 ms pad of grad_out. On
-  an AVX2 Zen 3 the UNROLL 4x16 tile was not vectorised at all (5.6 s, loaded machine); UPCAST ranges: 0.36-0.44 s."""
+  an AVX2 Zen 3 the UNROLL 4x16 tile was not vectorised at all (5.6 s, loaded machine); UPCAST ranges: 0.36-0.44 s.
+  OB is `rows` (up to): 8 on targets with 32 vector registers, where 8x32 (16 zmm accumulators) measured 52-84 ms
+  against 4x32's 75-91 (Sapphire Rapids, interleaved in one process), 4 on the others."""
   hp, wp = s.h + s.pt + s.pb, s.w + s.pl + s.pr
-  ob, cw = _block(s.cout_g, 4), _block(s.cin_g, GPU_WGRAD_CW if gpu else 2 * lanes)
+  ob, cw = _block(s.cout_g, 4 if gpu else rows), _block(s.cin_g, GPU_WGRAD_CW if gpu else 2 * lanes)
   live = None
   if gpu:  # one thread per tile; neighbouring threads hold neighbouring input-channel blocks (coalesced loads of xt)
     e, live, _ = _gpu_elements(s.bs * s.kh * s.kw * (s.cout // ob) * (s.cin_g // cw))
@@ -179,9 +182,11 @@ def conv2d_bwd_weight(x: Tensor, grad_out: Tensor, s: ConvShape) -> Tensor:
   if _pads_ok(s):
     xt = _pad_or_shrink(x, [(s.pt, s.pb), (s.pl, s.pr)]).permute(0, 2, 3, 1)
     part = Tensor.empty(s.bs, s.cout, s.cin_g, s.kh, s.kw, dtype=dt, device=x.device)
-    lanes = 8 if gpu else cpu_lanes(Device[x.device].renderer)   # float32 per vector of the C target
+    r = Device[x.device].renderer
+    lanes = 8 if gpu else cpu_lanes(r)   # float32 per vector of the C target
+    rows = 8 if getattr(r, "vector_registers", 16) >= 32 else 4
     outs = part.custom_kernel(xt, grad_out.permute(0, 2, 3, 1),
-                              fxn=lambda o, a, g: _wgrad_cl_kernel(o, a, g, s, gpu, lanes))
+                              fxn=lambda o, a, g: _wgrad_cl_kernel(o, a, g, s, gpu, lanes, rows))
     return outs[0].sum(0)
   part = Tensor.empty(*((s.bs,) if gpu else ()), s.cout, s.cin_g, s.kh, s.kw, *(() if gpu else (s.ow,)), dtype=dt,
                       device=x.device)
@@ -234,16 +239,19 @@ def _igrad_channels(s: ConvShape, tw: int, renderer) -> int:
 def _igrad_padded_kernel(gx: UOp, gp: UOp, w: UOp, s: ConvShape, cb: int = 2) -> UOp:
   """Stride 1 on the CPU: the gather of _igrad_gather_kernel over a grad_out padded by (K-1)*d - p on each side, so no
   tap needs a mask: gx[b, c, ih, iw] = sum over o, kh, kw of gp[b, o, ih + kh*dh, iw + kw*dw] * w[o, c', KH-1-kh,
-  KW-1-kw]. Each program owns a register tile of CB input channels x TW columns of one row (UNROLL ranges: the renderer
-  writes the tile out as straight-line code that the compiler vectorises), so each row of grad_out it loads feeds CB
-  multiply-adds per lane. The channel blocks of a row are the innermost programs: the grad_out rows they share stay in
-  L1. Measured on the bench shape (B32, 64->64, 56x56, 2 cores, Zen 4): CB=1 91 ms, CB=2 54 ms, CB=4 58 ms (was 246 ms
-  with one channel and a looped accumulator); CB comes from the target's registers (_igrad_channels)."""
+  KW-1-kw]. Each program owns a register tile of CB input channels x TW columns of one row, so each row of grad_out it
+  loads feeds CB multiply-adds per lane: the channels an UNROLL range (one accumulator array each, codegen/expand.py),
+  the columns an UPCAST loop the compiler vectorises. The channel blocks of a row are the innermost programs: the
+  grad_out rows they share stay in L1. Measured on the bench shape (B32, 64->64, 56x56, 2 cores, Zen 4, the tile
+  written out): CB=1 91 ms, CB=2 54 ms, CB=4 58 ms (was 246 ms with one channel and a looped accumulator); CB comes
+  from the target's registers (_igrad_channels). The columns written out by UNROLL as well (112 scalar accumulators)
+  left clang's SLP vectoriser with scalar leftovers: 61-64 ms a half of the bench shape, against 48-55 looped
+  (Sapphire Rapids); on AVX2 76 ms looped against 89-126 written out."""
   hq, wq = s.h + (s.kh - 1) * s.dh, s.w + (s.kw - 1) * s.dw
   cb, tw = _block(s.cin_g, cb), _row_tile(s.w)
   b, ih = UOp.range(s.bs, 0, AxisType.GLOBAL), UOp.range(s.h, 1, AxisType.GLOBAL)
   iwo, cbo = UOp.range(s.w // tw, 2, AxisType.GLOBAL), UOp.range(s.cin // cb, 3, AxisType.GLOBAL)
-  cbi, iwi = UOp.range(cb, 4, AxisType.UNROLL), UOp.range(tw, 5, AxisType.UNROLL)
+  cbi, iwi = UOp.range(cb, 4, AxisType.UNROLL), UOp.range(tw, 5, AxisType.UPCAST)
   c, iw = cbo * cb + cbi, iwo * tw + iwi
   col = UOp.range(s.cout_g, 6, AxisType.REDUCE)
   kh, kw = UOp.range(s.kh, 7, AxisType.REDUCE), UOp.range(s.kw, 8, AxisType.REDUCE)

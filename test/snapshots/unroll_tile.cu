@@ -2,21 +2,24 @@ extern "C" __global__ void __launch_bounds__(8) unroll_tile(float* __restrict__ 
   int g0 = (blockIdx.x*8+threadIdx.x);
   {
     int val1 = (g0*4);
-    float acc2[4];
-    for (int acc2_i = 0; acc2_i < 4; acc2_i++) acc2[acc2_i] = 0.0f;
+    float acc2 = 0.0f;
+    float acc3 = 0.0f;
+    float acc4 = 0.0f;
+    float acc5 = 0.0f;
     for (int r2 = 0; r2 < 16; r2++) {
-      float val3 = data1[(((r2*32)+val1)+0)];
-      acc2[0] = (acc2[0]+val3);
-      float val4 = data1[(((r2*32)+val1)+1)];
-      acc2[1] = (acc2[1]+val4);
-      float val5 = data1[(((r2*32)+val1)+2)];
-      acc2[2] = (acc2[2]+val5);
-      float val6 = data1[(((r2*32)+val1)+3)];
-      acc2[3] = (acc2[3]+val6);
+      int val6 = ((r2*32)+val1);
+      float val7 = data1[val6];
+      acc2 = (acc2+val7);
+      float val8 = data1[(val6+1)];
+      acc3 = (acc3+val8);
+      float val9 = data1[(val6+2)];
+      acc4 = (acc4+val9);
+      float val10 = data1[(val6+3)];
+      acc5 = (acc5+val10);
     }
-    data0[(val1+0)] = (acc2[0]*2.0f);
-    data0[(val1+1)] = (acc2[1]*2.0f);
-    data0[(val1+2)] = (acc2[2]*2.0f);
-    data0[(val1+3)] = (acc2[3]*2.0f);
+    data0[val1] = (acc2*2.0f);
+    data0[(val1+1)] = (acc3*2.0f);
+    data0[(val1+2)] = (acc4*2.0f);
+    data0[(val1+3)] = (acc5*2.0f);
   }
 }

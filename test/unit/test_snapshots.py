@@ -49,7 +49,7 @@ def s_scatter_atomic(dev):
   return Tensor.zeros(bins, device=dev).contiguous().realize().custom_kernel(ids, fxn=fxn)[0]
 
 def s_unroll_tile(dev):
-  """A hand-written register tile: 4 UNROLL lanes of a column sum, the renderer's straight-line copies."""
+  """A hand-written register tile: 4 UNROLL lanes of a column sum, written out by codegen/expand.py (4 accumulators)."""
   def fxn(out: UOp, a: UOp) -> UOp:
     g, k, r = UOp.range(8, 0, AxisType.GLOBAL), UOp.range(4, 1, AxisType.UNROLL), UOp.range(16, 2, AxisType.REDUCE)
     acc = UOp(Ops.REDUCE, dtypes.float32, (a.index(r * 32 + g * 4 + k).load(), r), Ops.ADD)

@@ -128,9 +128,9 @@ class CStyleLanguage:
     if first_global:
       split = (f"int {name}_per = ({size} + ncores - 1) / ncores, {name}_lo = core * {name}_per, "
                f"{name}_hi = {name}_lo + {name}_per < {size} ? {name}_lo + {name}_per : {size};\n")
-      # const_bounds (kernels with UNROLL ranges): the loop keeps its constant bounds and this core skips the others'
-      # share; with a bound it cannot see, clang stops vectorising unrolled accumulators (measured 4.8 vs 62 GFLOP/s on
-      # a conv kernel), while plain loops (elementwise, looped UPCAST) measured faster with the narrowed bounds
+      # const_bounds (a tile of accumulators written out): the loop keeps its constant bounds and this core skips the
+      # others' share; with a bound it cannot see, clang stops vectorising unrolled accumulators (measured 4.8 vs 62
+      # GFLOP/s on a conv kernel), while plain loops (elementwise, looped UPCAST) measured faster with narrowed bounds
       if const_bounds:
         return split + (f"for ({ty} {name} = 0; {name} < {size}; {name}++) {{\n"
                         f"  if ({name} < {name}_lo || {name} >= {name}_hi) continue;")
@@ -144,30 +144,17 @@ class CStyleLanguage:
     return render_atomic(self.lang, u, ptr, srcs, self)
 
   def render(self, name: str, uops: list[UOp]) -> str:
-    """Source for one kernel from its linearized UOps."""
+    """Source for one kernel from its linearized UOps: each spelled by its handler, in order."""
     st = RenderState(self, uops)
-    self.render_span(st, 0, len(uops))
+    for st.pos, u in enumerate(uops):
+      if u.op is Ops.RANGE and u.arg[1] is AxisType.UNROLL:
+        raise ValueError("an UNROLL range reached the renderer: codegen/expand.py writes them out before linearizing")
+      if (handler := self.handlers.get(u.op)) is None:
+        raise NotImplementedError(f"{self.lang} renderer cannot render {u.op}")
+      getattr(self, handler)(st, u)
     head = self.render_kernel_header(name, st.params, st.first_global is not None)
     body = "\n".join(head + st.lines + ["}"] + self.render_kernel_footer(name, st.params)) + "\n"
     return self.render_prelude(body) + body
-
-  def render_span(self, st: RenderState, lo: int, hi: int):
-    """Render uops[lo:hi]. An UNROLL range is not a loop: its body is rendered once per value, the range a constant."""
-    i = lo
-    while i < hi:
-      u = st.uops[i]
-      if u.op is Ops.RANGE and u.arg[1] is AxisType.UNROLL:
-        if u.src[0].op is not Ops.CONST: raise ValueError(f"an UNROLL range needs a constant size, got {u.src[0].op}")
-        for k in range(u.src[0].arg):
-          st.r[u] = str(k)
-          self.render_span(st, i + 1, st.end_of[i])
-        i = st.end_of[i] + 1
-        continue
-      if (handler := self.handlers.get(u.op)) is None:
-        raise NotImplementedError(f"{self.lang} renderer cannot render {u.op}")
-      st.pos = i
-      getattr(self, handler)(st, u)
-      i += 1
 
   # ---- one method per op: each spells its UOp with the tables above
   def _r_param(self, st: RenderState, u: UOp):
@@ -185,12 +172,14 @@ class CStyleLanguage:
     st.r[u] = nm
     # not for float max/min: OpenMP starts each lane's copy at -FLT_MAX (+FLT_MAX), so a row of -inf came out as
     # -3.4e38 (float max/min vectorise through lane_split_opts in codegen/opt.py instead)
-    if (red := st.innermost_reduce.get(u)) is not None and red in st.r and red.arg in self.simd_reduce and \
-       (red.dtype.kind in "iu" or (red.dtype.kind == "f" and red.arg not in (Ops.MAX, Ops.MIN))):
+    # only for a loop that updates one accumulator: a tile of them written out (UNROLL) is vectorised across the tile
+    # by the compiler's SLP pass, which a simd loop along the reduce would turn into strided loads
+    if len(reds := st.loop_reduces.get(st.pos, [])) == 1 and (red := reds[0]) in st.r and red.arg in self.simd_reduce \
+       and (red.dtype.kind in "iu" or (red.dtype.kind == "f" and red.arg not in (Ops.MAX, Ops.MIN))):
       st.emit(f"#pragma omp simd reduction({self.simd_reduce[red.arg]}:{st.val(red)})")
     if st.pos in st.tile_outer and self.no_vectorize: st.emit(self.no_vectorize)
     wide = {"ty": st.var_type(u)} if self.wide_index else {}   # (GPU languages keep their loop counters' types)
-    st.emit(self.render_range_open(u, nm, st.val(u.src[0]), u is st.first_global, st.has_unroll, **wide))
+    st.emit(self.render_range_open(u, nm, st.val(u.src[0]), u is st.first_global, st.const_bounds, **wide))
     st.depth += 1
   def _r_end(self, st: RenderState, u: UOp):
     st.depth -= 1
@@ -281,27 +270,28 @@ class RenderState:
                     if u.op in (Ops.STORE, Ops.ATOMIC, Ops.ATOMIC_CAS) and u.src[0].op is Ops.INDEX}
     self.written |= {s.src[0] for u in uops if u.op is Ops.CUSTOM for s in u.src if s.op is Ops.INDEX}
     self.streamed = {u for u in uops if u.op is Ops.STORE and lang.streams(u)}
-    # accumulators indexed by the UPCAST/UNROLL ranges their value depends on; the reduce whose innermost loop
-    # each range is
-    self.acc_dims = {u: sorted([x for x in deps(u) if x.arg[1] in (AxisType.UPCAST, AxisType.UNROLL)],
+    # accumulators indexed by the UPCAST ranges their value depends on; the reduce whose innermost loop each range is
+    self.acc_dims = {u: sorted([x for x in deps(u) if x.arg[1] is AxisType.UPCAST],
                                key=lambda x: x.arg[0])
                      for u in uops if u.op is Ops.REDUCE}
     self.acc_arrays: dict[UOp, tuple[str, list[UOp]]] = {}
-    self.innermost_reduce = {u.src[-1]: u for u in uops if u.op is Ops.REDUCE and not self.acc_dims[u]}
-    # one pass over the loop nesting: each value's depth, where each RANGE's END is (UNROLL bodies are replayed), and
-    # the loops (positions: a range may open two loops, update and combine) around a register tile's update when its
-    # innermost loop is one of the tile's UPCAST ranges: that loop alone is the vectorizer's (tile_outer). Left to
-    # choose, clang 14 on AVX-512 targets vectorised an outer 4-trip loop of a 4x16 tile with gathers from the
-    # accumulator array (a conv weight gradient: 5.8 ms instead of 0.6 ms, the AVX2 build of the same source).
+    # one pass over the loop nesting: each value's depth, and the loops (positions: a range may open two loops, update
+    # and combine) around a register tile's update when its innermost loop is one of the tile's UPCAST ranges: that
+    # loop alone is the vectorizer's (tile_outer). Left to choose, clang 14 on AVX-512 targets vectorised an outer
+    # 4-trip loop of a 4x16 tile with gathers from the accumulator array (a conv weight gradient: 5.8 ms instead of
+    # 0.6 ms, the AVX2 build of the same source).
     self.level: dict[UOp, int] = {}
-    self.end_of: dict[int, int] = {}
     self.tile_outer: set[int] = set()
+    self.loop_reduces: dict[int, list[UOp]] = {}
     opened: list[int] = []
     for i, u in enumerate(uops):
       if u.op is Ops.RANGE: opened.append(i)
-      elif u.op is Ops.END: self.end_of[opened.pop()] = i
+      elif u.op is Ops.END: opened.pop()
       else:
         self.level[u] = len(opened)
+        # the plain accumulators (no array) each loop updates directly, keyed by the loop's position
+        if u.op is Ops.ASSIGN and opened and not self.acc_dims[u.src[0]] and u.src[0].src[-1] is uops[opened[-1]]:
+          self.loop_reduces.setdefault(opened[-1], []).append(u.src[0])
         if u.op is Ops.ASSIGN and opened and (dims := self.acc_dims.get(u.src[0])) and \
            (inner := uops[opened[-1]]) in dims and inner.arg[1] is AxisType.UPCAST:
           mine = set(u.src[0].src[1:]) | set(dims)
@@ -312,13 +302,15 @@ class RenderState:
                         and self.level[s] < self.level[u]
                         and s.op not in (Ops.CONST, Ops.DEFINE_GLOBAL, Ops.DEFINE_VAR, Ops.INDEX)}
     self.first_global = next((u for u in uops if u.op is Ops.RANGE and u.arg[1] is AxisType.GLOBAL), None)
-    # constant bounds on the cores' loop (see render_range_open) with UNROLL ranges, and when a register tile's loads
-    # run along an UPCAST range at addresses that also depend on that loop (a tile whose columns the cores split: with a
-    # bound clang cannot see, int index math may wrap and it gathers the tile's loads lane by lane, 24 vinsertps and
-    # 16 instead of 64 FMAs in a 1024^3 matmul blocked by LOOP + SWAP)
-    self.has_unroll = any(u.op is Ops.RANGE and u.arg[1] is AxisType.UNROLL for u in uops)
-    if not self.has_unroll and (fg := self.first_global) is not None and (tile := self._tile(uops)):
-      self.has_unroll = any(_contiguous_tile_load(u.src[0], fg, tile) for u in uops if u.op is Ops.LOAD)
+    # constant bounds on the cores' loop (see render_range_open) with a tile of accumulators written out (several
+    # reduces sharing one loop: UNROLL ranges, codegen/expand.py), and when a register tile's loads run along an UPCAST
+    # range at addresses that also depend on that loop (a tile whose columns the cores split: with a bound clang cannot
+    # see, int index math may wrap and it gathers the tile's loads lane by lane, 24 vinsertps and 16 instead of 64 FMAs
+    # in a 1024^3 matmul blocked by LOOP + SWAP)
+    loops = [u.src[1:] for u in uops if u.op is Ops.REDUCE]
+    self.const_bounds = len(set(loops)) < len(loops)
+    if not self.const_bounds and (fg := self.first_global) is not None and (tile := self._tile(uops)):
+      self.const_bounds = any(_contiguous_tile_load(u.src[0], fg, tile) for u in uops if u.op is Ops.LOAD)
     self.wide = self._address_math(uops) if lang.wide_index else set()
 
   @staticmethod
@@ -360,15 +352,12 @@ class RenderState:
     for ln in line.split("\n"): self.lines.append("  " * self.depth + ln)
   def val(self, u: UOp) -> str:
     if u.op is Ops.CONST: return self.lang.render_const(u.arg, u.dtype)
-    if u in self.acc_arrays:
-      # an accumulator array, indexed by the current values of its ranges (constants inside unrolled copies)
+    if u in self.acc_arrays:   # an accumulator array, indexed by the current values of its UPCAST ranges
       nm, ups = self.acc_arrays[u]
-      names, stride, parts, const = [self.r.get(x, "u" + str(x.arg[0])) for x in ups], 1, [], 0
-      for x, n in zip(reversed(ups), reversed(names)):
-        if n.isdigit(): const += int(n) * stride
-        else: parts.append(f"{n}*{stride}" if stride != 1 else n)
+      stride, parts = 1, []
+      for x in reversed(ups):
+        parts.append(f"{self.r.get(x, 'u' + str(x.arg[0]))}*{stride}" if stride != 1 else self.r.get(x, f"u{x.arg[0]}"))
         stride *= x.src[0].arg
-      if const or not parts: parts.append(str(const))
       return f"{nm}[{'+'.join(reversed(parts))}]"
     return self.r[u]
   def define(self, u: UOp, expr: str, prefix: str = "val"):
