@@ -300,7 +300,8 @@ def test_conv2d_bwd(cfg):
   ty.backward(torch.tensor(gy))
   tol = dict(rtol=1e-4, atol=1e-4)
   with THREADS:
-    for variant in ("gather", "scatter"):
+    # gather_cl / gather_rows: the CPU's two gather kernels by name (on GPUs both are the gather)
+    for variant in ("gather", "gather_cl", "gather_rows", "scatter"):
       gx, gw = K.conv2d_bwd(Tensor(x), Tensor(wt), Tensor(gy), st, pd, dl, gr, variant=variant)
       np.testing.assert_allclose(gx.numpy(), tx.grad.numpy(), **tol)
       np.testing.assert_allclose(gw.numpy(), tw.grad.numpy(), **tol)
@@ -312,6 +313,10 @@ def test_conv2d_bwd(cfg):
         y.backward(Tensor(gy))
         for got, want in ((X.grad, tx.grad), (W.grad, tw.grad), (B.grad, tb.grad)):
           np.testing.assert_allclose(got.numpy(), want.numpy(), **tol)
+
+def test_conv2d_bwd_bad_variant():
+  with pytest.raises(ValueError, match="variant must be 'gather', 'gather_cl'"):
+    K.conv2d_bwd(Tensor.ones(1, 2, 5, 5), Tensor.ones(3, 2, 3, 3), Tensor.ones(1, 3, 3, 3), variant="gathr")
 
 def test_conv2d_bwd_bad_grad_shape():
   with pytest.raises(ValueError, match="grad_out shape"):

@@ -263,6 +263,35 @@ def _igrad_padded_kernel(gx: UOp, gp: UOp, w: UOp, s: ConvShape, cb: int = 2) ->
   st = gx.index(((b * s.cin + c) * s.h + ih) * s.w + iw).store(reduce_sum(gv * wv, col, kh, kw))
   return st.sink(arg=KernelInfo(name=f"conv_bwd_x_gather_{s.name}", opts_to_apply=()))
 
+def _use_cl_igrad(s: ConvShape, renderer) -> bool:
+  """The channels-last input gradient (_igrad_cl_kernel) for ungrouped convolutions, the row kernel
+  (_igrad_padded_kernel) for grouped ones. Bench shape (B32, 64->64, 56x56, 3x3), kernel ms with the copies, the two
+  interleaved in one process on a loaded 2-core Sapphire Rapids: AVX-512 54-65 channels-last, 83-102 rows; AVX2
+  (x86-64-v3) 119-130 and 137-164."""
+  return s.groups == 1
+
+def _igrad_cl_kernel(gx: UOp, gp: UOp, wt: UOp, s: ConvShape, rows: int = 4, lanes: int = 8) -> UOp:
+  """Stride 1, groups 1 on the CPU, channels last: gx[b, ih, iw, c] = sum over kh, kw, o of gp[b, ih + kh*dh,
+  iw + kw*dw, o] * wt[kh, kw, o, c], gp the padded grad_out (B, Hq, Wq, O) and wt the flipped weight (KH, KW, O, C).
+  The same GEMM as _wgrad_cl_kernel's: each program owns a register tile of TS columns of a row (UPCAST, one grad_out
+  value each, broadcast) x CW input channels (UPCAST, CW/lanes vectors of wt's contiguous row), TS = `rows`, CW two
+  vectors, so each step loads TS scalars and CW/lanes vectors for TS*CW/lanes vector multiply-adds. On AVX2 this is
+  the 4x16 tile of 8 accumulators that 16 registers hold, where the NCHW kernel's 56-wide rows allowed one channel
+  (7 accumulators, each row vector used once)."""
+  hq, wq = s.h + (s.kh - 1) * s.dh, s.w + (s.kw - 1) * s.dw
+  ts, cw = _block(s.w, rows), _block(s.cin, 2 * lanes)
+  b, ih = UOp.range(s.bs, 0, AxisType.GLOBAL), UOp.range(s.h, 1, AxisType.GLOBAL)
+  iwo, cbo = UOp.range(s.w // ts, 2, AxisType.GLOBAL), UOp.range(s.cin // cw, 3, AxisType.GLOBAL)
+  iwi, ci = UOp.range(ts, 4, AxisType.UPCAST), UOp.range(cw, 5, AxisType.UPCAST)
+  kh, kw = UOp.range(s.kh, 6, AxisType.REDUCE), UOp.range(s.kw, 7, AxisType.REDUCE)
+  o = UOp.range(s.cout, 8, AxisType.REDUCE)
+  iw, c = iwo * ts + iwi, cbo * cw + ci
+  dt = gx.dtype.base
+  gv = gp.index(((b * hq + ih + kh * s.dh) * wq + iw + kw * s.dw) * s.cout + o).load().cast(dt)
+  wv = wt.index(((kh * s.kw + kw) * s.cout + o) * s.cin + c).load().cast(dt)
+  st = gx.index(((b * s.h + ih) * s.w + iw) * s.cin + c).store(reduce_sum(gv * wv, kh, kw, o))
+  return st.sink(arg=KernelInfo(name=f"conv_bwd_x_cl_{s.name}", opts_to_apply=()))
+
 def _unstrided(s: ConvShape) -> ConvShape:
   """The stride-1 convolution whose grad_out is s's grad_out with sh-1 (sw-1) zeros between values: same input
   gradient."""
@@ -301,11 +330,16 @@ def use_scatter(s: ConvShape, device: str) -> bool:
   return False
 
 def conv2d_bwd_input(grad_out: Tensor, weight: Tensor, s: ConvShape, variant: str | None = None) -> Tensor:
-  """d(loss)/d(x), (B, C, H, W), in float32 for 16-bit inputs; variant 'gather' or 'scatter' (default: by shape)."""
+  """d(loss)/d(x), (B, C, H, W), in float32 for 16-bit inputs; variant 'gather' or 'scatter' (default: by shape), or
+  on the CPU one gather kernel by name: 'gather_cl' (channels last; ungrouped only, else the row kernel) or
+  'gather_rows' (register tile along a row)."""
   dt, dev = acc_dtype(grad_out.dtype), grad_out.device
   gpu = is_gpu(dev)
   if variant is None: variant = "scatter" if use_scatter(s, dev) else "gather"
-  if variant == "gather":
+  if variant not in ("gather", "gather_cl", "gather_rows", "scatter"):
+    raise ValueError(f"conv2d_bwd_input: variant must be 'gather', 'gather_cl', 'gather_rows' or 'scatter', got "
+                     f"{variant!r}")
+  if variant.startswith("gather"):
     gx = Tensor.empty(s.bs, s.cin, s.h, s.w, dtype=dt, device=dev)
     if not gpu and (s.sh > 1 or s.sw > 1) and _padded_ok(s1 := _unstrided(s)):
       # strided: grad_out with zeros inserted between its values is the grad_out of a stride-1 convolution with the
@@ -317,10 +351,17 @@ def conv2d_bwd_input(grad_out: Tensor, weight: Tensor, s: ConvShape, variant: st
     if not gpu and _padded_ok(s):
       gp = _pad_or_shrink(grad_out, [((s.kh - 1) * s.dh - s.pt, (s.kh - 1) * s.dh - s.pb),
                                      ((s.kw - 1) * s.dw - s.pl, (s.kw - 1) * s.dw - s.pr)])
-      cb = _igrad_channels(s, _row_tile(s.w), Device[dev].renderer)
+      r = Device[dev].renderer
+      if s.groups == 1 and (variant == "gather_cl" or (variant == "gather" and _use_cl_igrad(s, r))):
+        wt = weight.flip(2, 3).permute(2, 3, 0, 1)
+        rows, lanes = (8 if getattr(r, "vector_registers", 16) >= 32 else 4), cpu_lanes(r)
+        out = Tensor.empty(s.bs, s.h, s.w, s.cin, dtype=dt, device=dev)
+        out = out.custom_kernel(gp.permute(0, 2, 3, 1), wt, fxn=lambda o, g, w, s=s: _igrad_cl_kernel(o, g, w, s, rows,
+                                                                                                      lanes))[0]
+        return out.permute(0, 3, 1, 2)
+      cb = _igrad_channels(s, _row_tile(s.w), r)
       return gx.custom_kernel(gp, weight, fxn=lambda o, g, w, s=s: _igrad_padded_kernel(o, g, w, s, cb))[0]
     return gx.custom_kernel(grad_out, weight, fxn=lambda o, g, w: _igrad_gather_kernel(o, g, w, s, gpu))[0]
-  if variant != "scatter": raise ValueError(f"conv2d_bwd_input: variant must be 'gather' or 'scatter', got {variant!r}")
   gx = Tensor.zeros(s.bs, s.cin, s.h, s.w, dtype=dt, device=dev).contiguous().realize()
   return gx.custom_kernel(grad_out, weight, fxn=lambda o, g, w: _igrad_scatter_kernel(o, g, w, s, gpu))[0]
 
