@@ -36,9 +36,11 @@ The scatter comes closest where the gather wastes most taps (stride >= kernel, f
 and is worst where many output channels pile onto each input (54x on the CPU, where every atomic is a lock-prefixed
 compare-and-swap). So the rule (use_scatter) is: gather, always; variant="scatter" stays selectable. On the CPU, the
 weight gradient (padding >= 0) and the stride-1 input gradient take faster forms: padded inputs instead of masks, and
-register tiles sized by the target (_wgrad_cl_kernel, _igrad_padded_kernel); a strided input gradient runs
-the stride-1 kernel on grad_out with zeros inserted (_unstrided) when its padding allows. The table above predates them:
-they only widen the gather's lead on the CPU (8x64x56x56 -> 64, 3x3, s2: 90 -> 13 ms; the stem: 366 -> 26 ms).
+register tiles sized by the target: both gradients as GEMMs over channels-last copies (_wgrad_cl_kernel, and
+_igrad_cl_kernel for ungrouped convolutions; grouped ones take the row tile of _igrad_padded_kernel); a strided input
+gradient runs the stride-1 kernel on grad_out with zeros inserted (_unstrided) when its padding allows. The table
+above predates them: they only widen the gather's lead on the CPU (8x64x56x56 -> 64, 3x3, s2: 90 -> 13 ms; the stem:
+366 -> 26 ms).
 """
 from __future__ import annotations
 from dataclasses import dataclass, replace
