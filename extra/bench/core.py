@@ -76,7 +76,8 @@ def close(key: str, got: np.ndarray, want: np.ndarray) -> bool:
 
 # ***** one runner per framework: each returns {case: seconds}, plus notes *****
 
-def bench_numpy(data) -> dict[str, float]:
+def bench_numpy(data, notes: list[str]) -> dict[str, float]:
+  if os.environ.get("OPENBLAS_CORETYPE"): notes.append(f"numpy: OPENBLAS_CORETYPE={os.environ['OPENBLAS_CORETYPE']}")
   ops = {"fused": lambda a, b, c: np.maximum(a * b + c, 0), "sum": lambda a: a.sum(), "matmul": lambda a, b: a @ b}
   return same_op({k: median_time(lambda k=k: ops[k](*data[k])) for k, *_ in CASES if k not in SAME_OP})
 
@@ -158,7 +159,8 @@ def bench_teeny(data, notes: list[str]) -> tuple[dict[str, float], dict[str, flo
 
 def bench_torch(data, notes: list[str]) -> dict[str, float]:
   import torch
-  notes.append(f"torch {torch.__version__}: {torch.get_num_threads()} threads (torch's default)")
+  notes.append(f"torch {torch.__version__}: {torch.get_num_threads()} threads (torch's default), "
+               f"{torch.backends.cpu.get_cpu_capability()} kernels")
   ops = {"fused": lambda a, b, c: torch.relu(a * b + c), "sum": lambda a: a.sum(), "matmul": lambda a, b: a @ b}
   with torch.inference_mode():
     return same_op({k: median_time(lambda k=k, xs=[torch.from_numpy(x) for x in data[k]]: ops[k](*xs))
@@ -192,7 +194,7 @@ def fmt(x: float | None, width: int = 8, prec: int = 1) -> str:
 def worker(who: str) -> dict:
   """One framework's figures, in this process: {"t": seconds per case, "k": teeny's kernel seconds, "notes": [...]}."""
   data, notes = inputs(), []
-  if who == "numpy": return {"t": bench_numpy(data), "notes": notes}
+  if who == "numpy": return {"t": bench_numpy(data, notes), "notes": notes}
   if who == "teeny":
     try:
       te, tk, dev = bench_teeny(data, notes)

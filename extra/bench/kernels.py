@@ -298,7 +298,8 @@ def worker(who: str) -> dict:
   if who == "torch":
     if torch is None: return {"info": "torch: not available on this device", "t": {}}
     fns = {"emb": torch_embedding, "conv": torch_conv, "ce": torch_ce}
-    return {"info": f"torch {torch.__version__} on {TDEV}", "t": {k: fn() for k, fn in fns.items() if k in ONLY}}
+    isa = f" ({torch.backends.cpu.get_cpu_capability()})" if TDEV == "cpu" else ""
+    return {"info": f"torch {torch.__version__} on {TDEV}{isa}", "t": {k: fn() for k, fn in fns.items() if k in ONLY}}
   for key, fn in (("emb", bench_embedding), ("conv", bench_conv), ("ce", bench_ce), ("variants", bench_conv_variants)):
     if key in ONLY: fn()
   return {"rows": ROWS, "lines": LINES}

@@ -7,7 +7,8 @@ after numpy's and 255 alone; teeny's MLP TinyJit step 2x slower right after torc
 on a shared machine moves single runs by 30% and more, so one round is not a figure.
 
 A worker is the benchmark script itself run as `script --worker NAME`, printing one JSON object as its last line of
-output. `--baseline COMMIT` measures teeny at that commit too: a detached git worktree under /tmp, with PYTHONPATH,
+output. Under TEENY_CPU_ARCH=x86-64-v3 the other frameworks' workers are held to AVX2 too (same_isa_env).
+`--baseline COMMIT` measures teeny at that commit too: a detached git worktree under /tmp, with PYTHONPATH,
 TEENY_BENCH_ROOT and the working directory pointing there, running this tree's script.
 """
 from __future__ import annotations
@@ -17,6 +18,16 @@ from typing import Callable
 
 HERE = Path(__file__).resolve().parents[2]
 ROUNDS = max(int(os.environ.get("ROUNDS", 2)), 1)
+
+# TEENY_CPU_ARCH -> the same instruction set for the other frameworks: torch's ATen kernels, oneDNN (torch's conv and
+# matmul) and OpenBLAS (numpy) otherwise use the machine's widest, so an AVX2 teeny would race AVX-512 libraries
+_ISA = {"x86-64-v3": {"ATEN_CPU_CAPABILITY": "avx2", "ONEDNN_MAX_CPU_ISA": "AVX2", "OPENBLAS_CORETYPE": "Haswell"},
+        "x86-64-v2": {"ATEN_CPU_CAPABILITY": "default", "ONEDNN_MAX_CPU_ISA": "SSE41", "OPENBLAS_CORETYPE": "Nehalem"},
+        "x86-64": {"ATEN_CPU_CAPABILITY": "default", "ONEDNN_MAX_CPU_ISA": "SSE41", "OPENBLAS_CORETYPE": "Prescott"}}
+
+def same_isa_env() -> dict[str, str]:
+  """Environment that holds torch and numpy to teeny's TEENY_CPU_ARCH (empty for native or an unknown value)."""
+  return dict(_ISA.get(os.environ.get("TEENY_CPU_ARCH", "").strip(), {}))
 
 def teeny_root() -> Path:
   """The teeny under test: this tree, or the baseline tree when the script runs as a worker for it."""
@@ -37,9 +48,11 @@ def baseline_tree(commit: str) -> Path:
   return tree
 
 def measure_in(script: str, who: str, tree: Path | None = None, env: dict[str, str] | None = None) -> dict:
-  """`script --worker who` in a fresh python with the teeny of `tree` (default this one); its last line, as JSON."""
+  """`script --worker who` in a fresh python with the teeny of `tree` (default this one); its last line, as JSON. A
+  worker other than teeny's runs with same_isa_env()."""
   tree = tree or HERE
   full = dict(os.environ, PYTHONPATH=str(tree), TEENY_BENCH_ROOT=str(tree), **(env or {}))
+  if who != "teeny": full.update(same_isa_env())
   r = subprocess.run([sys.executable, str(Path(script).resolve()), "--worker", who], cwd=tree, env=full,
                      capture_output=True, text=True)
   if r.returncode != 0: raise SystemExit(f"benchmark worker {who} in {tree} failed:\n{r.stderr[-3000:]}")
