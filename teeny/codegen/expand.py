@@ -41,7 +41,7 @@ def _expand_one(ast: UOp, r: UOp) -> UOp:
   return memo[ast]
 
 def expand_unrolls(ast: UOp) -> UOp:
-  """ast with every UNROLL range written out (see the module's docstring)."""
+  """ast with every UNROLL range written out (see the module's docstring); ast itself when it has none."""
   for r in sorted((u for u in ast.toposort if u.op is Ops.RANGE and u.arg[1] is AxisType.UNROLL),
                   key=lambda u: u.arg[0]):
     ast = _expand_one(ast, r)

@@ -95,8 +95,7 @@ def pass_apply_opts(ast: UOp, ctx: Compile) -> UOp:
 
 def pass_expand(ast: UOp, ctx: Compile) -> UOp:
   """UNROLL ranges written out: one copy of the code per value (codegen/expand.py)."""
-  return graph_rewrite(expand_unrolls(ast), symbolic) if any(
-    u.op is Ops.RANGE and u.arg[1] is AxisType.UNROLL for u in ast.toposort) else ast
+  return ast if (out := expand_unrolls(ast)) is ast else graph_rewrite(out, symbolic)
 
 def pass_grid(ast: UOp, ctx: Compile) -> UOp:
   """GPU: a plain scheduled kernel's GLOBAL ranges flattened into one, which grid_map spreads over blocks and

@@ -403,6 +403,11 @@ def cpu_lanes(renderer) -> int:
   (whose kernels compile with -mprefer-vector-width=512, runtime/ops_cpu.py)."""
   return min(max(getattr(renderer, "vector_bytes", 32) // 4, 4), 16)
 
+def cpu_tile_rows(renderer) -> int:
+  """Rows of a register tile (values broadcast, each against the tile's vectors): 8 on targets with 32 vector
+  registers (16 accumulators), 4 on those with 16."""
+  return 8 if getattr(renderer, "vector_registers", 16) >= 32 else 4
+
 def cpu_opts(ast: UOp, renderer=None) -> list[Opt]:
   """The C heuristics: register tiles for a reduce (two or one vectors of outputs along a contiguous axis, 4 along a
   second; matmul), and lanes for a float max/min (see lane_split_opts). The vector is the target's (cpu_lanes): 16 or 8
@@ -417,7 +422,7 @@ def cpu_opts(ast: UOp, renderer=None) -> list[Opt]:
   # only the loads that stream along the reduce count: a per-output value read next to them (a row's max in softmax,
   # its label in cross-entropy) is contiguous in every output axis, and tiling for it turned row reductions into
   # 16 rows read at a stride (r_8192_32000 with an epilogue: 410 ms instead of about 40)
-  second = 8 if getattr(renderer, "vector_registers", 16) >= 32 else 4
+  second = cpu_tile_rows(renderer)
   opts = _tile_opts(ast, _streaming_loads(reds[0]), first, second, 2) if len(reds) == 1 else []
   if len(reds) == 1 and not opts:
     opts = _dot_tile_opts(ast, reds[0], lanes, getattr(renderer, "vector_registers", 16))

@@ -46,7 +46,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from teeny.device import Device
 from teeny.tensor import Tensor
-from teeny.codegen.opt import cpu_lanes
+from teeny.codegen.opt import cpu_lanes, cpu_tile_rows
 from teeny.tensor_nn import _pad_or_shrink, _resolve_pads, _tuple, check_conv_args
 from teeny.uop.ops import AxisType, KernelInfo, MemSem, Ops, UOp
 from teeny.kernels.common import acc_dtype, in_range, is_gpu, reduce_sum, use_custom_kernels, with_grad
@@ -186,7 +186,7 @@ def conv2d_bwd_weight(x: Tensor, grad_out: Tensor, s: ConvShape) -> Tensor:
     part = Tensor.empty(s.bs, s.cout, s.cin_g, s.kh, s.kw, dtype=dt, device=x.device)
     r = Device[x.device].renderer
     lanes = 8 if gpu else cpu_lanes(r)   # float32 per vector of the C target
-    rows = 8 if getattr(r, "vector_registers", 16) >= 32 else 4
+    rows = cpu_tile_rows(r)
     outs = part.custom_kernel(xt, grad_out.permute(0, 2, 3, 1),
                               fxn=lambda o, a, g: _wgrad_cl_kernel(o, a, g, s, gpu, lanes, rows))
     return outs[0].sum(0)
@@ -264,13 +264,6 @@ def _igrad_padded_kernel(gx: UOp, gp: UOp, w: UOp, s: ConvShape, cb: int = 2) ->
   wv = w.index(((co * s.cin_g + ci) * s.kh + (s.kh - 1 - kh)) * s.kw + (s.kw - 1 - kw)).load().cast(dt)
   st = gx.index(((b * s.cin + c) * s.h + ih) * s.w + iw).store(reduce_sum(gv * wv, col, kh, kw))
   return st.sink(arg=KernelInfo(name=f"conv_bwd_x_gather_{s.name}", opts_to_apply=()))
-
-def _use_cl_igrad(s: ConvShape, renderer) -> bool:
-  """The channels-last input gradient (_igrad_cl_kernel) for ungrouped convolutions, the row kernel
-  (_igrad_padded_kernel) for grouped ones. Bench shape (B32, 64->64, 56x56, 3x3), kernel ms with the copies, the two
-  interleaved in one process on a loaded 2-core Sapphire Rapids: AVX-512 54-65 channels-last, 83-102 rows; AVX2
-  (x86-64-v3) 119-130 and 137-164."""
-  return s.groups == 1
 
 def _igrad_cl_kernel(gx: UOp, gp: UOp, wt: UOp, s: ConvShape, rows: int = 4, lanes: int = 8) -> UOp:
   """Stride 1, groups 1 on the CPU, channels last: gx[b, ih, iw, c] = sum over kh, kw, o of gp[b, ih + kh*dh,
@@ -354,9 +347,12 @@ def conv2d_bwd_input(grad_out: Tensor, weight: Tensor, s: ConvShape, variant: st
       gp = _pad_or_shrink(grad_out, [((s.kh - 1) * s.dh - s.pt, (s.kh - 1) * s.dh - s.pb),
                                      ((s.kw - 1) * s.dw - s.pl, (s.kw - 1) * s.dw - s.pr)])
       r = Device[dev].renderer
-      if s.groups == 1 and (variant == "gather_cl" or (variant == "gather" and _use_cl_igrad(s, r))):
+      # channels last for ungrouped convolutions, the row kernel for grouped ones (and by name). Bench shape (B32,
+      # 64->64, 56x56, 3x3), kernel ms with the copies, interleaved in one process on a loaded 2-core Sapphire Rapids:
+      # AVX-512 54-65 channels-last, 83-102 rows; AVX2 (x86-64-v3) 119-130 and 137-164
+      if s.groups == 1 and variant != "gather_rows":
         wt = weight.flip(2, 3).permute(2, 3, 0, 1)
-        rows, lanes = (8 if getattr(r, "vector_registers", 16) >= 32 else 4), cpu_lanes(r)
+        rows, lanes = cpu_tile_rows(r), cpu_lanes(r)
         out = Tensor.empty(s.bs, s.h, s.w, s.cin, dtype=dt, device=dev)
         out = out.custom_kernel(gp.permute(0, 2, 3, 1), wt, fxn=lambda o, g, w, s=s: _igrad_cl_kernel(o, g, w, s, rows,
                                                                                                       lanes))[0]

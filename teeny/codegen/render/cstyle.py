@@ -293,7 +293,7 @@ class RenderState:
         if u.op is Ops.ASSIGN and opened and not self.acc_dims[u.src[0]] and u.src[0].src[-1] is uops[opened[-1]]:
           self.loop_reduces.setdefault(opened[-1], []).append(u.src[0])
         if u.op is Ops.ASSIGN and opened and (dims := self.acc_dims.get(u.src[0])) and \
-           (inner := uops[opened[-1]]) in dims and inner.arg[1] is AxisType.UPCAST:
+           uops[opened[-1]] in dims:
           mine = set(u.src[0].src[1:]) | set(dims)
           self.tile_outer |= {k for k in opened[:-1] if uops[k] in mine}
     # a value the linearizer hoisted out of a loop gets a variable: written inline it would be computed inside the loop
@@ -356,7 +356,8 @@ class RenderState:
       nm, ups = self.acc_arrays[u]
       stride, parts = 1, []
       for x in reversed(ups):
-        parts.append(f"{self.r.get(x, 'u' + str(x.arg[0]))}*{stride}" if stride != 1 else self.r.get(x, f"u{x.arg[0]}"))
+        nm_x = self.r.get(x, f"u{x.arg[0]}")
+        parts.append(f"{nm_x}*{stride}" if stride != 1 else nm_x)
         stride *= x.src[0].arg
       return f"{nm}[{'+'.join(reversed(parts))}]"
     return self.r[u]
