@@ -4,6 +4,8 @@
 (b) random in-place writes through views of a realized tensor              (reference: numpy basic-slicing views)
 (c) gradients of random compositions, with realize() and in-place ops      (reference: torch autograd)
 (d) dtype promotion, casts, float/int `%` and `//`                          (reference: torch; numpy where torch lacks)
+(e) matmuls through the heuristics' register tiles                          (reference: numpy, float64)
+(f) conv2d backward through every hand-written input-gradient kernel        (reference: torch autograd)
 
 Profiles live in test/conftest.py: `ci` (default, deterministic) and `long` (HYPOTHESIS_PROFILE=long).
 `pytest test/test_properties.py --hypothesis-show-statistics` shows how often each hard case (hypothesis.event) was hit.
@@ -775,3 +777,30 @@ def test_matmul_tiles_vs_numpy(data):
   want = model(a.astype(np.float64), b.astype(np.float64), bias.astype(np.float64), lambda t: np.maximum(t, 0),
                lambda t: np.swapaxes(t, -1, -2))
   np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4 * max(k, 1) ** 0.5)
+
+# ---------------------------------------------------------------- (f) conv2d backward, every input-gradient kernel
+
+@settings(max_examples=max(settings.default.max_examples // 4, 8))   # each example compiles its own kernels
+@given(st.data())
+def test_conv2d_bwd_kernels_vs_torch(data):
+  """Random conv2d shapes (stride, padding, dilation, groups) through the hand-written backward, every input-gradient
+  kernel by name (the channels-last GEMM, the row tile, the masked gather, the atomic scatter) and the weight gradient,
+  against torch autograd."""
+  import teeny.kernels as K
+  draw = data.draw
+  groups = draw(st.sampled_from([1, 1, 2, 4]), label="groups")
+  cin, cout = groups * draw(st.integers(1, 8), label="cin/g"), groups * draw(st.integers(1, 8), label="cout/g")
+  k, stride = draw(st.integers(1, 4), label="k"), draw(st.integers(1, 3), label="stride")
+  pad, dil = draw(st.integers(0, 2), label="pad"), draw(st.integers(1, 2), label="dilation")
+  h, w = (draw(st.integers(dil * (k - 1) + 1 - min(2 * pad, dil * (k - 1)), 14), label=n) for n in ("h", "w"))
+  bs = draw(st.integers(1, 3), label="batch")
+  x, wt = seeded(draw, (bs, cin, h, w), -1, 1), seeded(draw, (cout, cin // groups, k, k), -1, 1)
+  tx, tw = torch.tensor(x, requires_grad=True), torch.tensor(wt, requires_grad=True)
+  ty = torch.nn.functional.conv2d(tx, tw, stride=stride, padding=pad, dilation=dil, groups=groups)
+  gy = seeded(draw, tuple(ty.shape), -1, 1)
+  ty.backward(torch.tensor(gy))
+  for variant in ("gather", "gather_cl", "gather_rows", "scatter"):
+    note(f"K.conv2d_bwd(x {x.shape}, w {wt.shape}, g {gy.shape}, {stride}, {pad}, {dil}, {groups}, {variant!r})")
+    gx, gw = K.conv2d_bwd(Tensor(x), Tensor(wt), Tensor(gy), stride, pad, dil, groups, variant=variant)
+    np.testing.assert_allclose(gx.numpy(), tx.grad.numpy(), rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(gw.numpy(), tw.grad.numpy(), rtol=1e-4, atol=1e-4)
