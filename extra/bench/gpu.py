@@ -21,14 +21,20 @@ MM = int(os.environ.get("MM", 4096))
 SM = int(os.environ.get("SM", 8192))
 RUNS = max(int(os.environ.get("RUNS", 30)), 3)
 
-# (key, label, unit, work per run in bytes or flops, target ratio from issue 4)
+# (key, label, unit, work per run in bytes or flops, target ratio: issue 4, and issue 12 for the 16-bit matmuls, whose
+# first milestone with mma.sync alone is 0.25)
+ODD = (1000, 3000, 2000)   # m, n, k
 CASES = [
   ("fused", f"(a*b+c).relu()   N={N}", "GB/s", 16 * N, 0.70),
   ("sum", f"a.sum()          N={N}", "GB/s", 4 * N, 0.70),
-  ("mm32", f"a@b float32      {MM}^3", "TFLOP/s", 2 * MM ** 3, 0.25),
-  ("mm16", f"a@b float16      {MM}^3", "TFLOP/s", 2 * MM ** 3, None),
-  ("softmax", f"softmax(-1)      ({SM},{SM})", "GB/s", 8 * SM * SM, None),
+  ("mm32", f"a@b float32      {MM}^3", "TFLOP/s", 2 * MM ** 3, 0.7),
+  ("mm16", f"a@b float16      {MM}^3", "TFLOP/s", 2 * MM ** 3, 0.6),
+  ("mmbf16", f"a@b bfloat16     {MM}^3", "TFLOP/s", 2 * MM ** 3, 0.6),
+  ("mm16odd", f"a@b float16      {MM - 1}^3", "TFLOP/s", 2 * (MM - 1) ** 3, 0.5),
+  ("mm16rect", f"a@b float16 {ODD[0]}x{ODD[1]}x{ODD[2]}", "TFLOP/s", 2 * ODD[0] * ODD[1] * ODD[2], 0.5),
+  ("softmax", f"softmax(-1)      ({SM},{SM})", "GB/s", 8 * SM * SM, 0.9),
 ]
+BF16 = {"mmbf16"}   # inputs made float32 here, cast to bfloat16 on the device before timing (numpy has no bfloat16)
 
 def median(fn, sync, runs: int = RUNS, warmup: int = 5) -> float:
   for _ in range(warmup): fn()
@@ -46,25 +52,34 @@ def make_inputs(rng, key: str) -> list[np.ndarray]:
   if key == "fused": return [f(N), f(N), f(N)]
   if key == "sum": return [f(N)]
   if key == "mm32": return [f(MM, MM) - 0.5, f(MM, MM) - 0.5]
-  if key == "mm16": return [(f(MM, MM) - 0.5).astype(np.float16), (f(MM, MM) - 0.5).astype(np.float16)]
+  if key in ("mm16", "mmbf16"):
+    return [(f(MM, MM) - 0.5).astype(np.float16 if key == "mm16" else np.float32) for _ in range(2)]
+  if key == "mm16odd": return [(f(MM - 1, MM - 1) - 0.5).astype(np.float16) for _ in range(2)]
+  if key == "mm16rect": return [(f(*shape) - 0.5).astype(np.float16) for shape in ((ODD[0], ODD[2]), (ODD[2], ODD[1]))]
   return [f(SM, SM) * 4]
 
 def fns_teeny(Tensor):
-  return {"fused": lambda a, b, c: (a * b + c).relu(), "sum": lambda a: a.sum(), "mm32": lambda a, b: a @ b,
-          "mm16": lambda a, b: a @ b, "softmax": lambda a: a.softmax(-1)}
+  return {"fused": lambda a, b, c: (a * b + c).relu(), "sum": lambda a: a.sum(), "softmax": lambda a: a.softmax(-1),
+          **{k: (lambda a, b: a @ b) for k in ("mm32", "mm16", "mmbf16", "mm16odd", "mm16rect")}}
 
 def fns_torch(torch):
-  return {"fused": lambda a, b, c: torch.relu(a * b + c), "sum": lambda a: a.sum(), "mm32": lambda a, b: a @ b,
-          "mm16": lambda a, b: a @ b, "softmax": lambda a: torch.softmax(a, -1)}
+  return {"fused": lambda a, b, c: torch.relu(a * b + c), "sum": lambda a: a.sum(),
+          "softmax": lambda a: torch.softmax(a, -1),
+          **{k: (lambda a, b: a @ b) for k in ("mm32", "mm16", "mmbf16", "mm16odd", "mm16rect")}}
+
+def teeny_inputs(key, xs, Tensor, dev):
+  from teeny import dtypes
+  ts = [Tensor(x, device=dev) for x in xs]
+  return [(t.cast(dtypes.bfloat16) if key in BF16 else t).contiguous().realize() for t in ts]
 
 def bench_teeny(key, xs):
   from teeny import Context, Device, GlobalCounters, Tensor
   dev = Device.DEFAULT
-  ts = [Tensor(x, device=dev).realize() for x in xs]
+  ts = teeny_inputs(key, xs, Tensor, dev)
   fn = fns_teeny(Tensor)[key]
   sync = Device[dev].synchronize
   out = fn(*ts).realize()
-  got = out.numpy()
+  got = out.float().numpy()
   t = median(lambda: fn(*ts).realize(), sync)
   # kernel time alone: realize waits on events at DEBUG>=2 (its per-kernel lines go to a buffer)
   ks = []
@@ -88,10 +103,10 @@ def bench_teeny_beam(key, xs) -> tuple[float, float, bool]:
     try:
       realize._program_cache.clear()
       search.log.clear()
-      ts = [Tensor(x, device=dev).realize() for x in xs]
+      ts = teeny_inputs(key, xs, Tensor, dev)
       fn = fns_teeny(Tensor)[key]
       with Context(BEAM=2):
-        got = fn(*ts).realize().numpy()
+        got = fn(*ts).realize().float().numpy()
         searched = sum(r["seconds"] for r in search.log)
         t = median(lambda: fn(*ts).realize(), Device[dev].synchronize)
     finally:
@@ -103,6 +118,7 @@ def bench_teeny_beam(key, xs) -> tuple[float, float, bool]:
 def bench_torch(key, xs):
   import torch
   ts = [torch.from_numpy(x).cuda() for x in xs]
+  if key in BF16: ts = [t.to(torch.bfloat16) for t in ts]
   fn = fns_torch(torch)[key]
   got = fn(*ts).float().cpu().numpy()
   return got, median(lambda: fn(*ts), torch.cuda.synchronize)
@@ -118,6 +134,8 @@ def main():
         "runs after warm-up")
   if have_torch:
     import torch
+    # float32 is compared exact against exact: no TF32 on either side (teeny's float32 never uses tensor cores)
+    torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = False
     print(f"GPU: {torch.cuda.get_device_name()} · torch {torch.__version__} · TF32 matmul "
           f"{torch.backends.cuda.matmul.allow_tf32}")
   beam = not os.environ.get("NOBEAM")
@@ -129,11 +147,11 @@ def main():
     scale = 1e-12 if unit == "TFLOP/s" else 1e-9
     try:
       xs = make_inputs(rng, key)
+      tol = 2e-2 if key.startswith("mm") and key != "mm32" else 1e-3   # 16-bit results
       got, t, k, nk = bench_teeny(key, xs)
       tt, ref, ok = None, None, "-"
       if have_torch:
         ref, tt = bench_torch(key, xs)
-        tol = 2e-2 if key == "mm16" else 1e-3
         atol = tol * max(1.0, float(np.abs(ref).max()))
         ok = "ok" if np.allclose(got.astype(np.float64), ref.astype(np.float64), rtol=tol, atol=atol) else "MISMATCH"
       fig = lambda s: work / s * scale if s else float("nan")
@@ -143,7 +161,7 @@ def main():
               f"{kratio} {'≥' + str(target) if target else '':>7s}  {nk:7d}  {ok:5s}")
       if beam:
         tb, searched, bgot = bench_teeny_beam(key, xs)
-        same = np.allclose(bgot.astype(np.float64), got.astype(np.float64), rtol=2e-2 if key == "mm16" else 1e-3,
+        same = np.allclose(bgot.astype(np.float64), got.astype(np.float64), rtol=tol,
                            atol=1e-3 * max(1.0, float(np.abs(got).max())))
         line += f" {fig(tb):9.1f} {fig(tb) / fig(t):7.2f} {searched:8.1f}" + ("" if same else " BEAM MISMATCH")
       print(line, flush=True)

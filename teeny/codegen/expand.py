@@ -7,7 +7,7 @@ The linearizer then runs reduces that share their loops in one loop (linearize.p
 CB x TW scalars updated in one reduce loop, which the compiler keeps in vector registers.
 """
 from __future__ import annotations
-from teeny.codegen.opt import replace_range
+from teeny.codegen.ranges import replace_range
 from teeny.uop.ops import AxisType, Ops, UOp
 
 def _combine(op: Ops, vals: list[UOp]) -> UOp:

@@ -27,6 +27,7 @@ class ProgramSpec:
   vars: list[UOp] = field(default_factory=list)
   opts: tuple = ()    # the Opts applied (codegen/opt.py), in order
   beam: bool = False  # the Opts came from a BEAM search (codegen/search.py); DEBUG=2 marks the kernel
+  smem: int = 0       # bytes of dynamic shared memory the launch provides (CUDA: the kernel's DEFINE_LOCAL array)
 
 def launch_work(spec: ProgramSpec) -> int:
   """How much work a launch is, for the CPU's choice of threads: the most times any op runs, or the grid size."""
@@ -36,9 +37,15 @@ def estimate(uops: list[UOp]) -> tuple[int, int, int]:
   """FLOPs (each float ALU op or atomic times the trip count of the loops around it), bytes touched (each buffer once),
   and the largest trip count of any op (the work a kernel does even with no float math, e.g. integer or atomic code)."""
   flops = iters = 0
+  size = lambda r: r.src[0].arg if r.src[0].op is Ops.CONST else 1
+  opened: list[UOp] = []
   for u in uops:
+    if u.op is Ops.RANGE: opened.append(u)
+    elif u.op is Ops.END: opened.pop()
+    elif u.op is Ops.WMMA:   # an effect on register arrays: it runs as often as the loops around it, each lane its
+      flops += prod([size(r) for r in opened]) * u.arg.flops_per_lane   # share of the warp's 2*m*n*k
     if u.op not in GroupOp.ALU and u.op not in (Ops.ASSIGN, Ops.ATOMIC, Ops.ATOMIC_CAS, Ops.STORE, Ops.LOAD): continue
-    trips = prod([r.src[0].arg if r.src[0].op is Ops.CONST else 1 for r in deps(u)])
+    trips = prod([size(r) for r in deps(u)])
     iters = max(iters, trips)
     if u.op is not Ops.STORE and u.op is not Ops.LOAD and u.dtype.kind == "f": flops += trips
   mem = sum(prod(u.arg[1]) * u.dtype.base.itemsize for u in uops if u.op is Ops.DEFINE_GLOBAL)
@@ -139,5 +146,6 @@ def get_program(ast: UOp, renderer, opts: tuple | list | None = None) -> Program
   ll = None
   if hasattr(renderer, "launch_dims"): gl, ll = renderer.launch_dims(uops)
   flops, mem, iters = estimate(uops)
+  smem = getattr(renderer, "dynamic_shared", lambda _: 0)(uops)
   return ProgramSpec(info.name, src, uops, params, gl or [1], ll, flops, mem, iters,
-                     [u for u in uops if u.op is Ops.DEFINE_VAR], ctx.opts, ctx.chosen is not None)
+                     [u for u in uops if u.op is Ops.DEFINE_VAR], ctx.opts, ctx.chosen is not None, smem)

@@ -4,7 +4,7 @@ scope where its users can see it."""
 from __future__ import annotations
 from teeny.uop.ops import AxisType, Ops, UOp, bottom_up
 
-EFFECTS = (Ops.STORE, Ops.ATOMIC, Ops.ATOMIC_CAS, Ops.CUSTOM, Ops.BARRIER)
+EFFECTS = (Ops.STORE, Ops.ATOMIC, Ops.ATOMIC_CAS, Ops.CUSTOM, Ops.BARRIER, Ops.WMMA)
 _AXIS_ORDER = {AxisType.GLOBAL: 0, AxisType.LOCAL: 1, AxisType.GROUP: 2, AxisType.LOOP: 3, AxisType.UPCAST: 4,
                AxisType.UNROLL: 4, AxisType.REDUCE: 5}
 
@@ -56,7 +56,8 @@ class Linearizer:
         self.out.append(u)
         self.scopes[-1].add(u)
         continue
-      if u.op in (Ops.CONST, Ops.DEFINE_GLOBAL, Ops.DEFINE_VAR, Ops.DEFINE_LOCAL, Ops.NOOP) or self.visible(u): continue
+      if u.op in (Ops.CONST, Ops.DEFINE_GLOBAL, Ops.DEFINE_VAR, Ops.DEFINE_LOCAL, Ops.DEFINE_REG, Ops.NOOP) or \
+         self.visible(u): continue
       if u.op is Ops.RANGE: self.open_range(u)
       elif u.op is Ops.REDUCE: self.emit_reduce(u)
       elif u.op is Ops.END: self.emit_effect(u)
@@ -129,8 +130,9 @@ def linearize(sink: UOp) -> list[UOp]:
     if u.op is Ops.REDUCE: lin.by_ranges.setdefault(u.src[1:], []).append(u)
   for g in sorted([u for u in sink.toposort if u.op is Ops.DEFINE_GLOBAL], key=lambda u: u.arg[0]): lin.out.append(g)
   for v in sorted([u for u in sink.toposort if u.op is Ops.DEFINE_VAR], key=lambda u: u.arg[0]): lin.out.append(v)
-  # kernel-private arrays (Opt STAGE) are declared once, before any loop
-  for v in sorted([u for u in sink.toposort if u.op is Ops.DEFINE_LOCAL], key=lambda u: u.arg[0]): lin.out.append(v)
+  # kernel-private arrays (Opt STAGE, shared memory, register arrays) are declared once, before any loop
+  for op in (Ops.DEFINE_LOCAL, Ops.DEFINE_REG):
+    for v in sorted([u for u in sink.toposort if u.op is op], key=lambda u: u.arg[0]): lin.out.append(v)
   # parallel (GLOBAL) ranges are outermost and shared by every effect
   glob = sorted([u for u in sink.toposort if u.op is Ops.RANGE and u.arg[1] in (AxisType.GLOBAL, AxisType.LOCAL)],
                 key=range_key)

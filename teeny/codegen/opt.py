@@ -22,7 +22,10 @@ kernels (`KernelInfo(opts_to_apply=[...])`) therefore speak one language, and th
                     GLOBAL ranges its address does not depend on become plain loops (LOOP) inside the ones it does, and
                     once per iteration of those, the slice it reads is copied in the order the reduce reads it (a B
                     panel of a matmul-like reduce, read at a stride of a row per step, becomes one contiguous stream)
-  TC                reserved for tensor cores (not implemented: always refused)
+  TC      -, tile   GPU: tensor cores (codegen/tc.py). A matmul of float16/bfloat16 inputs summed in float32 is rebuilt
+                    as block tiles staged through shared memory (cp.async, `stages` deep) and warp instructions on
+                    fragments (Ops.WMMA); `tile` names a TC_CONFIGS entry (e.g. "128x128x64w2x4s3") or None for the
+                    heuristics' pick. Only on renderers with tensor cores (CUDA), only as the kernel's one Opt
 
 An Opt that does not fit the kernel raises `KernelOptError` (a ValueError) naming the axis and its size; BEAM skips
 it."""
@@ -33,7 +36,10 @@ from teeny.dtype import dtypes
 from teeny.helpers import FastEnum, auto, getenv, prod
 from teeny.uop.ops import AxisType, KernelInfo, Ops, UOp
 from teeny.uop.rewrite import graph_rewrite
-from teeny.uop.symbolic import symbolic, decompose
+from teeny.uop.symbolic import symbolic
+from teeny.codegen.tc import apply_tc, pick_config, tc_match
+from teeny.codegen.ranges import (KernelOptError, coefficient, const_size, flatten_ranges, gate, global_ranges,
+                                  ranges_of, replace_range)
 
 class OptOps(FastEnum):
   UPCAST = auto(); UNROLL = auto(); LOCAL = auto(); GROUP = auto(); PADTO = auto(); SWAP = auto()
@@ -47,9 +53,6 @@ class Opt:
   arg: Any = None
   def __repr__(self): return f"Opt({self.op!r}, {self.axis}, {self.arg})"
 
-class KernelOptError(ValueError):
-  """An Opt that does not fit the kernel it is applied to."""
-
 GPU_LOCAL = getenv("GPU_LOCAL", 256)        # threads per block of elementwise kernels, lanes of a grouped reduce
 GROUP_MIN_REDUCE = 256                     # a reduce at least this long may be spread over a block's lanes
 GPU_UPCAST = tuple(int(x) for x in getenv("GPU_UPCAST", "4,8").split(","))   # GPU register tile: contiguous, other axis
@@ -61,23 +64,7 @@ def lane_special(lanes: int) -> UOp:
   """The lane index of a grouped reduce (thread x of its block); its arg carries the lane count to the renderer."""
   return UOp(Ops.SPECIAL, dtypes.index, (), ("lidx0", lanes))
 
-# ---- ranges
-
-def ranges_of(ast: UOp, t: AxisType | None = None) -> list[UOp]:
-  """The kernel's RANGEs (of one kind, if given), by axis id."""
-  return sorted([u for u in ast.toposort if u.op is Ops.RANGE and (t is None or u.arg[1] is t)], key=lambda r: r.arg[0])
-
-def global_ranges(ast: UOp) -> list[UOp]: return ranges_of(ast, AxisType.GLOBAL)
-def const_size(r: UOp) -> int | None: return r.src[0].arg if r.src[0].op is Ops.CONST else None
-
-def coefficient(idx: UOp, r: UOp) -> int | None:
-  """The stride of range r in an index expression (None if r appears non-linearly)."""
-  terms, _ = decompose(idx)
-  coef = 0
-  for t, k in terms:
-    if t is r: coef += k
-    elif r in t.toposort: return None
-  return coef
+# ---- ranges (their helpers live in codegen/ranges.py)
 
 def _has_divmod_of(ast: UOp, r: UOp) -> int:
   return sum(1 for u in ast.toposort if u.op in (Ops.IDIV, Ops.MOD) and r in u.src[0].toposort)
@@ -97,29 +84,6 @@ def merge_globals(ast: UOp) -> UOp:
         ast, changed = cand, True
         break
   return ast
-
-def replace_range(ast: UOp, r: UOp, value: UOp, ranges: tuple[UOp, ...]) -> UOp:
-  """ast with range r replaced: by `value` where it is read, by `ranges` where an END closes it."""
-  memo: dict[UOp, UOp] = {}
-  for n in ast.toposort:
-    src = tuple(memo[s] for s in n.src)
-    if n.op is Ops.END and r in n.src[1:]:
-      src = (src[0],) + tuple(dict.fromkeys(x for s, m in zip(n.src[1:], src[1:])
-                                            for x in (ranges if s is r else (m,))))
-    memo[n] = value if n is r else n if all(a is b for a, b in zip(src, n.src)) else n.replace(src=src)
-  return memo[ast]
-
-def flatten_ranges(ast: UOp, rngs: list[UOp], axis_type: AxisType) -> tuple[UOp, UOp | None]:
-  """Replace ranges (outermost first) by one range over their product; their values come back by div/mod."""
-  if not rngs: return ast, None
-  sizes = [r.src[0].arg for r in rngs]
-  new = UOp.range(prod(sizes), rngs[0].arg[0], axis_type)
-  stride = 1
-  for r, s in zip(reversed(rngs), reversed(sizes)):
-    q = new if stride == 1 else new // stride
-    ast = replace_range(ast, r, q % s if stride * s < prod(sizes) else q, (new,))
-    stride *= s
-  return graph_rewrite(ast, symbolic), new
 
 # ---- applying one Opt
 
@@ -179,9 +143,6 @@ def _split_off(ast: UOp, opt: Opt, kind: AxisType) -> UOp:
     mapping[red] = UOp(Ops.REDUCE, red.dtype, (part, inner), red.arg)
   return graph_rewrite(ast.substitute(mapping), symbolic)
 
-def _gate(idx: UOp, valid: UOp) -> UOp:
-  return idx.replace(src=idx.src[:2] + ((valid if len(idx.src) < 3 else idx.src[2].alu(Ops.AND, valid)),))
-
 def _identity(red: UOp) -> UOp:
   v = {Ops.ADD: 0, Ops.MUL: 1, Ops.MAX: dtypes.min(red.dtype), Ops.MIN: dtypes.max(red.dtype)}[red.arg]
   return UOp.const(red.dtype, v)
@@ -189,7 +150,7 @@ def _identity(red: UOp) -> UOp:
 def _gate_loads(u: UOp, new: UOp, valid: UOp) -> UOp:
   """u with every load whose address depends on `new` masked by `valid` (a masked load reads 0, never out of bounds)."""
   idxs = {x.src[0] for x in u.toposort if x.op is Ops.LOAD and new in x.src[0].toposort}
-  return u.substitute({i: _gate(i, valid) for i in idxs})
+  return u.substitute({i: gate(i, valid) for i in idxs})
 
 def _padto(ast: UOp, opt: Opt) -> UOp:
   r, size = _axis(ast, opt, _SPLITTABLE)
@@ -214,7 +175,7 @@ def _padto(ast: UOp, opt: Opt) -> UOp:
     return graph_rewrite(ast.substitute(mapping), symbolic)
   ast = _gate_loads(replace_range(ast, r, new, (new,)), new, valid)
   targets = {u.src[0] for u in ast.toposort if u.op is Ops.STORE and new in u.src[0].toposort}
-  return graph_rewrite(ast.substitute({i: _gate(i, valid) for i in targets}), symbolic)
+  return graph_rewrite(ast.substitute({i: gate(i, valid) for i in targets}), symbolic)
 
 def _swap(ast: UOp, opt: Opt) -> UOp:
   a, _ = _axis(ast, opt, (AxisType.GLOBAL, AxisType.LOOP, AxisType.REDUCE))
@@ -252,7 +213,7 @@ def _group(ast: UOp, opt: Opt) -> UOp:
     mapping[red] = UOp(Ops.REDUCE, red.dtype, (val, grp), red.arg)  # type: ignore[arg-type]  # a reduce has ranges: grp is set
   ast = ast.substitute(mapping)
   lane0 = lane_special(n).eq(0)
-  stores = {st: st.replace(src=(_gate(st.src[0], lane0),) + st.src[1:]) for st in ast.toposort
+  stores = {st: st.replace(src=(gate(st.src[0], lane0),) + st.src[1:]) for st in ast.toposort
             if st.op is Ops.STORE and lane0 not in st.src[0].toposort}
   return graph_rewrite(ast.substitute(stores), symbolic)
 
@@ -314,7 +275,10 @@ def _stage(ast: UOp, opt: Opt, renderer) -> UOp:
 def apply_opt(ast: UOp, opt: Opt, renderer) -> UOp:
   """The kernel with one Opt applied (KernelOptError if it does not fit)."""
   if not isinstance(opt, Opt): raise KernelOptError(f"expected an Opt, got {opt!r}")
-  if opt.op is OptOps.TC: raise KernelOptError("TC (tensor cores) is reserved: no renderer implements it yet")
+  if opt.op is OptOps.TC:
+    if ast.arg is not None and isinstance(ast.arg, KernelInfo) and any(u.op is Ops.WMMA for u in ast.toposort):
+      raise KernelOptError("TC: the kernel uses tensor cores already")
+    return apply_tc(ast, opt.arg, renderer)
   if any(u.op is Ops.DEFINE_LOCAL for u in ast.toposort):
     raise KernelOptError(f"{opt.op.name} after STAGE: STAGE must be the last Opt (its copy is laid out for the "
                          "ranges as "
@@ -488,10 +452,23 @@ def _groupable(ast: UOp) -> bool:
   contig_out = bool(glob) and _contiguous_in(loads, glob[-1])
   return nout <= 8192 or (contig_reduce and not contig_out)
 
-def gpu_opts(ast: UOp) -> list[Opt]:
-  """The GPU heuristics: a grouped reduce (one block per output, GPU_LOCAL lanes) for long reductions, else register
-  tiles for a matmul-like reduce (GPU_UPCAST outputs per thread)."""
+TC = getenv("TC", 1)   # TC=0: the GPU heuristics never choose tensor cores
+
+def tc_opts(ast: UOp, renderer) -> list[Opt]:
+  """Tensor cores (codegen/tc.py) for a matmul of 16-bit floats when the renderer has them and a block tile divides
+  the kernel: [Opt(TC, None, tile)], else []."""
+  if not TC or not getattr(renderer, "tensor_cores", ()): return []
+  if isinstance(mt := tc_match(ast), str): return []
+  opt = Opt(OptOps.TC, None, pick_config(mt).name)
+  try: apply_opt(ast, opt, renderer)
+  except KernelOptError: return []
+  return [opt]
+
+def gpu_opts(ast: UOp, renderer=None) -> list[Opt]:
+  """The GPU heuristics: tensor cores for a 16-bit matmul (tc_opts), a grouped reduce (one block per output, GPU_LOCAL
+  lanes) for long reductions, else register tiles for a matmul-like reduce (GPU_UPCAST outputs per thread)."""
   if not gpu_plain(ast): return []
+  if tc := tc_opts(ast, renderer): return tc
   reds = [u for u in ast.toposort if u.op is Ops.REDUCE]
   if len(reds) == 1 and (dot := _gpu_dot_tile_opts(ast, reds[0])): return dot
   if _groupable(ast):
@@ -517,5 +494,5 @@ def _gpu_dot_tile_opts(ast: UOp, red: UOp) -> list[Opt]:
 def hand_coded_opts(ast: UOp, renderer) -> list[Opt]:
   """The heuristics' choice for a kernel (normalised by merge_globals first), as a list of Opts."""
   if not ast.src or all(u.op is Ops.DEFINE_GLOBAL for u in ast.src): return []
-  if getattr(renderer, "is_gpu", False): return gpu_opts(ast)
+  if getattr(renderer, "is_gpu", False): return gpu_opts(ast, renderer)
   return cpu_opts(ast, renderer) if getattr(renderer, "lang", "") == "C" else []

@@ -26,6 +26,7 @@ from teeny.helpers import CACHELEVEL, DEBUG, cache_dir, getenv, prod
 from teeny.uop.ops import AxisType, Ops, UOp, written_slots
 from teeny.codegen.kernel import ProgramSpec, get_program, launch_work, normalized
 from teeny.codegen.opt import KernelOptError, Opt, OptOps, apply_opts, const_size, hand_coded_opts, ranges_of
+from teeny.codegen.tc import TC_CONFIGS, tc_match
 
 BEAM_MAGIC = b"TEENYBEAM1\n"
 _TMP_PREFIX = ".tmp_"         # the compile cache's prefix for half-written files (evicted when an hour old)
@@ -85,6 +86,9 @@ def actions(ast: UOp, renderer) -> list[Opt]:
   out += [Opt(OptOps.SWAP, a.arg[0], b.arg[0]) for i, a in enumerate(rngs) for b in rngs[i + 1:]
           if a.arg[1] is b.arg[1]]
   if gpu: out.append(Opt(OptOps.NOLOCALS))
+  # tensor cores: every block tile (codegen/tc.py), for a 16-bit matmul on a renderer that has them
+  if getattr(renderer, "tensor_cores", ()):
+    if not isinstance(tc_match(ast), str): out += [Opt(OptOps.TC, None, name) for name in TC_CONFIGS]
   # C: pack a reduce's load into a kernel-private array (a matmul's B panel: one contiguous stream instead of a row per
   # step; 1024^3 float32 on a Zen 3 core: 28 -> 66 GFLOP/s with the heuristics' 4x16 tile)
   elif getattr(renderer, "lang", "") == "C":

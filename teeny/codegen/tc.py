@@ -16,6 +16,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 import numpy as np
+from teeny.dtype import DType, dtypes
+from teeny.helpers import ceildiv as ceil_div, prod
+from teeny.uop.ops import AxisType, Ops, UOp
+from teeny.uop.rewrite import graph_rewrite
+from teeny.uop.symbolic import decompose, symbolic
+from teeny.codegen.ranges import KernelOptError, coefficient, const_size, flatten_ranges, gate, global_ranges
 
 Map = Callable[[int, int], tuple[int, int]]   # (lane, value index) -> (row, col) in the operand's matrix
 
@@ -76,3 +82,271 @@ def simulate(t: TCLayout, a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.nda
   d = assemble(fa, t.a, (t.m, t.k)) @ assemble(fb, t.b, (t.k, t.n)) + assemble(fc, t.c, (t.m, t.n))
   fd = fragments(d, t.c, t.lanes, t.elems[2])
   return assemble(fd, t.c, (t.m, t.n))
+
+# ---- the TC Opt: a matmul-shaped kernel rebuilt as block tiles in shared memory and warp instructions on fragments
+
+@dataclass(frozen=True)
+class TCOp:
+  """The arg of Ops.WMMA: the instruction's layout (LAYOUTS) and its input and accumulator dtypes."""
+  layout: str
+  dtype_in: DType
+  dtype_acc: DType
+  def __repr__(self): return f"TCOp({self.layout}, {self.dtype_in.name}->{self.dtype_acc.name})"
+  @property
+  def flops_per_lane(self) -> int:
+    t = LAYOUTS[self.layout]
+    return 2 * t.m * t.n * t.k // t.lanes
+
+@dataclass(frozen=True)
+class TCConfig:
+  """A block tile: bm x bn outputs per block of wm x wn warps (each warp (bm/wm) x (bn/wn)), bk of the reduce per
+  shared-memory stage, `stages` stages in flight (cp.async double buffering with 2)."""
+  bm: int = 128
+  bn: int = 128
+  bk: int = 32
+  wm: int = 2
+  wn: int = 4
+  stages: int = 2
+  @property
+  def threads(self) -> int: return 32 * self.wm * self.wn
+
+  @property
+  def name(self) -> str: return f"{self.bm}x{self.bn}x{self.bk}w{self.wm}x{self.wn}s{self.stages}"
+
+_TILES = ((128, 128, 2, 4), (256, 128, 4, 2), (128, 256, 2, 4), (128, 64, 2, 2), (64, 64, 2, 2))   # bm, bn, warps
+TC_CONFIGS = {c.name: c for c in [TCConfig(bm, bn, bk, wm, wn, st) for (bm, bn, wm, wn) in _TILES
+                                  for bk in (32, 64) for st in (2, 3, 4)]}
+
+@dataclass
+class TCMatch:
+  """A kernel the TC Opt can rebuild: one float32 sum over range k of a product of two 16-bit loads, A (read along m
+  and k) and B (along n and k), each contiguous along k ("k") or along its output axis ("mn"); other GLOBAL ranges are
+  a batch."""
+  red: UOp
+  m: UOp
+  n: UOp
+  k: UOp
+  batch: list[UOp]
+  a: UOp            # the INDEX A is loaded through
+  b: UOp
+  a_major: str      # "k" or "mn"
+  b_major: str
+  a_aligned: bool   # 16-byte copies (cp.async) or, where a row of 8 may start anywhere, plain loads
+  b_aligned: bool
+  dtype_in: DType
+
+def _loads_of(v: UOp) -> list[UOp] | None:
+  """The two loads a reduce's value multiplies: MUL(LOAD, LOAD) in 16 bits then widened, or MUL of widened loads."""
+  if v.op is Ops.CAST: v = v.src[0]
+  if v.op is not Ops.MUL: return None
+  out = []
+  for s in v.src:
+    if s.op is Ops.CAST: s = s.src[0]
+    if s.op is not Ops.LOAD or s.src[0].op is not Ops.INDEX or len(s.src[0].src) != 2: return None
+    out.append(s)
+  return out
+
+def _major(idx: UOp, out_axis: UOp, k: UOp) -> tuple[str, bool] | None:
+  """('k', aligned) if the operand's address runs contiguously along k, ('mn', aligned) if along its output axis, None
+  if neither. aligned: every run of 8 values the copies read starts 16-byte aligned (every other stride and the
+  offset multiples of 8), so they can be asynchronous 16-byte copies."""
+  ck, co = coefficient(idx.src[1], k), coefficient(idx.src[1], out_axis)
+  if ck is None or co is None: return None
+  major = "k" if ck == 1 else "mn" if co == 1 else None
+  if major is None: return None
+  terms, const = decompose(idx.src[1])
+  contiguous = k if major == "k" else out_axis
+  if any(t.op is not Ops.RANGE for t, _ in terms): return None
+  return major, not (const % 8 or any(t is not contiguous and c % 8 for t, c in terms))
+
+def tc_match(ast: UOp) -> TCMatch | str:
+  """The kernel's matmul shape for the TC Opt, or why it has none."""
+  topo = list(ast.toposort)
+  if any(u.op in (Ops.ATOMIC, Ops.ATOMIC_CAS, Ops.CUSTOM, Ops.BARRIER, Ops.SPECIAL, Ops.DEFINE_LOCAL, Ops.DEFINE_REG)
+         or (u.op is Ops.RANGE and u.arg[1] not in (AxisType.GLOBAL, AxisType.REDUCE)) for u in topo):
+    return "the kernel has ranges other than GLOBAL and REDUCE, atomics or custom code"
+  reds = [u for u in topo if u.op is Ops.REDUCE]
+  if len(reds) != 1 or reds[0].arg is not Ops.ADD or len(reds[0].src) != 2:
+    return "the kernel needs exactly one sum over one reduce range"
+  red, k = reds[0], reds[0].src[1]
+  if red.dtype != dtypes.float32: return f"the sum accumulates in {red.dtype.name}; tensor cores accumulate float32"
+  loads = _loads_of(red.src[0])
+  if loads is None: return "the summed value is not a product of two loads"
+  dts = {ld.dtype for ld in loads}
+  if len(dts) != 1 or (dt := dts.pop()) not in (dtypes.float16, dtypes.bfloat16):
+    return "tensor cores multiply float16 or bfloat16 inputs (both the same)"
+  glob = global_ranges(ast)
+  if any(const_size(r) is None for r in glob + [k]): return "every range needs a constant size"
+  ia, ib = loads[0].src[0], loads[1].src[0]
+  # the output axes: a GLOBAL range only A reads is m, one only B reads is n (swap the operands if needed)
+  def only(x: UOp, y: UOp) -> list[UOp]: return [g for g in glob if g in x.toposort and g not in y.toposort]
+  ma, nb = only(ia, ib), only(ib, ia)
+  if len(ma) != 1 or len(nb) != 1: return "the kernel is not a matmul: each operand needs one output axis of its own"
+  m, n = ma[0], nb[0]
+  batch = [g for g in glob if g is not m and g is not n]   # (an operand may be broadcast along one)
+  if (am := _major(ia, m, k)) is None or (bmj := _major(ib, n, k)) is None:
+    return "an operand is contiguous along neither k nor its output axis"
+  # the epilogue (every effect a store of the output element) may read the sum and other values of that element
+  if any(e.op is not Ops.STORE for e in ast.src): return "every effect must be a store"
+  return TCMatch(red, m, n, k, batch, ia, ib, am[0], bmj[0], am[1], bmj[1], dt)
+
+# the heuristics' tiles, largest first: the first that gives the GPU enough blocks (TC_MIN_BLOCKS) is taken, else the
+# last (measured on the H200, 4096^3 float16: 128x256 and 128x128 at 260-266 TFLOP/s, 128x64 220, 64x64 177)
+TC_ORDER = ("128x256x64w2x4s3", "128x128x64w2x4s3", "128x64x64w2x2s4", "64x64x64w2x2s4")
+TC_MIN_BLOCKS = 128
+
+def _size(r: UOp) -> int:
+  assert r.src[0].op is Ops.CONST, "tc_match checked that every range has a constant size"
+  return r.src[0].arg
+
+def _blocks(mt: TCMatch, c: TCConfig) -> int:
+  return ceil_div(_size(mt.m), c.bm) * ceil_div(_size(mt.n), c.bn) * prod(_size(b) for b in mt.batch)
+
+def pick_config(mt: TCMatch) -> TCConfig:
+  cands = [TC_CONFIGS[n] for n in TC_ORDER if n in TC_CONFIGS] or list(TC_CONFIGS.values())
+  return next((c for c in cands if _blocks(mt, c) >= TC_MIN_BLOCKS), cands[-1])
+
+def _custom(fmt: str, *src: UOp, tag: int = 0) -> UOp:
+  """A CUDA statement as an effect; the tag keeps two equal statements at two places distinct nodes."""
+  return UOp(Ops.CUSTOM, dtypes.void, src, (("CUDA", fmt), ("tag", tag)))
+
+def apply_tc(ast: UOp, arg, renderer) -> UOp:
+  """The TC Opt (see codegen/opt.py): arg is a TC_CONFIGS name, or None for the first that divides the kernel."""
+  layouts = getattr(renderer, "tensor_cores", ())
+  if "cuda_m16n8k16" not in layouts:
+    raise KernelOptError(f"TC: {type(renderer).__name__} has no tensor cores teeny can render (CUDA mma.sync)")
+  mt = tc_match(ast)
+  if isinstance(mt, str): raise KernelOptError(f"TC: {mt}")
+  if arg is None: cfg = pick_config(mt)
+  elif arg in TC_CONFIGS: cfg = TC_CONFIGS[arg]
+  else: raise KernelOptError(f"TC: unknown block tile {arg!r}; the tiles are {list(TC_CONFIGS)}")
+  M, N, K = (_size(r) for r in (mt.m, mt.n, mt.k))
+  # sizes that are not multiples of the tile: the copies zero-fill what lies outside (cp.async with fewer source
+  # bytes), and the stores are masked
+  ragged = bool(M % cfg.bm or N % cfg.bn or K % cfg.bk)
+  lay = LAYOUTS["cuda_m16n8k16"]
+  wtm, wtn = cfg.bm // cfg.wm, cfg.bn // cfg.wn
+  tm, tn, kks = wtm // lay.m, wtn // lay.n, cfg.bk // lay.k
+  assert tn % 2 == 0 and wtm % lay.m == 0, "a warp's tile is 16-row blocks of A by pairs of 8-column blocks of B"
+  idx = dtypes.index
+  c = lambda v: UOp.const(idx, v)
+  # grid: blocks along n (x), m (y) and the batch (z); one LOCAL range of threads
+  bn = UOp.range(ceil_div(N, cfg.bn), 0, AxisType.GLOBAL)
+  bm = UOp.range(ceil_div(M, cfg.bm), 1, AxisType.GLOBAL)
+  # the batch ranges flattened into one, block index z (the loads and the reduce are rebuilt: match again)
+  ast_b = ast
+  if mt.batch:
+    if (nb := prod(_size(b) for b in mt.batch)) > 65535:
+      raise KernelOptError(f"TC: a batch of {nb} exceeds the grid's 65535 blocks along z")
+    ast_b, flat = flatten_ranges(ast, mt.batch, AxisType.GLOBAL)
+    assert flat is not None, "a batch has ranges"
+    ast_b = ast_b.substitute({flat: UOp.range(nb, 2, AxisType.GLOBAL)})
+  mt2 = tc_match(ast_b)
+  assert not isinstance(mt2, str), "flattening the batch keeps the matmul shape"
+  tid = UOp.range(cfg.threads, 3, AxisType.LOCAL)
+  lane, warp = tid % 32, tid // 32
+  wm, wn = warp // cfg.wn, warp % cfg.wn
+  g, t = lane // 4, lane % 4
+  nk = ceil_div(K, cfg.bk)
+  kt = UOp.range(nk, 4, AxisType.LOOP)
+  # shared memory, in 32-bit words (two 16-bit values each); rows padded by 16 bytes against bank conflicts
+  def smem_shape(major: str, rows_out: int) -> tuple[int, int]:   # (rows, words per row)
+    return (rows_out, cfg.bk // 2 + 4) if major == "k" else (cfg.bk, rows_out // 2 + 4)
+  sa, sb = smem_shape(mt2.a_major, cfg.bm), smem_shape(mt2.b_major, cfg.bn)
+  stage_words = sa[0] * sa[1] + sb[0] * sb[1]
+  if stage_words * 4 * cfg.stages > (most := getattr(renderer, "max_shared", 48 * 1024)):
+    raise KernelOptError(f"TC: the tile needs {stage_words * 4 * cfg.stages} bytes of shared memory ({most} at most)")
+  smem = UOp(Ops.DEFINE_LOCAL, dtypes.uint32.ptr(), (), (0, stage_words * cfg.stages))
+  acc = UOp(Ops.DEFINE_REG, dtypes.float32.ptr(), (), (1, tm * tn * 4))
+  areg = UOp(Ops.DEFINE_REG, dtypes.uint32.ptr(), (), (2, tm * 4 * kks))
+  breg = UOp(Ops.DEFINE_REG, dtypes.uint32.ptr(), (), (3, tn * 2 * kks))
+  ridx = lambda r, w: UOp(Ops.INDEX, r.dtype, (r, w if isinstance(w, UOp) else c(w)))
+  tags = iter(range(1 << 30))
+  def custom(fmt: str, *src: UOp) -> UOp: return _custom(fmt, *src, tag=next(tags))
+  def copies(stage: UOp, ktile: UOp, guard: UOp | None) -> list[UOp]:
+    """cp.async of one k tile of A and B into a stage: 16 bytes (8 values) per copy, rows along the contiguous axis."""
+    out = []
+    base = stage * stage_words
+    for ix, major, aligned, rows_out, start, axis, size, (nrows, stride), off in (
+        (mt2.a, mt2.a_major, mt2.a_aligned, cfg.bm, bm * cfg.bm, mt2.m, M, sa, 0),
+        (mt2.b, mt2.b_major, mt2.b_aligned, cfg.bn, bn * cfg.bn, mt2.n, N, sb, sa[0] * sa[1])):
+      per_row = (cfg.bk if major == "k" else rows_out) // 8
+      chunks = nrows * per_row
+      for j in range(ceil_div(chunks, cfg.threads)):
+        ch = tid + j * cfg.threads
+        row, col = ch // per_row, ch % per_row
+        if major == "k": (o, kx), lim = (start + row, ktile * cfg.bk + col * 8), (axis, size, mt2.k, K)
+        else: (o, kx), lim = (start + col * 8, ktile * cfg.bk + row), (mt2.k, K, axis, size)
+        pos = {axis: o, mt2.k: kx}
+        gidx = ix.src[1].substitute(pos)
+        srcs = [smem, base + off + row * stride + col * 4, None]
+        # unaligned rows: 8 plain 16-bit loads, written to shared memory as 4 words (teeny_copy16, same arguments)
+        fn = "teeny_cp_async16" if aligned else "teeny_copy16"
+        fmt = fn + "({0}, {1}, {2}, 16)"
+        if ragged:   # how many of the chunk's 8 values exist: 0 past a row's end, fewer at a ragged contiguous axis
+          whole, part = lim[:2], lim[2:]
+          left = (UOp.const(idx, part[1]) - pos[part[0]]).alu(Ops.MIN, c(8)).alu(Ops.MAX, c(0))
+          n = (pos[whole[0]] < whole[1]).where(left, c(0))
+          gidx = (n > 0).where(gidx, c(0))
+          srcs.append(n * 2)
+          fmt = fn + "({0}, {1}, {2}, {3})"
+        srcs[2] = UOp(Ops.INDEX, ix.dtype, (ix.src[0], gidx))
+        conds = [x for x in (guard, ch < chunks if chunks % cfg.threads else None) if x is not None]
+        cond = conds[0] if len(conds) == 1 else conds[0].alu(Ops.AND, conds[1]) if conds else None
+        if cond is not None:
+          fmt = f"if ({{{len(srcs)}}}) " + fmt
+          srcs.append(cond)
+        out.append(custom(fmt + ";", *srcs))
+    return out
+  def fragments(stage: UOp) -> list[UOp]:
+    """Fill the fragment registers of every k16 step of a stage from shared memory with ldmatrix: four 8x8 matrices
+    per instruction, lane 8q+r giving the address of row r of matrix q (.trans where the tile is stored [k][m|n])."""
+    out = []
+    base = stage * stage_words
+    q, r = lane // 8, lane % 8
+    for kk in range(kks):
+      for mi in range(tm):   # A's four matrices: (m 0-7, k 0-7), (m 8-15, k 0-7), (m 0-7, k 8-15), (m 8-15, k 8-15)
+        r0 = wm * wtm + mi * lay.m
+        if mt2.a_major == "k": w = base + (r0 + (q % 2) * 8 + r) * sa[1] + kk * 8 + (q // 2) * 4
+        else: w = base + (kk * 16 + (q // 2) * 8 + r) * sa[1] + (r0 + (q % 2) * 8) // 2
+        fn = "teeny_ldsm_x4" if mt2.a_major == "k" else "teeny_ldsm_x4_trans"
+        out.append(custom(fn + "({0}, {1}, {2});", ridx(areg, (kk * tm + mi) * 4), smem, w))
+      for ni in range(0, tn, 2):   # B of two n tiles: (n 0-7, k 0-7), (n 0-7, k 8-15), (n 8-15, k 0-7), (n 8-15, ...)
+        n0 = wn * wtn + ni * lay.n
+        if mt2.b_major == "k": w = base + sa[0] * sa[1] + (n0 + (q // 2) * 8 + r) * sb[1] + kk * 8 + (q % 2) * 4
+        else: w = base + sa[0] * sa[1] + (kk * 16 + (q % 2) * 8 + r) * sb[1] + (n0 + (q // 2) * 8) // 2
+        fn = "teeny_ldsm_x4" if mt2.b_major == "k" else "teeny_ldsm_x4_trans"
+        out.append(custom(fn + "({0}, {1}, {2});", ridx(breg, (kk * tn + ni) * 2), smem, w))
+      for mi in range(tm):
+        for ni in range(tn):
+          out.append(UOp(Ops.WMMA, dtypes.void, (ridx(acc, (mi * tn + ni) * 4), ridx(areg, (kk * tm + mi) * 4),
+                                                   ridx(breg, (kk * tn + ni) * 2)),
+                         TCOp(lay.name, mt2.dtype_in, dtypes.float32)))
+    return out
+  eff: list[UOp] = [ridx(acc, i).store(UOp.const(dtypes.float32, 0.0)) for i in range(tm * tn * 4)]
+  # a pipeline of `stages` tiles in flight: the first stages-1 copies before the loop; in iteration kt, once tile kt
+  # has landed and every warp is past iteration kt-1, the copy of tile kt+stages-1 goes into the stage kt-1 used
+  S = cfg.stages
+  for p in range(S - 1):
+    eff += copies(c(p), c(p), None if p < nk else UOp.const(dtypes.bool, False))
+    eff += [custom('asm volatile("cp.async.commit_group;");')]
+  eff += [custom(f'asm volatile("cp.async.wait_group {S - 2};");', kt), UOp(Ops.BARRIER, dtypes.void, (kt,), 0)]
+  nxt = kt + (S - 1)
+  eff += copies(nxt % S, nxt, nxt < nk) + [custom('asm volatile("cp.async.commit_group;");', kt)]
+  eff += fragments(kt % S)
+  eff[-1] = eff[-1].end(kt)
+  # the epilogue: the original store for each accumulator value, its output element placed by the C map
+  for mi in range(tm):
+    for ni in range(tn):
+      for i in range(4):
+        mrow = bm * cfg.bm + wm * wtm + mi * lay.m + g + 8 * (i >> 1)
+        ncol = bn * cfg.bn + wn * wtn + ni * lay.n + t * 2 + (i & 1)
+        val = ridx(acc, (mi * tn + ni) * 4 + i).load(dtypes.float32)
+        for e in ast_b.src:
+          e = e.substitute({mt2.red: val, mt2.m: mrow, mt2.n: ncol})
+          if M % cfg.bm or N % cfg.bn:   # outputs past the matrix: no store, no epilogue loads
+            ok = (mrow < M).alu(Ops.AND, ncol < N)
+            e = e.substitute({x: gate(x, ok) for x in e.toposort if x.op is Ops.INDEX and
+                              x.src[0].op is Ops.DEFINE_GLOBAL})
+          eff.append(e)
+  return graph_rewrite(UOp(Ops.SINK, dtypes.void, tuple(eff), ast.arg), symbolic)

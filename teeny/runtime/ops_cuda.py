@@ -132,6 +132,10 @@ class CUDAProgram:
     if not elf_complete(lib): raise RuntimeError(f"could not load the cubin of {name}: the ELF file is incomplete")
     self.module = _check(driver.cuModuleLoadData(lib), f"loading the cubin of {name} (built for {dev.arch})")
     self.fxn = _check(driver.cuModuleGetFunction(self.module, name.encode()), f"finding kernel {name}")
+    self.smem = getattr(spec, "smem", 0)
+    if self.smem > 48 * 1024:   # dynamic shared memory past 48 KB is opt-in per kernel
+      attr = driver.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+      _check(driver.cuFuncSetAttribute(self.fxn, attr, self.smem), f"{name}: {self.smem} bytes of shared memory")
   def __call__(self, *bufs: Any, global_size: Any = None, local_size: Any = None, vals: tuple = (), wait: bool = False,
                work: int = 0) -> float:
     from cuda.bindings import driver
@@ -143,7 +147,7 @@ class CUDAProgram:
     if wait:
       st, en = self.dev.events
       _check(driver.cuEventRecord(st, 0), "cuEventRecord")
-    ret = driver.cuLaunchKernel(self.fxn, *grid, *block, 0, 0, params.ctypes.data, 0)
+    ret = driver.cuLaunchKernel(self.fxn, *grid, *block, self.smem, 0, params.ctypes.data, 0)
     if ret[0] != driver.CUresult.CUDA_SUCCESS: _check(ret, f"launching {self.name} grid {grid} block {block}")
     if not wait: return 0.0
     _check(driver.cuEventRecord(en, 0), "cuEventRecord")
@@ -178,7 +182,7 @@ class CUDAGraph:
       p.func = prg.fxn
       p.gridDimX, p.gridDimY, p.gridDimZ = _dims(spec.global_size)
       p.blockDimX, p.blockDimY, p.blockDimZ = _dims(spec.local_size)
-      p.sharedMemBytes = 0
+      p.sharedMemBytes = prg.smem
       p.kernelParams = argv.ctypes.data
       deps = self.nodes[-1:]
       self.nodes.append(_check(driver.cuGraphAddKernelNode(self.graph, deps, len(deps), p),

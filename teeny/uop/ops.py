@@ -26,7 +26,11 @@ class Ops(FastEnum):
   SINK = auto(); DEFINE_GLOBAL = auto(); DEFINE_VAR = auto(); RANGE = auto(); END = auto(); INDEX = auto()
   LOAD = auto(); STORE = auto(); REDUCE = auto(); SPECIAL = auto(); BARRIER = auto(); CUSTOM = auto()
   ATOMIC = auto(); ATOMIC_CAS = auto(); NOOP = auto()
-  DEFINE_LOCAL = auto()   # a kernel-private array, arg (id, size): the C renderer's staging buffer (Opt STAGE)
+  DEFINE_LOCAL = auto()   # a kernel-private array, arg (id, size): C: a staging buffer (Opt STAGE); GPU: shared memory
+  DEFINE_REG = auto()     # a per-thread register array, arg (id, size): tensor-core fragments and accumulators
+  # WMMA(INDEX(acc), INDEX(a), INDEX(b)), arg codegen.tc.TCOp: one warp's matrix instruction, acc += a @ b on the
+  # fragments the three register arrays hold at those offsets (which lane holds which element: codegen/tc.py)
+  WMMA = auto()
   # alu
   CAST = auto(); BITCAST = auto()
   NEG = auto(); RECIP = auto(); SQRT = auto(); EXP = auto(); LOG = auto(); EXP2 = auto(); LOG2 = auto()
@@ -598,7 +602,8 @@ def pretty(u: UOp, depth: int = 0, seen: dict | None = None) -> str:
 
 
 # ops that take an INDEX as an address; anywhere else an INDEX is a value and is loaded (implicit_loads)
-_ADDRESS_USERS = {Ops.LOAD: 1, Ops.STORE: 1, Ops.ATOMIC: 1, Ops.ATOMIC_CAS: 1, Ops.CUSTOM: 99, Ops.INDEX: 1}
+_ADDRESS_USERS = {Ops.LOAD: 1, Ops.STORE: 1, Ops.ATOMIC: 1, Ops.ATOMIC_CAS: 1, Ops.CUSTOM: 99, Ops.INDEX: 1,
+                  Ops.WMMA: 3}
 
 def implicit_loads(sink: UOp) -> UOp:
   """A custom kernel's SINK with every INDEX used as a value wrapped in a LOAD (tinygrad's dialect reads `p[i]` as the

@@ -167,6 +167,16 @@ class CStyleLanguage:
   def _r_local(self, st: RenderState, u: UOp):
     st.r[u] = f"local{u.arg[0]}"
     st.emit(f"{self.render_storage(u.dtype.base)} local{u.arg[0]}[{u.arg[1]}] __attribute__((aligned(64)));")
+  def _r_reg(self, st: RenderState, u: UOp):
+    st.r[u] = f"reg{u.arg[0]}"
+    st.emit(f"{self.render_dtype(u.dtype.base)} reg{u.arg[0]}[{u.arg[1]}];")
+  def _r_wmma(self, st: RenderState, u: UOp):
+    """A warp's matrix instruction on three register arrays (codegen/tc.py): a language with tensor cores spells
+    it (render_wmma); the others have no tensor cores, and the TC Opt is refused for them before this point."""
+    ptrs = [f"({st.val(s.src[0])}+{st.val(s)})" for s in u.src]
+    st.emit(self.render_wmma(u.arg, *ptrs) + ";")
+  def render_wmma(self, arg, acc: str, a: str, b: str) -> str:
+    raise NotImplementedError(f"the {self.lang} renderer has no tensor-core instruction for {arg}")
   def _r_range(self, st: RenderState, u: UOp):
     nm = f"{ {AxisType.GLOBAL: 'g', AxisType.REDUCE: 'r', AxisType.UPCAST: 'u'}.get(u.arg[1], 'i')}{u.arg[0]}"
     st.r[u] = nm
@@ -246,7 +256,7 @@ class CStyleLanguage:
     Ops.CAST: "_r_cast", Ops.BITCAST: "_r_cast", Ops.CUSTOM: "_r_custom", Ops.ATOMIC: "_r_atomic",
     Ops.ATOMIC_CAS: "_r_atomic",
     Ops.BARRIER: "_r_barrier", Ops.SPECIAL: "_r_special", Ops.NOOP: "_r_nothing", Ops.SINK: "_r_nothing",
-    Ops.DEFINE_LOCAL: "_r_local"}
+    Ops.DEFINE_LOCAL: "_r_local", Ops.DEFINE_REG: "_r_reg", Ops.WMMA: "_r_wmma"}
   def render_prelude(self, body: str) -> str:
     """The helper definitions this kernel's body uses (each helper is a block starting with its name)."""
     return self.prelude

@@ -1,7 +1,12 @@
 """CUDA C for NVRTC. No headers are needed: float16/bfloat16 are stored as 16 bits and computed in float32 through the
 PTX conversion instructions (cvt), math uses the device builtins (expf, ...)."""
 from __future__ import annotations
+import re
+from teeny.dtype import dtypes
+from teeny.uop.ops import Ops
 from teeny.codegen.render.gpu import GPULanguage
+
+_MMA_IN = {dtypes.float16: "f16", dtypes.bfloat16: "bf16"}
 
 CUDA_HELPERS = {
   "INFINITY": "#define INFINITY (__int_as_float(0x7f800000))\n",
@@ -26,8 +31,65 @@ CUDA_HELPERS = {
                    "{ union { S s; D d; } u; u.s = s; return u.d; }\n",
 }
 
+# tensor cores (codegen/tc.py). Shared memory is addressed as the array's base (converted to a shared-space address
+# once: the conversion of the same base is common to every call) plus a 32-bit word offset.
+_TC_HELPERS = r"""
+__device__ __forceinline__ unsigned int teeny_smem(const unsigned int* p) {
+  unsigned int s; asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(s) : "l"(p));
+  return s;
+}
+// 16 bytes to shared memory, asynchronously: n of them read from src, the rest zero-filled
+__device__ __forceinline__ void teeny_cp_async16(const unsigned int* base, int w, const void* src, int n) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" :: "r"(teeny_smem(base) + 4 * w), "l"(src), "r"(n));
+}
+// the same from a row that may start unaligned: n/2 16-bit loads, zeros after them, stored as 4 words
+__device__ __forceinline__ void teeny_copy16(unsigned int* base, int w, const unsigned short* src, int n) {
+  unsigned int v[4];
+#pragma unroll
+  for (int i = 0; i < 4; i++) v[i] = (2 * i < n / 2 ? (unsigned int)src[2 * i] : 0u) |
+                                     ((2 * i + 1 < n / 2 ? (unsigned int)src[2 * i + 1] : 0u) << 16);
+#pragma unroll
+  for (int i = 0; i < 4; i++) base[w + i] = v[i];
+}
+// four 8x8 matrices of 16-bit values: lane 8q+r gives the address of row r of matrix q
+__device__ __forceinline__ void teeny_ldsm_x4(unsigned int* r, const unsigned int* base, int w) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(teeny_smem(base) + 4 * w));
+}
+__device__ __forceinline__ void teeny_ldsm_x4_trans(unsigned int* r, const unsigned int* base, int w) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(teeny_smem(base) + 4 * w));
+}
+"""
+_MMA = r"""
+__device__ __forceinline__ void teeny_mma_DT(float* c, const unsigned int* a, const unsigned int* b) {
+  asm("mma.sync.aligned.m16n8k16.row.col.f32.DT.DT.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+"""
+# name -> definition: each block of _TC_HELPERS (ending at a line "}") is named by the __device__ function it defines
+CUDA_HELPERS.update({re.search(r"__device__[^(]* (\w+)\(", blk).group(1): blk.strip() + "\n"   # type: ignore[union-attr]
+                     for blk in re.split(r"(?<=\n})\n", _TC_HELPERS) if blk.strip()})
+CUDA_HELPERS.update({f"teeny_mma_{d}": _MMA.replace("DT", d).lstrip() for d in ("f16", "bf16")})
 class CUDARenderer(GPULanguage):
   lang = "CUDA"
   helpers = CUDA_HELPERS
   def render_kernel_prefix(self, threads: int) -> str: return f'extern "C" __global__ void __launch_bounds__({threads})'
   def render_bitcast(self, x: str, src, dst) -> str: return f"teeny_bitcast<{self.render_dtype(dst)}>({x})"
+  tensor_cores = ("cuda_m16n8k16",)
+  max_shared = 227 * 1024   # sm_80/sm_90 opt-in limit per block
+  def dynamic_shared(self, uops: list) -> int:
+    """Bytes of the kernel's one DEFINE_LOCAL array, provided at launch (dynamic shared memory: a static array stops
+    at 48 KB)."""
+    arrs = [u for u in uops if u.op is Ops.DEFINE_LOCAL]
+    if len(arrs) > 1: raise ValueError("a CUDA kernel has at most one DEFINE_LOCAL array (dynamic shared memory)")
+    return arrs[0].arg[1] * arrs[0].dtype.base.itemsize if arrs else 0
+  def _r_local(self, st, u):
+    st.r[u] = f"local{u.arg[0]}"
+    st.emit(f"extern __shared__ __align__(16) {self.render_storage(u.dtype.base)} local{u.arg[0]}[];   "
+            f"// {u.arg[1]} values, provided at launch")   # the TC Opt's layouts (codegen/tc.py)
+  def render_wmma(self, arg, acc: str, a: str, b: str) -> str:
+    if arg.layout != "cuda_m16n8k16" or arg.dtype_acc != dtypes.float32 or arg.dtype_in not in _MMA_IN:
+      raise NotImplementedError(f"CUDA renderer: no mma.sync for {arg}")
+    return f"teeny_mma_{_MMA_IN[arg.dtype_in]}({acc}, {a}, {b})"

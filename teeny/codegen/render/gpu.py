@@ -59,6 +59,12 @@ class GPULanguage(CStyleLanguage):
     return (f"{a} = {acc};\n{self.barrier};\nfor (int s = {lanes // 2}; s > 0; s >>= 1) {{\n"
             f"  if (lidx0 < s) {a} = {comb};\n  {self.barrier};\n}}\n{acc} = {sm}[0];")
 
+  def _r_local(self, st: RenderState, u: UOp):
+    # a block's shared memory (tensor-core tiles, codegen/tc.py); 16-byte aligned for 16-byte asynchronous copies
+    st.r[u] = f"local{u.arg[0]}"
+    st.emit(f"{self.shared_prefix}{self.shared_align}{self.render_storage(u.dtype.base)} local{u.arg[0]}[{u.arg[1]}];")
+  shared_align = "__attribute__((aligned(16))) "
+
   def render_kernel_header(self, name: str, params: list[str], has_global: bool) -> list[str]:
     lines = [f"{self.render_kernel_prefix(self._threads)} {name}({', '.join(params)}) {{"]
     lines += [f"  {s}" for s in self._shared]
@@ -79,4 +85,7 @@ class GPULanguage(CStyleLanguage):
     return f"int {name} = {idx};\n" + (f"if ({name} < {size}) {{" if check else "{")
   def render_special(self, u: UOp) -> str: return u.arg[0]
   def render_prelude(self, body: str) -> str:
-    return "".join(code for n, code in self.helpers.items() if n in body)
+    """The helpers the body names, and the helpers those name (in the table's order: a helper's helpers first)."""
+    used = {n for n in self.helpers if n in body}
+    while (more := {n for n in self.helpers for u in used if n != u and n in self.helpers[u]} - used): used |= more
+    return "".join(code for n, code in self.helpers.items() if n in used)

@@ -1,0 +1,220 @@
+"""A numpy interpreter for linearized GPU kernels (the tensor-core kernels of teeny/codegen/tc.py), so CI checks what
+their index math, pipelines and fragment layouts compute without a GPU.
+
+A block's threads run in lockstep, each value an array over the threads; the grid's blocks run one after another.
+Shared memory is one array per block, register arrays (DEFINE_REG) one row per thread. The CUDA statements the TC
+kernels use are played by name: `teeny_cp_async16` copies land only when a `cp.async.wait_group` lets their commit
+group complete (so a pipeline that reads a stage too early reads stale data here too), `teeny_copy16` lands at once,
+`teeny_ldsm_x4[_trans]` and WMMA are warp-wide (ldmatrix's lane-to-row rule; WMMA through the layout maps of
+codegen/tc.py). Lockstep execution cannot show a missing barrier; everything else a kernel computes is computed."""
+from __future__ import annotations
+import re
+import numpy as np
+from teeny.dtype import dtypes
+from teeny.uop.ops import AxisType, GroupOp, Ops, UOp
+from teeny.codegen.tc import LAYOUTS
+
+def to_float(bits: np.ndarray, dt) -> np.ndarray:
+  bits = bits.astype(np.uint16)
+  if dt == dtypes.float16: return bits.view(np.float16).astype(np.float32)
+  return (bits.astype(np.uint32) << 16).view(np.float32)
+
+def to_bits(x: np.ndarray, dt) -> np.ndarray:
+  x = np.asarray(x, np.float32)
+  if dt == dtypes.float16: return x.astype(np.float16).view(np.uint16)
+  u = x.view(np.uint32).astype(np.uint64)
+  return (((u + 0x7FFF + ((u >> 16) & 1)) >> 16) & 0xFFFF).astype(np.uint16)
+
+def _round(x: np.ndarray, dt) -> np.ndarray: return to_float(to_bits(x, dt), dt)
+
+def _cdiv(a, b): return np.trunc(np.divide(a, b)).astype(np.int64)
+
+def _inbounds(idx: np.ndarray, size: int):
+  """A read a GPU would make outside its buffer (it may not fault there: here it does)."""
+  if idx.size and (idx.min() < 0 or idx.max() >= size):
+    raise IndexError(f"gpu_interp: a read at {int(idx.min())}..{int(idx.max())} of a buffer of {size} values")
+
+ALU = {Ops.ADD: np.add, Ops.SUB: np.subtract, Ops.MUL: np.multiply, Ops.MAX: np.maximum, Ops.MIN: np.minimum,
+       Ops.CMPLT: np.less, Ops.CMPLE: np.less_equal, Ops.CMPNE: np.not_equal, Ops.CMPEQ: np.equal,
+       Ops.IDIV: _cdiv, Ops.MOD: lambda a, b: a - b * _cdiv(a, b), Ops.FDIV: np.divide,
+       Ops.AND: lambda a, b: np.logical_and(a, b) if np.asarray(a).dtype == bool else np.bitwise_and(a, b),
+       Ops.OR: lambda a, b: np.logical_or(a, b) if np.asarray(a).dtype == bool else np.bitwise_or(a, b),
+       Ops.NEG: np.negative, Ops.RECIP: lambda a: 1 / a, Ops.EXP2: np.exp2, Ops.LOG2: np.log2, Ops.SQRT: np.sqrt}
+
+class Env(dict):
+  """Each UOp's value; constants are not in the linearized list and read as themselves."""
+  def __missing__(self, u: UOp):
+    if u.op is Ops.CONST: return u.arg
+    raise KeyError(u)
+  def get(self, u, default=None): return self[u] if u in self or u.op is Ops.CONST else default
+
+class Block:
+  def __init__(self, uops: list[UOp], threads: int, bufs: dict[int, np.ndarray]):
+    self.uops, self.T, self.bufs = uops, threads, bufs
+    self.shared: np.ndarray = np.zeros(0, np.uint32)
+    self.regs: dict[UOp, np.ndarray] = {}
+    self.pending: list[list] = [[]]   # cp.async commit groups, the open one last
+
+  # ---- memory
+  def _read(self, ref, idx, gate, dt):
+    kind, obj = ref
+    idx = np.broadcast_to(np.asarray(idx, np.int64), (self.T,))
+    gate = np.ones(self.T, bool) if gate is None else np.broadcast_to(gate, (self.T,))
+    safe = np.where(gate, idx, 0)
+    if kind == "g":
+      _inbounds(safe, self.bufs[obj].size)
+      raw = self.bufs[obj][safe]
+      vals = to_float(raw, dt) if dt in (dtypes.float16, dtypes.bfloat16) else raw
+    elif kind == "s": vals = self.shared[safe]
+    else: vals = self.regs[obj][np.arange(self.T), safe]
+    return np.where(gate, vals, 0)
+  def _write(self, ref, idx, gate, val, dt):
+    kind, obj = ref
+    idx = np.broadcast_to(np.asarray(idx, np.int64), (self.T,))
+    m = np.ones(self.T, bool) if gate is None else np.broadcast_to(gate, (self.T,))
+    val = np.broadcast_to(np.asarray(val), (self.T,))
+    if kind == "g":
+      data = to_bits(val, dt) if dt in (dtypes.float16, dtypes.bfloat16) else val.astype(self.bufs[obj].dtype)
+      self.bufs[obj][idx[m]] = data[m]
+    elif kind == "s": self.shared[idx[m]] = val[m]
+    else: self.regs[obj][np.arange(self.T)[m], idx[m]] = val[m]
+
+  # ---- the CUDA statements of the TC kernels
+  def custom(self, u: UOp, env: dict):
+    fmt = dict(u.arg)["CUDA"]
+    vals = [env.get(s) for s in u.src]
+    mask = np.ones(self.T, bool)
+    if (m := re.match(r"if \(\{(\d+)\}\) ", fmt)):
+      mask = np.broadcast_to(vals[int(m.group(1))], (self.T,)).copy()
+      fmt = fmt[m.end():]
+    if "cp.async.commit_group" in fmt:
+      self.pending.append([])
+      return
+    if (m := re.search(r"cp.async.wait_group (\d+)", fmt)):
+      done = self.pending[:-1][:max(len(self.pending) - 1 - int(m.group(1)), 0)]
+      for grp in done:
+        for w, words, mk in grp: self._put(w, words, mk)
+      self.pending = self.pending[len(done):]
+      return
+    name, args = re.match(r"(\w+)\((.*)\);", fmt).groups()
+    arg = [vals[int(a[1:-1])] if a.startswith("{") else int(a) for a in (x.strip() for x in args.split(","))]
+    if name in ("teeny_cp_async16", "teeny_copy16"):
+      _, w, src, n = arg
+      (kind, slot), idx, gate = src
+      nvals = np.broadcast_to(np.asarray(n) // 2, (self.T,))
+      e = np.arange(8)
+      ok = (e[None, :] < nvals[:, None]) & mask[:, None]   # (a masked thread reads nothing)
+      at = np.where(ok, np.asarray(idx, np.int64).reshape(-1, 1) + e, 0)
+      _inbounds(at, self.bufs[slot].size)
+      raw = self.bufs[slot][at].astype(np.uint32)
+      halves = np.where(ok, raw, 0)
+      words = halves[:, 0::2] | (halves[:, 1::2] << 16)
+      w = np.broadcast_to(np.asarray(w, np.int64), (self.T,))
+      if name == "teeny_copy16": self._put(w, words, mask)
+      else: self.pending[-1].append((w, words, mask))
+      return
+    if name.startswith("teeny_ldsm_x4"):
+      (_, reg), off, _ = arg[0]
+      w = np.broadcast_to(np.asarray(arg[2], np.int64), (self.T,)).reshape(-1, 32)
+      lane = np.arange(32)
+      g, t = lane // 4, lane % 4
+      out = np.zeros((w.shape[0], 32, 4), np.uint32)
+      for j in range(4):
+        if name.endswith("_trans"):   # (row 2t, col g) low, (row 2t+1, col g) high, of matrix j
+          lo = self.shared[w[:, 8 * j + 2 * t] + g // 2] >> (16 * (g % 2)) & 0xFFFF
+          hi = self.shared[w[:, 8 * j + 2 * t + 1] + g // 2] >> (16 * (g % 2)) & 0xFFFF
+          out[:, :, j] = lo | (hi << 16)
+        else: out[:, :, j] = self.shared[w[:, 8 * j + g] + t]   # row g, values 2t and 2t+1 of matrix j
+      off = int(np.broadcast_to(off, (self.T,))[0])
+      self.regs[reg][:, off:off + 4] = out.reshape(self.T, 4)
+      return
+    raise NotImplementedError(f"gpu_interp: no rule for {fmt!r}")
+  def _put(self, w, words, mask):
+    for i in range(words.shape[1]): self.shared[w[mask] + i] = words[mask, i]
+
+  def wmma(self, u: UOp, env: dict):
+    t = LAYOUTS[u.arg.layout]
+    (_, creg), coff, _ = env[u.src[0]]
+    (_, areg), aoff, _ = env[u.src[1]]
+    (_, breg), boff, _ = env[u.src[2]]
+    co, ao, bo = (int(np.broadcast_to(x, (self.T,))[0]) for x in (coff, aoff, boff))
+    W = self.T // t.lanes
+    def halves(reg, off, n):   # (W, lanes, n) values from n/2 words per lane
+      words = self.regs[reg][:, off:off + n // 2].astype(np.uint32).reshape(W, t.lanes, n // 2)
+      h = np.stack([words & 0xFFFF, words >> 16], -1).reshape(W, t.lanes, n)
+      return to_float(h, u.arg.dtype_in)
+    def place(vals, fmap, shape, n):
+      out = np.zeros((W,) + shape, np.float64)
+      for lane in range(t.lanes):
+        for i in range(n): out[(slice(None),) + fmap(lane, i)] = vals[:, lane, i]
+      return out
+    A = place(halves(areg, ao, t.elems[0]), t.a, (t.m, t.k), t.elems[0])
+    B = place(halves(breg, bo, t.elems[1]), t.b, (t.k, t.n), t.elems[1])
+    C = place(self.regs[creg][:, co:co + t.elems[2]].reshape(W, t.lanes, t.elems[2]), t.c, (t.m, t.n), t.elems[2])
+    D = (A @ B + C).astype(np.float32)
+    for lane in range(t.lanes):
+      for i in range(t.elems[2]):
+        self.regs[creg][np.arange(W) * t.lanes + lane, co + i] = D[(slice(None),) + t.c(lane, i)]
+
+  def run(self, block_idx: dict[UOp, int]):
+    env = Env()
+    loops: list = []
+    pos = 0
+    uops = self.uops
+    while pos < len(uops):
+      u = uops[pos]
+      op = u.op
+      if op is Ops.DEFINE_GLOBAL: env[u] = ("g", u.arg[0])
+      elif op is Ops.DEFINE_LOCAL:
+        self.shared = np.zeros(u.arg[1], np.uint32)
+        env[u] = ("s", None)
+      elif op is Ops.DEFINE_REG:
+        self.regs[u] = np.zeros((self.T, u.arg[1]), np.float32 if u.dtype.base == dtypes.float32 else np.uint32)
+        env[u] = ("r", u)
+      elif op is Ops.CONST: env[u] = u.arg
+      elif op is Ops.RANGE:
+        if u.arg[1] is AxisType.GLOBAL: env[u] = block_idx[u]
+        elif u.arg[1] is AxisType.LOCAL: env[u] = np.arange(self.T)
+        else:
+          env[u] = 0
+          loops.append((pos, u))
+      elif op is Ops.END:
+        r = u.src[0]
+        if r.arg[1] not in (AxisType.GLOBAL, AxisType.LOCAL):
+          env[r] += 1
+          if env[r] < r.src[0].arg:
+            pos = loops[-1][0] + 1
+            continue
+          loops.pop()
+      elif op is Ops.INDEX: env[u] = (env[u.src[0]], env[u.src[1]], env[u.src[2]] if len(u.src) > 2 else None)
+      elif op is Ops.LOAD:
+        ref, idx, gate = env[u.src[0]]
+        env[u] = self._read(ref, idx, gate, u.dtype)
+      elif op is Ops.STORE:
+        ref, idx, gate = env[u.src[0]]
+        self._write(ref, idx, gate, env[u.src[1]], u.src[1].dtype)
+      elif op is Ops.WHERE: env[u] = np.where(env[u.src[0]], env[u.src[1]], env[u.src[2]])
+      elif op in ALU: env[u] = ALU[op](*[env[s] for s in u.src])
+      elif op is Ops.CAST:
+        x = env[u.src[0]]
+        if u.dtype in (dtypes.float16, dtypes.bfloat16): env[u] = _round(x, u.dtype)
+        elif u.dtype.kind == "f": env[u] = np.asarray(x, np.float32)
+        elif u.dtype == dtypes.bool: env[u] = np.asarray(x) != 0
+        else: env[u] = np.asarray(x).astype(np.int64)
+      elif op is Ops.CUSTOM: self.custom(u, env)
+      elif op is Ops.WMMA: self.wmma(u, env)
+      elif op in (Ops.BARRIER, Ops.SINK, Ops.NOOP): pass
+      elif op in GroupOp.ALU: raise NotImplementedError(f"gpu_interp: no rule for {op}")
+      else: raise NotImplementedError(f"gpu_interp: no rule for {op}")
+      pos += 1
+
+def run_kernel(uops: list[UOp], bufs: dict[int, np.ndarray], threads: int):
+  """Run a linearized kernel over its whole grid; `bufs` (slot -> raw 1-D array: 16-bit floats as uint16 bits) are
+  updated in place."""
+  glob = sorted({u for u in uops if u.op is Ops.RANGE and u.arg[1] is AxisType.GLOBAL}, key=lambda r: r.arg[0])
+  sizes = [r.src[0].arg for r in glob]
+  for flat in range(int(np.prod(sizes)) if sizes else 1):
+    idx, rest = {}, flat
+    for r, s in zip(reversed(glob), reversed(sizes)):
+      idx[r], rest = rest % s, rest // s
+    Block(uops, threads, bufs).run(idx)

@@ -1,0 +1,206 @@
+"""Tensor cores: the TC Opt (teeny/codegen/tc.py) rebuilds a float16/bfloat16 matmul as shared-memory block tiles and
+mma.sync warp instructions (Ops.WMMA).
+
+Without a GPU (CI): the heuristics choose TC for 16-bit matmuls of every layout, ragged sizes and batches rendered for
+NULL:CUDA, and NVRTC compiles them for sm_90; float32 stays exact (no TF32); the Opt refuses what it cannot build with
+a reason. On a CUDA GPU (DEV=CUDA): values against numpy over random shapes, layouts, batches and dtypes, an epilogue
+fused into the stores, and gradients, all through the tensor-core kernels."""
+from __future__ import annotations
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+from teeny import Device, Tensor, dtypes
+from teeny.codegen.kernel import get_program, normalized
+from teeny.codegen.opt import KernelOptError, Opt, OptOps, apply_opt
+from teeny.codegen.search import actions
+from teeny.codegen.tc import TC_CONFIGS, tc_match
+from teeny.uop.ops import Ops
+from helpers import bf16_round, toolchain
+
+NULL_CUDA = "NULL:CUDA"
+DTS = {"float16": dtypes.float16, "bfloat16": dtypes.bfloat16}
+
+def operands(dev: str, m: int, n: int, k: int, dt, lay: str = "nn", batch: tuple = (), rng=None):
+  """(A, B, a, b): teeny tensors of shape (*batch, m, k) and (*batch, k, n) stored row-major ('n') or transposed ('t'),
+  and the float32 numpy values they hold (rounded to dt)."""
+  rng = rng or np.random.default_rng(0)
+  out = []
+  for rows, cols, t in ((m, k, lay[0]), (k, n, lay[1])):
+    x = rng.standard_normal(batch + ((cols, rows) if t == "t" else (rows, cols))).astype(np.float32)
+    x = x.astype(np.float16).astype(np.float32) if dt == dtypes.float16 else bf16_round(x)
+    tx = Tensor(x, device=dev).cast(dt).contiguous().realize()
+    out.append((tx.transpose(-1, -2) if t == "t" else tx, np.swapaxes(x, -1, -2) if t == "t" else x))
+  return out[0][0], out[1][0], out[0][1], out[1][1]
+
+def specs(t: Tensor, dev: str = NULL_CUDA) -> list:
+  return [get_program(si.ast, Device[dev].renderer) for si in t.schedule() if si.kind == "kernel"]
+
+def tc_specs(t: Tensor, dev: str = NULL_CUDA) -> list:
+  return [p for p in specs(t, dev) if any(o.op is OptOps.TC for o in p.opts)]
+
+# ---- rendered and compiled, no GPU needed
+
+@pytest.mark.parametrize("dt", list(DTS))
+@pytest.mark.parametrize("lay", ["nn", "nt", "tn", "tt"])
+@pytest.mark.parametrize("shape", [(256, 128, 512), (100, 24, 40), (33, 17, 9)], ids=str)
+def test_tc_chosen_rendered_compiled(shape, lay, dt):
+  m, n, k = shape
+  a, b, _, _ = operands(NULL_CUDA, m, n, k, DTS[dt], lay)
+  p, = tc_specs(a @ b)
+  ptx = {"float16": "f16", "bfloat16": "bf16"}[dt]
+  assert f"mma.sync.aligned.m16n8k16.row.col.f32.{ptx}.{ptx}.f32" in p.src and "teeny_mma_" in p.src
+  assert "ldmatrix.sync.aligned.m8n8.x4" in p.src and "__syncthreads()" in p.src
+  # rows that may start unaligned (k = 9) are copied with plain loads, the rest with cp.async
+  assert ("teeny_copy16(local0" if k % 8 else "teeny_cp_async16(local0") in p.src
+  cfg = TC_CONFIGS[p.opts[0].arg]
+  assert p.local_size == [cfg.threads, 1, 1]
+  # (a grid axis of one block is simplified away: its range has one value)
+  assert sorted(p.global_size) == sorted([-(-n // cfg.bn), -(-m // cfg.bm), 1])
+  assert p.smem > 0 and "extern __shared__" in p.src
+  assert p.ops >= 2 * m * n * k   # (the padded tile's work)
+  c = toolchain("sm_90")
+  assert c.valid_binary(c.compile(p.src))
+
+def test_tc_batch_and_broadcast_on_the_grid_z():
+  a, b, _, _ = operands(NULL_CUDA, 64, 64, 32, dtypes.float16, "nn", batch=(3,))
+  p, = tc_specs(a @ b)
+  assert np.prod(p.global_size) == 3   # one block tile per batch element
+  # one operand broadcast along the batch
+  w = Tensor(np.ones((32, 64), np.float16), device=NULL_CUDA)
+  p, = tc_specs(a @ w)
+  assert np.prod(p.global_size) == 3   # one block tile per batch element
+
+def test_float32_stays_exact_and_other_kernels_untouched():
+  """float32 matmuls never use tensor cores (no TF32 unless asked), nor do reductions that are not matmuls."""
+  x = Tensor(np.ones((256, 256), np.float32), device=NULL_CUDA)
+  assert not tc_specs(x @ x)
+  h = x.cast(dtypes.float16)
+  assert not tc_specs(h.sum(1)) and not tc_specs((h * h).sum(0))
+
+def test_tc_switch_off(monkeypatch):
+  import teeny.codegen.opt as opt
+  monkeypatch.setattr(opt, "TC", 0)
+  a, b, _, _ = operands(NULL_CUDA, 128, 128, 64, dtypes.float16)
+  assert not tc_specs(a @ b)
+
+def _ast(t: Tensor, dev: str = NULL_CUDA):
+  si, = [si for si in t.schedule() if si.kind == "kernel"]
+  return normalized(si.ast, Device[dev].renderer)
+
+@pytest.mark.parametrize("make,dev,match", [
+  (lambda d: operands(d, 64, 64, 64, dtypes.float16), "NULL:HIP", "HIPRenderer has no tensor cores"),
+  (lambda d: operands(d, 64, 64, 64, dtypes.float16), "CPU", "CRenderer has no tensor cores"),
+  (lambda d: (Tensor(np.ones((64, 64), np.float32), device=d),) * 2, NULL_CUDA, "float16 or bfloat16"),
+  (lambda d: (Tensor(np.ones((64, 64), np.float16), device=d), Tensor(np.ones((64, 64), np.float16), device=d)
+              .cast(dtypes.bfloat16)), NULL_CUDA, "not a product of two loads"),
+], ids=["hip", "cpu", "float32", "mixed"])
+def test_tc_refused_with_a_reason(make, dev, match):
+  a, b = make(dev)[:2]
+  with pytest.raises(KernelOptError, match=match):
+    apply_opt(_ast(a @ b, dev), Opt(OptOps.TC, None, None), Device[dev].renderer)
+
+def test_tc_errors_name_the_problem():
+  a, b, _, _ = operands(NULL_CUDA, 64, 64, 64, dtypes.float16)
+  ast, r = _ast(a @ b), Device[NULL_CUDA].renderer
+  with pytest.raises(KernelOptError, match="unknown block tile 'huge'"): apply_opt(ast, Opt(OptOps.TC, None, "huge"), r)
+  tc = apply_opt(ast, Opt(OptOps.TC, None, None), r)
+  with pytest.raises(KernelOptError, match="after STAGE|already"): apply_opt(tc, Opt(OptOps.TC, None, None), r)
+  x = Tensor(np.ones((64, 64), np.float16), device=NULL_CUDA)
+  assert "sum" in tc_match(_ast(x.sum(1)))
+
+def test_beam_tries_every_tile():
+  a, b, _, _ = operands(NULL_CUDA, 256, 256, 256, dtypes.bfloat16)
+  acts = actions(_ast(a @ b), Device[NULL_CUDA].renderer)
+  assert {o.arg for o in acts if o.op is OptOps.TC} == set(TC_CONFIGS)
+
+# ---- values on a GPU with tensor cores (DEV=CUDA)
+
+def _has_tc() -> bool:
+  try: return bool(getattr(Device[Device.DEFAULT].renderer, "tensor_cores", ()))
+  except Exception: return False
+
+needs_tc = pytest.mark.skipif(not _has_tc(), reason="the default device has no tensor cores (run with DEV=CUDA)")
+TOL = {dtypes.float16: 2e-3, dtypes.bfloat16: 1e-2}   # the result is rounded to the input dtype
+
+def _close(got: np.ndarray, want: np.ndarray, dt):
+  scale = max(float(np.abs(want).max()), 1.0)
+  np.testing.assert_allclose(got, want, rtol=TOL[dt], atol=TOL[dt] * scale)
+
+@needs_tc
+@settings(max_examples=20, deadline=None)
+@given(st.integers(1, 300), st.integers(1, 300), st.integers(1, 300), st.sampled_from(["nn", "nt", "tn", "tt"]),
+       st.sampled_from(list(DTS)), st.sampled_from([(), (2,), (2, 3)]), st.integers(0, 2**31 - 1))
+def test_tc_matmul_values(m, n, k, lay, dt, batch, seed):
+  d = DTS[dt]
+  a, b, na, nb = operands(Device.DEFAULT, m, n, k, d, lay, batch, np.random.default_rng(seed))
+  out = a @ b
+  # (a dimension of 1 is a matrix-vector product or an outer product: no tensor cores)
+  assert bool(tc_specs(out, Device.DEFAULT)) == (min(m, n, k) > 1), "a matmul runs on tensor cores"
+  _close(out.cast(dtypes.float32).numpy(), na @ nb, d)
+
+@needs_tc
+@pytest.mark.parametrize("dt", list(DTS))
+def test_tc_epilogue_and_gradients(dt):
+  d = DTS[dt]
+  a, b, na, nb = operands(Device.DEFAULT, 300, 520, 200, d)
+  bias = np.linspace(-1, 1, 520, dtype=np.float32)
+  out = ((a @ b) + Tensor(bias, device=Device.DEFAULT).cast(d)).relu()
+  assert tc_specs(out, Device.DEFAULT)
+  rb = bias.astype(np.float16).astype(np.float32) if d == dtypes.float16 else bf16_round(bias)
+  want = np.maximum(na @ nb + rb, 0)
+  _close(out.cast(dtypes.float32).numpy(), want, d)
+  # gradients: two more matmuls (grad @ B^T, A^T @ grad) on the tensor cores
+  a.requires_grad_(True)
+  b.requires_grad_(True)
+  g = np.random.default_rng(1).standard_normal((300, 520)).astype(np.float32)
+  g = g.astype(np.float16).astype(np.float32) if d == dtypes.float16 else bf16_round(g)
+  ((a @ b) * Tensor(g, device=Device.DEFAULT).cast(d)).sum().backward()
+  _close(a.grad.cast(dtypes.float32).numpy(), g @ nb.T, d)
+  _close(b.grad.cast(dtypes.float32).numpy(), na.T @ g, d)
+
+# ---- the kernels' values without a GPU: linearized tensor-core kernels played by a numpy interpreter (gpu_interp.py)
+
+def interpret(m: int, n: int, k: int, lay: str, dt, tile: str | None, batch: tuple = (), seed: int = 0, edit=None):
+  """(result, numpy's A @ B) of the TC kernel for these operands, run by gpu_interp; `edit` may change its uops."""
+  from gpu_interp import run_kernel, to_bits, to_float
+  a, b, na, nb = operands(NULL_CUDA, m, n, k, dt, lay, batch, np.random.default_rng(seed))
+  si = [s for s in (a @ b).schedule() if s.kind == "kernel"][-1]
+  r = Device[NULL_CUDA].renderer
+  mt = tc_match(normalized(si.ast, r))
+  assert not isinstance(mt, str), mt
+  p = get_program(si.ast, r, opts=[Opt(OptOps.TC, None, tile)] if tile else None)
+  stored = lambda x, t: np.ascontiguousarray(np.swapaxes(x, -1, -2) if t == "t" else x).ravel()
+  out = next(e.src[0].src[0].arg[0] for e in si.ast.src if e.op is Ops.STORE)
+  bufs = {mt.a.src[0].arg[0]: to_bits(stored(na, lay[0]), dt), mt.b.src[0].arg[0]: to_bits(stored(nb, lay[1]), dt),
+          out: np.zeros(int(np.prod(batch + (m, n))), np.uint16)}
+  run_kernel(edit(p.uops) if edit else p.uops, bufs, p.local_size[0])
+  return to_float(bufs[out], dt).reshape(batch + (m, n)), na @ nb
+
+@pytest.mark.parametrize("case", [
+  (40, 24, 72, "nn", "float16", "64x64x32w2x2s2", ()), (40, 24, 72, "tt", "bfloat16", "64x64x32w2x2s3", ()),
+  (130, 70, 200, "nt", "float16", "128x64x64w2x2s4", ()), (33, 17, 9, "tn", "float16", "64x64x32w2x2s4", ()),
+  (64, 64, 64, "nn", "bfloat16", "64x64x32w2x2s2", (2,)), (72, 136, 40, "tn", "float16", "128x128x32w2x4s3", ()),
+  (300, 20, 30, "nt", "float16", None, ())], ids=str)
+def test_tc_kernel_values_interpreted(case):
+  m, n, k, lay, dt, tile, batch = case
+  got, want = interpret(m, n, k, lay, DTS[dt], tile, batch)
+  _close(got, want, DTS[dt])
+
+@settings(max_examples=12, deadline=None)
+@given(st.integers(2, 80), st.integers(2, 80), st.integers(2, 90), st.sampled_from(["nn", "nt", "tn", "tt"]),
+       st.sampled_from(list(DTS)), st.sampled_from(["64x64x32w2x2s2", "64x64x64w2x2s3", "64x64x32w2x2s4"]),
+       st.integers(0, 2**31 - 1))
+def test_tc_kernel_values_interpreted_random(m, n, k, lay, dt, tile, seed):
+  got, want = interpret(m, n, k, lay, DTS[dt], tile, seed=seed)
+  _close(got, want, DTS[dt])
+
+def test_interpreter_catches_a_pipeline_bug():
+  """Waiting for one commit group too few leaves the stage being read stale: the result must come out wrong (the
+  interpreter delays cp.async copies to their wait, as the hardware may)."""
+  def early(uops):
+    return [u.replace(arg=(("CUDA", 'asm volatile("cp.async.wait_group 2;");'), ("tag", -1)))
+            if u.op is Ops.CUSTOM and "wait_group 1" in dict(u.arg)["CUDA"] else u for u in uops]
+  got, want = interpret(64, 64, 128, "nn", dtypes.float16, "64x64x32w2x2s3")
+  _close(got, want, dtypes.float16)
+  got, want = interpret(64, 64, 128, "nn", dtypes.float16, "64x64x32w2x2s3", edit=early)
+  assert np.abs(got - want).max() > 0.1
