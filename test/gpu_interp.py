@@ -39,7 +39,10 @@ ALU = {Ops.ADD: np.add, Ops.SUB: np.subtract, Ops.MUL: np.multiply, Ops.MAX: np.
        Ops.IDIV: _cdiv, Ops.MOD: lambda a, b: a - b * _cdiv(a, b), Ops.FDIV: np.divide,
        Ops.AND: lambda a, b: np.logical_and(a, b) if np.asarray(a).dtype == bool else np.bitwise_and(a, b),
        Ops.OR: lambda a, b: np.logical_or(a, b) if np.asarray(a).dtype == bool else np.bitwise_or(a, b),
-       Ops.NEG: np.negative, Ops.RECIP: lambda a: 1 / a, Ops.EXP2: np.exp2, Ops.LOG2: np.log2, Ops.SQRT: np.sqrt}
+       Ops.SHR: lambda a, b: np.right_shift(np.asarray(a, np.uint32), np.asarray(b, np.uint32)),
+       Ops.SHL: lambda a, b: np.left_shift(np.asarray(a, np.uint32), np.asarray(b, np.uint32)),
+       Ops.XOR: np.bitwise_xor, Ops.NEG: np.negative, Ops.RECIP: lambda a: 1 / a, Ops.EXP2: np.exp2,
+       Ops.LOG2: np.log2, Ops.SQRT: np.sqrt}
 
 class Env(dict):
   """Each UOp's value; constants are not in the linearized list and read as themselves."""
@@ -81,7 +84,7 @@ class Block:
 
   # ---- the CUDA statements of the TC kernels
   def custom(self, u: UOp, env: dict):
-    fmt = dict(u.arg)["CUDA"]
+    fmt = next(v for k, v in u.arg if k != "tag")   # (the statement in its one language)
     vals = [env.get(s) for s in u.src]
     mask = np.ones(self.T, bool)
     if (m := re.match(r"if \(\{(\d+)\}\) ", fmt)):
@@ -144,9 +147,14 @@ class Block:
       h = np.stack([words & 0xFFFF, words >> 16], -1).reshape(W, t.lanes, n)
       return to_float(h, u.arg.dtype_in)
     def place(vals, fmap, shape, n):
-      out = np.zeros((W,) + shape, np.float64)
+      out, seen = np.zeros((W,) + shape, np.float64), np.zeros(shape, bool)
       for lane in range(t.lanes):
-        for i in range(n): out[(slice(None),) + fmap(lane, i)] = vals[:, lane, i]
+        for i in range(n):
+          at = (slice(None),) + fmap(lane, i)
+          # lanes that hold an element twice (RDNA3's A and B in lanes 16-31) must hold the same value
+          if seen[fmap(lane, i)] and not np.array_equal(out[at], vals[:, lane, i]):
+            raise AssertionError(f"gpu_interp: lanes disagree on element {fmap(lane, i)} of a {u.arg.layout} operand")
+          out[at], seen[fmap(lane, i)] = vals[:, lane, i], True
       return out
     A = place(halves(areg, ao, t.elems[0]), t.a, (t.m, t.k), t.elems[0])
     B = place(halves(breg, bo, t.elems[1]), t.b, (t.k, t.n), t.elems[1])

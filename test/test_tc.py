@@ -88,16 +88,18 @@ def _ast(t: Tensor, dev: str = NULL_CUDA):
   return normalized(si.ast, Device[dev].renderer)
 
 @pytest.mark.parametrize("make,dev,match", [
-  (lambda d: operands(d, 64, 64, 64, dtypes.float16), "NULL:HIP", "HIPRenderer has no tensor cores"),
+  (lambda d: operands(d, 64, 64, 64, dtypes.float16), "gfx1030", "HIPRenderer has no tensor cores"),   # RDNA2
   (lambda d: operands(d, 64, 64, 64, dtypes.float16), "CPU", "CRenderer has no tensor cores"),
   (lambda d: (Tensor(np.ones((64, 64), np.float32), device=d),) * 2, NULL_CUDA, "float16 or bfloat16"),
   (lambda d: (Tensor(np.ones((64, 64), np.float16), device=d), Tensor(np.ones((64, 64), np.float16), device=d)
               .cast(dtypes.bfloat16)), NULL_CUDA, "not a product of two loads"),
 ], ids=["hip", "cpu", "float32", "mixed"])
 def test_tc_refused_with_a_reason(make, dev, match):
+  from teeny.codegen.render.hip import HIPRenderer
+  r = HIPRenderer(dev) if dev.startswith("gfx") else Device[dev].renderer
+  dev = "NULL:HIP" if dev.startswith("gfx") else dev
   a, b = make(dev)[:2]
-  with pytest.raises(KernelOptError, match=match):
-    apply_opt(_ast(a @ b, dev), Opt(OptOps.TC, None, None), Device[dev].renderer)
+  with pytest.raises(KernelOptError, match=match): apply_opt(_ast(a @ b, dev), Opt(OptOps.TC, None, None), r)
 
 def test_tc_errors_name_the_problem():
   a, b, _, _ = operands(NULL_CUDA, 64, 64, 64, dtypes.float16)
@@ -160,12 +162,15 @@ def test_tc_epilogue_and_gradients(dt):
 
 # ---- the kernels' values without a GPU: linearized tensor-core kernels played by a numpy interpreter (gpu_interp.py)
 
-def interpret(m: int, n: int, k: int, lay: str, dt, tile: str | None, batch: tuple = (), seed: int = 0, edit=None):
-  """(result, numpy's A @ B) of the TC kernel for these operands, run by gpu_interp; `edit` may change its uops."""
+def interpret(m: int, n: int, k: int, lay: str, dt, tile: str | None, batch: tuple = (), seed: int = 0, edit=None,
+              renderer=None):
+  """(result, numpy's A @ B) of the TC kernel for these operands, run by gpu_interp; `edit` may change its uops.
+  renderer: the CUDA one, or e.g. HIPRenderer("gfx90a")."""
   from gpu_interp import run_kernel, to_bits, to_float
-  a, b, na, nb = operands(NULL_CUDA, m, n, k, dt, lay, batch, np.random.default_rng(seed))
+  dev = NULL_CUDA if renderer is None else f"NULL:{renderer.lang}"
+  a, b, na, nb = operands(dev, m, n, k, dt, lay, batch, np.random.default_rng(seed))
   si = [s for s in (a @ b).schedule() if s.kind == "kernel"][-1]
-  r = Device[NULL_CUDA].renderer
+  r = renderer or Device[NULL_CUDA].renderer
   mt = tc_match(normalized(si.ast, r))
   assert not isinstance(mt, str), mt
   p = get_program(si.ast, r, opts=[Opt(OptOps.TC, None, tile)] if tile else None)
@@ -204,3 +209,24 @@ def test_interpreter_catches_a_pipeline_bug():
   _close(got, want, dtypes.float16)
   got, want = interpret(64, 64, 128, "nn", dtypes.float16, "64x64x32w2x2s3", edit=early)
   assert np.abs(got - want).max() > 0.1
+
+# ---- AMD: WMMA (gfx11, wave32) and MFMA (gfx90a, wave64) through the same Opt, fragments loaded through the maps
+
+@pytest.mark.parametrize("arch", ["gfx1100", "gfx90a"])
+@pytest.mark.parametrize("dt", list(DTS))
+@pytest.mark.parametrize("lay", ["nn", "nt", "tn", "tt"])
+def test_tc_amd_values_interpreted_and_compiled(arch, dt, lay):
+  """No AMD GPU here: the kernel's values come from the interpreter (the layout maps of codegen/tc.py decide where each
+  lane's fragment values go, as the hardware's tables do), and clang compiles it for the target."""
+  from teeny.codegen.render.hip import HIPRenderer
+  r = HIPRenderer(arch)
+  got, want = interpret(40, 72, 56, lay, DTS[dt], None, renderer=r)
+  _close(got, want, DTS[dt])
+  a, b, _, _ = operands("NULL:HIP", 40, 72, 56, DTS[dt], lay)
+  si = [s for s in (a @ b).schedule() if s.kind == "kernel"][-1]
+  p = get_program(si.ast, r)
+  assert any(o.op is OptOps.TC for o in p.opts)
+  assert f"__builtin_amdgcn_{'wmma' if arch == 'gfx1100' else 'mfma'}_f32_16x16x16" in p.src
+  assert p.local_size[0] % (32 if arch == "gfx1100" else 64) == 0
+  c = toolchain(arch)
+  assert c.valid_binary(c.compile(p.src)) if hasattr(c, "valid_binary") else c.compile(p.src)

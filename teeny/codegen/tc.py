@@ -202,32 +202,48 @@ def _size(r: UOp) -> int:
 def _blocks(mt: TCMatch, c: TCConfig) -> int:
   return ceil_div(_size(mt.m), c.bm) * ceil_div(_size(mt.n), c.bn) * prod(_size(b) for b in mt.batch)
 
-def pick_config(mt: TCMatch) -> TCConfig:
-  cands = [TC_CONFIGS[n] for n in TC_ORDER if n in TC_CONFIGS] or list(TC_CONFIGS.values())
-  return next((c for c in cands if _blocks(mt, c) >= TC_MIN_BLOCKS), cands[-1])
+def smem_bytes(mt: TCMatch, c: TCConfig) -> int:
+  """Shared memory a tile needs: `stages` copies of A's and B's tiles, 32-bit words, rows padded by 16 bytes."""
+  shape = lambda major, rows_out: (rows_out, c.bk // 2 + 4) if major == "k" else (c.bk, rows_out // 2 + 4)
+  (ra, wa), (rb, wb) = shape(mt.a_major, c.bm), shape(mt.b_major, c.bn)
+  return (ra * wa + rb * wb) * 4 * c.stages
 
-def _custom(fmt: str, *src: UOp, tag: int = 0) -> UOp:
-  """A CUDA statement as an effect; the tag keeps two equal statements at two places distinct nodes."""
-  return UOp(Ops.CUSTOM, dtypes.void, src, (("CUDA", fmt), ("tag", tag)))
+def pick_config(mt: TCMatch, renderer=None) -> TCConfig:
+  """The heuristics' tile: the first of TC_ORDER whose shared memory fits the renderer's and that gives TC_MIN_BLOCKS
+  blocks, else the smallest of them that fits (where none does: the largest tile of TC_CONFIGS that fits)."""
+  most = getattr(renderer, "max_shared", 48 * 1024)
+  fits = [c for c in (TC_CONFIGS[n] for n in TC_ORDER) if smem_bytes(mt, c) <= most] or \
+    sorted((c for c in TC_CONFIGS.values() if smem_bytes(mt, c) <= most), key=lambda c: -c.bm * c.bn) or \
+    [TC_CONFIGS[TC_ORDER[-1]]]
+  return next((c for c in fits if _blocks(mt, c) >= TC_MIN_BLOCKS), fits[-1])
+
+def _custom(fmt: str, *src: UOp, lang: str, tag: int = 0) -> UOp:
+  """A statement of `lang` as an effect; the tag keeps two equal statements at two places distinct nodes."""
+  return UOp(Ops.CUSTOM, dtypes.void, src, ((lang, fmt), ("tag", tag)))
 
 def apply_tc(ast: UOp, arg, renderer) -> UOp:
   """The TC Opt (see codegen/opt.py): arg is a TC_CONFIGS name, or None for the first that divides the kernel."""
   layouts = getattr(renderer, "tensor_cores", ())
-  if "cuda_m16n8k16" not in layouts:
-    raise KernelOptError(f"TC: {type(renderer).__name__} has no tensor cores teeny can render (CUDA mma.sync)")
+  if not layouts:
+    raise KernelOptError(f"TC: {type(renderer).__name__} has no tensor cores teeny can render (CUDA mma.sync, AMD "
+                         "WMMA on gfx11, MFMA on gfx90a/gfx94x)")
+  lay = LAYOUTS[layouts[0]]
+  cuda = lay.name == "cuda_m16n8k16"   # cp.async copies, ldmatrix fragments; elsewhere plain loads through the maps
+  lang = getattr(renderer, "lang", "CUDA")
   mt = tc_match(ast)
   if isinstance(mt, str): raise KernelOptError(f"TC: {mt}")
-  if arg is None: cfg = pick_config(mt)
+  if arg is None: cfg = pick_config(mt, renderer)
   elif arg in TC_CONFIGS: cfg = TC_CONFIGS[arg]
   else: raise KernelOptError(f"TC: unknown block tile {arg!r}; the tiles are {list(TC_CONFIGS)}")
   M, N, K = (_size(r) for r in (mt.m, mt.n, mt.k))
   # sizes that are not multiples of the tile: the copies zero-fill what lies outside (cp.async with fewer source
   # bytes), and the stores are masked
   ragged = bool(M % cfg.bm or N % cfg.bn or K % cfg.bk)
-  lay = LAYOUTS["cuda_m16n8k16"]
   wtm, wtn = cfg.bm // cfg.wm, cfg.bn // cfg.wn
   tm, tn, kks = wtm // lay.m, wtn // lay.n, cfg.bk // lay.k
   assert tn % 2 == 0 and wtm % lay.m == 0, "a warp's tile is 16-row blocks of A by pairs of 8-column blocks of B"
+  ea, eb, ec = lay.elems[0] // 2, lay.elems[1] // 2, lay.elems[2]   # words of A and B, floats of C, per lane
+  threads = cfg.wm * cfg.wn * lay.lanes
   idx = dtypes.index
   c = lambda v: UOp.const(idx, v)
   # grid: blocks along n (x), m (y) and the batch (z); one LOCAL range of threads
@@ -243,8 +259,8 @@ def apply_tc(ast: UOp, arg, renderer) -> UOp:
     ast_b = ast_b.substitute({flat: UOp.range(nb, 2, AxisType.GLOBAL)})
   mt2 = tc_match(ast_b)
   assert not isinstance(mt2, str), "flattening the batch keeps the matmul shape"
-  tid = UOp.range(cfg.threads, 3, AxisType.LOCAL)
-  lane, warp = tid % 32, tid // 32
+  tid = UOp.range(threads, 3, AxisType.LOCAL)
+  lane, warp = tid % lay.lanes, tid // lay.lanes
   wm, wn = warp // cfg.wn, warp % cfg.wn
   g, t = lane // 4, lane % 4
   nk = ceil_div(K, cfg.bk)
@@ -257,12 +273,12 @@ def apply_tc(ast: UOp, arg, renderer) -> UOp:
   if stage_words * 4 * cfg.stages > (most := getattr(renderer, "max_shared", 48 * 1024)):
     raise KernelOptError(f"TC: the tile needs {stage_words * 4 * cfg.stages} bytes of shared memory ({most} at most)")
   smem = UOp(Ops.DEFINE_LOCAL, dtypes.uint32.ptr(), (), (0, stage_words * cfg.stages))
-  acc = UOp(Ops.DEFINE_REG, dtypes.float32.ptr(), (), (1, tm * tn * 4))
-  areg = UOp(Ops.DEFINE_REG, dtypes.uint32.ptr(), (), (2, tm * 4 * kks))
-  breg = UOp(Ops.DEFINE_REG, dtypes.uint32.ptr(), (), (3, tn * 2 * kks))
+  acc = UOp(Ops.DEFINE_REG, dtypes.float32.ptr(), (), (1, tm * tn * ec))
+  areg = UOp(Ops.DEFINE_REG, dtypes.uint32.ptr(), (), (2, tm * ea * kks))
+  breg = UOp(Ops.DEFINE_REG, dtypes.uint32.ptr(), (), (3, tn * eb * kks))
   ridx = lambda r, w: UOp(Ops.INDEX, r.dtype, (r, w if isinstance(w, UOp) else c(w)))
   tags = iter(range(1 << 30))
-  def custom(fmt: str, *src: UOp) -> UOp: return _custom(fmt, *src, tag=next(tags))
+  def custom(fmt: str, *src: UOp) -> UOp: return _custom(fmt, *src, lang=lang, tag=next(tags))
   def copies(stage: UOp, ktile: UOp, guard: UOp | None) -> list[UOp]:
     """cp.async of one k tile of A and B into a stage: 16 bytes (8 values) per copy, rows along the contiguous axis."""
     out = []
@@ -272,8 +288,8 @@ def apply_tc(ast: UOp, arg, renderer) -> UOp:
         (mt2.b, mt2.b_major, mt2.b_aligned, cfg.bn, bn * cfg.bn, mt2.n, N, sb, sa[0] * sa[1])):
       per_row = (cfg.bk if major == "k" else rows_out) // 8
       chunks = nrows * per_row
-      for j in range(ceil_div(chunks, cfg.threads)):
-        ch = tid + j * cfg.threads
+      for j in range(ceil_div(chunks, threads)):
+        ch = tid + j * threads
         row, col = ch // per_row, ch % per_row
         if major == "k": (o, kx), lim = (start + row, ktile * cfg.bk + col * 8), (axis, size, mt2.k, K)
         else: (o, kx), lim = (start + col * 8, ktile * cfg.bk + row), (mt2.k, K, axis, size)
@@ -281,7 +297,7 @@ def apply_tc(ast: UOp, arg, renderer) -> UOp:
         gidx = ix.src[1].substitute(pos)
         srcs = [smem, base + off + row * stride + col * 4, None]
         # unaligned rows: 8 plain 16-bit loads, written to shared memory as 4 words (teeny_copy16, same arguments)
-        fn = "teeny_cp_async16" if aligned else "teeny_copy16"
+        fn = "teeny_cp_async16" if aligned and cuda else "teeny_copy16"
         fmt = fn + "({0}, {1}, {2}, 16)"
         if ragged:   # how many of the chunk's 8 values exist: 0 past a row's end, fewer at a ragged contiguous axis
           whole, part = lim[:2], lim[2:]
@@ -291,7 +307,7 @@ def apply_tc(ast: UOp, arg, renderer) -> UOp:
           srcs.append(n * 2)
           fmt = fn + "({0}, {1}, {2}, {3})"
         srcs[2] = UOp(Ops.INDEX, ix.dtype, (ix.src[0], gidx))
-        conds = [x for x in (guard, ch < chunks if chunks % cfg.threads else None) if x is not None]
+        conds = [x for x in (guard, ch < chunks if chunks % threads else None) if x is not None]
         cond = conds[0] if len(conds) == 1 else conds[0].alu(Ops.AND, conds[1]) if conds else None
         if cond is not None:
           fmt = f"if ({{{len(srcs)}}}) " + fmt
@@ -299,49 +315,72 @@ def apply_tc(ast: UOp, arg, renderer) -> UOp:
         out.append(custom(fmt + ";", *srcs))
     return out
   def fragments(stage: UOp) -> list[UOp]:
-    """Fill the fragment registers of every k16 step of a stage from shared memory with ldmatrix: four 8x8 matrices
-    per instruction, lane 8q+r giving the address of row r of matrix q (.trans where the tile is stored [k][m|n])."""
+    """Fill the fragment registers of every k16 step of a stage from shared memory, then one WMMA per output block:
+    CUDA with ldmatrix (four 8x8 matrices per instruction, lane 8q+r giving the address of row r of matrix q; .trans
+    where the tile is stored [k][m|n]), elsewhere a word (two values along k) at a time through the layout's maps."""
     out = []
     base = stage * stage_words
     q, r = lane // 8, lane % 8
+    def word(major: str, shape: tuple[int, int], off: int, row: UOp, k: UOp) -> UOp:
+      """The 32-bit word of values (row, k) and (row, k+1) of a tile, k even."""
+      at = lambda w: UOp(Ops.INDEX, smem.dtype, (smem, w)).load(dtypes.uint32)
+      if major == "k": return at(base + off + row * shape[1] + k // 2)
+      half = lambda kx: at(base + off + kx * shape[1] + row // 2).alu(
+        Ops.SHR, ((row % 2) * 16).cast(dtypes.uint32)).alu(Ops.AND, UOp.const(dtypes.uint32, 0xFFFF))
+      return half(k).alu(Ops.OR, half(k + 1).alu(Ops.SHL, UOp.const(dtypes.uint32, 16)))
     for kk in range(kks):
       for mi in range(tm):   # A's four matrices: (m 0-7, k 0-7), (m 8-15, k 0-7), (m 0-7, k 8-15), (m 8-15, k 8-15)
         r0 = wm * wtm + mi * lay.m
+        if not cuda:
+          for j in range(ea):
+            row, kx = lay.a(lane, 2 * j)   # (the maps are arithmetic: UOps work)
+            out.append(ridx(areg, (kk * tm + mi) * ea + j).store(word(mt2.a_major, sa, 0, r0 + row,
+                                                                      c(0) + kx + kk * lay.k)))
+          continue
         if mt2.a_major == "k": w = base + (r0 + (q % 2) * 8 + r) * sa[1] + kk * 8 + (q // 2) * 4
         else: w = base + (kk * 16 + (q // 2) * 8 + r) * sa[1] + (r0 + (q % 2) * 8) // 2
         fn = "teeny_ldsm_x4" if mt2.a_major == "k" else "teeny_ldsm_x4_trans"
         out.append(custom(fn + "({0}, {1}, {2});", ridx(areg, (kk * tm + mi) * 4), smem, w))
-      for ni in range(0, tn, 2):   # B of two n tiles: (n 0-7, k 0-7), (n 0-7, k 8-15), (n 8-15, k 0-7), (n 8-15, ...)
+      for ni in range(0, tn, 1 if not cuda else 2):   # CUDA: B of two n tiles per ldmatrix
         n0 = wn * wtn + ni * lay.n
+        if not cuda:
+          for j in range(eb):
+            kx, col = lay.b(lane, 2 * j)
+            out.append(ridx(breg, (kk * tn + ni) * eb + j).store(word(mt2.b_major, sb, sa[0] * sa[1], n0 + col,
+                                                                      c(0) + kx + kk * lay.k)))
+          continue
         if mt2.b_major == "k": w = base + sa[0] * sa[1] + (n0 + (q // 2) * 8 + r) * sb[1] + kk * 8 + (q % 2) * 4
         else: w = base + sa[0] * sa[1] + (kk * 16 + (q % 2) * 8 + r) * sb[1] + (n0 + (q // 2) * 8) // 2
         fn = "teeny_ldsm_x4" if mt2.b_major == "k" else "teeny_ldsm_x4_trans"
         out.append(custom(fn + "({0}, {1}, {2});", ridx(breg, (kk * tn + ni) * 2), smem, w))
       for mi in range(tm):
         for ni in range(tn):
-          out.append(UOp(Ops.WMMA, dtypes.void, (ridx(acc, (mi * tn + ni) * 4), ridx(areg, (kk * tm + mi) * 4),
-                                                   ridx(breg, (kk * tn + ni) * 2)),
+          out.append(UOp(Ops.WMMA, dtypes.void, (ridx(acc, (mi * tn + ni) * ec), ridx(areg, (kk * tm + mi) * ea),
+                                                   ridx(breg, (kk * tn + ni) * eb)),
                          TCOp(lay.name, mt2.dtype_in, dtypes.float32)))
     return out
-  eff: list[UOp] = [ridx(acc, i).store(UOp.const(dtypes.float32, 0.0)) for i in range(tm * tn * 4)]
+  eff: list[UOp] = [ridx(acc, i).store(UOp.const(dtypes.float32, 0.0)) for i in range(tm * tn * ec)]
   # a pipeline of `stages` tiles in flight: the first stages-1 copies before the loop; in iteration kt, once tile kt
   # has landed and every warp is past iteration kt-1, the copy of tile kt+stages-1 goes into the stage kt-1 used
   S = cfg.stages
-  for p in range(S - 1):
-    eff += copies(c(p), c(p), None if p < nk else UOp.const(dtypes.bool, False))
-    eff += [custom('asm volatile("cp.async.commit_group;");')]
-  eff += [custom(f'asm volatile("cp.async.wait_group {S - 2};");', kt), UOp(Ops.BARRIER, dtypes.void, (kt,), 0)]
+  # (plain copies land at once: no commit groups to wait for)
+  commit = lambda *src: [custom('asm volatile("cp.async.commit_group;");', *src)] if cuda else []
+  for p in range(S - 1): eff += copies(c(p), c(p), None if p < nk else UOp.const(dtypes.bool, False)) + commit()
+  if cuda: eff += [custom(f'asm volatile("cp.async.wait_group {S - 2};");', kt)]
+  eff += [UOp(Ops.BARRIER, dtypes.void, (kt,), 0)]
   nxt = kt + (S - 1)
-  eff += copies(nxt % S, nxt, nxt < nk) + [custom('asm volatile("cp.async.commit_group;");', kt)]
+  eff += copies(nxt % S, nxt, nxt < nk) + commit(kt)
   eff += fragments(kt % S)
   eff[-1] = eff[-1].end(kt)
   # the epilogue: the original store for each accumulator value, its output element placed by the C map
   for mi in range(tm):
     for ni in range(tn):
-      for i in range(4):
-        mrow = bm * cfg.bm + wm * wtm + mi * lay.m + g + 8 * (i >> 1)
-        ncol = bn * cfg.bn + wn * wtn + ni * lay.n + t * 2 + (i & 1)
-        val = ridx(acc, (mi * tn + ni) * 4 + i).load(dtypes.float32)
+      for i in range(ec):
+        if cuda: row, col = g + 8 * (i >> 1), t * 2 + (i & 1)   # (the CUDA map in UOps: it is written with >> and &)
+        else: row, col = lay.c(lane, i)
+        mrow = bm * cfg.bm + wm * wtm + mi * lay.m + row
+        ncol = bn * cfg.bn + wn * wtn + ni * lay.n + col
+        val = ridx(acc, (mi * tn + ni) * ec + i).load(dtypes.float32)
         for e in ast_b.src:
           e = e.substitute({mt2.red: val, mt2.m: mrow, mt2.n: ncol})
           if M % cfg.bm or N % cfg.bn:   # outputs past the matrix: no store, no epilogue loads

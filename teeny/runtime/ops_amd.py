@@ -73,7 +73,7 @@ class AMDDevice(Compiled):
                            "device='AMD:0' or DEV=AMD:0, or another device with DEV=CPU / DEV=CL")
     self.idx = idx
     from teeny.codegen.render.hip import HIPRenderer
-    super().__init__(name, AMDAllocator(self), HIPRenderer(), HIPCompiler(self.arch),
+    super().__init__(name, AMDAllocator(self), HIPRenderer(self.arch), HIPCompiler(self.arch),
                      functools.partial(AMDProgram, self))
     if DEBUG >= 1:
       print(f"teeny: opened {name} ({self.arch}), HIP runtime {'found' if self.hip else 'missing: compile only'}")

@@ -1,6 +1,7 @@
 """HIP source for clang's AMDGPU backend with no ROCm headers (-nogpuinc): thread indices, barriers, shared memory and
 math come from clang builtins, declared or spelled here. float16/bfloat16 are stored as 16 bits, computed in float32."""
 from __future__ import annotations
+import os
 from teeny.dtype import dtypes
 from teeny.uop.ops import Ops
 from teeny.codegen.render.gpu import GPULanguage
@@ -37,6 +38,42 @@ HIP_HELPERS = {
                 "    if (__builtin_truncf(h) != h) r = -r;\n  }\n  return r;\n}\n",
 }
 
+# tensor cores (codegen/tc.py): tiles copied into shared memory 16 bytes at a time (n of them read, zeros after), and
+# the matrix instructions on fragments held as 32-bit words (two 16-bit values each)
+_TC = r"""
+static inline __attribute__((device)) void teeny_copy16(unsigned int* base, int w, const unsigned short* src, int n) {
+  for (int i = 0; i < 4; i++) base[w + i] = (2 * i < n / 2 ? (unsigned int)src[2 * i] : 0u) |
+                                            ((2 * i + 1 < n / 2 ? (unsigned int)src[2 * i + 1] : 0u) << 16);
+}
+"""
+_AMD_MMA = r"""
+typedef unsigned int teeny_uNA __attribute__((ext_vector_type(NA)));
+typedef float teeny_fNC __attribute__((ext_vector_type(NC)));
+static inline __attribute__((device)) void teeny_NAME(float* c, const unsigned int* a, const unsigned int* b) {
+  teeny_uNA wa, wb;
+  teeny_fNC vc;
+  for (int i = 0; i < NA; i++) { wa[i] = a[i]; wb[i] = b[i]; }
+  for (int i = 0; i < NC; i++) vc[i] = c[i];
+  vc = BUILTIN(__builtin_bit_cast(VIN, wa), __builtin_bit_cast(VIN, wb), vcEXTRA);
+  for (int i = 0; i < NC; i++) c[i] = vc[i];
+}
+"""
+def _amd_mma(name: str, words: int, acc: int, builtin: str, vin: str, extra: str = "") -> str:
+  vec = vin.split("x")
+  vin = vin.replace("_Float16", "half")
+  return (f"typedef {vec[0]} teeny_{vin} __attribute__((ext_vector_type({vec[1]})));\n" +
+          _AMD_MMA.replace("NAME", name).replace("NA", str(words)).replace("NC", str(acc)).replace("BUILTIN", builtin)
+          .replace("VIN", f"teeny_{vin}").replace("EXTRA", extra).lstrip())
+HIP_HELPERS.update({
+  "teeny_copy16": _TC.strip() + "\n",
+  # gfx11 (RDNA3, wave32): 16x16x16, A and B 16 values a lane (lanes 16-31 repeat 0-15), 8 floats of C
+  "teeny_wmma_f16": _amd_mma("wmma_f16", 8, 8, "__builtin_amdgcn_wmma_f32_16x16x16_f16_w32", "_Float16x16"),
+  "teeny_wmma_bf16": _amd_mma("wmma_bf16", 8, 8, "__builtin_amdgcn_wmma_f32_16x16x16_bf16_w32", "shortx16"),
+  # gfx90a/gfx94x (CDNA, wave64): 16x16x16, 4 values of A and B and 4 floats of C a lane
+  "teeny_mfma_f16": _amd_mma("mfma_f16", 2, 4, "__builtin_amdgcn_mfma_f32_16x16x16f16", "_Float16x4", ", 0, 0, 0"),
+  "teeny_mfma_bf16": _amd_mma("mfma_bf16", 2, 4, "__builtin_amdgcn_mfma_f32_16x16x16bf16_1k", "shortx4", ", 0, 0, 0"),
+})
+
 def _hip(fn: str, f64: bool = True):
   """A float32 builtin; float64 natively when the backend has the instruction, else through float32."""
   def spell(x: str, dt) -> str:
@@ -46,8 +83,21 @@ def _hip(fn: str, f64: bool = True):
   return spell
 
 class HIPRenderer(GPULanguage):
+  """arch: the gfx target the source is for (the tensor-core instruction differs: WMMA on gfx11, MFMA on CDNA)."""
   lang = "HIP"
   helpers = HIP_HELPERS
+  max_shared = 64 * 1024   # LDS per workgroup
+  def __init__(self, arch: str | None = None): self.arch = arch or os.environ.get("AMD_ARCH", "gfx1100")
+  @property
+  def tensor_cores(self) -> tuple[str, ...]:
+    if self.arch.startswith("gfx11"): return ("amd_wmma_16x16x16",)
+    if self.arch in ("gfx90a", "gfx940", "gfx941", "gfx942"): return ("amd_mfma_16x16x16",)
+    return ()
+  def render_wmma(self, arg, acc: str, a: str, b: str) -> str:
+    kind = {"amd_wmma_16x16x16": "wmma", "amd_mfma_16x16x16": "mfma"}.get(arg.layout)
+    if kind is None or arg.dtype_acc != dtypes.float32 or arg.dtype_in not in (dtypes.float16, dtypes.bfloat16):
+      raise NotImplementedError(f"HIP renderer: no matrix instruction for {arg}")
+    return f"teeny_{kind}_{'f16' if arg.dtype_in == dtypes.float16 else 'bf16'}({acc}, {a}, {b})"
   block_idx = ("__builtin_amdgcn_workgroup_id_x()", "__builtin_amdgcn_workgroup_id_y()",
                "__builtin_amdgcn_workgroup_id_z()")
   thread_idx = ("__builtin_amdgcn_workitem_id_x()", "__builtin_amdgcn_workitem_id_y()",
