@@ -8,7 +8,7 @@ from teeny.helpers import prod, DEBUG, broadcast_shape as _broadcast_shape, broa
 from teeny.device import Device
 from teeny.uop.ops import GroupOp, Ops, UOp, toposort_many, written_slots
 from teeny.uop.symbolic import VARIABLES_MADE as _VARS
-from teeny.tensor_nn import NNMixin
+from teeny.tensor_nn import KERNEL_ROUTES, NNMixin
 from teeny.tensor_select import SelectMixin
 
 # Side tables keyed weakly by graph node (an entry lives as long as some graph still holds the node), so finding what a
@@ -32,7 +32,10 @@ def _lazy(u: UOp) -> bool:
   b = u.base
   if b.op is Ops.MULTI: return any(_lazy(s) for s in b.src)   # several devices: realized when every shard is
   return b.op not in (Ops.BUFFER, Ops.CONST)
-def _plain(u: UOp) -> bool: return u.op is Ops.BUFFER or (u.op is Ops.RESHAPE and u.src[0].op is Ops.BUFFER)
+def _plain(u: UOp) -> bool:
+  """A realized buffer, or reshapes of one (a reshape of contiguous memory is contiguous: no copy)."""
+  while u.op is Ops.RESHAPE: u = u.src[0]
+  return u.op is Ops.BUFFER
 
 HALF = (dtypes.float16, dtypes.bfloat16)  # reductions over these accumulate in float32
 _F = TypeVar("_F", bound=Callable)  # a function a mode decorates
@@ -1288,6 +1291,8 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
     axis = dim if dim is not None else axis
     x = self._float()
     if x.dtype in HALF: return x.cast(dtypes.float32).softmax(axis).cast(x.dtype)
+    # GPUs: one kernel, the row read once (kernels/softmax.py, registered by teeny.kernels)
+    if (route := KERNEL_ROUTES.get("softmax")) is not None and (out := route(x, axis)) is not None: return out
     e = (x - x.amax(axis, keepdim=True).detach()).exp()
     return e / e.sum(axis, keepdim=True)
   def log_softmax(self, axis: int = -1, dim=None) -> Tensor:

@@ -41,7 +41,7 @@ ALU = {Ops.ADD: np.add, Ops.SUB: np.subtract, Ops.MUL: np.multiply, Ops.MAX: np.
        Ops.OR: lambda a, b: np.logical_or(a, b) if np.asarray(a).dtype == bool else np.bitwise_or(a, b),
        Ops.SHR: lambda a, b: np.right_shift(np.asarray(a, np.uint32), np.asarray(b, np.uint32)),
        Ops.SHL: lambda a, b: np.left_shift(np.asarray(a, np.uint32), np.asarray(b, np.uint32)),
-       Ops.XOR: np.bitwise_xor, Ops.NEG: np.negative, Ops.RECIP: lambda a: 1 / a, Ops.EXP2: np.exp2,
+       Ops.XOR: np.bitwise_xor, Ops.NEG: np.negative, Ops.RECIP: lambda a: 1 / a, Ops.EXP2: np.exp2, Ops.EXP: np.exp,
        Ops.LOG2: np.log2, Ops.SQRT: np.sqrt}
 
 class Env(dict):
@@ -174,7 +174,7 @@ class Block:
       op = u.op
       if op is Ops.DEFINE_GLOBAL: env[u] = ("g", u.arg[0])
       elif op is Ops.DEFINE_LOCAL:
-        self.shared = np.zeros(u.arg[1], np.uint32)
+        self.shared = np.zeros(u.arg[1], np.float32 if u.dtype.base == dtypes.float32 else np.uint32)
         env[u] = ("s", None)
       elif op is Ops.DEFINE_REG:
         self.regs[u] = np.zeros((self.T, u.arg[1]), np.float32 if u.dtype.base == dtypes.float32 else np.uint32)

@@ -617,9 +617,12 @@ def implicit_loads(sink: UOp) -> UOp:
   return memo[sink]
 
 def written_slots(sink: UOp) -> set[int]:
-  """The parameter slots a kernel writes: stores, atomics, and buffers handed to inline CUSTOM code."""
+  """The parameter slots a kernel writes: stores, atomics, and buffers handed to inline CUSTOM code (DEFINE_GLOBALs
+  only: a kernel's shared memory and register arrays are numbered too, and are no parameter)."""
   out = set()
   for u in sink.toposort:
-    if u.op in (Ops.STORE, Ops.ATOMIC, Ops.ATOMIC_CAS) and u.src[0].op is Ops.INDEX: out.add(u.src[0].src[0].arg[0])
-    if u.op is Ops.CUSTOM: out |= {s.src[0].arg[0] for s in u.src if s.op is Ops.INDEX}
+    if u.op in (Ops.STORE, Ops.ATOMIC, Ops.ATOMIC_CAS) and u.src[0].op is Ops.INDEX and \
+       u.src[0].src[0].op is Ops.DEFINE_GLOBAL: out.add(u.src[0].src[0].arg[0])
+    if u.op is Ops.CUSTOM:
+      out |= {s.src[0].arg[0] for s in u.src if s.op is Ops.INDEX and s.src[0].op is Ops.DEFINE_GLOBAL}
   return out
