@@ -57,6 +57,14 @@ def test_register_and_shared_arrays_are_no_written_parameters():
   x.softmax(-1).realize()
   assert all(si.kind == "kernel" for si in kernels(x.softmax(0), "NULL:CUDA"))
 
+def test_backward_recomputes_rows_not_one_long_row():
+  """The kernel's tensors are flat; its gradient must recompute softmax per row (softmax_8_100), not over all 800
+  values as one row (the bug the H200 run found)."""
+  t = Tensor(np.ones((8, 100), np.float32), device="NULL:CUDA", requires_grad=True)
+  t.softmax(-1).sum().backward()
+  names = [getattr(si.ast.arg, "name", "") for si in t.grad.schedule()]
+  assert "softmax_8_100" in names and "softmax_1_800" not in names, names
+
 def test_values_interpreted_hip_and_cl():
   x = np.random.default_rng(1).standard_normal((3, 777)).astype(np.float32)
   for dev in ("NULL:HIP", "NULL:CL"):

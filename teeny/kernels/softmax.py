@@ -9,6 +9,7 @@ A shared-memory load after a barrier carries that barrier as a source: loads of 
 nodes (hash-consing would otherwise make the second read the first's value).
 """
 from __future__ import annotations
+import functools
 from dataclasses import dataclass
 from teeny.device import Device
 from teeny.dtype import dtypes
@@ -18,7 +19,13 @@ from teeny.kernels.common import is_gpu, use_custom_kernels
 
 def _threads(n: int) -> int: return 512 if n >= 4096 else 256 if n >= 1024 else 128
 
+@functools.lru_cache(maxsize=256)
 def _softmax_kernel(out: UOp, x: UOp, rows: int, n: int) -> UOp:
+  """(Cached: the placeholders are hash-consed, so a repeated call with the same shape gets the same SINK without
+  building its few hundred UOps again, which cost about 1 ms per call.)"""
+  return _build(out, x, rows, n)
+
+def _build(out: UOp, x: UOp, rows: int, n: int) -> UOp:
   T = _threads(n)
   f32, idx = dtypes.float32, dtypes.index
   r, tid = UOp.range(rows, 0, AxisType.GLOBAL), UOp.range(T, 1, AxisType.LOCAL)
@@ -83,10 +90,12 @@ def fits(x: Tensor, axis: int) -> bool:
 
 @dataclass(frozen=True)
 class SoftmaxGrad:
-  """dx = y * (g - sum(g * y)) with y recomputed by the kernel (frozen: equal across steps, the schedule reused)."""
+  """dx = y * (g - sum(g * y)) with y recomputed by the kernel (frozen: equal across steps, the schedule reused). The
+  kernel's tensors are flat (rows * n): the rows come back from `shape`."""
+  shape: tuple[int, int]
   def __call__(self, g: Tensor, x: Tensor) -> tuple:
-    y = softmax_rows(x.detach())
-    return (y * (g - (g * y).sum(-1, keepdim=True)),)
+    g, y = g.reshape(self.shape), softmax_rows(x.detach().reshape(self.shape))
+    return ((y * (g - (g * y).sum(-1, keepdim=True))).reshape(x.shape),)
 
 def route_softmax(x: Tensor, axis: int) -> Tensor | None:
   """Tensor.softmax's question: this kernel's result where it fits, None for the plain graph."""
@@ -98,5 +107,5 @@ def softmax_rows(x: Tensor) -> Tensor:
   rows = x.numel() // n
   out = Tensor.empty(rows * n, dtype=x.dtype, device=x.device)
   res = out.custom_kernel(x.reshape(rows * n), fxn=lambda o, a: _softmax_kernel(o, a, rows, n),
-                          grad_fxn=SoftmaxGrad())[0]
+                          grad_fxn=SoftmaxGrad((rows, n)))[0]
   return res.reshape(x.shape)

@@ -2,7 +2,7 @@
 used from the tensor graph to the rendered kernel."""
 from __future__ import annotations
 from dataclasses import dataclass
-import itertools, math, weakref
+import functools, itertools, math, weakref
 from typing import TYPE_CHECKING, Any, Callable, cast
 from teeny.dtype import DType, PtrDType, dtypes, truncate_value
 from teeny.helpers import FastEnum, auto, prod
@@ -605,7 +605,8 @@ def pretty(u: UOp, depth: int = 0, seen: dict | None = None) -> str:
 _ADDRESS_USERS = {Ops.LOAD: 1, Ops.STORE: 1, Ops.ATOMIC: 1, Ops.ATOMIC_CAS: 1, Ops.CUSTOM: 99, Ops.INDEX: 1,
                   Ops.WMMA: 3}
 
-def implicit_loads(sink: UOp) -> UOp:
+@functools.lru_cache(maxsize=1024)   # (a pure function of a hash-consed SINK: a custom kernel called every step
+def implicit_loads(sink: UOp) -> UOp:   # walks its whole graph once, not once per call)
   """A custom kernel's SINK with every INDEX used as a value wrapped in a LOAD (tinygrad's dialect reads `p[i]` as the
   element), and the dtypes built from it made element dtypes."""
   memo: dict[UOp, UOp] = {}
@@ -616,7 +617,10 @@ def implicit_loads(sink: UOp) -> UOp:
     memo[n] = n if dt is n.dtype and all(a is b for a, b in zip(src, n.src)) else UOp(n.op, dt, src, n.arg)
   return memo[sink]
 
-def written_slots(sink: UOp) -> set[int]:
+def written_slots(sink: UOp) -> set[int]: return set(_written_slots(sink))
+
+@functools.lru_cache(maxsize=1024)
+def _written_slots(sink: UOp) -> frozenset[int]:
   """The parameter slots a kernel writes: stores, atomics, and buffers handed to inline CUSTOM code (DEFINE_GLOBALs
   only: a kernel's shared memory and register arrays are numbered too, and are no parameter)."""
   out = set()
@@ -625,4 +629,4 @@ def written_slots(sink: UOp) -> set[int]:
        u.src[0].src[0].op is Ops.DEFINE_GLOBAL: out.add(u.src[0].src[0].arg[0])
     if u.op is Ops.CUSTOM:
       out |= {s.src[0].arg[0] for s in u.src if s.op is Ops.INDEX and s.src[0].op is Ops.DEFINE_GLOBAL}
-  return out
+  return frozenset(out)
