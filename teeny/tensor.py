@@ -373,8 +373,15 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
     Tensor.realize_all(self, *more)
     return self
   def schedule(self, *more: Tensor) -> list:
-    from teeny.engine.schedule import create_schedule
-    return create_schedule([t.uop for t in (self, *more)])[0]
+    """The ScheduleItems that would realize these tensors, for inspection: nothing runs, and nothing is recorded as
+    run (building a schedule notes each custom kernel's outputs as written, for the realize that runs it; kept, that
+    note made a later realize skip the kernel and read its output unwritten)."""
+    from teeny.engine.schedule import create_schedule, _ran_custom
+    before = dict(_ran_custom)
+    try: return create_schedule([t.uop for t in (self, *more)])[0]
+    finally:
+      for k in [k for k in _ran_custom if k not in before]: del _ran_custom[k]
+      _ran_custom.update(before)
   def contiguous(self) -> Tensor:
     if _plain(u := self.uop) or (u.op is Ops.MULTI and all(_plain(s) for s in u.src)): return self
     return self._wrap(UOp(Ops.CONTIGUOUS, self.dtype, (self.uop,)))

@@ -439,3 +439,18 @@ def test_tensor_cross_entropy_routes_big_problems_to_the_kernel():
   if not K.is_gpu(X.device):
     small = Tensor(x[:8, :10], requires_grad=True)
     assert "ce_bwd" not in _src(lambda: (small.cross_entropy(Tensor(t[:8] % 10)).backward(), small.grad.realize()))
+
+@needs_values
+def test_schedule_is_only_a_look():
+  """Tensor.schedule() runs nothing and records nothing as run: a custom kernel's result read after it has the kernel's
+  values (the schedule used to note the kernel as run, and the read then skipped it: zeros)."""
+  from teeny.kernels import embedding
+  w = Tensor(np.arange(40, dtype=np.float32).reshape(10, 4))
+  ids = Tensor(np.array([1, 2, 3], np.int32))
+  y = embedding(w, ids)
+  assert [si.kind for si in y.schedule()] == ["custom"]
+  assert [si.kind for si in y.schedule()] == ["custom"]   # still pending
+  np.testing.assert_array_equal(y.numpy(), np.arange(40, dtype=np.float32).reshape(10, 4)[[1, 2, 3]])
+  z = (w * 2).sum(1)
+  z.schedule()
+  np.testing.assert_array_equal(z.numpy(), (np.arange(40, dtype=np.float32).reshape(10, 4) * 2).sum(1))

@@ -211,9 +211,6 @@ class WeakKeyed(weakref.ref):
   __slots__ = ("key",)
   key: tuple
 
-def _forget(r: WeakKeyed):
-  if UOpMetaClass.cache.get(r.key) is r: del UOpMetaClass.cache[r.key]
-
 class UOpMetaClass(type):
   cache: dict[tuple, WeakKeyed] = {}   # (op, dtype, src, arg) -> the one live node with those fields
   def __call__(cls, op: Ops, dtype: DType = dtypes.void, src: tuple = (), arg: Any = None):
@@ -232,6 +229,10 @@ class UOpMetaClass(type):
     ref = UOpMetaClass.cache[key] = WeakKeyed(ret, _forget)
     ref.key = key
     return ret
+
+def _forget(r: WeakKeyed, cache: dict = UOpMetaClass.cache):
+  # (the table bound here: nodes that live until the interpreter exits, in a cache, are freed after module globals)
+  if cache.get(r.key) is r: del cache[r.key]
 
 class UOp(metaclass=UOpMetaClass):
   """An immutable node. Building an equal node twice returns the same object, so `is` is equality."""
