@@ -199,6 +199,23 @@ def test_tc_kernel_values_interpreted_random(m, n, k, lay, dt, tile, seed):
   got, want = interpret(m, n, k, lay, DTS[dt], tile, seed=seed)
   _close(got, want, DTS[dt])
 
+@pytest.mark.parametrize("dt", list(DTS))
+def test_tc_epilogue_interpreted(dt):
+  """A bias add and relu fused into the TC kernel's stores, on a ragged tile (the epilogue's own load masked past the
+  edge), interpreted against numpy."""
+  from gpu_interp import run_kernel, to_bits, to_float
+  d = DTS[dt]
+  a, b, na, nb = operands(NULL_CUDA, 70, 100, 48, d, "nn")
+  bias = to_float(to_bits(np.linspace(-3, 3, 100, dtype=np.float32), d), d)
+  tb = Tensor(bias, device=NULL_CUDA).cast(d).contiguous().realize()
+  si, = [s for s in ((a @ b) + tb).relu().schedule() if s.kind == "kernel"]
+  p = get_program(si.ast, Device[NULL_CUDA].renderer)
+  assert any(o.op is OptOps.TC for o in p.opts)
+  data = {t.uop.base.arg[:3]: to_bits(x.ravel(), d) for t, x in ((a, na), (b, nb), (tb, bias))}
+  bufs = {i: data.get(buf.arg[:3], np.zeros(70 * 100, np.uint16)).copy() for i, buf in enumerate(si.bufs)}
+  run_kernel(p.uops, bufs, p.local_size[0])
+  _close(to_float(bufs[0], d).reshape(70, 100), np.maximum(na @ nb + bias, 0), d)
+
 def test_interpreter_catches_a_pipeline_bug():
   """Waiting for one commit group too few leaves the stage being read stale: the result must come out wrong (the
   interpreter delays cp.async copies to their wait, as the hardware may)."""

@@ -108,7 +108,7 @@ class TCConfig:
   wn: int = 4
   stages: int = 2
   @property
-  def threads(self) -> int: return 32 * self.wm * self.wn
+  def threads(self) -> int: return 32 * self.wm * self.wn   # on CUDA (32 lanes a warp; AMD's MFMA waves have 64)
 
   @property
   def name(self) -> str: return f"{self.bm}x{self.bn}x{self.bk}w{self.wm}x{self.wn}s{self.stages}"
