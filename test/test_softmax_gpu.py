@@ -1,8 +1,9 @@
 """softmax on GPUs as one kernel (teeny/kernels/softmax.py): one block per row, the row read once into shared memory.
 
 Without a GPU (CI): the kernel is chosen for float32 last-axis softmax on GPU renderers, its values come from the numpy
-GPU interpreter (test/gpu_interp.py) against numpy over random shapes with -inf and NaN entries, and NVRTC / clang /
-PoCL compile it (test_gpu.py's programs include softmax). On CUDA (DEV=CUDA): values and gradients against numpy."""
+GPU interpreter (test/gpu_interp.py) against numpy over random shapes with -inf and NaN entries, it runs for real
+(values and gradients) on OpenCL through PoCL, and NVRTC / clang / PoCL compile it (test_gpu.py's programs include
+softmax). On CUDA (DEV=CUDA): values and gradients against numpy."""
 from __future__ import annotations
 import numpy as np
 import pytest
@@ -69,6 +70,22 @@ def test_values_interpreted_hip_and_cl():
   x = np.random.default_rng(1).standard_normal((3, 777)).astype(np.float32)
   for dev in ("NULL:HIP", "NULL:CL"):
     np.testing.assert_allclose(interpreted(x, dev), np_softmax(x), rtol=1e-5, atol=1e-7)
+
+def test_values_and_grad_run_on_opencl():
+  """The kernel really run with work-groups and barriers: OpenCL through PoCL on this CPU (CI installs it)."""
+  from helpers import toolchain
+  toolchain("CL")   # skips (or fails under TEENY_REQUIRE_TOOLCHAINS=1) without pyopencl + PoCL
+  rng = np.random.default_rng(0)
+  x = (rng.standard_normal((5, 3000)) * 3).astype(np.float32)
+  x[0, 3] = -np.inf
+  g = rng.standard_normal(x.shape).astype(np.float32)
+  t = Tensor(x, device="CL", requires_grad=True)
+  y = t.softmax(-1)
+  assert [si.kind for si in y.schedule()] == ["custom"]
+  (y * Tensor(g, device="CL")).sum().backward()
+  want = np_softmax(x)
+  np.testing.assert_allclose(y.numpy(), want, rtol=1e-5, atol=1e-7)
+  np.testing.assert_allclose(t.grad.numpy(), want * (g - (g * want).sum(-1, keepdims=True)), rtol=1e-4, atol=1e-7)
 
 def _on_gpu() -> bool:
   try: return bool(getattr(Device[Device.DEFAULT].renderer, "is_gpu", False))
