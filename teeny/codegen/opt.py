@@ -37,7 +37,7 @@ from teeny.helpers import FastEnum, auto, getenv, prod
 from teeny.uop.ops import AxisType, KernelInfo, Ops, UOp
 from teeny.uop.rewrite import graph_rewrite
 from teeny.uop.symbolic import symbolic
-from teeny.codegen.tc import apply_tc, pick_config, tc_match
+from teeny.codegen.tc import apply_tc, pick_config, tc_match, tc_refusal
 from teeny.codegen.ranges import (KernelOptError, coefficient, const_size, flatten_ranges, gate, global_ranges,
                                   ranges_of, replace_range)
 
@@ -459,10 +459,8 @@ def tc_opts(ast: UOp, renderer) -> list[Opt]:
   the kernel: [Opt(TC, None, tile)], else []."""
   if not TC or not getattr(renderer, "tensor_cores", ()): return []
   if isinstance(mt := tc_match(ast), str): return []
-  opt = Opt(OptOps.TC, None, pick_config(mt).name)
-  try: apply_opt(ast, opt, renderer)
-  except KernelOptError: return []
-  return [opt]
+  cfg = pick_config(mt, renderer)   # (the renderer's shared memory bounds the tile)
+  return [] if tc_refusal(mt, cfg, renderer) is not None else [Opt(OptOps.TC, None, cfg.name)]
 
 def gpu_opts(ast: UOp, renderer=None) -> list[Opt]:
   """The GPU heuristics: tensor cores for a 16-bit matmul (tc_opts), a grouped reduce (one block per output, GPU_LOCAL

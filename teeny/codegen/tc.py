@@ -37,17 +37,18 @@ class TCLayout:
   b: Map                        # -> (row in K, col in N)
   c: Map                        # -> (row in M, col in N)
 
+# (written with // and %, not >> and &: the TC Opt runs the maps on UOps, the lane a UOp)
 def _cuda_a(lane: int, i: int) -> tuple[int, int]:
-  g, t = lane >> 2, lane & 3
-  return g + 8 * ((i >> 1) & 1), 2 * t + (i & 1) + 8 * (i >> 2)
+  g, t = lane // 4, lane % 4
+  return g + 8 * ((i // 2) % 2), 2 * t + i % 2 + 8 * (i // 4)
 
 def _cuda_b(lane: int, i: int) -> tuple[int, int]:
-  g, t = lane >> 2, lane & 3
-  return 2 * t + (i & 1) + 8 * (i >> 1), g
+  g, t = lane // 4, lane % 4
+  return 2 * t + i % 2 + 8 * (i // 2), g
 
 def _cuda_c(lane: int, i: int) -> tuple[int, int]:
-  g, t = lane >> 2, lane & 3
-  return g + 8 * (i >> 1), 2 * t + (i & 1)
+  g, t = lane // 4, lane % 4
+  return g + 8 * (i // 2), 2 * t + i % 2
 
 CUDA_M16N8K16 = TCLayout("cuda_m16n8k16", 32, 16, 8, 16, (8, 4, 4), _cuda_a, _cuda_b, _cuda_c)
 # RDNA3 wave32 WMMA: lane l's A vector is row l%16 (all 16 k), its B vector column l%16; the f32 result's value i of
@@ -202,11 +203,23 @@ def _size(r: UOp) -> int:
 def _blocks(mt: TCMatch, c: TCConfig) -> int:
   return ceil_div(_size(mt.m), c.bm) * ceil_div(_size(mt.n), c.bn) * prod(_size(b) for b in mt.batch)
 
+def smem_shape(major: str, rows_out: int, bk: int) -> tuple[int, int]:
+  """(rows, 32-bit words per row) of an operand's tile in shared memory: [out][k] when it is contiguous along k, else
+  [k][out]; two 16-bit values a word, each row padded by 16 bytes against bank conflicts."""
+  return (rows_out, bk // 2 + 4) if major == "k" else (bk, rows_out // 2 + 4)
+
 def smem_bytes(mt: TCMatch, c: TCConfig) -> int:
-  """Shared memory a tile needs: `stages` copies of A's and B's tiles, 32-bit words, rows padded by 16 bytes."""
-  shape = lambda major, rows_out: (rows_out, c.bk // 2 + 4) if major == "k" else (c.bk, rows_out // 2 + 4)
-  (ra, wa), (rb, wb) = shape(mt.a_major, c.bm), shape(mt.b_major, c.bn)
+  """Shared memory a tile needs: `stages` copies of A's and B's tiles."""
+  (ra, wa), (rb, wb) = smem_shape(mt.a_major, c.bm, c.bk), smem_shape(mt.b_major, c.bn, c.bk)
   return (ra * wa + rb * wb) * 4 * c.stages
+
+def tc_refusal(mt: TCMatch, c: TCConfig, renderer) -> str | None:
+  """Why tile c cannot serve the matched kernel on this renderer (None: it can): the checks apply_tc makes once it
+  has picked its tile, without building the kernel (the heuristics ask before choosing TC)."""
+  if (nb := prod(_size(b) for b in mt.batch)) > 65535: return f"a batch of {nb} exceeds the grid's 65535 blocks along z"
+  if (need := smem_bytes(mt, c)) > (most := getattr(renderer, "max_shared", 48 * 1024)):
+    return f"the tile needs {need} bytes of shared memory ({most} at most)"
+  return None
 
 def pick_config(mt: TCMatch, renderer=None) -> TCConfig:
   """The heuristics' tile: the first of TC_ORDER whose shared memory fits the renderer's and that gives TC_MIN_BLOCKS
@@ -217,12 +230,8 @@ def pick_config(mt: TCMatch, renderer=None) -> TCConfig:
     [TC_CONFIGS[TC_ORDER[-1]]]
   return next((c for c in fits if _blocks(mt, c) >= TC_MIN_BLOCKS), fits[-1])
 
-def _custom(fmt: str, *src: UOp, lang: str, tag: int = 0) -> UOp:
-  """A statement of `lang` as an effect; the tag keeps two equal statements at two places distinct nodes."""
-  return UOp(Ops.CUSTOM, dtypes.void, src, ((lang, fmt), ("tag", tag)))
-
 def apply_tc(ast: UOp, arg, renderer) -> UOp:
-  """The TC Opt (see codegen/opt.py): arg is a TC_CONFIGS name, or None for the first that divides the kernel."""
+  """The TC Opt (see codegen/opt.py): arg is a TC_CONFIGS name, or None for the heuristics' pick (pick_config)."""
   layouts = getattr(renderer, "tensor_cores", ())
   if not layouts:
     raise KernelOptError(f"TC: {type(renderer).__name__} has no tensor cores teeny can render (CUDA mma.sync, AMD "
@@ -235,6 +244,7 @@ def apply_tc(ast: UOp, arg, renderer) -> UOp:
   if arg is None: cfg = pick_config(mt, renderer)
   elif arg in TC_CONFIGS: cfg = TC_CONFIGS[arg]
   else: raise KernelOptError(f"TC: unknown block tile {arg!r}; the tiles are {list(TC_CONFIGS)}")
+  if (why := tc_refusal(mt, cfg, renderer)) is not None: raise KernelOptError(f"TC: {why}")
   M, N, K = (_size(r) for r in (mt.m, mt.n, mt.k))
   # sizes that are not multiples of the tile: the copies zero-fill what lies outside (cp.async with fewer source
   # bytes), and the stores are masked
@@ -252,33 +262,28 @@ def apply_tc(ast: UOp, arg, renderer) -> UOp:
   # the batch ranges flattened into one, block index z (the loads and the reduce are rebuilt: match again)
   ast_b = ast
   if mt.batch:
-    if (nb := prod(_size(b) for b in mt.batch)) > 65535:
-      raise KernelOptError(f"TC: a batch of {nb} exceeds the grid's 65535 blocks along z")
     ast_b, flat = flatten_ranges(ast, mt.batch, AxisType.GLOBAL)
     assert flat is not None, "a batch has ranges"
-    ast_b = ast_b.substitute({flat: UOp.range(nb, 2, AxisType.GLOBAL)})
+    ast_b = ast_b.substitute({flat: UOp.range(prod(_size(b) for b in mt.batch), 2, AxisType.GLOBAL)})
   mt2 = tc_match(ast_b)
   assert not isinstance(mt2, str), "flattening the batch keeps the matmul shape"
   tid = UOp.range(threads, 3, AxisType.LOCAL)
   lane, warp = tid % lay.lanes, tid // lay.lanes
   wm, wn = warp // cfg.wn, warp % cfg.wn
-  g, t = lane // 4, lane % 4
   nk = ceil_div(K, cfg.bk)
   kt = UOp.range(nk, 4, AxisType.LOOP)
-  # shared memory, in 32-bit words (two 16-bit values each); rows padded by 16 bytes against bank conflicts
-  def smem_shape(major: str, rows_out: int) -> tuple[int, int]:   # (rows, words per row)
-    return (rows_out, cfg.bk // 2 + 4) if major == "k" else (cfg.bk, rows_out // 2 + 4)
-  sa, sb = smem_shape(mt2.a_major, cfg.bm), smem_shape(mt2.b_major, cfg.bn)
+  # shared memory: `stages` copies of A's then B's tile (smem_shape)
+  sa, sb = smem_shape(mt2.a_major, cfg.bm, cfg.bk), smem_shape(mt2.b_major, cfg.bn, cfg.bk)
   stage_words = sa[0] * sa[1] + sb[0] * sb[1]
-  if stage_words * 4 * cfg.stages > (most := getattr(renderer, "max_shared", 48 * 1024)):
-    raise KernelOptError(f"TC: the tile needs {stage_words * 4 * cfg.stages} bytes of shared memory ({most} at most)")
   smem = UOp(Ops.DEFINE_LOCAL, dtypes.uint32.ptr(), (), (0, stage_words * cfg.stages))
   acc = UOp(Ops.DEFINE_REG, dtypes.float32.ptr(), (), (1, tm * tn * ec))
   areg = UOp(Ops.DEFINE_REG, dtypes.uint32.ptr(), (), (2, tm * ea * kks))
   breg = UOp(Ops.DEFINE_REG, dtypes.uint32.ptr(), (), (3, tn * eb * kks))
   ridx = lambda r, w: UOp(Ops.INDEX, r.dtype, (r, w if isinstance(w, UOp) else c(w)))
   tags = iter(range(1 << 30))
-  def custom(fmt: str, *src: UOp) -> UOp: return _custom(fmt, *src, lang=lang, tag=next(tags))
+  def custom(fmt: str, *src: UOp) -> UOp:
+    """A statement of the renderer's language as an effect; the tag keeps two equal statements two nodes."""
+    return UOp(Ops.CUSTOM, dtypes.void, src, ((lang, fmt), ("tag", next(tags))))
   def copies(stage: UOp, ktile: UOp, guard: UOp | None) -> list[UOp]:
     """cp.async of one k tile of A and B into a stage: 16 bytes (8 values) per copy, rows along the contiguous axis."""
     out = []
@@ -376,8 +381,7 @@ def apply_tc(ast: UOp, arg, renderer) -> UOp:
   for mi in range(tm):
     for ni in range(tn):
       for i in range(ec):
-        if cuda: row, col = g + 8 * (i >> 1), t * 2 + (i & 1)   # (the CUDA map in UOps: it is written with >> and &)
-        else: row, col = lay.c(lane, i)
+        row, col = lay.c(lane, i)
         mrow = bm * cfg.bm + wm * wtm + mi * lay.m + row
         ncol = bn * cfg.bn + wn * wtn + ni * lay.n + col
         val = ridx(acc, (mi * tn + ni) * ec + i).load(dtypes.float32)

@@ -173,7 +173,7 @@ class CStyleLanguage:
   def _r_wmma(self, st: RenderState, u: UOp):
     """A warp's matrix instruction on three register arrays (codegen/tc.py): a language with tensor cores spells
     it (render_wmma); the others have no tensor cores, and the TC Opt is refused for them before this point."""
-    ptrs = [f"({st.val(s.src[0])}+{st.val(s)})" for s in u.src]
+    ptrs = [st.ptr(s) for s in u.src]
     st.emit(self.render_wmma(u.arg, *ptrs) + ";")
   def render_wmma(self, arg, acc: str, a: str, b: str) -> str:
     raise NotImplementedError(f"the {self.lang} renderer has no tensor-core instruction for {arg}")
@@ -232,7 +232,7 @@ class CStyleLanguage:
   def _r_custom(self, st: RenderState, u: UOp):
     fmt = dict(u.arg).get(self.lang, dict(u.arg).get("C")) if isinstance(u.arg, tuple) else u.arg
     if fmt is None: raise NotImplementedError(f"custom op has no {self.lang} spelling: {u.arg}")
-    code = fmt.format(*[f"({st.val(s.src[0])}+{st.val(s)})" if s.op is Ops.INDEX else st.val(s) for s in u.src])
+    code = fmt.format(*[st.ptr(s) if s.op is Ops.INDEX else st.val(s) for s in u.src])
     if u.dtype == dtypes.void: st.emit(code if code.rstrip().endswith(("}", ";")) else code + ";")
     else: st.define(u, code)
   def _r_atomic(self, st: RenderState, u: UOp):
@@ -241,7 +241,7 @@ class CStyleLanguage:
     if len(idx.src) > 2:  # a gated INDEX masks the atomic: the address may be out of bounds where the gate is false
       has_mask = u.op is Ops.ATOMIC and len(u.src) > 2
       srcs = srcs[:-1] + [f"({st.val(idx.src[2])}&&{srcs[-1]})"] if has_mask else srcs + [st.val(idx.src[2])]
-    code = self.render_atomic(u, f"({st.val(idx.src[0])}+{st.val(idx)})", srcs)
+    code = self.render_atomic(u, st.ptr(idx), srcs)
     if st.uses.get(u, 0) == 0: st.emit(code + ";")
     else: st.define(u, code)
   def _r_barrier(self, st: RenderState, u: UOp): st.emit(self.barrier + ";")
@@ -371,6 +371,9 @@ class RenderState:
         stride *= x.src[0].arg
       return f"{nm}[{'+'.join(reversed(parts))}]"
     return self.r[u]
+  def ptr(self, idx: UOp) -> str:
+    """An INDEX as a pointer (what atomics, CUSTOM code and WMMA take): the buffer plus the offset."""
+    return f"({self.val(idx.src[0])}+{self.val(idx)})"
   def define(self, u: UOp, expr: str, prefix: str = "val"):
     """A value: written inline where it is used, or as a named variable when it is used twice, used in a deeper loop,
     has an effect, or nests too deep."""

@@ -77,7 +77,7 @@ class CUDARenderer(GPULanguage):
   helpers = CUDA_HELPERS
   def render_kernel_prefix(self, threads: int) -> str: return f'extern "C" __global__ void __launch_bounds__({threads})'
   def render_bitcast(self, x: str, src, dst) -> str: return f"teeny_bitcast<{self.render_dtype(dst)}>({x})"
-  tensor_cores = ("cuda_m16n8k16",)
+  tensor_cores = ("cuda_m16n8k16",)   # the TC Opt's layouts (codegen/tc.py)
   max_shared = 227 * 1024   # sm_80/sm_90 opt-in limit per block
   def dynamic_shared(self, uops: list) -> int:
     """Bytes of the kernel's one DEFINE_LOCAL array, provided at launch (dynamic shared memory: a static array stops
@@ -88,7 +88,7 @@ class CUDARenderer(GPULanguage):
   def _r_local(self, st, u):
     st.r[u] = f"local{u.arg[0]}"
     st.emit(f"extern __shared__ __align__(16) {self.render_storage(u.dtype.base)} local{u.arg[0]}[];   "
-            f"// {u.arg[1]} values, provided at launch")   # the TC Opt's layouts (codegen/tc.py)
+            f"// {u.arg[1]} values, provided at launch")
   def render_wmma(self, arg, acc: str, a: str, b: str) -> str:
     if arg.layout != "cuda_m16n8k16" or arg.dtype_acc != dtypes.float32 or arg.dtype_in not in _MMA_IN:
       raise NotImplementedError(f"CUDA renderer: no mma.sync for {arg}")
