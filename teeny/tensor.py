@@ -37,6 +37,12 @@ def _plain(u: UOp) -> bool:
   while u.op is Ops.RESHAPE: u = u.src[0]
   return u.op is Ops.BUFFER
 
+def _in_memory(u: UOp) -> bool:
+  """Contiguous memory once realized: a buffer, a CONTIGUOUS or a custom kernel's output, or reshapes of one (so
+  contiguous() of it is itself, not a copy kernel)."""
+  while u.op is Ops.RESHAPE: u = u.src[0]
+  return u.op in (Ops.BUFFER, Ops.CONTIGUOUS, Ops.KERNEL_OUT)
+
 HALF = (dtypes.float16, dtypes.bfloat16)  # reductions over these accumulate in float32
 _F = TypeVar("_F", bound=Callable)  # a function a mode decorates
 
@@ -383,7 +389,7 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
       for k in [k for k in _ran_custom if k not in before]: del _ran_custom[k]
       _ran_custom.update(before)
   def contiguous(self) -> Tensor:
-    if _plain(u := self.uop) or (u.op is Ops.MULTI and all(_plain(s) for s in u.src)): return self
+    if _in_memory(u := self.uop) or (u.op is Ops.MULTI and all(_plain(s) for s in u.src)): return self
     return self._wrap(UOp(Ops.CONTIGUOUS, self.dtype, (self.uop,)))
   def _buffer(self):
     """The realized, contiguous buffer holding this tensor's values (realizing, or copying a view, when needed)."""
@@ -1699,20 +1705,23 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
     if not multi and (self.uop.op not in (Ops.BUFFER, Ops.RESHAPE) or self.uop.base.op is not Ops.BUFFER):
       raise ValueError("custom_kernel must be called on a realized, contiguous output tensor, e.g. "
                        "Tensor.zeros(...).contiguous().realize()")
-    conts = [self] + [t.contiguous() for t in inputs]
-    srcs = [t.uop for t in conts]
     holders = [UOp.placeholder(i, t.dtype, t.local_shape if multi else t.shape) for i, t in enumerate(tensors)]
     sink = fxn(*holders)
     if not isinstance(sink, UOp) or sink.op is not Ops.SINK:
       raise TypeError("custom_kernel: fxn must return a SINK UOp (x.sink(arg=KernelInfo(...)))")
     from teeny.uop.ops import implicit_loads
     sink = implicit_loads(sink)   # `p[i]` used as a value reads the element (tinygrad's dialect)
+    written = written_slots(sink)
+    # inputs in memory already are read there; a detached buffer too, when the kernel only reads it (not copied: a
+    # 1 GB copy of cross_entropy's logits took longer than its kernel)
+    conts = [self] + [t if i + 1 not in written and t.uop.op is Ops.DETACH and _plain(t.uop.src[0]) else t.contiguous()
+                      for i, t in enumerate(inputs)]
+    srcs = [t.uop for t in conts]
     if not isinstance(sink.arg, KernelInfo): sink = sink.replace(arg=KernelInfo(name="custom", opts_to_apply=()))
     ck = UOp(Ops.CUSTOM_KERNEL, dtypes.void, tuple(srcs),
              (sink, _TensorGradFxn(grad_fxn) if grad_fxn is not None else None))
     rg = any(t.requires_grad for t in inputs)
     from teeny.engine.schedule import _reapply_views
-    written = written_slots(sink)
     outs, origins = [], []
     for i, t in enumerate(conts):
       ko = UOp(Ops.KERNEL_OUT, t.dtype, (ck,), i)
@@ -1936,7 +1945,9 @@ def _resolve_executed(ts: list[Tensor]) -> list[UOp]:
     if n in _write_origin:
       # a pending write whose graph changed keeps its origin: the tensors it writes are how a realize finds the lazy
       # readers of the contents it overwrites (_pending_readers)
-      _write_origin[u] = tuple(dict.fromkeys(_write_origin.get(u, ()) + _write_origin[n]))
+      # (by identity, the live ones: hashing a weakref whose tensor is gone raises "weak object has gone away")
+      _write_origin[u] = tuple({id(r): r for r in _write_origin.get(u, ()) + _write_origin[n] if r() is not None}
+                               .values())
   for t in ts:
     if (u := memo[t._uop]) is not t._uop: t._set_uop(u)
   return list(toposort_many([t._uop for t in ts]))

@@ -42,7 +42,7 @@ ALU = {Ops.ADD: np.add, Ops.SUB: np.subtract, Ops.MUL: np.multiply, Ops.MAX: np.
        Ops.SHR: lambda a, b: np.right_shift(np.asarray(a, np.uint32), np.asarray(b, np.uint32)),
        Ops.SHL: lambda a, b: np.left_shift(np.asarray(a, np.uint32), np.asarray(b, np.uint32)),
        Ops.XOR: np.bitwise_xor, Ops.NEG: np.negative, Ops.RECIP: lambda a: 1 / a, Ops.EXP2: np.exp2, Ops.EXP: np.exp,
-       Ops.LOG2: np.log2, Ops.SQRT: np.sqrt}
+       Ops.LOG2: np.log2, Ops.LOG: np.log, Ops.SQRT: np.sqrt}
 
 class Env(dict):
   """Each UOp's value; constants are not in the linearized list and read as themselves."""

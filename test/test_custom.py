@@ -454,3 +454,25 @@ def test_schedule_is_only_a_look():
   z = (w * 2).sum(1)
   z.schedule()
   np.testing.assert_array_equal(z.numpy(), (np.arange(40, dtype=np.float32).reshape(10, 4) * 2).sum(1))
+
+@needs_values
+def test_write_origin_of_a_dropped_output_tensor():
+  """A custom kernel's output tensor (Tensor.empty) dropped before the realize: the graph rebuilt over it merged the
+  writes' origins by hashing their weakrefs, and a dead one raised "weak object has gone away" (the GPU cross_entropy
+  forward met it on OpenCL)."""
+  import gc
+  from teeny.kernels.common import with_grad
+  from teeny.kernels.nll import CrossEntropyGrad
+  def dbl(o, a):
+    i = UOp.range(6, 0, AxisType.GLOBAL)
+    return o.index(i).store(a.index(i).load() * 2).end(i).sink(arg=KernelInfo(name="dbl", opts_to_apply=()))
+  x = Tensor(np.arange(6, dtype=np.float32).reshape(2, 3), requires_grad=True)
+  stats = Tensor.empty(6).custom_kernel(x.detach().reshape(6), fxn=dbl)[0].reshape(3, 2)
+  gc.collect()
+  loss = with_grad(stats[0].sum(), (x, Tensor(np.int32([0, 1])), stats[1]), CrossEntropyGrad("sum", -100), "w")
+  loss.backward()
+  assert loss.item() == 2.0   # 2 * (0 + 1)
+  lse = np.float32([4, 6])    # the "logsumexp" the kernel wrote: 2 * x[2:4]
+  want = np.exp(np.arange(6, dtype=np.float32).reshape(2, 3) - lse[:, None])
+  want[[0, 1], [0, 1]] -= 1
+  np.testing.assert_allclose(x.grad.numpy(), want, rtol=1e-6)

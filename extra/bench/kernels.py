@@ -251,15 +251,21 @@ def bench_ce():
   tg = Tensor(tg_np).realize()
   L = Tensor(lg_np).realize()
   L.requires_grad = True
-  def teeny_bwd(custom: int):
+  def teeny_bwd(custom: int, step: bool = False):
+    """The backward alone (forward realized first), or with step=True forward and backward (the loss and the
+    gradient realized together, as a training step does)."""
     def run():
       L.grad = None
+      if step:
+        GlobalCounters.reset()
+        st = time.perf_counter()
       with Context(TEENY_CUSTOM_KERNELS=custom): loss = K.cross_entropy(L, tg)
-      loss.realize()
-      GlobalCounters.reset()
-      st = time.perf_counter()
+      if not step:
+        loss.realize()
+        GlobalCounters.reset()
+        st = time.perf_counter()
       loss.backward()
-      L.grad.realize()
+      Tensor.realize(loss, L.grad)
       sync()
       return time.perf_counter() - st, GlobalCounters.time_sum_s
     run()
@@ -276,30 +282,37 @@ def bench_ce():
   ok = "not checked (no torch gradients)" if want is None else \
     "ok" if np.allclose(got, want, rtol=1e-4, atol=1e-7) else "WRONG"
   row(f"cross_entropy {N}x{C}", hand, tg_time, "ce", ok)
+  row("  forward + backward", teeny_bwd(1, True), teeny_bwd(0, True)[0], "ce_step", "the loss and gradient of a step")
 
-def torch_ce() -> float:
+def torch_ce(step: bool = False) -> float:
+  """torch's backward alone, or with step=True forward and backward."""
   _, _, lg_np, tg_np = ce_inputs()
   tl = torch.tensor(lg_np, requires_grad=True, device=TDEV)
   tt = torch.tensor(tg_np).long().to(TDEV)
   def ref():
     tl.grad = None
+    if step:
+      sync()
+      st = time.perf_counter()
     loss = torch.nn.functional.cross_entropy(tl, tt)
-    sync()
-    st = time.perf_counter()
+    if not step:
+      sync()
+      st = time.perf_counter()
     loss.backward()
     sync()
     return time.perf_counter() - st
   ref()
   t = statistics.median(ref() for _ in range(RUNS))
-  if REFS: np.save(ref_path("ce_grad"), tl.grad.cpu().numpy())
+  if REFS and not step: np.save(ref_path("ce_grad"), tl.grad.cpu().numpy())
   return t
 
 def worker(who: str) -> dict:
   if who == "torch":
     if torch is None: return {"info": "torch: not available on this device", "t": {}}
-    fns = {"emb": torch_embedding, "conv": torch_conv, "ce": torch_ce}
+    fns = {"emb": torch_embedding, "conv": torch_conv, "ce": torch_ce, "ce_step": lambda: torch_ce(True)}
     isa = f" ({torch.backends.cpu.get_cpu_capability()})" if TDEV == "cpu" else ""
-    return {"info": f"torch {torch.__version__} on {TDEV}{isa}", "t": {k: fn() for k, fn in fns.items() if k in ONLY}}
+    figs = {k: fn() for k, fn in fns.items() if k.split("_")[0] in ONLY}
+    return {"info": f"torch {torch.__version__} on {TDEV}{isa}", "t": figs}
   for key, fn in (("emb", bench_embedding), ("conv", bench_conv), ("ce", bench_ce), ("variants", bench_conv_variants)):
     if key in ONLY: fn()
   return {"rows": ROWS, "lines": LINES}

@@ -40,6 +40,47 @@ def reduce_sum(value: UOp, *ranges: UOp) -> UOp:
   """The sum of `value` over REDUCE `ranges`."""
   return UOp(Ops.REDUCE, value.dtype, (value, *ranges), Ops.ADD)
 
+# ---- one GPU block per row (kernels/softmax.py, kernels/nll.py): shared memory, barriers, trees over the threads
+
+def block_threads(n: int) -> int:
+  """Threads of a block that walks a row of n elements."""
+  return 512 if n >= 4096 else 256 if n >= 1024 else 128
+
+def at(buf: UOp, i: UOp | int, valid: UOp | None = None) -> UOp:
+  """buf[i] (masked by `valid`), for any buffer: a parameter, shared memory (DEFINE_LOCAL) or registers (DEFINE_REG)."""
+  ix = i if isinstance(i, UOp) else UOp.const(dtypes.index, i)
+  return UOp(Ops.INDEX, buf.dtype, (buf, ix) + ((valid,) if valid is not None else ()))
+
+def read(ix: UOp, after: UOp | None = None) -> UOp:
+  """The value at `ix`; `after` (a BARRIER) orders it: loads of one address at two times must be two nodes, or
+  hash-consing would make the second read the first's value."""
+  return UOp(Ops.LOAD, ix.dtype.base, (ix,) + ((after,) if after is not None else ()))
+
+class Barriers:
+  """Distinct BARRIER nodes for one kernel (equal ones would be one node, hash-consed)."""
+  def __init__(self) -> None: self.n = 0
+  def __call__(self) -> UOp:
+    self.n += 1
+    return UOp(Ops.BARRIER, dtypes.void, (), self.n)
+
+def block_tree(smem: UOp, bases: tuple[int, ...], tid: UOp, threads: int, values: list[UOp],
+               combine: Callable[[list[UOp], list[UOp]], list[UOp]], barrier: Barriers) -> tuple[list[UOp], list[UOp]]:
+  """The block's threads combine their `values` (one shared buffer of `threads` slots each, at `bases`) pairwise in
+  halving steps. Returns the effects (stores and barriers, in order) and the totals, read after the last barrier."""
+  eff = [at(smem, b + tid).store(v) for b, v in zip(bases, values)]
+  bar = barrier()
+  eff.append(bar)
+  s = threads // 2
+  while s >= 1:
+    lane = tid < s
+    mine = [read(at(smem, b + tid, lane), bar) for b in bases]
+    other = [read(at(smem, b + tid + s, lane), bar) for b in bases]
+    eff += [at(smem, b + tid, lane).store(v) for b, v in zip(bases, combine(mine, other))]
+    bar = barrier()
+    eff.append(bar)
+    s //= 2
+  return eff, [read(at(smem, b), bar) for b in bases]
+
 @dataclass(frozen=True)
 class _CopyGrad:
   """grad_fxn of with_grad's copy kernel: no gradient for the copied value, `inner` for the declared inputs. Frozen

@@ -15,9 +15,7 @@ from teeny.device import Device
 from teeny.dtype import dtypes
 from teeny.tensor import Tensor
 from teeny.uop.ops import AxisType, KernelInfo, Ops, UOp
-from teeny.kernels.common import is_gpu, use_custom_kernels
-
-def _threads(n: int) -> int: return 512 if n >= 4096 else 256 if n >= 1024 else 128
+from teeny.kernels.common import Barriers, at, block_threads, block_tree, is_gpu, read, use_custom_kernels
 
 @functools.lru_cache(maxsize=256)
 def _softmax_kernel(out: UOp, x: UOp, rows: int, n: int) -> UOp:
@@ -26,56 +24,40 @@ def _softmax_kernel(out: UOp, x: UOp, rows: int, n: int) -> UOp:
   return _build(out, x, rows, n)
 
 def _build(out: UOp, x: UOp, rows: int, n: int) -> UOp:
-  T = _threads(n)
-  f32, idx = dtypes.float32, dtypes.index
+  T = block_threads(n)
+  f32 = dtypes.float32
   r, tid = UOp.range(rows, 0, AxisType.GLOBAL), UOp.range(T, 1, AxisType.LOCAL)
   smem = UOp(Ops.DEFINE_LOCAL, f32.ptr(), (), (0, n + 2 * T))   # the row, then the max and sum buffers
   reg = UOp(Ops.DEFINE_REG, f32.ptr(), (), (1, 2))               # this thread's max and sum
-  at = lambda buf, i, valid=None: UOp(Ops.INDEX, buf.dtype, (buf, i if isinstance(i, UOp) else UOp.const(idx, i)) +
-                                       ((valid,) if valid is not None else ()))
-  tags = iter(range(1 << 20))
-  def barrier() -> UOp: return UOp(Ops.BARRIER, dtypes.void, (), next(tags))
-  def load(ix: UOp, after: UOp | None = None) -> UOp:
-    return UOp(Ops.LOAD, f32, (ix,) + ((after,) if after is not None else ()))
+  barrier = Barriers()
   steps = -(-n // T)
   eff: list[UOp] = [at(reg, 0).store(UOp.const(f32, float("-inf"))), at(reg, 1).store(UOp.const(f32, 0.0))]
   # the row into shared memory, and this thread's max
   j = UOp.range(steps, 2, AxisType.LOOP)
   i = j * T + tid
   ok = i < n
-  v = UOp(Ops.LOAD, f32, (at(x, r * n + i, ok),))
-  eff += [at(smem, i, ok).store(v),
-          at(reg, 0).store(ok.where(load(at(reg, 0)).alu(Ops.MAX, v), load(at(reg, 0)))).end(j)]
-  def tree(slot: int, op: Ops, value: UOp) -> tuple[list[UOp], UOp]:
-    """The block's threads combine their `value` in shared memory (buffer `slot`); the total, after a barrier."""
-    base = n + slot * T
-    out = [at(smem, base + tid).store(value)]
-    b = barrier()
-    out.append(b)
-    s = T // 2
-    while s >= 1:
-      lane = tid < s
-      mine, other = load(at(smem, base + tid, lane), b), load(at(smem, base + tid + s, lane), b)
-      out.append(at(smem, base + tid, lane).store(mine.alu(op, other)))
-      b = barrier()
-      out.append(b)
-      s //= 2
-    return out, load(at(smem, base), b)
-  red, mx = tree(0, Ops.MAX, load(at(reg, 0)))
+  v = read(at(x, r * n + i, ok))
+  mx_old = read(at(reg, 0))
+  eff += [at(smem, i, ok).store(v), at(reg, 0).store(ok.where(mx_old.alu(Ops.MAX, v), mx_old)).end(j)]
+  done = barrier()   # the register read after the loop is a new read (not the loop's, which hash-consing would reuse)
+  eff.append(done)
+  red, (mx,) = block_tree(smem, (n,), tid, T, [read(at(reg, 0), done)], lambda a, b: [a[0].alu(Ops.MAX, b[0])], barrier)
   eff += red
   # this thread's sum of exp(x - max), from the row in shared memory
   k = UOp.range(steps, 3, AxisType.LOOP)
   i2 = k * T + tid
   ok2 = i2 < n
-  e2 = (load(at(smem, i2, ok2), red[-1]) - mx).alu(Ops.EXP)
-  eff.append(at(reg, 1).store(ok2.where(load(at(reg, 1)) + e2, load(at(reg, 1)))).end(k))
-  red2, total = tree(1, Ops.ADD, load(at(reg, 1)))
+  e2 = (read(at(smem, i2, ok2), red[-1]) - mx).alu(Ops.EXP)
+  eff.append(at(reg, 1).store(ok2.where(read(at(reg, 1)) + e2, read(at(reg, 1)))).end(k))
+  done2 = barrier()
+  eff.append(done2)
+  red2, (total,) = block_tree(smem, (n + T,), tid, T, [read(at(reg, 1), done2)], lambda a, b: [a[0] + b[0]], barrier)
   eff += red2
   # written once
   q = UOp.range(steps, 4, AxisType.LOOP)
   i3 = q * T + tid
   ok3 = i3 < n
-  y = (load(at(smem, i3, ok3), red2[-1]) - mx).alu(Ops.EXP) * total.alu(Ops.RECIP)
+  y = (read(at(smem, i3, ok3), red2[-1]) - mx).alu(Ops.EXP) * total.alu(Ops.RECIP)
   eff.append(at(out, r * n + i3, ok3).store(y).end(q))
   return UOp(Ops.SINK, dtypes.void, tuple(eff), KernelInfo(name=f"softmax_{rows}_{n}", opts_to_apply=()))
 
@@ -86,7 +68,7 @@ def fits(x: Tensor, axis: int) -> bool:
   if x.dtype != dtypes.float32 or x.ndim == 0 or axis % x.ndim != x.ndim - 1 or x.numel() == 0: return False
   n = x.shape[-1]
   most = getattr(Device[x.device].renderer, "max_shared", 48 * 1024)
-  return isinstance(n, int) and (n + 2 * _threads(n)) * 4 <= most and n >= 32
+  return isinstance(n, int) and (n + 2 * block_threads(n)) * 4 <= most and n >= 32
 
 @dataclass(frozen=True)
 class SoftmaxGrad:
