@@ -9,7 +9,7 @@ from teeny.uop.ops import AxisType, GroupOp, KernelInfo, Ops, UOp
 from teeny.uop.rewrite import graph_rewrite
 from teeny.uop.symbolic import symbolic
 from teeny.codegen.linearize import linearize, deps
-from teeny.codegen.opt import apply_opts, gpu_plain, hand_coded_opts, merge_globals
+from teeny.codegen.opt import apply_opts, gpu_plain, hand_coded_opts, merge_globals, merge_reduces
 from teeny.codegen.expand import expand_unrolls
 from teeny.codegen.gpu import insert_tree_reduces, map_to_grid
 
@@ -82,8 +82,10 @@ def pass_symbolic(ast: UOp, ctx: Compile) -> UOp:
   return graph_rewrite(ast, symbolic)
 
 def pass_normalize(ast: UOp, ctx: Compile) -> UOp:
-  """Before the heuristics choose: adjacent parallel loops merged where no address needs div/mod (opt.merge_globals).
-  A kernel with its own Opt list keeps its ranges as written, so the list's axis ids mean what its author meant."""
+  """Before the heuristics choose: the ranges of one reduction merged, and adjacent parallel loops merged, where no
+  address needs div/mod (opt.merge_reduces, opt.merge_globals). A kernel with its own Opt list keeps its ranges as
+  written, so the list's axis ids mean what its author meant."""
+  if ctx.heuristic: ast = merge_reduces(ast)
   ctx.gpu_plain = getattr(ctx.renderer, "is_gpu", False) and gpu_plain(ast)
   if not ctx.heuristic or (getattr(ctx.renderer, "is_gpu", False) and not ctx.gpu_plain): return ast
   return merge_globals(ast)

@@ -85,6 +85,34 @@ def merge_globals(ast: UOp) -> UOp:
         break
   return ast
 
+def merge_reduces(ast: UOp) -> UOp:
+  """Fuse two ranges of one reduction into one where every address stays free of div/mod: a sum over (batch, time)
+  of a contiguous tensor is one sum over batch*time. The heuristics split and tile one reduce axis; with two (the
+  weight gradient of a Linear applied to (B, T, D)), a 256x256x(32*128) float32 matmul took 2.4 ms on the H200.
+  (A normalisation that runs before the heuristics choose, not an Opt.)"""
+  changed = True
+  while changed:
+    changed = False
+    reds = [u for u in ast.toposort if u.op is Ops.REDUCE and len(u.src) > 2]
+    for red in reds:
+      rngs = [r for r in red.src[1:] if r.op is Ops.RANGE and const_size(r) is not None]
+      for a, b in ((a, b) for a in rngs for b in rngs if a is not b):
+        sa, sb = const_size(a), const_size(b)
+        merged = UOp.range(sa * sb, a.arg[0], AxisType.REDUCE)
+        outer, inner = merged // sb, merged % sb
+        cand = ast.substitute({a: outer, b: inner})
+        # each reduce over both now reduces over the merged range (and stays a reduce over ranges)
+        fix = {u: u.replace(src=(u.src[0],) + tuple(dict.fromkeys(merged if s in (outer, inner) else s
+                                                              for s in u.src[1:])))
+               for u in cand.toposort if u.op is Ops.REDUCE and outer in u.src[1:] and inner in u.src[1:]}
+        if any(u.op is Ops.REDUCE and (outer in u.src[1:]) != (inner in u.src[1:]) for u in cand.toposort): continue
+        cand = graph_rewrite(cand.substitute(fix), symbolic)
+        if _has_divmod_of(cand, merged) == 0:
+          ast, changed = cand, True
+          break
+      if changed: break
+  return ast
+
 # ---- applying one Opt
 
 def _describe(ast: UOp) -> str:

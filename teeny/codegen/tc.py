@@ -264,9 +264,11 @@ def apply_tc(ast: UOp, arg, renderer) -> UOp:
   if mt.batch:
     ast_b, flat = flatten_ranges(ast, mt.batch, AxisType.GLOBAL)
     assert flat is not None, "a batch has ranges"
-    ast_b = ast_b.substitute({flat: UOp.range(prod(_size(b) for b in mt.batch), 2, AxisType.GLOBAL)})
+    # a fresh axis id: an existing one (the n range's, say) of the same size would be the same node
+    fresh = 1 + max(u.arg[0] for u in ast_b.toposort if u.op is Ops.RANGE)
+    ast_b = ast_b.substitute({flat: UOp.range(prod(_size(b) for b in mt.batch), fresh, AxisType.GLOBAL)})
   mt2 = tc_match(ast_b)
-  assert not isinstance(mt2, str), "flattening the batch keeps the matmul shape"
+  assert not isinstance(mt2, str), f"flattening the batch keeps the matmul shape: {mt2}"
   tid = UOp.range(threads, 3, AxisType.LOCAL)
   lane, warp = tid % lay.lanes, tid // lay.lanes
   wm, wn = warp // cfg.wn, warp % cfg.wn
