@@ -144,6 +144,7 @@ RULES: dict[Ops, Callable[[UOp, UOp], tuple[UOp | None, ...]]] = {
   Ops.WINDOW: _window_grad,
   Ops.GATHER: _gather_grad,
   Ops.CONTIGUOUS: lambda g, r: (g,),
+  Ops.CONTIGUOUS_BACKWARD: lambda g, r: (UOp(Ops.CONTIGUOUS, g.dtype, (g,)),),
   Ops.COPY: lambda g, r: (UOp(Ops.COPY, g.dtype, (UOp(Ops.CONTIGUOUS, g.dtype, (g,)),), r.src[0].device),),
   Ops.MULTI: lambda g, r: _multi_grad(g, r),
 }

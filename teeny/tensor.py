@@ -391,6 +391,11 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
   def contiguous(self) -> Tensor:
     if _in_memory(u := self.uop) or (u.op is Ops.MULTI and all(_plain(s) for s in u.src)): return self
     return self._wrap(UOp(Ops.CONTIGUOUS, self.dtype, (self.uop,)))
+  def contiguous_backward(self) -> Tensor:
+    """The same values; in backward() the gradient that reaches this tensor gets its own buffer (it is made
+    contiguous) instead of being recomputed inside each kernel that reads it (tinygrad's name; a mixed-precision matmul
+    uses it so its backward matmuls load a stored bfloat16 gradient)."""
+    return self._wrap(UOp(Ops.CONTIGUOUS_BACKWARD, self.dtype, (self.uop,)))
   def _buffer(self):
     """The realized, contiguous buffer holding this tensor's values (realizing, or copying a view, when needed)."""
     from teeny.engine.realize import buffer_for, check_version

@@ -3,11 +3,18 @@
 with torch.cuda.graph) on the same GPU, in one run. Not a test.
 
   DEV=CUDA python extra/bench/gpu_train.py        # STEPS=n timed steps (default 100), WARMUP=n (default 10)
+  CPU_SMOKE=1 STEPS=2 WARMUP=1 python extra/bench/gpu_train.py   # every case once on the CPU (torch too, no graphs)
 
 Cases: the 784-128-10 MLP (batch 128, Adam, cross-entropy) of extra/bench/train.py, and examples/tiny_gpt.py's model
-(AdamW, cross-entropy over every position) at the example's size and at a wider one. Each step is forward, backward
-and the optimizer update, with the loss read back to the host (which waits for the GPU). Steps/s (and tokens/s for
-the GPT), ratios to PyTorch eager.
+(AdamW, cross-entropy over every position) at the example's size and at a wider one, each in float32 and in bfloat16
+mixed precision: teeny's TinyGPT(dtype="bfloat16") (float32 weights and optimizer, bfloat16 matmuls summed in float32:
+the tensor-core kernels) against PyTorch's model under torch.autocast(dtype=torch.bfloat16) (backward outside it, as
+torch recommends). Each step is forward, backward and the optimizer update, with the loss read back to the host (which
+waits for the GPU). Steps/s (and tokens/s for the GPT), ratios to PyTorch eager.
+
+Then the bfloat16 loss check (issue 12): the example's model on its text, float32 and bfloat16 from one seed, trained
+for as many steps as float32 needs to cut its loss (the mean of the last 10 steps) by 40% (MATCH_MAX=n steps at most,
+default 300); PASS when bfloat16's loss there is within 2% of float32's.
 """
 from __future__ import annotations
 import math, os, sys, time
@@ -17,6 +24,8 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT)); sys.path.insert(0, str(ROOT / "examples"))
 
 STEPS, WARMUP = int(os.environ.get("STEPS", 100)), int(os.environ.get("WARMUP", 10))
+CPU_SMOKE = os.environ.get("CPU_SMOKE", "0") == "1"   # run it all on the CPU once: the code paths, not a measurement
+MATCH_MAX, MATCH_CUT, MATCH_TOL = int(os.environ.get("MATCH_MAX", 300)), 0.40, 0.02
 GPT_SIZES = {"gpt example (d64 l2 b16 t64)": dict(dim=64, heads=4, layers=2, batch=16, context=64),
              "gpt wider (d256 l4 b32 t128)": dict(dim=256, heads=8, layers=4, batch=32, context=128)}
 VOCAB = 96
@@ -54,13 +63,13 @@ def teeny_mlp(jit: bool):
   f = TinyJit(step) if jit else step
   return lambda: f(x, y).item()
 
-def teeny_gpt(jit: bool, dim, heads, layers, batch, context):
+def teeny_gpt(jit: bool, dim, heads, layers, batch, context, dtype="float32"):
   from teeny import Tensor, TinyJit, nn
   from teeny.nn.state import get_parameters
   import teeny.kernels as K
   from tiny_gpt import TinyGPT
   Tensor.manual_seed(0)
-  model = TinyGPT(VOCAB, dim=dim, heads=heads, layers=layers, context=context)
+  model = TinyGPT(VOCAB, dim=dim, heads=heads, layers=layers, context=context, dtype=dtype)
   opt = nn.optim.AdamW(get_parameters(model), lr=1e-3, weight_decay=0.01)
   X, Y = gpt_data(batch, context)
   x, y = Tensor(X), Tensor(Y.reshape(-1))
@@ -75,14 +84,19 @@ def teeny_gpt(jit: bool, dim, heads, layers, batch, context):
   return lambda: f(x, y).item()
 
 # ---- torch
-def torch_case(torch, make_model, make_opt, X, Y, loss_of, graph: bool):
-  dev = torch.device("cuda")
+def torch_case(torch, make_model, make_opt, X, Y, loss_of, graph: bool, autocast=None):
+  """autocast: a dtype for torch.autocast around the forward and the loss (the backward runs outside it)."""
+  dev = torch.device("cuda" if torch.cuda.is_available() else "cpu")   # (the CPU only under CPU_SMOKE)
+  if graph and dev.type != "cuda": raise RuntimeError("CUDA graphs need a GPU")
   m = make_model().to(dev)
-  opt = make_opt(m.parameters(), graph)
+  opt = make_opt(m.parameters(), graph and dev.type == "cuda")
   x, y = torch.tensor(X, device=dev), torch.tensor(Y, device=dev)
   def body():
     opt.zero_grad(set_to_none=not graph)
-    loss = loss_of(m(x), y)
+    # (the autocast cache of bfloat16 weights is off under a CUDA graph, as torch asks for graph capture)
+    with torch.autocast(dev.type, dtype=autocast or torch.float32, enabled=autocast is not None,
+                        cache_enabled=not graph):
+      loss = loss_of(m(x), y)
     loss.backward()
     opt.step()
     return loss
@@ -106,24 +120,45 @@ def torch_mlp(torch, graph: bool):
                     lambda ps, g: torch.optim.Adam(ps, lr=1e-3, capturable=g), X, Y,
                     torch.nn.functional.cross_entropy, graph)
 
-def torch_gpt(torch, graph: bool, dim, heads, layers, batch, context):
+def torch_gpt(torch, graph: bool, dim, heads, layers, batch, context, dtype="float32"):
   X, Y = gpt_data(batch, context)
   torch.manual_seed(0)
   from torch_gpt import torch_gpt as make
   return torch_case(torch, lambda: make(VOCAB, dim, heads, layers, context),
                     lambda ps, g: torch.optim.AdamW(ps, lr=1e-3, weight_decay=0.01, capturable=g),
                     X.astype(np.int64), Y.astype(np.int64),
-                    lambda out, y: torch.nn.functional.cross_entropy(out.reshape(-1, VOCAB), y.reshape(-1)), graph)
+                    lambda out, y: torch.nn.functional.cross_entropy(out.float().reshape(-1, VOCAB), y.reshape(-1)),
+                    graph, autocast=getattr(torch, dtype) if dtype != "float32" else None)
 
-def fmt(x): return "-" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:9.1f}"
+# ---- the bfloat16 loss check
+def loss_match() -> tuple[int | None, float, float, float, bool]:
+  """(steps float32 took to cut its smoothed loss by MATCH_CUT (None: not within MATCH_MAX), float32's and bfloat16's
+  smoothed loss there, their relative difference, PASS). The example's model, text, batches, seed and learning rate."""
+  from teeny import Tensor
+  import tiny_gpt as G
+  data, itos, _ = G.load_data()
+  def run(dtype: str, steps: int) -> list[float]:
+    Tensor.manual_seed(0)
+    return G.train(G.TinyGPT(len(itos), dtype=dtype), data, steps, np.random.default_rng(0), bar=False)
+  smooth = lambda ls, i: float(np.mean(ls[max(0, i - 9):i + 1]))   # the example's summary: the mean of the last 10
+  f32 = run("float32", MATCH_MAX)
+  n = next((i + 1 for i in range(9, len(f32)) if smooth(f32, i) <= (1 - MATCH_CUT) * f32[0]), None)
+  if n is None: return None, smooth(f32, len(f32) - 1), float("nan"), float("nan"), False
+  b16 = run("bfloat16", n)
+  lf, lb = smooth(f32, n - 1), smooth(b16, n - 1)
+  rel = abs(lb - lf) / lf
+  return n, lf, lb, rel, rel <= MATCH_TOL
+
+def fmt(x): return f"{'-':>9s}" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:9.1f}"
 
 def main():
   from teeny import Device
-  if not Device.DEFAULT.startswith("CUDA"):
-    sys.exit(f"gpu_train.py measures a GPU: run it with DEV=CUDA (the default device here is {Device.DEFAULT})")
+  if not Device.DEFAULT.startswith("CUDA") and not CPU_SMOKE:
+    sys.exit(f"gpu_train.py measures a GPU: run it with DEV=CUDA (the default device here is {Device.DEFAULT}; "
+             "CPU_SMOKE=1 runs every case once on it)")
   try:
     import torch
-    if not torch.cuda.is_available(): torch = None
+    if not torch.cuda.is_available() and not CPU_SMOKE: torch = None
   except ImportError: torch = None
   rows = []
   def run(fn):
@@ -133,26 +168,45 @@ def main():
       return float("nan")
   cases = [("MLP 784-128-10 b128 Adam", 128, lambda j: teeny_mlp(j), (lambda g: torch_mlp(torch, g)))]
   for name, kw in GPT_SIZES.items():
-    cases.append((name, kw["batch"] * kw["context"], lambda j, kw=kw: teeny_gpt(j, **kw),
-                  lambda g, kw=kw: torch_gpt(torch, g, **kw)))
+    for dt in ("float32", "bfloat16"):
+      cases.append((name if dt == "float32" else f"{name} bf16", kw["batch"] * kw["context"],
+                    lambda j, kw=kw, dt=dt: teeny_gpt(j, **kw, dtype=dt),
+                    lambda g, kw=kw, dt=dt: torch_gpt(torch, g, **kw, dtype=dt)))
   for name, tokens, tn, tt in cases:
     print(f"{name} ...", flush=True)
     r = dict(name=name, tokens=tokens, teeny=run(lambda: tn(False)), teeny_jit=run(lambda: tn(True)))
     r["torch"] = run(lambda: tt(False)) if torch else None
     r["torch_graph"] = run(lambda: tt(True)) if torch else None
     rows.append(r)
-  print(f"\nsteps/s on {Device.DEFAULT} ({torch.cuda.get_device_name() if torch else 'no torch'}), {STEPS} steps after "
-        f"{WARMUP} warm-up, loss read back each step")
-  print(f"{'case':32s} {'teeny':>9s} {'teeny jit':>9s} {'torch':>9s} {'torch cg':>9s}  {'jit/torch':>9s} "
+  gpu = (torch.cuda.get_device_name() if torch.cuda.is_available() else "CPU") if torch else "no torch"
+  print(f"\nsteps/s on {Device.DEFAULT} ({gpu}), {STEPS} steps after {WARMUP} warm-up, loss read back each step"
+        + (" (CPU_SMOKE: not a measurement)" if CPU_SMOKE else ""))
+  print(f"{'case':37s} {'teeny':>9s} {'teeny jit':>9s} {'torch':>9s} {'torch cg':>9s}  {'jit/torch':>9s} "
         f"{'jit/torch cg':>12s}")
+  ratio = lambda a, b: f"{a / b:9.2f}" if a and b and not math.isnan(a) and not math.isnan(b) else "        -"
   for r in rows:
-    ratio = lambda a, b: f"{a / b:9.2f}" if a and b and not math.isnan(a) and not math.isnan(b) else "        -"
-    print(f"{r['name']:32s} {fmt(r['teeny'])} {fmt(r['teeny_jit'])} {fmt(r['torch'])} {fmt(r['torch_graph'])}  "
+    print(f"{r['name']:37s} {fmt(r['teeny'])} {fmt(r['teeny_jit'])} {fmt(r['torch'])} {fmt(r['torch_graph'])}  "
           f"{ratio(r['teeny_jit'], r['torch'])} {ratio(r['teeny_jit'], r['torch_graph']):>12s}")
+  print("\ntokens/s (bf16: teeny mixed precision vs torch.autocast bfloat16)")
+  print(f"{'case':37s} {'teeny jit':>11s} {'torch':>11s} {'torch cg':>11s}  {'jit/torch':>9s} {'jit/torch cg':>12s}")
+  tfmt = lambda x: "          -" if x is None or math.isnan(x) else f"{x:11,.0f}"
   for r in rows[1:]:
     tok = {k: (r[k] or float("nan")) * r["tokens"] for k in ("teeny_jit", "torch", "torch_graph")}
-    print(f"{r['name']}: tokens/s teeny jit {tok['teeny_jit']:,.0f}, torch {tok['torch']:,.0f}, "
-          f"torch cuda graph {tok['torch_graph']:,.0f}")
+    print(f"{r['name']:37s} {tfmt(tok['teeny_jit'])} {tfmt(tok['torch'])} {tfmt(tok['torch_graph'])}  "
+          f"{ratio(tok['teeny_jit'], tok['torch'])} {ratio(tok['teeny_jit'], tok['torch_graph']):>12s}")
+  by_name = {r["name"]: r for r in rows}
+  for name in GPT_SIZES:
+    f32, b16 = by_name[name], by_name[f"{name} bf16"]
+    up = {k: ratio(b16[k], f32[k]).strip() for k in ("teeny_jit", "torch", "torch_graph")}
+    print(f"{name}: bf16/float32 speed-up teeny jit {up['teeny_jit']}, torch {up['torch']}, "
+          f"torch cg {up['torch_graph']}")
+  print(f"\nbfloat16 loss check: the example trained until float32 cuts its loss by {MATCH_CUT:.0%} "
+        f"(at most {MATCH_MAX} steps), same seed ...", flush=True)
+  n, lf, lb, rel, ok = loss_match()
+  if n is None: print(f"  FAIL: float32 did not cut its loss by {MATCH_CUT:.0%} in {MATCH_MAX} steps (at {lf:.4f})")
+  else:
+    print(f"  after {n} steps (loss: mean of the last 10): float32 {lf:.4f}, bfloat16 {lb:.4f}, {rel:.2%} apart: "
+          f"{'PASS' if ok else 'FAIL'} (limit {MATCH_TOL:.0%})")
 
 if __name__ == "__main__":
   main()

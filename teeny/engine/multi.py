@@ -163,7 +163,7 @@ def _lower_node(n: UOp, memo: dict) -> Sharded | UOp:
     axis = next((s.axis for s in multi if s.axis is not None and s.axis != n.arg), None)
     al = _align(srcs, axis, x.devices)
     return Sharded(tuple(UOp(op, n.dtype, tuple(a[i] for a in al), n.arg) for i in range(nd)), axis)
-  if op in GroupOp.Elementwise or op in (Ops.CONTIGUOUS, Ops.DETACH):
+  if op in GroupOp.Elementwise or op in (Ops.CONTIGUOUS, Ops.DETACH, Ops.CONTIGUOUS_BACKWARD):
     axis = next((s.axis for s in multi if s.axis is not None), None)
     al = _align(srcs, axis, x.devices)
     return Sharded(tuple(UOp(op, n.dtype, tuple(a[i] for a in al), n.arg) for i in range(nd)), axis)

@@ -206,7 +206,7 @@ class KernelBuilder:
       srcs = []
       for s in n.src: srcs.append((yield (s, idx, gate)))
       return n.replace(src=tuple(srcs))
-    if op in (Ops.DETACH, Ops.CONTIGUOUS): return (yield (n.src[0], idx, gate))
+    if op in (Ops.DETACH, Ops.CONTIGUOUS, Ops.CONTIGUOUS_BACKWARD): return (yield (n.src[0], idx, gate))
     if op is Ops.REDUCE_AXIS:
       self.has_reduce = True
       alu, axes = n.arg

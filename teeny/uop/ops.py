@@ -16,6 +16,8 @@ class Ops(FastEnum):
   BUFFER = auto(); CONST = auto(); COPY = auto(); CONTIGUOUS = auto(); ASSIGN = auto(); DETACH = auto()
   CUSTOM_KERNEL = auto(); KERNEL_OUT = auto(); GATHER = auto(); ARANGE = auto()
   BIND = auto()   # BIND(DEFINE_VAR, CONST): a symbolic dimension's variable with its value (uop/symbolic.py)
+  # CONTIGUOUS_BACKWARD(x): x itself in the forward graph; its gradient is made CONTIGUOUS (its own buffer)
+  CONTIGUOUS_BACKWARD = auto()
   # several devices (engine/multi.py): MULTI(shard per device, arg=axis or None) is one tensor held as a buffer per
   # device, split along axis (None: each holds all of it); ALLREDUCE(partial per device, arg=(op, i)) is device i's
   # copy of the elementwise reduction (Ops.ADD/MAX/MIN) of every device's partial
@@ -308,7 +310,7 @@ class UOp(metaclass=UOpMetaClass):
     # ASSIGN(target, value): the whole memory after writing value through the view target; target.base is the version
     # it overwrites (a BUFFER, an earlier ASSIGN, or a lazy value given a buffer first)
     if op is Ops.ASSIGN: return self.src[0].base.shape
-    if op in GroupOp.Elementwise or op in (Ops.FLIP, Ops.CONTIGUOUS, Ops.COPY, Ops.DETACH):
+    if op in GroupOp.Elementwise or op in (Ops.FLIP, Ops.CONTIGUOUS, Ops.COPY, Ops.DETACH, Ops.CONTIGUOUS_BACKWARD):
       return self.src[-1].shape if op is not Ops.WHERE else self.src[0].shape
     if op is Ops.CUSTOM_KERNEL: return None
     return None

@@ -204,6 +204,11 @@ symbolic = PatternMatcher([
    lambda g, i, ld, z: ld if z.arg == 0 and len(i.src) > 2 and (i.src[2] is g or _and_has(i.src[2], g)) else None),
   # casts
   (UPat(Ops.CAST, src=(x,), name="d"), lambda x, d: x if x.dtype == d.dtype else None),
+  # a float widened and narrowed back is itself (float16/bfloat16 -> float32 -> the same is exact): the gradient of a
+  # 16-bit sum (accumulated in float32) writes this chain around the 16-bit loads of its backward matmuls
+  (UPat(Ops.CAST, src=(UPat(Ops.CAST, src=(x,), name="w"),), name="d"),
+   lambda x, w, d: x if x.dtype == d.dtype and x.dtype.kind == w.dtype.kind == "f"
+   and w.dtype.itemsize > x.dtype.itemsize else None),
 ])
 
 # ---- symbolic shapes: Variables and "sints" (a dimension that is an int, or an index UOp over bound variables)
