@@ -121,6 +121,9 @@ DEBUG, CACHELEVEL = ContextVar("DEBUG", 0), ContextVar("CACHELEVEL", 2)
 NOOPT, BEAM = ContextVar("NOOPT", 0), ContextVar("BEAM", 0)
 JIT, CPU_THREADS = ContextVar("JIT", 1), ContextVar("CPU_THREADS", 0)
 CUSTOM_KERNELS = ContextVar("TEENY_CUSTOM_KERNELS", 1)
+# float32 matmuls on TF32 tensor cores (a 10-bit mantissa, float32 range and sum), off by default: exact float32.
+# Tensor.allow_tf32 = True (PyTorch's switch is torch.backends.cuda.matmul.allow_tf32) or TF32=1
+TF32 = ContextVar("TF32", 0)
 # range checks of tensor indices that need a device read: -1 (default) on the CPU only, 1 on every device, 0 off
 CHECK_INDICES = ContextVar("TEENY_CHECK_INDICES", -1)
 

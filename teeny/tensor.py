@@ -4,7 +4,7 @@ import contextvars, dataclasses, functools, math, sys, weakref
 from typing import Any, Callable, Literal, Sequence, TypeVar, cast, overload
 import numpy as np
 from teeny.dtype import DType, dtypes, least_upper_dtype, sum_acc_dtype, to_dtype, float32_to_bf16_bits
-from teeny.helpers import prod, DEBUG, broadcast_shape as _broadcast_shape, broadcasts_to as _broadcasts_to
+from teeny.helpers import prod, DEBUG, TF32, broadcast_shape as _broadcast_shape, broadcasts_to as _broadcasts_to
 from teeny.device import Device
 from teeny.uop.ops import GroupOp, Ops, UOp, toposort_many, written_slots
 from teeny.uop.symbolic import VARIABLES_MADE as _VARS
@@ -125,6 +125,14 @@ class _TensorMeta(type):
   def _no_grad(cls) -> bool: return _no_grad_var.get()
   @_no_grad.setter
   def _no_grad(cls, v: bool): _no_grad_var.set(bool(v))
+  @property
+  def allow_tf32(cls) -> bool:
+    """Whether float32 matmuls may run on TF32 tensor cores (CUDA: inputs rounded to a 10-bit mantissa, sums in
+    float32). Off by default, so float32 is exact; the same switch as TF32=1 (PyTorch's is
+    torch.backends.cuda.matmul.allow_tf32)."""
+    return bool(TF32.value)
+  @allow_tf32.setter
+  def allow_tf32(cls, v: bool): TF32.value = int(bool(v))
 
 class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
   """A lazy n-dimensional array. `Tensor(data, device=, dtype=, requires_grad=)`."""

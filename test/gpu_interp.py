@@ -27,6 +27,12 @@ def to_bits(x: np.ndarray, dt) -> np.ndarray:
 
 def _round(x: np.ndarray, dt) -> np.ndarray: return to_float(to_bits(x, dt), dt)
 
+def to_tf32(x: np.ndarray) -> np.ndarray:
+  """float32 rounded to TF32 (10 mantissa bits) to nearest, ties away from zero (PTX cvt.rna.tf32.f32)."""
+  u = np.asarray(x, np.float32).view(np.uint32).astype(np.uint64)
+  r = ((u + 0x1000) & 0xFFFFE000).astype(np.uint32).view(np.float32)
+  return np.where(np.isfinite(x), r, x).astype(np.float32)
+
 def _cdiv(a, b): return np.trunc(np.divide(a, b)).astype(np.int64)
 
 def _inbounds(idx: np.ndarray, size: int):
@@ -104,14 +110,16 @@ class Block:
     if name in ("teeny_cp_async16", "teeny_copy16"):
       _, w, src, n = arg
       (kind, slot), idx, gate = src
-      nvals = np.broadcast_to(np.asarray(n) // 2, (self.T,))
-      e = np.arange(8)
+      size = self.bufs[slot].dtype.itemsize   # 16-bit values held as their bits, or float32 (TF32 kernels)
+      nvals = np.broadcast_to(np.asarray(n) // size, (self.T,))
+      e = np.arange(16 // size)
       ok = (e[None, :] < nvals[:, None]) & mask[:, None]   # (a masked thread reads nothing)
       at = np.where(ok, np.asarray(idx, np.int64).reshape(-1, 1) + e, 0)
       _inbounds(at, self.bufs[slot].size)
-      raw = self.bufs[slot][at].astype(np.uint32)
-      halves = np.where(ok, raw, 0)
-      words = halves[:, 0::2] | (halves[:, 1::2] << 16)
+      if size == 4: words = np.where(ok, self.bufs[slot][at].astype(np.float32).view(np.uint32), 0).astype(np.uint32)
+      else:
+        halves = np.where(ok, self.bufs[slot][at].astype(np.uint32), 0)
+        words = halves[:, 0::2] | (halves[:, 1::2] << 16)
       w = np.broadcast_to(np.asarray(w, np.int64), (self.T,))
       if name == "teeny_copy16": self._put(w, words, mask)
       else: self.pending[-1].append((w, words, mask))
@@ -142,7 +150,9 @@ class Block:
     (_, breg), boff, _ = env[u.src[2]]
     co, ao, bo = (int(np.broadcast_to(x, (self.T,))[0]) for x in (coff, aoff, boff))
     W = self.T // t.lanes
-    def halves(reg, off, n):   # (W, lanes, n) values from n/2 words per lane
+    def halves(reg, off, n):   # (W, lanes, n) values from n/2 words per lane (TF32: n words, rounded)
+      if u.arg.dtype_in == dtypes.float32:
+        return to_tf32(self.regs[reg][:, off:off + n].astype(np.uint32).view(np.float32).reshape(W, t.lanes, n))
       words = self.regs[reg][:, off:off + n // 2].astype(np.uint32).reshape(W, t.lanes, n // 2)
       h = np.stack([words & 0xFFFF, words >> 16], -1).reshape(W, t.lanes, n)
       return to_float(h, u.arg.dtype_in)

@@ -104,7 +104,7 @@ def _ast(t: Tensor, dev: str = NULL_CUDA):
 @pytest.mark.parametrize("make,dev,match", [
   (lambda d: operands(d, 64, 64, 64, dtypes.float16), "gfx1030", "HIPRenderer has no tensor cores"),   # RDNA2
   (lambda d: operands(d, 64, 64, 64, dtypes.float16), "CPU", "CRenderer has no tensor cores"),
-  (lambda d: (Tensor(np.ones((64, 64), np.float32), device=d),) * 2, NULL_CUDA, "float16 or bfloat16"),
+  (lambda d: (Tensor(np.ones((64, 64), np.float32), device=d),) * 2, NULL_CUDA, "float32 stays exact.*TF32=1"),
   (lambda d: (Tensor(np.ones((64, 64), np.float16), device=d), Tensor(np.ones((64, 64), np.float16), device=d)
               .cast(dtypes.bfloat16)), NULL_CUDA, "not a product of two loads"),
 ], ids=["hip", "cpu", "float32", "mixed"])
@@ -123,6 +123,91 @@ def test_tc_errors_name_the_problem():
   with pytest.raises(KernelOptError, match="after STAGE|already"): apply_opt(tc, Opt(OptOps.TC, None, None), r)
   x = Tensor(np.ones((64, 64), np.float16), device=NULL_CUDA)
   assert "sum" in tc_match(_ast(x.sum(1)))
+
+# ---- TF32: float32 matmuls on tensor cores when the user asks (Tensor.allow_tf32 = True or TF32=1)
+
+@pytest.fixture
+def tf32():
+  Tensor.allow_tf32 = True
+  yield
+  Tensor.allow_tf32 = False
+
+def f32_operands(dev: str, m: int, n: int, k: int, lay: str = "nn", batch: tuple = (), seed: int = 0):
+  rng = np.random.default_rng(seed)
+  out = []
+  for rows, cols, t in ((m, k, lay[0]), (k, n, lay[1])):
+    x = rng.standard_normal(batch + ((cols, rows) if t == "t" else (rows, cols))).astype(np.float32)
+    tx = Tensor(x, device=dev).realize()
+    out.append((tx.transpose(-1, -2) if t == "t" else tx, np.swapaxes(x, -1, -2) if t == "t" else x))
+  return out[0][0], out[1][0], out[0][1], out[1][1]
+
+def test_tf32_off_by_default_and_switched_by_allow_tf32(tf32):
+  from teeny.helpers import TF32
+  assert Tensor.allow_tf32 and TF32.value == 1
+  a, b, _, _ = f32_operands(NULL_CUDA, 256, 128, 64)
+  p, = tc_specs(a @ b)
+  assert "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32" in p.src and "cvt.rna.tf32.f32" in p.src
+  assert "ldmatrix" not in p.src and "teeny_cp_async16(local0" in p.src
+  Tensor.allow_tf32 = False
+  assert not tc_specs(a @ b) and TF32.value == 0
+
+def test_tf32_switch_is_part_of_the_program_cache_key(tf32):
+  """The same AST compiled with TF32 on and off gives two programs (the in-memory cache must not hand the TF32 one to
+  an exact float32 matmul)."""
+  from teeny.engine.realize import get_runner
+  a, b, _, _ = f32_operands(NULL_CUDA, 128, 128, 64)
+  si, = [s for s in (a @ b).schedule() if s.kind == "kernel"]
+  _, on = get_runner(NULL_CUDA, si.ast)
+  Tensor.allow_tf32 = False
+  _, off = get_runner(NULL_CUDA, si.ast)
+  assert "teeny_mma_tf32" in on.src and "teeny_mma_tf32" not in off.src
+
+def test_tf32_refusals_name_the_problem(tf32):
+  from teeny.codegen.render.hip import HIPRenderer
+  # rows of 30 float32 values: a 16-byte copy of a row may start unaligned
+  a, b, _, _ = f32_operands(NULL_CUDA, 64, 30, 64, "nn")
+  ast, r = _ast(a @ b), Device[NULL_CUDA].renderer
+  with pytest.raises(KernelOptError, match="16-byte aligned"): apply_opt(ast, Opt(OptOps.TC, None, None), r)
+  assert not tc_specs(a @ b)   # the heuristics keep it a plain float32 kernel
+  a, b, _, _ = f32_operands("NULL:HIP", 64, 64, 64)
+  with pytest.raises(KernelOptError, match="no tensor cores for float32"):
+    apply_opt(_ast(a @ b, "NULL:HIP"), Opt(OptOps.TC, None, None), HIPRenderer("gfx1100"))
+
+def test_tf32_kernel_compiles_for_sm90(tf32):
+  comp = toolchain("sm_90")
+  for lay in ("nn", "tt"):
+    a, b, _, _ = f32_operands(NULL_CUDA, 200, 96, 72, lay)
+    p, = tc_specs(a @ b)
+    assert comp.valid_binary(comp.compile(p.src))
+
+def interpret_tf32(m: int, n: int, k: int, lay: str, tile: str | None, batch: tuple = (), seed: int = 0):
+  """(result, numpy's product of the TF32-rounded operands, numpy's float32 product) of the TF32 kernel."""
+  from gpu_interp import run_kernel, to_tf32
+  a, b, na, nb = f32_operands(NULL_CUDA, m, n, k, lay, batch, seed)
+  si = [s for s in (a @ b).schedule() if s.kind == "kernel"][-1]
+  r = Device[NULL_CUDA].renderer
+  mt = tc_match(normalized(si.ast, r))
+  assert not isinstance(mt, str), mt
+  p = get_program(si.ast, r, opts=[Opt(OptOps.TC, None, tile)] if tile else None)
+  assert "teeny_mma_tf32" in p.src
+  stored = lambda x, t: np.ascontiguousarray(np.swapaxes(x, -1, -2) if t == "t" else x).ravel()
+  out = next(e.src[0].src[0].arg[0] for e in si.ast.src if e.op is Ops.STORE)
+  bufs = {mt.a.src[0].arg[0]: stored(na, lay[0]), mt.b.src[0].arg[0]: stored(nb, lay[1]),
+          out: np.zeros(int(np.prod(batch + (m, n))), np.float32)}
+  run_kernel(p.uops, bufs, p.local_size[0])
+  return bufs[out].reshape(batch + (m, n)), to_tf32(na).astype(np.float64) @ to_tf32(nb).astype(np.float64), na @ nb
+
+@pytest.mark.parametrize("case", [(40, 24, 72, "nn", "64x64x32w2x2s2", ()), (36, 20, 44, "tt", "64x64x32w2x2s3", ()),
+                                  (36, 20, 44, "nt", "64x64x64w2x2s4", ()), (36, 20, 44, "tn", None, ()),
+                                  (130, 72, 100, "nn", "128x64x32w2x2s2", ()), (20, 16, 24, "nn", None, (3,))],
+                         ids=str)
+def test_tf32_kernel_values_interpreted(tf32, case):
+  m, n, k, lay, tile, batch = case
+  got, want, exact = interpret_tf32(m, n, k, lay, tile, batch)
+  # the sums are float32 over TF32-rounded inputs: close to numpy's product of the rounded values, and visibly not
+  # float32's (the test would notice the kernel multiplying unrounded float32)
+  np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-4 * np.sqrt(k))
+  assert np.abs(got - exact).max() > 1e-4
 
 def test_beam_tries_every_tile():
   a, b, _, _ = operands(NULL_CUDA, 256, 256, 256, dtypes.bfloat16)
@@ -263,3 +348,22 @@ def test_tc_amd_values_interpreted_and_compiled(arch, dt, lay):
   assert p.local_size[0] % (32 if arch == "gfx1100" else 64) == 0
   c = toolchain(arch)
   assert c.valid_binary(c.compile(p.src)) if hasattr(c, "valid_binary") else c.compile(p.src)
+
+@needs_tc
+@pytest.mark.parametrize("shape,lay", [((512, 256, 384), "nn"), ((300, 200, 160), "tt"), ((64, 1024, 96), "nt")],
+                         ids=str)
+def test_tf32_values_on_the_gpu(tf32, shape, lay):
+  """TF32 on the GPU against numpy's product of the TF32-rounded operands (float32 sums), and against torch with its
+  TF32 switch where torch has CUDA; off again, float32 is exact to float32 rounding."""
+  from gpu_interp import to_tf32
+  m, n, k = shape
+  a, b, na, nb = f32_operands(Device.DEFAULT, m, n, k, lay, seed=3)
+  out = a @ b
+  assert tc_specs(out, Device.DEFAULT)
+  got = out.numpy()
+  want = to_tf32(na).astype(np.float64) @ to_tf32(nb).astype(np.float64)
+  np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4 * np.sqrt(k))
+  assert np.abs(got - na @ nb).max() > 1e-4   # really TF32
+  Tensor.allow_tf32 = False
+  exact = (a @ b).numpy()
+  np.testing.assert_allclose(exact, na.astype(np.float64) @ nb.astype(np.float64), rtol=1e-5, atol=1e-5 * np.sqrt(k))

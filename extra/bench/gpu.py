@@ -28,6 +28,7 @@ CASES = [
   ("fused", f"(a*b+c).relu()   N={N}", "GB/s", 16 * N, 0.70),
   ("sum", f"a.sum()          N={N}", "GB/s", 4 * N, 0.70),
   ("mm32", f"a@b float32      {MM}^3", "TFLOP/s", 2 * MM ** 3, 0.7),
+  ("mm32tf32", f"a@b float32 TF32 {MM}^3", "TFLOP/s", 2 * MM ** 3, None),   # opt-in on both sides
   ("mm16", f"a@b float16      {MM}^3", "TFLOP/s", 2 * MM ** 3, 0.6),
   ("mmbf16", f"a@b bfloat16     {MM}^3", "TFLOP/s", 2 * MM ** 3, 0.6),
   ("mm16odd", f"a@b float16      {MM - 1}^3", "TFLOP/s", 2 * (MM - 1) ** 3, 0.5),
@@ -51,7 +52,7 @@ def make_inputs(rng, key: str) -> list[np.ndarray]:
   f = lambda *s: rng.random(s, dtype=np.float32)
   if key == "fused": return [f(N), f(N), f(N)]
   if key == "sum": return [f(N)]
-  if key == "mm32": return [f(MM, MM) - 0.5, f(MM, MM) - 0.5]
+  if key in ("mm32", "mm32tf32"): return [f(MM, MM) - 0.5, f(MM, MM) - 0.5]
   if key in ("mm16", "mmbf16"):
     return [(f(MM, MM) - 0.5).astype(np.float16 if key == "mm16" else np.float32) for _ in range(2)]
   if key == "mm16odd": return [(f(MM - 1, MM - 1) - 0.5).astype(np.float16) for _ in range(2)]
@@ -60,12 +61,12 @@ def make_inputs(rng, key: str) -> list[np.ndarray]:
 
 def fns_teeny(Tensor):
   return {"fused": lambda a, b, c: (a * b + c).relu(), "sum": lambda a: a.sum(), "softmax": lambda a: a.softmax(-1),
-          **{k: (lambda a, b: a @ b) for k in ("mm32", "mm16", "mmbf16", "mm16odd", "mm16rect")}}
+          **{k: (lambda a, b: a @ b) for k in ("mm32", "mm32tf32", "mm16", "mmbf16", "mm16odd", "mm16rect")}}
 
 def fns_torch(torch):
   return {"fused": lambda a, b, c: torch.relu(a * b + c), "sum": lambda a: a.sum(),
           "softmax": lambda a: torch.softmax(a, -1),
-          **{k: (lambda a, b: a @ b) for k in ("mm32", "mm16", "mmbf16", "mm16odd", "mm16rect")}}
+          **{k: (lambda a, b: a @ b) for k in ("mm32", "mm32tf32", "mm16", "mmbf16", "mm16odd", "mm16rect")}}
 
 def teeny_inputs(key, xs, Tensor, dev):
   from teeny import dtypes
@@ -129,12 +130,12 @@ def main():
     import torch
     have_torch = torch.cuda.is_available()
   except ImportError: have_torch = False
-  from teeny import Device
+  from teeny import Device, Tensor
   print(f"teeny on {Device.DEFAULT} · torch {'available' if have_torch else 'missing: no ratios'} · median of {RUNS} "
         "runs after warm-up")
   if have_torch:
     import torch
-    # float32 is compared exact against exact: no TF32 on either side (teeny's float32 never uses tensor cores)
+    # float32 is compared exact against exact: no TF32 on either side, but in the mm32tf32 case (opt-in on both)
     torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = False
     print(f"GPU: {torch.cuda.get_device_name()} · torch {torch.__version__} · TF32 matmul "
           f"{torch.backends.cuda.matmul.allow_tf32}")
@@ -147,11 +148,15 @@ def main():
     scale = 1e-12 if unit == "TFLOP/s" else 1e-9
     try:
       xs = make_inputs(rng, key)
-      tol = 2e-2 if key.startswith("mm") and key != "mm32" else 1e-3   # 16-bit results
+      tol = 2e-2 if key.startswith("mm") and key != "mm32" else 1e-3   # 16-bit results (and TF32's inputs)
+      tf32 = key == "mm32tf32"   # TF32 on both sides for this case only (Tensor.allow_tf32, torch's switch)
+      Tensor.allow_tf32 = tf32
       got, t, k, nk = bench_teeny(key, xs)
       tt, ref, ok = None, None, "-"
       if have_torch:
+        torch.backends.cuda.matmul.allow_tf32 = tf32
         ref, tt = bench_torch(key, xs)
+        torch.backends.cuda.matmul.allow_tf32 = False
         atol = tol * max(1.0, float(np.abs(ref).max()))
         ok = "ok" if np.allclose(got.astype(np.float64), ref.astype(np.float64), rtol=tol, atol=atol) else "MISMATCH"
       fig = lambda s: work / s * scale if s else float("nan")
@@ -164,6 +169,7 @@ def main():
         same = np.allclose(bgot.astype(np.float64), got.astype(np.float64), rtol=tol,
                            atol=1e-3 * max(1.0, float(np.abs(got).max())))
         line += f" {fig(tb):9.1f} {fig(tb) / fig(t):7.2f} {searched:8.1f}" + ("" if same else " BEAM MISMATCH")
+      Tensor.allow_tf32 = False
       print(line, flush=True)
     except Exception as e:
       print(f"{label:34s} FAILED: {type(e).__name__}: {str(e)[:2000]}")

@@ -22,7 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 import numpy as np
 from teeny.dtype import DType, dtypes
-from teeny.helpers import CACHELEVEL, DEBUG, cache_dir, getenv, prod
+from teeny.helpers import CACHELEVEL, DEBUG, TF32, cache_dir, getenv, prod
 from teeny.uop.ops import AxisType, Ops, UOp, written_slots
 from teeny.codegen.kernel import ProgramSpec, get_program, launch_work, normalized
 from teeny.codegen.opt import KernelOptError, Opt, OptOps, apply_opts, const_size, hand_coded_opts, ranges_of
@@ -208,6 +208,7 @@ def _ast_text(ast: UOp) -> str:
 def cache_path(ast: UOp, dev: Any, amt: int) -> str:
   comp = getattr(dev.compiler, "cache_key", type(dev.compiler).__name__)
   key = f"beam1\n{amt}\n{dev.name}\n{type(dev.renderer).__name__}\n{comp}\n{_ast_text(ast)}"
+  if TF32: key += "\ntf32"   # (float32 matmuls may then take the TC Opt)
   return os.path.join(cache_dir(), f"BEAM_{hashlib.sha256(key.encode()).hexdigest()[:32]}")
 
 def _opts_to_json(opts: tuple[Opt, ...]) -> bytes:

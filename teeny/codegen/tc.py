@@ -9,6 +9,7 @@ maps against the H200's mma.sync.
 
   layout            lanes  M x N x K   A, B, C values a lane holds   source
   cuda_m16n8k16       32   16 x 8 x 16   8, 4, 4                     PTX ISA, "Matrix fragments for mma.m16n8k16"
+  cuda_m16n8k8_tf32   32   16 x 8 x 8    4, 2, 4 (float32 in, TF32)  PTX ISA, "mma.m16n8k8" with .tf32 (opt-in: TF32)
   amd_wmma_16x16x16   32   16 x 16 x 16  16, 16, 8 (lanes 16-31 hold A and B again)   RDNA3 ISA, WMMA (gfx1100)
   amd_mfma_16x16x16   64   16 x 16 x 16  4, 4, 4                     CDNA2 ISA, v_mfma_f32_16x16x16f16 (gfx90a)
 """
@@ -17,7 +18,7 @@ from dataclasses import dataclass
 from typing import Callable
 import numpy as np
 from teeny.dtype import DType, dtypes
-from teeny.helpers import ceildiv as ceil_div, prod
+from teeny.helpers import TF32, ceildiv as ceil_div, prod
 from teeny.uop.ops import AxisType, Ops, UOp
 from teeny.uop.rewrite import graph_rewrite
 from teeny.uop.symbolic import decompose, symbolic
@@ -36,6 +37,7 @@ class TCLayout:
   a: Map                        # -> (row in M, col in K)
   b: Map                        # -> (row in K, col in N)
   c: Map                        # -> (row in M, col in N)
+  inputs: tuple[DType, ...] = (dtypes.float16, dtypes.bfloat16)   # the input dtypes it multiplies
 
 # (written with // and %, not >> and &: the TC Opt runs the maps on UOps, the lane a UOp)
 def _cuda_a(lane: int, i: int) -> tuple[int, int]:
@@ -51,6 +53,11 @@ def _cuda_c(lane: int, i: int) -> tuple[int, int]:
   return g + 8 * (i // 2), 2 * t + i % 2
 
 CUDA_M16N8K16 = TCLayout("cuda_m16n8k16", 32, 16, 8, 16, (8, 4, 4), _cuda_a, _cuda_b, _cuda_c)
+# TF32 (float32 rounded to a 10-bit mantissa): A's value i of lane l is row g + 8*(i%2), k t + 4*(i//2); B's is k
+# t + 4*i, column g; C as above (g = l//4, t = l%4)
+CUDA_M16N8K8_TF32 = TCLayout("cuda_m16n8k8_tf32", 32, 16, 8, 8, (4, 2, 4),
+                             lambda l, i: (l // 4 + 8 * (i % 2), l % 4 + 4 * (i // 2)),
+                             lambda l, i: (l % 4 + 4 * i, l // 4), _cuda_c, (dtypes.float32,))
 # RDNA3 wave32 WMMA: lane l's A vector is row l%16 (all 16 k), its B vector column l%16; the f32 result's value i of
 # lane l is row 2i + l//16, column l%16
 AMD_WMMA_16X16X16 = TCLayout("amd_wmma_16x16x16", 32, 16, 16, 16, (16, 16, 8), lambda l, i: (l % 16, i),
@@ -59,7 +66,12 @@ AMD_WMMA_16X16X16 = TCLayout("amd_wmma_16x16x16", 32, 16, 16, 16, (16, 16, 8), l
 # rows 4*(l//16) + i of column l%16
 AMD_MFMA_16X16X16 = TCLayout("amd_mfma_16x16x16", 64, 16, 16, 16, (4, 4, 4), lambda l, i: (l % 16, 4 * (l // 16) + i),
                              lambda l, i: (4 * (l // 16) + i, l % 16), lambda l, i: (4 * (l // 16) + i, l % 16))
-LAYOUTS = {t.name: t for t in (CUDA_M16N8K16, AMD_WMMA_16X16X16, AMD_MFMA_16X16X16)}
+LAYOUTS = {t.name: t for t in (CUDA_M16N8K16, CUDA_M16N8K8_TF32, AMD_WMMA_16X16X16, AMD_MFMA_16X16X16)}
+
+def layout_for(renderer, dtype_in: DType) -> TCLayout | None:
+  """The renderer's first tensor-core layout that multiplies `dtype_in` (float32 only under TF32), or None."""
+  if dtype_in == dtypes.float32 and not TF32: return None
+  return next((LAYOUTS[n] for n in getattr(renderer, "tensor_cores", ()) if dtype_in in LAYOUTS[n].inputs), None)
 
 def fragments(mat: np.ndarray, fmap: Map, lanes: int, elems: int) -> np.ndarray:
   """(lanes, elems): the values each lane loads from `mat` through `fmap`."""
@@ -147,10 +159,10 @@ def _loads_of(v: UOp) -> list[UOp] | None:
     out.append(s)
   return out
 
-def _major(idx: UOp, out_axis: UOp, k: UOp) -> tuple[str, bool] | None:
+def _major(idx: UOp, out_axis: UOp, k: UOp, vec: int) -> tuple[str, bool] | None:
   """('k', aligned) if the operand's address runs contiguously along k, ('mn', aligned) if along its output axis, None
-  if neither. aligned: every run of 8 values the copies read starts 16-byte aligned (every other stride and the
-  offset multiples of 8), so they can be asynchronous 16-byte copies."""
+  if neither. aligned: every run of `vec` values (16 bytes) the copies read starts 16-byte aligned (every other stride
+  and the offset multiples of vec), so they can be asynchronous 16-byte copies."""
   ck, co = coefficient(idx.src[1], k), coefficient(idx.src[1], out_axis)
   if ck is None or co is None: return None
   major = "k" if ck == 1 else "mn" if co == 1 else None
@@ -158,7 +170,7 @@ def _major(idx: UOp, out_axis: UOp, k: UOp) -> tuple[str, bool] | None:
   terms, const = decompose(idx.src[1])
   contiguous = k if major == "k" else out_axis
   if any(t.op is not Ops.RANGE for t, _ in terms): return None
-  return major, not (const % 8 or any(t is not contiguous and c % 8 for t, c in terms))
+  return major, not (const % vec or any(t is not contiguous and c % vec for t, c in terms))
 
 def tc_match(ast: UOp) -> TCMatch | str:
   """The kernel's matmul shape for the TC Opt, or why it has none."""
@@ -174,8 +186,10 @@ def tc_match(ast: UOp) -> TCMatch | str:
   loads = _loads_of(red.src[0])
   if loads is None: return "the summed value is not a product of two loads"
   dts = {ld.dtype for ld in loads}
-  if len(dts) != 1 or (dt := dts.pop()) not in (dtypes.float16, dtypes.bfloat16):
-    return "tensor cores multiply float16 or bfloat16 inputs (both the same)"
+  if len(dts) != 1 or (dt := dts.pop()) not in (dtypes.float16, dtypes.bfloat16, dtypes.float32):
+    return "tensor cores multiply float16 or bfloat16 inputs (both the same), or float32 as TF32 (TF32=1)"
+  if dt == dtypes.float32 and not TF32:
+    return "float32 stays exact: tensor cores round it to TF32 only when asked (Tensor.allow_tf32 = True or TF32=1)"
   glob = global_ranges(ast)
   if any(const_size(r) is None for r in glob + [k]): return "every range needs a constant size"
   ia, ib = loads[0].src[0], loads[1].src[0]
@@ -185,7 +199,8 @@ def tc_match(ast: UOp) -> TCMatch | str:
   if len(ma) != 1 or len(nb) != 1: return "the kernel is not a matmul: each operand needs one output axis of its own"
   m, n = ma[0], nb[0]
   batch = [g for g in glob if g is not m and g is not n]   # (an operand may be broadcast along one)
-  if (am := _major(ia, m, k)) is None or (bmj := _major(ib, n, k)) is None:
+  vec = 16 // dt.itemsize
+  if (am := _major(ia, m, k, vec)) is None or (bmj := _major(ib, n, k, vec)) is None:
     return "an operand is contiguous along neither k nor its output axis"
   # the epilogue (every effect a store of the output element) may read the sum and other values of that element
   if any(e.op is not Ops.STORE for e in ast.src): return "every effect must be a store"
@@ -203,20 +218,29 @@ def _size(r: UOp) -> int:
 def _blocks(mt: TCMatch, c: TCConfig) -> int:
   return ceil_div(_size(mt.m), c.bm) * ceil_div(_size(mt.n), c.bn) * prod(_size(b) for b in mt.batch)
 
-def smem_shape(major: str, rows_out: int, bk: int) -> tuple[int, int]:
+def smem_shape(major: str, rows_out: int, bk: int, per_word: int = 2) -> tuple[int, int]:
   """(rows, 32-bit words per row) of an operand's tile in shared memory: [out][k] when it is contiguous along k, else
-  [k][out]; two 16-bit values a word, each row padded by 16 bytes against bank conflicts."""
-  return (rows_out, bk // 2 + 4) if major == "k" else (bk, rows_out // 2 + 4)
+  [k][out]; `per_word` values a word (two 16-bit ones, or one float32), each row padded by 16 bytes against bank
+  conflicts."""
+  return (rows_out, bk // per_word + 4) if major == "k" else (bk, rows_out // per_word + 4)
+
+def _per_word(mt: TCMatch) -> int: return 4 // mt.dtype_in.itemsize
 
 def smem_bytes(mt: TCMatch, c: TCConfig) -> int:
   """Shared memory a tile needs: `stages` copies of A's and B's tiles."""
-  (ra, wa), (rb, wb) = smem_shape(mt.a_major, c.bm, c.bk), smem_shape(mt.b_major, c.bn, c.bk)
+  pw = _per_word(mt)
+  (ra, wa), (rb, wb) = smem_shape(mt.a_major, c.bm, c.bk, pw), smem_shape(mt.b_major, c.bn, c.bk, pw)
   return (ra * wa + rb * wb) * 4 * c.stages
 
 def tc_refusal(mt: TCMatch, c: TCConfig, renderer) -> str | None:
   """Why tile c cannot serve the matched kernel on this renderer (None: it can): the checks apply_tc makes once it
   has picked its tile, without building the kernel (the heuristics ask before choosing TC)."""
   if (nb := prod(_size(b) for b in mt.batch)) > 65535: return f"a batch of {nb} exceeds the grid's 65535 blocks along z"
+  if layout_for(renderer, mt.dtype_in) is None:
+    return f"{type(renderer).__name__} has no tensor cores for {mt.dtype_in.name}" + \
+      (" (TF32 is off: Tensor.allow_tf32 = True or TF32=1)" if mt.dtype_in == dtypes.float32 and not TF32 else "")
+  if mt.dtype_in.itemsize == 4 and not (mt.a_aligned and mt.b_aligned):
+    return "float32 operands need rows that start 16-byte aligned (their copies are asynchronous 16-byte copies)"
   if (need := smem_bytes(mt, c)) > (most := getattr(renderer, "max_shared", 48 * 1024)):
     return f"the tile needs {need} bytes of shared memory ({most} at most)"
   return None
@@ -236,11 +260,16 @@ def apply_tc(ast: UOp, arg, renderer) -> UOp:
   if not layouts:
     raise KernelOptError(f"TC: {type(renderer).__name__} has no tensor cores teeny can render (CUDA mma.sync, AMD "
                          "WMMA on gfx11, MFMA on gfx90a/gfx94x)")
-  lay = LAYOUTS[layouts[0]]
-  cuda = lay.name == "cuda_m16n8k16"   # cp.async copies, ldmatrix fragments; elsewhere plain loads through the maps
   lang = getattr(renderer, "lang", "CUDA")
   mt = tc_match(ast)
   if isinstance(mt, str): raise KernelOptError(f"TC: {mt}")
+  if (found := layout_for(renderer, mt.dtype_in)) is None:
+    raise KernelOptError(f"TC: {tc_refusal(mt, TC_CONFIGS[TC_ORDER[-1]], renderer)}")
+  lay = found
+  # CUDA: cp.async copies; ldmatrix fragments for 16-bit values. Elsewhere (and TF32) fragments through the maps
+  cuda, ldsm = lay.name.startswith("cuda"), lay.name == "cuda_m16n8k16"
+  pw = _per_word(mt)             # values per 32-bit word of shared memory and registers
+  vec = 16 // mt.dtype_in.itemsize   # values per 16-byte copy
   if arg is None: cfg = pick_config(mt, renderer)
   elif arg in TC_CONFIGS: cfg = TC_CONFIGS[arg]
   else: raise KernelOptError(f"TC: unknown block tile {arg!r}; the tiles are {list(TC_CONFIGS)}")
@@ -251,8 +280,8 @@ def apply_tc(ast: UOp, arg, renderer) -> UOp:
   ragged = bool(M % cfg.bm or N % cfg.bn or K % cfg.bk)
   wtm, wtn = cfg.bm // cfg.wm, cfg.bn // cfg.wn
   tm, tn, kks = wtm // lay.m, wtn // lay.n, cfg.bk // lay.k
-  assert tn % 2 == 0 and wtm % lay.m == 0, "a warp's tile is 16-row blocks of A by pairs of 8-column blocks of B"
-  ea, eb, ec = lay.elems[0] // 2, lay.elems[1] // 2, lay.elems[2]   # words of A and B, floats of C, per lane
+  assert (tn % 2 == 0 or not ldsm) and wtm % lay.m == 0, "a warp's tile: 16-row blocks of A by (pairs of) 8 of B"
+  ea, eb, ec = lay.elems[0] // pw, lay.elems[1] // pw, lay.elems[2]   # words of A and B, floats of C, per lane
   threads = cfg.wm * cfg.wn * lay.lanes
   idx = dtypes.index
   c = lambda v: UOp.const(idx, v)
@@ -275,7 +304,7 @@ def apply_tc(ast: UOp, arg, renderer) -> UOp:
   nk = ceil_div(K, cfg.bk)
   kt = UOp.range(nk, 4, AxisType.LOOP)
   # shared memory: `stages` copies of A's then B's tile (smem_shape)
-  sa, sb = smem_shape(mt2.a_major, cfg.bm, cfg.bk), smem_shape(mt2.b_major, cfg.bn, cfg.bk)
+  sa, sb = smem_shape(mt2.a_major, cfg.bm, cfg.bk, pw), smem_shape(mt2.b_major, cfg.bn, cfg.bk, pw)
   stage_words = sa[0] * sa[1] + sb[0] * sb[1]
   smem = UOp(Ops.DEFINE_LOCAL, dtypes.uint32.ptr(), (), (0, stage_words * cfg.stages))
   acc = UOp(Ops.DEFINE_REG, dtypes.float32.ptr(), (), (1, tm * tn * ec))
@@ -287,31 +316,32 @@ def apply_tc(ast: UOp, arg, renderer) -> UOp:
     """A statement of the renderer's language as an effect; the tag keeps two equal statements two nodes."""
     return UOp(Ops.CUSTOM, dtypes.void, src, ((lang, fmt), ("tag", next(tags))))
   def copies(stage: UOp, ktile: UOp, guard: UOp | None) -> list[UOp]:
-    """cp.async of one k tile of A and B into a stage: 16 bytes (8 values) per copy, rows along the contiguous axis."""
+    """cp.async of one k tile of A and B into a stage: 16 bytes (vec values) per copy, rows along the contiguous
+    axis."""
     out = []
     base = stage * stage_words
     for ix, major, aligned, rows_out, start, axis, size, (nrows, stride), off in (
         (mt2.a, mt2.a_major, mt2.a_aligned, cfg.bm, bm * cfg.bm, mt2.m, M, sa, 0),
         (mt2.b, mt2.b_major, mt2.b_aligned, cfg.bn, bn * cfg.bn, mt2.n, N, sb, sa[0] * sa[1])):
-      per_row = (cfg.bk if major == "k" else rows_out) // 8
+      per_row = (cfg.bk if major == "k" else rows_out) // vec
       chunks = nrows * per_row
       for j in range(ceil_div(chunks, threads)):
         ch = tid + j * threads
         row, col = ch // per_row, ch % per_row
-        if major == "k": (o, kx), lim = (start + row, ktile * cfg.bk + col * 8), (axis, size, mt2.k, K)
-        else: (o, kx), lim = (start + col * 8, ktile * cfg.bk + row), (mt2.k, K, axis, size)
+        if major == "k": (o, kx), lim = (start + row, ktile * cfg.bk + col * vec), (axis, size, mt2.k, K)
+        else: (o, kx), lim = (start + col * vec, ktile * cfg.bk + row), (mt2.k, K, axis, size)
         pos = {axis: o, mt2.k: kx}
         gidx = ix.src[1].substitute(pos)
         srcs = [smem, base + off + row * stride + col * 4, None]
         # unaligned rows: 8 plain 16-bit loads, written to shared memory as 4 words (teeny_copy16, same arguments)
         fn = "teeny_cp_async16" if aligned and cuda else "teeny_copy16"
         fmt = fn + "({0}, {1}, {2}, 16)"
-        if ragged:   # how many of the chunk's 8 values exist: 0 past a row's end, fewer at a ragged contiguous axis
+        if ragged:   # how many of the chunk's values exist: 0 past a row's end, fewer at a ragged contiguous axis
           whole, part = lim[:2], lim[2:]
-          left = (UOp.const(idx, part[1]) - pos[part[0]]).alu(Ops.MIN, c(8)).alu(Ops.MAX, c(0))
+          left = (UOp.const(idx, part[1]) - pos[part[0]]).alu(Ops.MIN, c(vec)).alu(Ops.MAX, c(0))
           n = (pos[whole[0]] < whole[1]).where(left, c(0))
           gidx = (n > 0).where(gidx, c(0))
-          srcs.append(n * 2)
+          srcs.append(n * mt2.dtype_in.itemsize)
           fmt = fn + "({0}, {1}, {2}, {3})"
         srcs[2] = UOp(Ops.INDEX, ix.dtype, (ix.src[0], gidx))
         conds = [x for x in (guard, ch < chunks if chunks % threads else None) if x is not None]
@@ -329,8 +359,10 @@ def apply_tc(ast: UOp, arg, renderer) -> UOp:
     base = stage * stage_words
     q, r = lane // 8, lane % 8
     def word(major: str, shape: tuple[int, int], off: int, row: UOp, k: UOp) -> UOp:
-      """The 32-bit word of values (row, k) and (row, k+1) of a tile, k even."""
+      """The 32-bit word of values (row, k) and (row, k+1) of a 16-bit tile, k even; of value (row, k) of a float32
+      one."""
       at = lambda w: UOp(Ops.INDEX, smem.dtype, (smem, w)).load(dtypes.uint32)
+      if pw == 1: return at(base + off + (row * shape[1] + k if major == "k" else k * shape[1] + row))
       if major == "k": return at(base + off + row * shape[1] + k // 2)
       half = lambda kx: at(base + off + kx * shape[1] + row // 2).alu(
         Ops.SHR, ((row % 2) * 16).cast(dtypes.uint32)).alu(Ops.AND, UOp.const(dtypes.uint32, 0xFFFF))
@@ -338,9 +370,9 @@ def apply_tc(ast: UOp, arg, renderer) -> UOp:
     for kk in range(kks):
       for mi in range(tm):   # A's four matrices: (m 0-7, k 0-7), (m 8-15, k 0-7), (m 0-7, k 8-15), (m 8-15, k 8-15)
         r0 = wm * wtm + mi * lay.m
-        if not cuda:
+        if not ldsm:
           for j in range(ea):
-            row, kx = lay.a(lane, 2 * j)   # (the maps are arithmetic: UOps work)
+            row, kx = lay.a(lane, pw * j)   # (the maps are arithmetic: UOps work)
             out.append(ridx(areg, (kk * tm + mi) * ea + j).store(word(mt2.a_major, sa, 0, r0 + row,
                                                                       c(0) + kx + kk * lay.k)))
           continue
@@ -348,11 +380,11 @@ def apply_tc(ast: UOp, arg, renderer) -> UOp:
         else: w = base + (kk * 16 + (q // 2) * 8 + r) * sa[1] + (r0 + (q % 2) * 8) // 2
         fn = "teeny_ldsm_x4" if mt2.a_major == "k" else "teeny_ldsm_x4_trans"
         out.append(custom(fn + "({0}, {1}, {2});", ridx(areg, (kk * tm + mi) * 4), smem, w))
-      for ni in range(0, tn, 1 if not cuda else 2):   # CUDA: B of two n tiles per ldmatrix
+      for ni in range(0, tn, 1 if not ldsm else 2):   # ldmatrix: B of two n tiles per instruction
         n0 = wn * wtn + ni * lay.n
-        if not cuda:
+        if not ldsm:
           for j in range(eb):
-            kx, col = lay.b(lane, 2 * j)
+            kx, col = lay.b(lane, pw * j)
             out.append(ridx(breg, (kk * tn + ni) * eb + j).store(word(mt2.b_major, sb, sa[0] * sa[1], n0 + col,
                                                                       c(0) + kx + kk * lay.k)))
           continue

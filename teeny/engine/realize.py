@@ -3,7 +3,7 @@ from __future__ import annotations
 import sys, time, weakref
 from typing import Any, cast
 from teeny.device import Buffer, Device
-from teeny.helpers import BEAM, DEBUG, NOOPT, GlobalCounters, colored
+from teeny.helpers import BEAM, DEBUG, NOOPT, TF32, GlobalCounters, colored
 from teeny.uop.ops import KernelInfo, Ops, UOp
 from teeny.engine.schedule import ScheduleItem
 from teeny.codegen.kernel import get_program, launch_work
@@ -53,7 +53,7 @@ def get_runner(device: str, ast: UOp, bufs: list[Buffer] | None = None) -> tuple
   search finds (codegen/search.py, cached on disk); `bufs`, the kernel's real buffers, let it search a kernel that
   reads indices from memory (their contents are copied, never written)."""
   pinned = isinstance(ast.arg, KernelInfo) and ast.arg.opts_to_apply is not None
-  key = (device, ast, None if pinned else (NOOPT.value, BEAM.value))
+  key = (device, ast, None if pinned else (NOOPT.value, BEAM.value, TF32.value))   # (TF32 picks the TC Opt too)
   if (hit := _program_cache.get(key)) is not None: return hit
   dev = Device[device]
   # devices of one kind (CPU and CPU:1, CUDA:0 and CUDA:1 of one arch) share the compiled program: a multi-device

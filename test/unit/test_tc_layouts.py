@@ -4,7 +4,7 @@ hardware's: fragments loaded on the host through it, one real mma.sync, the resu
 numpy."""
 import numpy as np
 import pytest
-from teeny.codegen.tc import CUDA_M16N8K16, LAYOUTS, TCLayout, fragments, simulate
+from teeny.codegen.tc import CUDA_M16N8K16, CUDA_M16N8K8_TF32, LAYOUTS, TCLayout, fragments, simulate
 
 @pytest.mark.parametrize("name", sorted(LAYOUTS))
 def test_maps_cover_each_matrix(name):
@@ -31,6 +31,11 @@ def test_cuda_layout_is_the_ptx_one():
   assert [t.a(5, i) for i in range(8)] == [(1, 2), (1, 3), (9, 2), (9, 3), (1, 10), (1, 11), (9, 10), (9, 11)]
   assert [t.b(6, i) for i in range(4)] == [(4, 1), (5, 1), (12, 1), (13, 1)]
   assert [t.c(31, i) for i in range(4)] == [(7, 6), (7, 7), (15, 6), (15, 7)]
+  # mma.m16n8k8 with .tf32 A and B (one 32-bit value a register): a0 (g, t), a1 (g+8, t), a2 (g, t+4), a3 (g+8, t+4);
+  # b0 (t, g), b1 (t+4, g)
+  t = CUDA_M16N8K8_TF32
+  assert [t.a(5, i) for i in range(4)] == [(1, 1), (9, 1), (1, 5), (9, 5)]
+  assert [t.b(6, i) for i in range(2)] == [(2, 1), (6, 1)]
 
 MMA_SRC = r"""
 extern "C" __global__ void mma_check(float* d, const unsigned* a, const unsigned* b) {
@@ -44,13 +49,25 @@ extern "C" __global__ void mma_check(float* d, const unsigned* a, const unsigned
 }
 """
 
+MMA_TF32_SRC = r"""
+extern "C" __global__ void mma_tf32_check(float* d, const unsigned* a, const unsigned* b) {
+  int l = threadIdx.x;
+  float c0 = 0.0f, c1 = 0.0f, c2 = 0.0f, c3 = 0.0f;
+  asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+               "{%0,%1,%2,%3};"
+               : "+f"(c0), "+f"(c1), "+f"(c2), "+f"(c3)
+               : "r"(a[l*4]), "r"(a[l*4+1]), "r"(a[l*4+2]), "r"(a[l*4+3]), "r"(b[l*2]), "r"(b[l*2+1]));
+  d[l*4] = c0; d[l*4+1] = c1; d[l*4+2] = c2; d[l*4+3] = c3;
+}
+"""
+
 def test_cuda_mma_source_compiles_for_sm90():
   """The check below compiles with NVRTC for sm_90 wherever NVRTC is installed (CI), GPU or not."""
   try:
     from teeny.runtime.ops_cuda import null_compiler
     comp = null_compiler()
   except Exception as e: pytest.skip(f"no NVRTC here: {e}")
-  assert comp.valid_binary(comp.compile(MMA_SRC))
+  assert comp.valid_binary(comp.compile(MMA_SRC)) and comp.valid_binary(comp.compile(MMA_TF32_SRC))
 
 def test_cuda_mma_layout_on_the_gpu():
   from teeny import Device
@@ -75,6 +92,30 @@ def test_cuda_mma_layout_on_the_gpu():
   for lane in range(32):
     for i in range(4): d[t.c(lane, i)] = got[lane, i]
   np.testing.assert_allclose(d, a.astype(np.float32) @ b.astype(np.float32), rtol=1e-3, atol=1e-3)
+
+def test_cuda_tf32_mma_layout_on_the_gpu():
+  """The TF32 map against the hardware: values exact in TF32 (small integers over 8), so the product is exact."""
+  from teeny import Device
+  from teeny.device import Buffer
+  from teeny.dtype import dtypes
+  try: dev = Device["CUDA"]
+  except Exception as e: pytest.skip(f"no CUDA GPU here: {e}")
+  t = CUDA_M16N8K8_TF32
+  rng = np.random.default_rng(2)
+  a, b = (rng.integers(-16, 17, s).astype(np.float32) / 8 for s in ((16, 8), (8, 8)))
+  fa = np.ascontiguousarray(fragments(a, t.a, 32, 4)).view(np.uint32)
+  fb = np.ascontiguousarray(fragments(b, t.b, 32, 2)).view(np.uint32)
+  bufs = [Buffer("CUDA", 128, dtypes.float32), Buffer("CUDA", fa.size, dtypes.uint32),
+          Buffer("CUDA", fb.size, dtypes.uint32)]
+  bufs[1].copyin(memoryview(fa).cast("B"))
+  bufs[2].copyin(memoryview(fb).cast("B"))
+  prog = dev.program("mma_tf32_check", dev.compiler.compile(MMA_TF32_SRC))
+  prog(*[x.opaque for x in bufs], global_size=[1], local_size=[32], wait=True)
+  got = bufs[0].numpy().reshape(32, 4)
+  d = np.zeros((16, 8), np.float32)
+  for lane in range(32):
+    for i in range(4): d[t.c(lane, i)] = got[lane, i]
+  np.testing.assert_array_equal(d, a @ b)
 
 # the AMD instructions of the same layouts, compiled with clang for their targets (no AMD GPU here: compile only;
 # -nogpuinc, so the kernels use clang's builtins and vector types, not the HIP headers)

@@ -72,12 +72,24 @@ __device__ __forceinline__ void teeny_mma_DT(float* c, const unsigned int* a, co
 CUDA_HELPERS.update({re.search(r"__device__[^(]* (\w+)\(", blk).group(1): blk.strip() + "\n"   # type: ignore[union-attr]
                      for blk in re.split(r"(?<=\n})\n", _TC_HELPERS) if blk.strip()})
 CUDA_HELPERS.update({f"teeny_mma_{d}": _MMA.replace("DT", d).lstrip() for d in ("f16", "bf16")})
+# TF32: float32 words rounded to TF32 (to nearest, ties away, as cuBLAS's conversion) and multiplied m16n8k8
+CUDA_HELPERS["teeny_mma_tf32"] = r"""
+__device__ __forceinline__ void teeny_mma_tf32(float* c, const unsigned int* a, const unsigned int* b) {
+  unsigned int t[6];
+#pragma unroll
+  for (int i = 0; i < 6; i++)
+    asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(t[i]) : "f"(__uint_as_float(i < 4 ? a[i] : b[i - 4])));
+  asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(t[0]), "r"(t[1]), "r"(t[2]), "r"(t[3]), "r"(t[4]), "r"(t[5]));
+}
+""".lstrip()
 class CUDARenderer(GPULanguage):
   lang = "CUDA"
   helpers = CUDA_HELPERS
   def render_kernel_prefix(self, threads: int) -> str: return f'extern "C" __global__ void __launch_bounds__({threads})'
   def render_bitcast(self, x: str, src, dst) -> str: return f"teeny_bitcast<{self.render_dtype(dst)}>({x})"
-  tensor_cores = ("cuda_m16n8k16",)   # the TC Opt's layouts (codegen/tc.py)
+  tensor_cores = ("cuda_m16n8k16", "cuda_m16n8k8_tf32")   # the TC Opt's layouts (codegen/tc.py; TF32 opt-in)
   max_shared = 227 * 1024   # sm_80/sm_90 opt-in limit per block
   def dynamic_shared(self, uops: list) -> int:
     """Bytes of the kernel's one DEFINE_LOCAL array, provided at launch (dynamic shared memory: a static array stops
@@ -90,6 +102,8 @@ class CUDARenderer(GPULanguage):
     st.emit(f"extern __shared__ __align__(16) {self.render_storage(u.dtype.base)} local{u.arg[0]}[];   "
             f"// {u.arg[1]} values, provided at launch")
   def render_wmma(self, arg, acc: str, a: str, b: str) -> str:
+    if arg.layout == "cuda_m16n8k8_tf32" and arg.dtype_in == dtypes.float32 and arg.dtype_acc == dtypes.float32:
+      return f"teeny_mma_tf32({acc}, {a}, {b})"
     if arg.layout != "cuda_m16n8k16" or arg.dtype_acc != dtypes.float32 or arg.dtype_in not in _MMA_IN:
       raise NotImplementedError(f"CUDA renderer: no mma.sync for {arg}")
     return f"teeny_mma_{_MMA_IN[arg.dtype_in]}({acc}, {a}, {b})"
