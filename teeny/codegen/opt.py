@@ -95,9 +95,9 @@ def merge_reduces(ast: UOp) -> UOp:
     changed = False
     reds = [u for u in ast.toposort if u.op is Ops.REDUCE and len(u.src) > 2]
     for red in reds:
-      rngs = [r for r in red.src[1:] if r.op is Ops.RANGE and const_size(r) is not None]
-      for a, b in ((a, b) for a in rngs for b in rngs if a is not b):
-        sa, sb = const_size(a), const_size(b)
+      sizes = {r: n for r in red.src[1:] if r.op is Ops.RANGE and (n := const_size(r)) is not None}
+      for a, b in ((a, b) for a in sizes for b in sizes if a is not b):
+        sa, sb = sizes[a], sizes[b]
         merged = UOp.range(sa * sb, a.arg[0], AxisType.REDUCE)
         outer, inner = merged // sb, merged % sb
         cand = ast.substitute({a: outer, b: inner})
