@@ -37,29 +37,21 @@ def test_cuda_layout_is_the_ptx_one():
   assert [t.a(5, i) for i in range(4)] == [(1, 1), (9, 1), (1, 5), (9, 5)]
   assert [t.b(6, i) for i in range(2)] == [(2, 1), (6, 1)]
 
-MMA_SRC = r"""
-extern "C" __global__ void mma_check(float* d, const unsigned* a, const unsigned* b) {
+_MMA_CHECK = r"""
+extern "C" __global__ void NAME(float* d, const unsigned* a, const unsigned* b) {
   int l = threadIdx.x;
   float c0 = 0.0f, c1 = 0.0f, c2 = 0.0f, c3 = 0.0f;
-  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+  asm volatile("INSTR {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
                "{%0,%1,%2,%3};"
                : "+f"(c0), "+f"(c1), "+f"(c2), "+f"(c3)
                : "r"(a[l*4]), "r"(a[l*4+1]), "r"(a[l*4+2]), "r"(a[l*4+3]), "r"(b[l*2]), "r"(b[l*2+1]));
   d[l*4] = c0; d[l*4+1] = c1; d[l*4+2] = c2; d[l*4+3] = c3;
 }
 """
-
-MMA_TF32_SRC = r"""
-extern "C" __global__ void mma_tf32_check(float* d, const unsigned* a, const unsigned* b) {
-  int l = threadIdx.x;
-  float c0 = 0.0f, c1 = 0.0f, c2 = 0.0f, c3 = 0.0f;
-  asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-               "{%0,%1,%2,%3};"
-               : "+f"(c0), "+f"(c1), "+f"(c2), "+f"(c3)
-               : "r"(a[l*4]), "r"(a[l*4+1]), "r"(a[l*4+2]), "r"(a[l*4+3]), "r"(b[l*2]), "r"(b[l*2+1]));
-  d[l*4] = c0; d[l*4+1] = c1; d[l*4+2] = c2; d[l*4+3] = c3;
-}
-"""
+# one warp, one instruction: four A and two B registers a lane (f16: two values each; TF32: one)
+MMA_SRC = _MMA_CHECK.replace("NAME", "mma_check").replace("INSTR", "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32")
+MMA_TF32_SRC = _MMA_CHECK.replace("NAME", "mma_tf32_check") \
+  .replace("INSTR", "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32")
 
 def test_cuda_mma_source_compiles_for_sm90():
   """The check below compiles with NVRTC for sm_90 wherever NVRTC is installed (CI), GPU or not."""
@@ -69,53 +61,40 @@ def test_cuda_mma_source_compiles_for_sm90():
   except Exception as e: pytest.skip(f"no NVRTC here: {e}")
   assert comp.valid_binary(comp.compile(MMA_SRC)) and comp.valid_binary(comp.compile(MMA_TF32_SRC))
 
-def test_cuda_mma_layout_on_the_gpu():
+def _mma_on_the_gpu(src: str, name: str, t: TCLayout, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+  """D of one warp instruction on the GPU: fragments of a and b loaded on the host through t's maps (32-bit words), the
+  kernel `name` of `src` run by one warp, its four result values per lane placed through C's map."""
   from teeny import Device
   from teeny.device import Buffer
   from teeny.dtype import dtypes
   try: dev = Device["CUDA"]
   except Exception as e: pytest.skip(f"no CUDA GPU here: {e}")
-  t = CUDA_M16N8K16
-  rng = np.random.default_rng(1)
-  a, b = rng.standard_normal((16, 16)).astype(np.float16), rng.standard_normal((16, 8)).astype(np.float16)
-  # a lane's registers hold two halves each, the lower index in the low 16 bits
-  fa = np.ascontiguousarray(fragments(a, t.a, 32, 8)).view(np.uint32)
-  fb = np.ascontiguousarray(fragments(b, t.b, 32, 4)).view(np.uint32)
+  # (16-bit values: a lane's register holds two, the lower index in the low 16 bits)
+  fa = np.ascontiguousarray(fragments(a, t.a, 32, t.elems[0])).view(np.uint32)
+  fb = np.ascontiguousarray(fragments(b, t.b, 32, t.elems[1])).view(np.uint32)
   bufs = [Buffer("CUDA", 128, dtypes.float32), Buffer("CUDA", fa.size, dtypes.uint32),
           Buffer("CUDA", fb.size, dtypes.uint32)]
   bufs[1].copyin(memoryview(fa).cast("B"))
   bufs[2].copyin(memoryview(fb).cast("B"))
-  prog = dev.program("mma_check", dev.compiler.compile(MMA_SRC))
+  prog = dev.program(name, dev.compiler.compile(src))
   prog(*[x.opaque for x in bufs], global_size=[1], local_size=[32], wait=True)
   got = bufs[0].numpy().reshape(32, 4)
-  d = np.zeros((16, 8), np.float32)
+  d = np.zeros((t.m, t.n), np.float32)
   for lane in range(32):
     for i in range(4): d[t.c(lane, i)] = got[lane, i]
+  return d
+
+def test_cuda_mma_layout_on_the_gpu():
+  rng = np.random.default_rng(1)
+  a, b = rng.standard_normal((16, 16)).astype(np.float16), rng.standard_normal((16, 8)).astype(np.float16)
+  d = _mma_on_the_gpu(MMA_SRC, "mma_check", CUDA_M16N8K16, a, b)
   np.testing.assert_allclose(d, a.astype(np.float32) @ b.astype(np.float32), rtol=1e-3, atol=1e-3)
 
 def test_cuda_tf32_mma_layout_on_the_gpu():
   """The TF32 map against the hardware: values exact in TF32 (small integers over 8), so the product is exact."""
-  from teeny import Device
-  from teeny.device import Buffer
-  from teeny.dtype import dtypes
-  try: dev = Device["CUDA"]
-  except Exception as e: pytest.skip(f"no CUDA GPU here: {e}")
-  t = CUDA_M16N8K8_TF32
   rng = np.random.default_rng(2)
   a, b = (rng.integers(-16, 17, s).astype(np.float32) / 8 for s in ((16, 8), (8, 8)))
-  fa = np.ascontiguousarray(fragments(a, t.a, 32, 4)).view(np.uint32)
-  fb = np.ascontiguousarray(fragments(b, t.b, 32, 2)).view(np.uint32)
-  bufs = [Buffer("CUDA", 128, dtypes.float32), Buffer("CUDA", fa.size, dtypes.uint32),
-          Buffer("CUDA", fb.size, dtypes.uint32)]
-  bufs[1].copyin(memoryview(fa).cast("B"))
-  bufs[2].copyin(memoryview(fb).cast("B"))
-  prog = dev.program("mma_tf32_check", dev.compiler.compile(MMA_TF32_SRC))
-  prog(*[x.opaque for x in bufs], global_size=[1], local_size=[32], wait=True)
-  got = bufs[0].numpy().reshape(32, 4)
-  d = np.zeros((16, 8), np.float32)
-  for lane in range(32):
-    for i in range(4): d[t.c(lane, i)] = got[lane, i]
-  np.testing.assert_array_equal(d, a @ b)
+  np.testing.assert_array_equal(_mma_on_the_gpu(MMA_TF32_SRC, "mma_tf32_check", CUDA_M16N8K8_TF32, a, b), a @ b)
 
 # the AMD instructions of the same layouts, compiled with clang for their targets (no AMD GPU here: compile only;
 # -nogpuinc, so the kernels use clang's builtins and vector types, not the HIP headers)
