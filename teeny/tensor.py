@@ -1725,10 +1725,16 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
     from teeny.uop.ops import implicit_loads
     sink = implicit_loads(sink)   # `p[i]` used as a value reads the element (tinygrad's dialect)
     written = written_slots(sink)
-    # inputs in memory already are read there; a detached buffer too, when the kernel only reads it (not copied: a
-    # 1 GB copy of cross_entropy's logits took longer than its kernel)
-    conts = [self] + [t if i + 1 not in written and t.uop.op is Ops.DETACH and _plain(t.uop.src[0]) else t.contiguous()
-                      for i, t in enumerate(inputs)]
+    # an input is its value before the kernel: one whose memory the kernel also writes through another parameter
+    # (x.custom_kernel(x), x.custom_kernel(x.detach())) is copied first, or its reads would see the kernel's writes.
+    # Other inputs in memory are read there, a detached buffer too (a 1 GB copy of cross_entropy's logits took longer
+    # than its kernel); the rest are made contiguous.
+    wbufs = {tensors[k].uop.base for k in written if k < len(tensors)}
+    def arg(i: int, t: Tensor) -> Tensor:
+      if i + 1 in written: return t.contiguous()
+      if t.uop.base in wbufs: return t.clone()
+      return t if t.uop.op is Ops.DETACH and _plain(t.uop.src[0]) else t.contiguous()
+    conts = [self] + [arg(i, t) for i, t in enumerate(inputs)]
     srcs = [t.uop for t in conts]
     if not isinstance(sink.arg, KernelInfo): sink = sink.replace(arg=KernelInfo(name="custom", opts_to_apply=()))
     ck = UOp(Ops.CUSTOM_KERNEL, dtypes.void, tuple(srcs),

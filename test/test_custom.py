@@ -476,3 +476,23 @@ def test_write_origin_of_a_dropped_output_tensor():
   want = np.exp(np.arange(6, dtype=np.float32).reshape(2, 3) - lse[:, None])
   want[[0, 1], [0, 1]] -= 1
   np.testing.assert_allclose(x.grad.numpy(), want, rtol=1e-6)
+
+@needs_values
+def test_input_read_in_place_unless_the_kernel_writes_its_memory():
+  """A detached buffer the kernel only reads is not copied; one whose memory the kernel writes (x.custom_kernel(
+  x.detach())) is, so each element is read before any is written: here out[i] = x[n-1-i], which in place reads
+  elements already overwritten (wrong values without the copy, once the loop is longer than a vector)."""
+  n = 100003
+  def rev(o, a):
+    i = UOp.range(n, 0, AxisType.GLOBAL)
+    return o.index(i).store(a.index(n - 1 - i).load()).end(i).sink(arg=KernelInfo(name="rev", opts_to_apply=()))
+  x = Tensor(np.arange(n, dtype=np.float32)).realize()
+  y = Tensor.empty(n).custom_kernel(x.detach(), fxn=rev)[0]
+  ks = [si.kind for si in y.schedule()]
+  assert ks == ["custom"], ks   # no copy kernel before it
+  np.testing.assert_array_equal(y.numpy(), np.arange(n)[::-1])
+  z = x.custom_kernel(x.detach(), fxn=rev)[0]
+  np.testing.assert_array_equal(z.numpy(), np.arange(n)[::-1])
+  w = Tensor(np.arange(n, dtype=np.float32)).realize()
+  v = w.custom_kernel(w, fxn=rev)[0]   # the same tensor as output and input: the input is its value before
+  np.testing.assert_array_equal(v.numpy(), np.arange(n)[::-1])
