@@ -1727,13 +1727,15 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
     written = written_slots(sink)
     # an input is its value before the kernel: one whose memory the kernel also writes through another parameter
     # (x.custom_kernel(x), x.custom_kernel(x.detach())) is copied first, or its reads would see the kernel's writes.
-    # Other inputs in memory are read there, a detached buffer too (a 1 GB copy of cross_entropy's logits took longer
-    # than its kernel); the rest are made contiguous.
+    # Other inputs in memory are read there, through reshapes and detach() too (a 1 GB copy of cross_entropy's logits
+    # took longer than its kernel; softmax's backward copied its input to recompute it); the rest are made contiguous.
     wbufs = {tensors[k].uop.base for k in written if k < len(tensors)}
     def arg(i: int, t: Tensor) -> Tensor:
       if i + 1 in written: return t.contiguous()
       if t.uop.base in wbufs: return t.clone()
-      return t if t.uop.op is Ops.DETACH and _plain(t.uop.src[0]) else t.contiguous()
+      u = t.uop
+      while u.op in (Ops.RESHAPE, Ops.DETACH): u = u.src[0]
+      return t if u.op in (Ops.BUFFER, Ops.CONTIGUOUS, Ops.KERNEL_OUT) else t.contiguous()
     conts = [self] + [arg(i, t) for i, t in enumerate(inputs)]
     srcs = [t.uop for t in conts]
     if not isinstance(sink.arg, KernelInfo): sink = sink.replace(arg=KernelInfo(name="custom", opts_to_apply=()))

@@ -104,3 +104,11 @@ def test_values_and_grad_on_the_gpu(shape):
   want = np_softmax(x)
   np.testing.assert_allclose(y.numpy(), want, rtol=1e-5, atol=1e-6)
   np.testing.assert_allclose(t.grad.numpy(), want * (g - (g * want).sum(-1, keepdims=True)), rtol=1e-4, atol=1e-6)
+
+def test_backward_reads_its_input_in_place():
+  """The recompute in the backward reads the (detached, reshaped) input where it is: one kernel computes x * 2, none
+  copies it again for the recomputing softmax (custom_kernel took a detached input for a value to copy)."""
+  x = Tensor.empty(64, 1000, device="NULL:CUDA", requires_grad=True)
+  (x * 2).softmax(-1).sum().backward()
+  names = [getattr(si.ast.arg, "name", "") for si in x.grad.schedule()]
+  assert names.count("E_64000") == 1 and "softmax_64_1000" in names, names
