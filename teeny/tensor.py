@@ -37,10 +37,10 @@ def _plain(u: UOp) -> bool:
   while u.op is Ops.RESHAPE: u = u.src[0]
   return u.op is Ops.BUFFER
 
-def _in_memory(u: UOp) -> bool:
-  """Contiguous memory once realized: a buffer, a CONTIGUOUS or a custom kernel's output, or reshapes of one (so
-  contiguous() of it is itself, not a copy kernel)."""
-  while u.op is Ops.RESHAPE: u = u.src[0]
+def _in_memory(u: UOp, views: tuple[Ops, ...] = (Ops.RESHAPE,)) -> bool:
+  """Contiguous memory once realized: a buffer, a CONTIGUOUS or a custom kernel's output, or `views` of one (so
+  contiguous() of it is itself, not a copy kernel; a custom kernel reads a detached one in place too)."""
+  while u.op in views: u = u.src[0]
   return u.op in (Ops.BUFFER, Ops.CONTIGUOUS, Ops.KERNEL_OUT)
 
 HALF = (dtypes.float16, dtypes.bfloat16)  # reductions over these accumulate in float32
@@ -1733,9 +1733,7 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
     def arg(i: int, t: Tensor) -> Tensor:
       if i + 1 in written: return t.contiguous()
       if t.uop.base in wbufs: return t.clone()
-      u = t.uop
-      while u.op in (Ops.RESHAPE, Ops.DETACH): u = u.src[0]
-      return t if u.op in (Ops.BUFFER, Ops.CONTIGUOUS, Ops.KERNEL_OUT) else t.contiguous()
+      return t if _in_memory(t.uop, (Ops.RESHAPE, Ops.DETACH)) else t.contiguous()
     conts = [self] + [arg(i, t) for i, t in enumerate(inputs)]
     srcs = [t.uop for t in conts]
     if not isinstance(sink.arg, KernelInfo): sink = sink.replace(arg=KernelInfo(name="custom", opts_to_apply=()))

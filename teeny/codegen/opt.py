@@ -22,10 +22,11 @@ kernels (`KernelInfo(opts_to_apply=[...])`) therefore speak one language, and th
                     GLOBAL ranges its address does not depend on become plain loops (LOOP) inside the ones it does, and
                     once per iteration of those, the slice it reads is copied in the order the reduce reads it (a B
                     panel of a matmul-like reduce, read at a stride of a row per step, becomes one contiguous stream)
-  TC      -, tile   GPU: tensor cores (codegen/tc.py). A matmul of float16/bfloat16 inputs summed in float32 is rebuilt
-                    as block tiles staged through shared memory (cp.async, `stages` deep) and warp instructions on
-                    fragments (Ops.WMMA); `tile` names a TC_CONFIGS entry (e.g. "128x128x64w2x4s3") or None for the
-                    heuristics' pick. Only on renderers with tensor cores (CUDA), only as the kernel's one Opt
+  TC      -, tile   GPU: tensor cores (codegen/tc.py). A matmul of float16/bfloat16 inputs (float32 under TF32)
+                    summed in float32 is rebuilt as block tiles staged through shared memory (`stages` deep) and warp
+                    instructions on fragments (Ops.WMMA); `tile` names a TC_CONFIGS entry (e.g. "128x128x64w2x4s3") or
+                    None for the heuristics' pick. Only on renderers with tensor cores (CUDA, AMD gfx11/CDNA), only as
+                    the kernel's one Opt
 
 An Opt that does not fit the kernel raises `KernelOptError` (a ValueError) naming the axis and its size; BEAM skips
 it."""
@@ -304,7 +305,7 @@ def apply_opt(ast: UOp, opt: Opt, renderer) -> UOp:
   """The kernel with one Opt applied (KernelOptError if it does not fit)."""
   if not isinstance(opt, Opt): raise KernelOptError(f"expected an Opt, got {opt!r}")
   if opt.op is OptOps.TC:
-    if ast.arg is not None and isinstance(ast.arg, KernelInfo) and any(u.op is Ops.WMMA for u in ast.toposort):
+    if any(u.op is Ops.WMMA for u in ast.toposort):
       raise KernelOptError("TC: the kernel uses tensor cores already")
     return apply_tc(ast, opt.arg, renderer)
   if any(u.op is Ops.DEFINE_LOCAL for u in ast.toposort):
@@ -483,8 +484,8 @@ def _groupable(ast: UOp) -> bool:
 TC = getenv("TC", 1)   # TC=0: the GPU heuristics never choose tensor cores
 
 def tc_opts(ast: UOp, renderer) -> list[Opt]:
-  """Tensor cores (codegen/tc.py) for a matmul of 16-bit floats when the renderer has them and a block tile divides
-  the kernel: [Opt(TC, None, tile)], else []."""
+  """Tensor cores (codegen/tc.py) for a matmul of 16-bit floats (or float32 under TF32) when the renderer has them
+  and the heuristics' tile fits: [Opt(TC, None, tile)], else []."""
   if not TC or not getattr(renderer, "tensor_cores", ()): return []
   if isinstance(mt := tc_match(ast), str): return []
   cfg = pick_config(mt, renderer)   # (the renderer's shared memory bounds the tile)

@@ -86,7 +86,7 @@ def actions(ast: UOp, renderer) -> list[Opt]:
   out += [Opt(OptOps.SWAP, a.arg[0], b.arg[0]) for i, a in enumerate(rngs) for b in rngs[i + 1:]
           if a.arg[1] is b.arg[1]]
   if gpu: out.append(Opt(OptOps.NOLOCALS))
-  # tensor cores: every block tile (codegen/tc.py), for a 16-bit matmul on a renderer that has them
+  # tensor cores: every block tile (codegen/tc.py), for a 16-bit matmul (float32 under TF32) on a renderer with them
   if getattr(renderer, "tensor_cores", ()):
     if not isinstance(tc_match(ast), str): out += [Opt(OptOps.TC, None, name) for name in TC_CONFIGS]
   # C: pack a reduce's load into a kernel-private array (a matmul's B panel: one contiguous stream instead of a row per

@@ -15,7 +15,7 @@ maps against the H200's mma.sync.
 """
 from __future__ import annotations
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, cast
 import numpy as np
 from teeny.dtype import DType, dtypes
 from teeny.helpers import TF32, ceildiv as ceil_div, prod
@@ -263,17 +263,15 @@ def apply_tc(ast: UOp, arg, renderer) -> UOp:
   lang = getattr(renderer, "lang", "CUDA")
   mt = tc_match(ast)
   if isinstance(mt, str): raise KernelOptError(f"TC: {mt}")
-  if (found := layout_for(renderer, mt.dtype_in)) is None:
-    raise KernelOptError(f"TC: {tc_refusal(mt, TC_CONFIGS[TC_ORDER[-1]], renderer)}")
-  lay = found
-  # CUDA: cp.async copies; ldmatrix fragments for 16-bit values. Elsewhere (and TF32) fragments through the maps
-  cuda, ldsm = lay.name.startswith("cuda"), lay.name == "cuda_m16n8k16"
-  pw = _per_word(mt)             # values per 32-bit word of shared memory and registers
-  vec = 16 // mt.dtype_in.itemsize   # values per 16-byte copy
   if arg is None: cfg = pick_config(mt, renderer)
   elif arg in TC_CONFIGS: cfg = TC_CONFIGS[arg]
   else: raise KernelOptError(f"TC: unknown block tile {arg!r}; the tiles are {list(TC_CONFIGS)}")
   if (why := tc_refusal(mt, cfg, renderer)) is not None: raise KernelOptError(f"TC: {why}")
+  lay = cast(TCLayout, layout_for(renderer, mt.dtype_in))   # (tc_refusal checked there is one)
+  # CUDA: cp.async copies; ldmatrix fragments for 16-bit values. Elsewhere (and TF32) fragments through the maps
+  cuda, ldsm = lay.name.startswith("cuda"), lay.name == "cuda_m16n8k16"
+  pw = _per_word(mt)             # values per 32-bit word of shared memory and registers
+  vec = 16 // mt.dtype_in.itemsize   # values per 16-byte copy
   M, N, K = (_size(r) for r in (mt.m, mt.n, mt.k))
   # sizes that are not multiples of the tile: the copies zero-fill what lies outside (cp.async with fewer source
   # bytes), and the stores are masked

@@ -6,8 +6,9 @@ column (the only address that comes from data), honouring ignore_index.
 
 g_r is the upstream gradient of row r's loss (divided by the number of valid rows, or the summed class weights, for
 reduction='mean'); rows whose target is ignore_index (or outside [0, C)) get an all-zero gradient. One program per row
-on the CPU (the columns a serial loop, the atomic after it); on GPUs one thread per element, where the thread holding
-the target column does the atomic after its own store.
+on the CPU (the columns a serial loop, the atomic after it). On GPUs one block per row writes every element once,
+subtracting g_r at the target column itself (no atomic), and cross_entropy's forward is one kernel too (ce_rows: each
+row's loss, logsumexp and validity, the logits read once).
 """
 from __future__ import annotations
 import functools
@@ -225,7 +226,7 @@ def cross_entropy(logits: Tensor, target: Tensor, reduction: str = "mean", ignor
   n, nc = logits.shape
   logits._check_targets(target, nc, ignore_index, "cross_entropy")
   x = logits.detach()
-  if is_gpu(x.device):   # one kernel: each row's loss, logsumexp and validity, the logits read once
+  if gpu := is_gpu(x.device):   # one kernel: each row's loss, logsumexp and validity, the logits read once
     stats, lse = ce_rows(x, target, ignore_index)
     rows, count = stats[0], stats[1].sum()
   else:   # the graph's reductions (vectorised on the CPU)
@@ -242,7 +243,7 @@ def cross_entropy(logits: Tensor, target: Tensor, reduction: str = "mean", ignor
     loss = rows.sum() / count
     extra = ((1.0 / count).reshape(1),)
   return with_grad(loss.cast(logits.dtype), (logits, target, lse) + extra, CrossEntropyGrad(reduction, ignore_index),
-                   f"ce_fwd_{n}_{nc}" if not is_gpu(x.device) else f"ce_loss_{n}_{nc}")
+                   f"ce_loss_{n}_{nc}" if gpu else f"ce_fwd_{n}_{nc}")
 
 def route_cross_entropy(logits: Tensor, target: Tensor, reduction: str, label_smoothing: float,
                         ignore_index: int) -> Tensor | None:

@@ -21,9 +21,6 @@ from teeny.kernels.common import Barriers, at, block_threads, block_tree, is_gpu
 def _softmax_kernel(out: UOp, x: UOp, rows: int, n: int) -> UOp:
   """(Cached: the placeholders are hash-consed, so a repeated call with the same shape gets the same SINK without
   building its few hundred UOps again, which cost about 1 ms per call.)"""
-  return _build(out, x, rows, n)
-
-def _build(out: UOp, x: UOp, rows: int, n: int) -> UOp:
   T = block_threads(n)
   f32 = dtypes.float32
   r, tid = UOp.range(rows, 0, AxisType.GLOBAL), UOp.range(T, 1, AxisType.LOCAL)
