@@ -4,6 +4,7 @@ cache key. Values are compared with numpy on the CPU, and on OpenCL (PoCL) for t
 import re
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 from helpers import needs_values, toolchain
 from teeny import Context, Device, Tensor
 from teeny.codegen.kernel import get_program
@@ -324,3 +325,18 @@ def test_merge_reduces_values(shape, axes):
   np.testing.assert_allclose(Tensor(x).max(axes).numpy(), x.max(axes), rtol=0, atol=0)
   w = np.random.default_rng(1).standard_normal(shape[-1:]).astype(np.float32)
   np.testing.assert_allclose((Tensor(x) * Tensor(w)).sum(axes).numpy(), (x * w).sum(axes), rtol=1e-5, atol=1e-5)
+
+@needs_values
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.integers(1, 7), min_size=2, max_size=4), st.data())
+def test_merge_reduces_random_reductions(shape, data):
+  """Reductions over random axis sets of random shapes, and of a permuted view (non-contiguous axes keep their ranges),
+  against numpy: merging reduce ranges never changes a value."""
+  shape = tuple(shape)
+  axes = tuple(sorted(data.draw(st.sets(st.integers(0, len(shape) - 1), min_size=1))))
+  perm = tuple(data.draw(st.permutations(range(len(shape)))))
+  x = np.random.default_rng(len(shape)).standard_normal(shape).astype(np.float32)
+  for t, ref in ((Tensor(x), x), (Tensor(x).permute(*perm), x.transpose(perm))):
+    np.testing.assert_allclose(t.sum(axes).numpy(), ref.sum(axes), rtol=1e-5, atol=1e-5)
+    np.testing.assert_array_equal(t.max(axes).numpy(), ref.max(axes))
+    np.testing.assert_allclose((t * t).sum(axes).numpy(), (ref * ref).sum(axes), rtol=1e-5, atol=1e-5)
