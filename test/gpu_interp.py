@@ -107,7 +107,7 @@ class Block:
       return
     name, args = re.match(r"(\w+)\((.*)\);", fmt).groups()
     arg = [vals[int(a[1:-1])] if a.startswith("{") else int(a) for a in (x.strip() for x in args.split(","))]
-    if name in ("teeny_cp_async16", "teeny_copy16"):
+    if name in ("teeny_cp_async16", "teeny_copy16", "teeny_copy16_f32"):
       _, w, src, n = arg
       (kind, slot), idx, gate = src
       size = self.bufs[slot].dtype.itemsize   # 16-bit values held as their bits, or float32 (TF32 kernels)
@@ -121,8 +121,15 @@ class Block:
         halves = np.where(ok, self.bufs[slot][at].astype(np.uint32), 0)
         words = halves[:, 0::2] | (halves[:, 1::2] << 16)
       w = np.broadcast_to(np.asarray(w, np.int64), (self.T,))
-      if name == "teeny_copy16": self._put(w, words, mask)
+      if name != "teeny_cp_async16": self._put(w, words, mask)
       else: self.pending[-1].append((w, words, mask))
+      return
+    if name == "teeny_lds128":   # 4 float32 words of shared memory into 4 registers
+      (_, reg), off, _ = arg[0]
+      w = np.broadcast_to(np.asarray(arg[2], np.int64), (self.T,))
+      off = np.broadcast_to(np.asarray(off, np.int64), (self.T,))
+      for e in range(4):
+        self.regs[reg][np.arange(self.T), off + e] = self.shared[w + e].astype(np.uint32).view(np.float32)
       return
     if name.startswith("teeny_ldsm_x4"):
       (_, reg), off, _ = arg[0]
@@ -219,6 +226,10 @@ class Block:
         elif u.dtype.kind == "f": env[u] = np.asarray(x, np.float32)
         elif u.dtype == dtypes.bool: env[u] = np.asarray(x) != 0
         else: env[u] = np.asarray(x).astype(np.int64)
+      elif op is Ops.BITCAST:
+        x = np.asarray(env[u.src[0]])
+        env[u] = x.astype(np.uint32).view(np.float32) if u.dtype == dtypes.float32 else \
+          x.astype(np.float32).view(np.uint32)
       elif op is Ops.CUSTOM: self.custom(u, env)
       elif op is Ops.WMMA: self.wmma(u, env)
       elif op in (Ops.BARRIER, Ops.SINK, Ops.NOOP): pass

@@ -119,7 +119,16 @@ def test_big_sum_is_not_one_thread():
     assert np.prod(p.global_size) * np.prod(p.local_size) >= 256, (p.name, p.global_size, p.local_size)
 
 def test_matmul_register_tiles():
+  """float32 matmuls: register tiles on OpenCL; on CUDA shared-memory tiles (the SMEM Opt, test_smem.py), and register
+  tiles again with SMEM=0."""
+  p, = src_of(p_matmul, "CL")
+  assert "#pragma unroll" in p.src and re.search(r"float acc\d+\[32\]", p.src)
   p, = src_of(p_matmul)
+  assert "teeny_lds128(" in p.src and "teeny_cp_async16(" in p.src
+  import teeny.codegen.opt as opt
+  old, opt.SMEM = opt.SMEM, 0
+  try: p, = src_of(p_matmul)
+  finally: opt.SMEM = old
   assert "#pragma unroll" in p.src and re.search(r"float acc\d+\[32\]", p.src)
 
 def test_half_storage_and_conversion():

@@ -204,10 +204,22 @@ def bench_conv():
     check = "ok" if ok else f"WRONG (max error grad_x {ex:.3g}, grad_w {ew:.3g})"
   row(f"conv2d B={B} {C}->{C} {HW}x{HW} 3x3", hand, tg, "conv", check + "; graph timed once")
   s = conv_shape(x.shape, w.shape, 1, 1)
-  row("  of which: grad_w (reduction)", median_time(lambda: K.conv2d_bwd_weight(x, g, s).realize()), None, None)
-  row("  of which: grad_x (gather)", median_time(lambda: K.conv2d_bwd_input(g, w, s, "gather").realize()), None, None)
+  row("  of which: grad_w", median_time(lambda: K.conv2d_bwd_weight(x, g, s).realize()), None, None)
+  row("  of which: grad_x", median_time(lambda: K.conv2d_bwd_input(g, w, s).realize()), None, None)
   for name, ms, gflops, gbs in per_kernel(lambda: Tensor.realize_all(*K.conv2d_bwd(x, w, g, 1, 1))):
     LINES.append(f"    kernel {name[:60]:60s} {ms:9.2f} ms {gflops:8.2f} GFLOP/s {gbs:7.2f} GB/s")
+  # the forward of the same shape (the graph's kernels: an implicit GEMM on GPUs with tiles), and both in float16 on
+  # GPUs (cuDNN's float16 kernels on torch's side)
+  fwd_check = "not checked (no torch output)"
+  if (ry := load_ref("conv_y")) is not None:
+    fwd_check = "ok" if np.abs(x.conv2d(w, padding=1).numpy() - ry).max() <= 1e-4 * np.abs(ry).max() else "WRONG"
+  row("  forward, same shape", median_time(lambda: x.conv2d(w, padding=1).realize()), None, "conv_fwd", fwd_check)
+  if GPU:
+    from teeny import dtypes
+    x16, w16, g16 = (t.cast(dtypes.float16).contiguous().realize() for t in (x, w, g))
+    row("  float16 backward", median_time(lambda: Tensor.realize_all(*K.conv2d_bwd(x16, w16, g16, 1, 1))), None,
+        "conv16", "")
+    row("  float16 forward", median_time(lambda: x16.conv2d(w16, padding=1).realize()), None, "conv16_fwd", "")
 
 def torch_conv() -> float:
   _, _, _, x_np, w_np, g_np = conv_inputs()
@@ -216,8 +228,22 @@ def torch_conv() -> float:
   ty = torch.nn.functional.conv2d(tx, tw, padding=1)
   t = median_time(lambda: torch.autograd.grad(ty, (tx, tw), tgo, retain_graph=True))[0]
   rgx, rgw = torch.autograd.grad(ty, (tx, tw), tgo, retain_graph=True)
-  if REFS: np.save(ref_path("conv_gx"), rgx.cpu().numpy()), np.save(ref_path("conv_gw"), rgw.cpu().numpy())
+  if REFS:
+    np.save(ref_path("conv_gx"), rgx.cpu().numpy()), np.save(ref_path("conv_gw"), rgw.cpu().numpy())
+    np.save(ref_path("conv_y"), ty.detach().cpu().numpy())
   return t
+
+def torch_conv_more() -> dict[str, float]:
+  """The forward of the bench's convolution, and on GPUs its float16 forward and backward."""
+  _, _, _, x_np, w_np, g_np = conv_inputs()
+  tx, tw, tgo = (torch.tensor(a, device=TDEV) for a in (x_np, w_np, g_np))
+  out = {"conv_fwd": median_time(lambda: torch.nn.functional.conv2d(tx, tw, padding=1))[0]}
+  if TDEV == "cuda":
+    hx, hw_ = tx.half().requires_grad_(True), tw.half().requires_grad_(True)
+    out["conv16_fwd"] = median_time(lambda: torch.nn.functional.conv2d(hx, hw_, padding=1))[0]
+    hy = torch.nn.functional.conv2d(hx, hw_, padding=1)
+    out["conv16"] = median_time(lambda: torch.autograd.grad(hy, (hx, hw_), tgo.half(), retain_graph=True))[0]
+  return out
 
 def bench_conv_variants():
   """The input gradient as a gather vs an atomic scatter, over shapes:
@@ -312,6 +338,7 @@ def worker(who: str) -> dict:
     fns = {"emb": torch_embedding, "conv": torch_conv, "ce": torch_ce, "ce_step": lambda: torch_ce(True)}
     isa = f" ({torch.backends.cpu.get_cpu_capability()})" if TDEV == "cpu" else ""
     figs = {k: fn() for k, fn in fns.items() if k.split("_")[0] in ONLY}
+    if "conv" in ONLY: figs.update(torch_conv_more())
     return {"info": f"torch {torch.__version__} on {TDEV}{isa}", "t": figs}
   for key, fn in (("emb", bench_embedding), ("conv", bench_conv), ("ce", bench_ce), ("variants", bench_conv_variants)):
     if key in ONLY: fn()

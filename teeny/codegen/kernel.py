@@ -39,13 +39,15 @@ def estimate(uops: list[UOp]) -> tuple[int, int, int]:
   flops = iters = 0
   size = lambda r: r.src[0].arg if r.src[0].op is Ops.CONST else 1
   opened: list[UOp] = []
+  par = frozenset(u for u in uops if u.op is Ops.RANGE and u.arg[1] in (AxisType.GLOBAL, AxisType.LOCAL))
   for u in uops:
     if u.op is Ops.RANGE: opened.append(u)
     elif u.op is Ops.END: opened.pop()
     elif u.op is Ops.WMMA:   # an effect on register arrays: it runs as often as the loops around it, each lane its
       flops += prod([size(r) for r in opened]) * u.arg.flops_per_lane   # share of the warp's 2*m*n*k
     if u.op not in GroupOp.ALU and u.op not in (Ops.ASSIGN, Ops.ATOMIC, Ops.ATOMIC_CAS, Ops.STORE, Ops.LOAD): continue
-    trips = prod([size(r) for r in deps(u)])
+    # (every thread of the grid runs the ops inside it, whether or not their value depends on its index)
+    trips = prod([size(r) for r in deps(u) | par])
     iters = max(iters, trips)
     if u.op is not Ops.STORE and u.op is not Ops.LOAD and u.dtype.kind == "f": flops += trips
   mem = sum(prod(u.arg[1]) * u.dtype.base.itemsize for u in uops if u.op is Ops.DEFINE_GLOBAL)

@@ -27,6 +27,10 @@ kernels (`KernelInfo(opts_to_apply=[...])`) therefore speak one language, and th
                     instructions on fragments (Ops.WMMA); `tile` names a TC_CONFIGS entry (e.g. "128x128x64w2x4s3") or
                     None for the heuristics' pick. Only on renderers with tensor cores (CUDA, AMD gfx11/CDNA), only as
                     the kernel's one Opt
+  SMEM    -, tile   GPU (CUDA): a float32 matmul (TF32 off) on CUDA cores, staged like TC (the same builder: cp.async
+                    copies into `stages` shared-memory tiles), each thread a register tile of multiply-adds; `tile`
+                    names a SMEM_CONFIGS entry (e.g. "128x128x16t8x8s3") or None for the heuristics' pick. The
+                    kernel's one Opt
 
 An Opt that does not fit the kernel raises `KernelOptError` (a ValueError) naming the axis and its size; BEAM skips
 it."""
@@ -38,13 +42,14 @@ from teeny.helpers import FastEnum, auto, getenv, prod
 from teeny.uop.ops import AxisType, KernelInfo, Ops, UOp
 from teeny.uop.rewrite import graph_rewrite
 from teeny.uop.symbolic import symbolic
-from teeny.codegen.tc import apply_tc, pick_config, tc_match, tc_refusal
+from teeny.codegen.tc import (SMEM_MIN_WORK, apply_smem, apply_tc, pick_config, pick_smem_config, smem_refusal,
+                              tc_match, tc_refusal)
 from teeny.codegen.ranges import (KernelOptError, coefficient, const_size, flatten_ranges, gate, global_ranges,
                                   ranges_of, replace_range)
 
 class OptOps(FastEnum):
   UPCAST = auto(); UNROLL = auto(); LOCAL = auto(); GROUP = auto(); PADTO = auto(); SWAP = auto()
-  NOLOCALS = auto(); TC = auto(); LOOP = auto(); STAGE = auto()
+  NOLOCALS = auto(); TC = auto(); LOOP = auto(); STAGE = auto(); SMEM = auto()
   def __repr__(self): return f"OptOps.{self.name}"
 
 @dataclass(frozen=True)
@@ -308,6 +313,10 @@ def apply_opt(ast: UOp, opt: Opt, renderer) -> UOp:
     if any(u.op is Ops.WMMA for u in ast.toposort):
       raise KernelOptError("TC: the kernel uses tensor cores already")
     return apply_tc(ast, opt.arg, renderer)
+  if opt.op is OptOps.SMEM:
+    if any(u.op in (Ops.WMMA, Ops.DEFINE_LOCAL) for u in ast.toposort):
+      raise KernelOptError("SMEM: the kernel is tiled already")
+    return apply_smem(ast, opt.arg, renderer)
   if any(u.op is Ops.DEFINE_LOCAL for u in ast.toposort):
     raise KernelOptError(f"{opt.op.name} after STAGE: STAGE must be the last Opt (its copy is laid out for the "
                          "ranges as "
@@ -491,11 +500,23 @@ def tc_opts(ast: UOp, renderer) -> list[Opt]:
   cfg = pick_config(mt, renderer)   # (the renderer's shared memory bounds the tile)
   return [] if tc_refusal(mt, cfg, renderer) is not None else [Opt(OptOps.TC, None, cfg.name)]
 
+SMEM = getenv("SMEM", 1)   # SMEM=0: the GPU heuristics never choose shared-memory float32 tiles
+
+def smem_opts(ast: UOp, renderer) -> list[Opt]:
+  """Shared-memory block tiles (codegen/tc.py, the SMEM Opt) for a float32 matmul of at least SMEM_MIN_WORK
+  multiply-adds on a renderer that has them: [Opt(SMEM, None, tile)], else []."""
+  if not SMEM or not getattr(renderer, "smem_tiles", False): return []
+  if isinstance(mt := tc_match(ast, fma=True), str): return []
+  if mt.M * mt.N * mt.K * prod(const_size(r) or 1 for r in mt.batch) < SMEM_MIN_WORK: return []
+  cfg = pick_smem_config(mt)
+  return [] if smem_refusal(mt, cfg, renderer) is not None else [Opt(OptOps.SMEM, None, cfg.name)]
+
 def gpu_opts(ast: UOp, renderer=None) -> list[Opt]:
   """The GPU heuristics: tensor cores for a 16-bit matmul (tc_opts), a grouped reduce (one block per output, GPU_LOCAL
   lanes) for long reductions, else register tiles for a matmul-like reduce (GPU_UPCAST outputs per thread)."""
   if not gpu_plain(ast): return []
   if tc := tc_opts(ast, renderer): return tc
+  if sm := smem_opts(ast, renderer): return sm
   reds = [u for u in ast.toposort if u.op is Ops.REDUCE]
   if len(reds) == 1 and (dot := _gpu_dot_tile_opts(ast, reds[0])): return dot
   if _groupable(ast):

@@ -26,7 +26,7 @@ from teeny.helpers import CACHELEVEL, DEBUG, TF32, cache_dir, getenv, prod
 from teeny.uop.ops import AxisType, Ops, UOp, written_slots
 from teeny.codegen.kernel import ProgramSpec, get_program, launch_work, normalized
 from teeny.codegen.opt import KernelOptError, Opt, OptOps, apply_opts, const_size, hand_coded_opts, ranges_of
-from teeny.codegen.tc import TC_CONFIGS, tc_match
+from teeny.codegen.tc import SMEM_CONFIGS, TC_CONFIGS, tc_match
 
 BEAM_MAGIC = b"TEENYBEAM1\n"
 _TMP_PREFIX = ".tmp_"         # the compile cache's prefix for half-written files (evicted when an hour old)
@@ -95,6 +95,9 @@ def actions(ast: UOp, renderer) -> list[Opt]:
     reads = {u.src[0].src[0].arg[0] for red in ast.toposort if red.op is Ops.REDUCE for u in red.src[0].toposort
              if u.op is Ops.LOAD and u.src[0].op is Ops.INDEX and u.src[0].src[0].op is Ops.DEFINE_GLOBAL}
     out += [Opt(OptOps.STAGE, None, slot) for slot in sorted(reads)]
+  # shared-memory float32 tiles: every block tile, for a float32 matmul on a renderer with them
+  if getattr(renderer, "smem_tiles", False) and not isinstance(tc_match(ast, fma=True), str):
+    out += [Opt(OptOps.SMEM, None, name) for name in SMEM_CONFIGS]
   return out
 
 def extend(opts: tuple[Opt, ...], a: Opt) -> tuple[Opt, ...]:

@@ -22,7 +22,7 @@ from teeny.helpers import TF32, ceildiv as ceil_div, prod
 from teeny.uop.ops import AxisType, Ops, UOp
 from teeny.uop.rewrite import graph_rewrite
 from teeny.uop.symbolic import decompose, symbolic
-from teeny.codegen.ranges import KernelOptError, coefficient, const_size, flatten_ranges, gate, global_ranges
+from teeny.codegen.ranges import KernelOptError, coefficient, const_size, gate, global_ranges, replace_range
 
 Map = Callable[[int, int], tuple[int, int]]   # (lane, value index) -> (row, col) in the operand's matrix
 
@@ -132,21 +132,29 @@ TC_CONFIGS = {c.name: c for c in [TCConfig(bm, bn, bk, wm, wn, st) for (bm, bn, 
 
 @dataclass
 class TCMatch:
-  """A kernel the TC Opt can rebuild: one float32 sum over range k of a product of two 16-bit loads, A (read along m
-  and k) and B (along n and k), each contiguous along k ("k") or along its output axis ("mn"); other GLOBAL ranges are
-  a batch."""
+  """A kernel the TC (or SMEM) Opt can rebuild: one float32 sum over the k ranges of a product of two loads, A (read
+  along its output ranges ms and along ks) and B (along ns and ks), each contiguous along k ("k") or along its output
+  axes ("mn"); other GLOBAL ranges are a batch. Each group of ranges (outermost first) is one axis of the matmul, its
+  values laid out by div/mod of one range over their product (a convolution is a matmul over (batch, rows, columns)
+  by output channels, its sum over (input channels, kernel rows, kernel columns): an implicit GEMM)."""
   red: UOp
-  m: UOp
-  n: UOp
-  k: UOp
+  ms: list[UOp]
+  ns: list[UOp]
+  ks: list[UOp]
   batch: list[UOp]
   a: UOp            # the INDEX A is loaded through
   b: UOp
   a_major: str      # "k" or "mn"
   b_major: str
-  a_aligned: bool   # 16-byte copies (cp.async) or, where a row of 8 may start anywhere, plain loads
+  a_aligned: bool   # 16-byte copies (cp.async) or, where a row may start anywhere, plain loads
   b_aligned: bool
   dtype_in: DType
+  @property
+  def M(self) -> int: return prod(_size(r) for r in self.ms)
+  @property
+  def N(self) -> int: return prod(_size(r) for r in self.ns)
+  @property
+  def K(self) -> int: return prod(_size(r) for r in self.ks)
 
 def _loads_of(v: UOp) -> list[UOp] | None:
   """The two loads a reduce's value multiplies: MUL(LOAD, LOAD) in 16 bits then widened, or MUL of widened loads."""
@@ -159,52 +167,73 @@ def _loads_of(v: UOp) -> list[UOp] | None:
     out.append(s)
   return out
 
-def _major(idx: UOp, out_axis: UOp, k: UOp, vec: int) -> tuple[str, bool] | None:
-  """('k', aligned) if the operand's address runs contiguously along k, ('mn', aligned) if along its output axis, None
-  if neither. aligned: every run of `vec` values (16 bytes) the copies read starts 16-byte aligned (every other stride
-  and the offset multiples of vec), so they can be asynchronous 16-byte copies."""
-  ck, co = coefficient(idx.src[1], k), coefficient(idx.src[1], out_axis)
-  if ck is None or co is None: return None
-  major = "k" if ck == 1 else "mn" if co == 1 else None
-  if major is None: return None
+def _major(idx: UOp, outs: list[UOp], ks: list[UOp], vec: int) -> tuple[str, bool] | None:
+  """('k', aligned) if the operand's address runs contiguously along the k ranges (flattened in the order given), ('mn',
+  aligned) if along its output ranges, None if neither. A group runs contiguously when its strides are those of a
+  contiguous block (innermost 1, each other the product of the sizes inside it), or when its innermost range has
+  stride 1 and a size that is a multiple of `vec` (a run of vec values, 16 bytes, never crosses into the next).
+  aligned: every such run starts 16-byte aligned (every other stride and the offset multiples of vec), so it can be
+  one asynchronous 16-byte copy."""
   terms, const = decompose(idx.src[1])
-  contiguous = k if major == "k" else out_axis
   if any(t.op is not Ops.RANGE for t, _ in terms): return None
-  return major, not (const % vec or any(t is not contiguous and c % vec for t, c in terms))
+  coef = {t: c for t, c in terms}
+  def runs(group: list[UOp]) -> list[UOp] | None:
+    """The ranges whose strides the contiguous run accounts for, or None."""
+    if coef.get(group[-1]) != 1: return None
+    stride, block = 1, []
+    for r in reversed(group):
+      if coef.get(r) != stride: break
+      block.append(r)
+      stride *= _size(r)
+    if len(block) == len(group) or _size(group[-1]) % vec == 0: return block
+    return None
+  if (run := runs(ks)) is not None: major = "k"
+  elif (run := runs(outs)) is not None: major = "mn"
+  else: return None
+  return major, not (const % vec or any(t not in run and c % vec for t, c in terms))
 
-def tc_match(ast: UOp) -> TCMatch | str:
-  """The kernel's matmul shape for the TC Opt, or why it has none."""
+def tc_match(ast: UOp, fma: bool = False) -> TCMatch | str:
+  """The kernel's matmul shape for the TC Opt (fma=True: for the SMEM Opt, float32 only), or why it has none."""
   topo = list(ast.toposort)
   if any(u.op in (Ops.ATOMIC, Ops.ATOMIC_CAS, Ops.CUSTOM, Ops.BARRIER, Ops.SPECIAL, Ops.DEFINE_LOCAL, Ops.DEFINE_REG)
          or (u.op is Ops.RANGE and u.arg[1] not in (AxisType.GLOBAL, AxisType.REDUCE)) for u in topo):
     return "the kernel has ranges other than GLOBAL and REDUCE, atomics or custom code"
   reds = [u for u in topo if u.op is Ops.REDUCE]
-  if len(reds) != 1 or reds[0].arg is not Ops.ADD or len(reds[0].src) != 2:
-    return "the kernel needs exactly one sum over one reduce range"
-  red, k = reds[0], reds[0].src[1]
+  if len(reds) != 1 or reds[0].arg is not Ops.ADD: return "the kernel needs exactly one sum"
+  red, ks = reds[0], list(reds[0].src[1:])
   if red.dtype != dtypes.float32: return f"the sum accumulates in {red.dtype.name}; tensor cores accumulate float32"
   loads = _loads_of(red.src[0])
   if loads is None: return "the summed value is not a product of two loads"
   dts = {ld.dtype for ld in loads}
-  if len(dts) != 1 or (dt := dts.pop()) not in (dtypes.float16, dtypes.bfloat16, dtypes.float32):
+  if fma:
+    if dts != {dtypes.float32}: return "shared-memory float32 tiles multiply two float32 loads"
+    dt = dtypes.float32
+  elif len(dts) != 1 or (dt := dts.pop()) not in (dtypes.float16, dtypes.bfloat16, dtypes.float32):
     return "tensor cores multiply float16 or bfloat16 inputs (both the same), or float32 as TF32 (TF32=1)"
-  if dt == dtypes.float32 and not TF32:
+  elif dt == dtypes.float32 and not TF32:
     return "float32 stays exact: tensor cores round it to TF32 only when asked (Tensor.allow_tf32 = True or TF32=1)"
   glob = global_ranges(ast)
-  if any(const_size(r) is None for r in glob + [k]): return "every range needs a constant size"
+  if any(const_size(r) is None for r in glob + ks): return "every range needs a constant size"
   ia, ib = loads[0].src[0], loads[1].src[0]
-  # the output axes: a GLOBAL range only A reads is m, one only B reads is n (swap the operands if needed)
+  # the output axes: GLOBAL ranges only A reads are m, those only B reads are n
   def only(x: UOp, y: UOp) -> list[UOp]: return [g for g in glob if g in x.toposort and g not in y.toposort]
   ma, nb = only(ia, ib), only(ib, ia)
-  if len(ma) != 1 or len(nb) != 1: return "the kernel is not a matmul: each operand needs one output axis of its own"
-  m, n = ma[0], nb[0]
-  batch = [g for g in glob if g is not m and g is not n]   # (an operand may be broadcast along one)
+  if not ma or not nb: return "the kernel is not a matmul: each operand needs an output axis of its own"
+  batch = [g for g in glob if g not in ma and g not in nb]   # (an operand may be broadcast along one)
   vec = 16 // dt.itemsize
-  if (am := _major(ia, m, k, vec)) is None or (bmj := _major(ib, n, k, vec)) is None:
-    return "an operand is contiguous along neither k nor its output axis"
+  # each group outermost first by its stride in the operand that reads it (k: try A's order, then B's)
+  def order(group: list[UOp], idx: UOp) -> list[UOp] | None:
+    cs = [coefficient(idx.src[1], r) for r in group]
+    if any(c is None for c in cs): return None
+    return [r for _, r in sorted(zip(cs, group), key=lambda x: -cast(int, x[0]))]
+  ms, ns = order(ma, ia), order(nb, ib)
+  for kk in (order(ks, ia), order(ks, ib)):
+    if ms is None or ns is None or kk is None: continue
+    if (am := _major(ia, ms, kk, vec)) is not None and (bmj := _major(ib, ns, kk, vec)) is not None: break
+  else: return "an operand is contiguous along neither k nor its output axes"
   # the epilogue (every effect a store of the output element) may read the sum and other values of that element
   if any(e.op is not Ops.STORE for e in ast.src): return "every effect must be a store"
-  return TCMatch(red, m, n, k, batch, ia, ib, am[0], bmj[0], am[1], bmj[1], dt)
+  return TCMatch(red, ms, ns, kk, batch, ia, ib, am[0], bmj[0], am[1], bmj[1], dt)
 
 # the heuristics' tiles, largest first: the first that gives the GPU enough blocks (TC_MIN_BLOCKS) is taken, else the
 # last (measured on the H200, 4096^3 float16: 128x256 and 128x128 at 260-266 TFLOP/s, 128x64 220, 64x64 177)
@@ -215,8 +244,12 @@ def _size(r: UOp) -> int:
   assert r.src[0].op is Ops.CONST, "tc_match checked that every range has a constant size"
   return r.src[0].arg
 
-def _blocks(mt: TCMatch, c: TCConfig) -> int:
-  return ceil_div(_size(mt.m), c.bm) * ceil_div(_size(mt.n), c.bn) * prod(_size(b) for b in mt.batch)
+def _snug(mt: TCMatch, c: TCConfig | SmemConfig) -> bool:
+  """A tile no larger than the matrix needs (a convolution's 64 output channels in a 256-wide tile waste 3/4 of it)."""
+  return c.bm <= max(64, mt.M) and c.bn <= max(64, mt.N)
+
+def _blocks(mt: TCMatch, c: TCConfig | SmemConfig) -> int:
+  return ceil_div(mt.M, c.bm) * ceil_div(mt.N, c.bn) * prod(_size(b) for b in mt.batch)
 
 def smem_shape(major: str, rows_out: int, bk: int, per_word: int = 2) -> tuple[int, int]:
   """(rows, 32-bit words per row) of an operand's tile in shared memory: [out][k] when it is contiguous along k, else
@@ -226,7 +259,7 @@ def smem_shape(major: str, rows_out: int, bk: int, per_word: int = 2) -> tuple[i
 
 def _per_word(mt: TCMatch) -> int: return 4 // mt.dtype_in.itemsize
 
-def smem_bytes(mt: TCMatch, c: TCConfig) -> int:
+def smem_bytes(mt: TCMatch, c: TCConfig | SmemConfig) -> int:
   """Shared memory a tile needs: `stages` copies of A's and B's tiles."""
   pw = _per_word(mt)
   (ra, wa), (rb, wb) = smem_shape(mt.a_major, c.bm, c.bk, pw), smem_shape(mt.b_major, c.bn, c.bk, pw)
@@ -239,8 +272,6 @@ def tc_refusal(mt: TCMatch, c: TCConfig, renderer) -> str | None:
   if layout_for(renderer, mt.dtype_in) is None:
     return f"{type(renderer).__name__} has no tensor cores for {mt.dtype_in.name}" + \
       (" (TF32 is off: Tensor.allow_tf32 = True or TF32=1)" if mt.dtype_in == dtypes.float32 and not TF32 else "")
-  if mt.dtype_in.itemsize == 4 and not (mt.a_aligned and mt.b_aligned):
-    return "float32 operands need rows that start 16-byte aligned (their copies are asynchronous 16-byte copies)"
   if (need := smem_bytes(mt, c)) > (most := getattr(renderer, "max_shared", 48 * 1024)):
     return f"the tile needs {need} bytes of shared memory ({most} at most)"
   return None
@@ -249,7 +280,7 @@ def pick_config(mt: TCMatch, renderer=None) -> TCConfig:
   """The heuristics' tile: the first of TC_ORDER whose shared memory fits the renderer's and that gives TC_MIN_BLOCKS
   blocks, else the smallest of them that fits (where none does: the largest tile of TC_CONFIGS that fits)."""
   most = getattr(renderer, "max_shared", 48 * 1024)
-  fits = [c for c in (TC_CONFIGS[n] for n in TC_ORDER) if smem_bytes(mt, c) <= most] or \
+  fits = [c for c in (TC_CONFIGS[n] for n in TC_ORDER) if smem_bytes(mt, c) <= most and _snug(mt, c)] or \
     sorted((c for c in TC_CONFIGS.values() if smem_bytes(mt, c) <= most), key=lambda c: -c.bm * c.bn) or \
     [TC_CONFIGS[TC_ORDER[-1]]]
   return next((c for c in fits if _blocks(mt, c) >= TC_MIN_BLOCKS), fits[-1])
@@ -260,7 +291,6 @@ def apply_tc(ast: UOp, arg, renderer) -> UOp:
   if not layouts:
     raise KernelOptError(f"TC: {type(renderer).__name__} has no tensor cores teeny can render (CUDA mma.sync, AMD "
                          "WMMA on gfx11, MFMA on gfx90a/gfx94x)")
-  lang = getattr(renderer, "lang", "CUDA")
   mt = tc_match(ast)
   if isinstance(mt, str): raise KernelOptError(f"TC: {mt}")
   if arg is None: cfg = pick_config(mt, renderer)
@@ -268,47 +298,130 @@ def apply_tc(ast: UOp, arg, renderer) -> UOp:
   else: raise KernelOptError(f"TC: unknown block tile {arg!r}; the tiles are {list(TC_CONFIGS)}")
   if (why := tc_refusal(mt, cfg, renderer)) is not None: raise KernelOptError(f"TC: {why}")
   lay = cast(TCLayout, layout_for(renderer, mt.dtype_in))   # (tc_refusal checked there is one)
-  # CUDA: cp.async copies; ldmatrix fragments for 16-bit values. Elsewhere (and TF32) fragments through the maps
-  cuda, ldsm = lay.name.startswith("cuda"), lay.name == "cuda_m16n8k16"
+  return _tiled(ast, mt, cfg.bm, cfg.bn, cfg.bk, cfg.stages, cfg.wm * cfg.wn * lay.lanes, renderer,
+                lambda t: _warp_tiles(t, cfg, lay))
+
+# ---- the SMEM Opt: a float32 matmul on CUDA cores, block tiles staged the same way, a register tile per thread
+
+@dataclass(frozen=True)
+class SmemConfig:
+  """A block tile of bm x bn float32 outputs, each thread a tm x tn register tile of them (rows ty + (bm/tm)*i, columns
+  tx + (bn/tn)*j: neighbouring threads read neighbouring words of shared memory and store neighbouring outputs), bk of
+  the reduce per shared-memory stage, `stages` in flight."""
+  bm: int = 128
+  bn: int = 128
+  bk: int = 16
+  tm: int = 8
+  tn: int = 8
+  stages: int = 2
+  @property
+  def threads(self) -> int: return (self.bm // self.tm) * (self.bn // self.tn)
+  @property
+  def name(self) -> str: return f"{self.bm}x{self.bn}x{self.bk}t{self.tm}x{self.tn}s{self.stages}"
+
+_FMA_TILES = ((128, 128, 8, 8), (128, 64, 8, 4), (64, 128, 4, 8), (64, 64, 4, 4))   # bm, bn, tm, tn: 256 threads
+SMEM_CONFIGS = {c.name: c for c in [SmemConfig(bm, bn, bk, tm, tn, st) for (bm, bn, tm, tn) in _FMA_TILES
+                                    for bk in (8, 16, 32) for st in (2, 3)]}
+SMEM_ORDER = ("128x128x16t8x8s3", "128x64x16t8x4s3", "64x64x16t4x4s3")
+SMEM_MIN_WORK = 64 * 64 * 64   # smaller products keep the plain register tiles
+
+def smem_refusal(mt: TCMatch, c: SmemConfig, renderer) -> str | None:
+  """Why tile c cannot serve the matched float32 kernel on this renderer (None: it can)."""
+  if not getattr(renderer, "smem_tiles", False):
+    return f"{type(renderer).__name__} has no shared-memory float32 tiles (CUDA only: cp.async copies)"
+  if (nb := prod(_size(b) for b in mt.batch)) > 65535: return f"a batch of {nb} exceeds the grid's 65535 blocks along z"
+  if (need := smem_bytes(mt, c)) > (most := getattr(renderer, "max_shared", 48 * 1024)):
+    return f"the tile needs {need} bytes of shared memory ({most} at most)"
+  return None
+
+def pick_smem_config(mt: TCMatch) -> SmemConfig:
+  """The heuristics' tile: the first of SMEM_ORDER that gives the GPU TC_MIN_BLOCKS blocks, else the smallest."""
+  fits = [c for c in (SMEM_CONFIGS[n] for n in SMEM_ORDER) if _snug(mt, c)] or [SMEM_CONFIGS[SMEM_ORDER[-1]]]
+  return next((c for c in fits if _blocks(mt, c) >= TC_MIN_BLOCKS), fits[-1])
+
+def apply_smem(ast: UOp, arg, renderer) -> UOp:
+  """The SMEM Opt (see codegen/opt.py): arg is a SMEM_CONFIGS name, or None for the heuristics' pick."""
+  mt = tc_match(ast, fma=True)
+  if isinstance(mt, str): raise KernelOptError(f"SMEM: {mt}")
+  if arg is None: cfg = pick_smem_config(mt)
+  elif arg in SMEM_CONFIGS: cfg = SMEM_CONFIGS[arg]
+  else: raise KernelOptError(f"SMEM: unknown block tile {arg!r}; the tiles are {list(SMEM_CONFIGS)}")
+  if (why := smem_refusal(mt, cfg, renderer)) is not None: raise KernelOptError(f"SMEM: {why}")
+  return _tiled(ast, mt, cfg.bm, cfg.bn, cfg.bk, cfg.stages, cfg.threads, renderer, lambda t: _thread_tiles(t, cfg))
+
+# ---- the builder both share
+
+@dataclass
+class _Tiles:
+  """What a tile's compute step sees: the matched kernel (batch flattened), its block's thread index, shared memory
+  (A's then B's tile per stage: sa, sb (rows, words a row)) and the language's statements."""
+  mt: TCMatch
+  tid: UOp
+  smem: UOp
+  sa: tuple[int, int]
+  sb: tuple[int, int]
+  stage_words: int
+  pw: int
+  custom: Callable[..., UOp]
+
+def _ridx(r: UOp, w) -> UOp:
+  return UOp(Ops.INDEX, r.dtype, (r, w if isinstance(w, UOp) else UOp.const(dtypes.index, w)))
+
+def _flattened(ast: UOp, mt: TCMatch) -> tuple[UOp, UOp, UOp, UOp, UOp, UOp, UOp]:
+  """The kernel with each group of ranges one range (batch, m, n: GLOBAL; k: REDUCE), their values by div/mod of it:
+  (ast, m, n, k, the sum, A's INDEX, B's INDEX)."""
+  new: dict[str, UOp] = {}
+  for name, group, kind in (("batch", mt.batch, AxisType.GLOBAL), ("m", mt.ms, AxisType.GLOBAL),
+                            ("n", mt.ns, AxisType.GLOBAL), ("k", mt.ks, AxisType.REDUCE)):
+    if not group: continue
+    # a fresh axis id, past the builder's (0-4): an existing one (another group's, or a grid axis of the builder's) of
+    # the same size and kind would be the same node
+    total = prod(_size(r) for r in group)
+    flat = UOp.range(total, max(5, 1 + max(u.arg[0] for u in ast.toposort if u.op is Ops.RANGE)), kind)
+    stride = 1
+    for r in reversed(group):
+      q = flat if stride == 1 else flat // stride
+      ast = replace_range(ast, r, q % _size(r) if stride * _size(r) < total else q, (flat,))
+      stride *= _size(r)
+    if kind is AxisType.REDUCE:   # the sum is over the one range now
+      ast = ast.substitute({u: u.replace(src=(u.src[0], flat)) for u in ast.toposort if u.op is Ops.REDUCE})
+    ast = graph_rewrite(ast, symbolic)
+    new[name] = flat
+  red, = [u for u in ast.toposort if u.op is Ops.REDUCE]
+  loads = _loads_of(red.src[0])
+  assert loads is not None and len(loads) == 2, "flattening keeps the product of two loads"
+  m = new["m"]
+  ia, ib = (loads[0].src[0], loads[1].src[0]) if m in loads[0].src[0].toposort else (loads[1].src[0], loads[0].src[0])
+  return ast, m, new["n"], new["k"], red, ia, ib
+
+def _tiled(ast: UOp, mt: TCMatch, BM: int, BN: int, BK: int, S: int, threads: int, renderer,
+           compute: Callable[[_Tiles], tuple[UOp, Callable[[UOp, UOp], list[UOp]], list[tuple[int, UOp, UOp]]]]) -> UOp:
+  """A matmul-shaped kernel as BM x BN block tiles: the grid's blocks along n (x), m (y) and the batch (z), `threads`
+  threads a block; per iteration of the k loop one BK slice of A and B lands in one of S shared-memory stages (cp.async
+  on CUDA, S-1 tiles in flight). `compute(tiles)` gives the accumulator register array, the effects that add one stage
+  into it, and where each accumulator value belongs in the block tile (index, row, column); the original stores
+  follow for each."""
+  lang = getattr(renderer, "lang", "CUDA")
+  cuda = lang == "CUDA"
   pw = _per_word(mt)             # values per 32-bit word of shared memory and registers
   vec = 16 // mt.dtype_in.itemsize   # values per 16-byte copy
-  M, N, K = (_size(r) for r in (mt.m, mt.n, mt.k))
+  M, N, K = mt.M, mt.N, mt.K
   # sizes that are not multiples of the tile: the copies zero-fill what lies outside (cp.async with fewer source
   # bytes), and the stores are masked
-  ragged = bool(M % cfg.bm or N % cfg.bn or K % cfg.bk)
-  wtm, wtn = cfg.bm // cfg.wm, cfg.bn // cfg.wn
-  tm, tn, kks = wtm // lay.m, wtn // lay.n, cfg.bk // lay.k
-  assert (tn % 2 == 0 or not ldsm) and wtm % lay.m == 0, "a warp's tile: 16-row blocks of A by (pairs of) 8 of B"
-  ea, eb, ec = lay.elems[0] // pw, lay.elems[1] // pw, lay.elems[2]   # words of A and B, floats of C, per lane
-  threads = cfg.wm * cfg.wn * lay.lanes
+  ragged = bool(M % BM or N % BN or K % BK)
   idx = dtypes.index
   c = lambda v: UOp.const(idx, v)
-  # grid: blocks along n (x), m (y) and the batch (z); one LOCAL range of threads
-  bn = UOp.range(ceil_div(N, cfg.bn), 0, AxisType.GLOBAL)
-  bm = UOp.range(ceil_div(M, cfg.bm), 1, AxisType.GLOBAL)
-  # the batch ranges flattened into one, block index z (the loads and the reduce are rebuilt: match again)
-  ast_b = ast
-  if mt.batch:
-    ast_b, flat = flatten_ranges(ast, mt.batch, AxisType.GLOBAL)
-    assert flat is not None, "a batch has ranges"
-    # a fresh axis id: an existing one (the n range's, say) of the same size would be the same node
-    fresh = 1 + max(u.arg[0] for u in ast_b.toposort if u.op is Ops.RANGE)
-    ast_b = ast_b.substitute({flat: UOp.range(prod(_size(b) for b in mt.batch), fresh, AxisType.GLOBAL)})
-  mt2 = tc_match(ast_b)
-  assert not isinstance(mt2, str), f"flattening the batch keeps the matmul shape: {mt2}"
+  bn = UOp.range(ceil_div(N, BN), 0, AxisType.GLOBAL)
+  bm = UOp.range(ceil_div(M, BM), 1, AxisType.GLOBAL)
+  ast_b, mr, nr, kr, red, ia, ib = _flattened(ast, mt)
+  mt2 = TCMatch(red, [mr], [nr], [kr], [], ia, ib, mt.a_major, mt.b_major, mt.a_aligned, mt.b_aligned, mt.dtype_in)
   tid = UOp.range(threads, 3, AxisType.LOCAL)
-  lane, warp = tid % lay.lanes, tid // lay.lanes
-  wm, wn = warp // cfg.wn, warp % cfg.wn
-  nk = ceil_div(K, cfg.bk)
+  nk = ceil_div(K, BK)
   kt = UOp.range(nk, 4, AxisType.LOOP)
-  # shared memory: `stages` copies of A's then B's tile (smem_shape)
-  sa, sb = smem_shape(mt2.a_major, cfg.bm, cfg.bk, pw), smem_shape(mt2.b_major, cfg.bn, cfg.bk, pw)
+  # shared memory: S copies of A's then B's tile (smem_shape)
+  sa, sb = smem_shape(mt2.a_major, BM, BK, pw), smem_shape(mt2.b_major, BN, BK, pw)
   stage_words = sa[0] * sa[1] + sb[0] * sb[1]
-  smem = UOp(Ops.DEFINE_LOCAL, dtypes.uint32.ptr(), (), (0, stage_words * cfg.stages))
-  acc = UOp(Ops.DEFINE_REG, dtypes.float32.ptr(), (), (1, tm * tn * ec))
-  areg = UOp(Ops.DEFINE_REG, dtypes.uint32.ptr(), (), (2, tm * ea * kks))
-  breg = UOp(Ops.DEFINE_REG, dtypes.uint32.ptr(), (), (3, tn * eb * kks))
-  ridx = lambda r, w: UOp(Ops.INDEX, r.dtype, (r, w if isinstance(w, UOp) else c(w)))
+  smem = UOp(Ops.DEFINE_LOCAL, dtypes.uint32.ptr(), (), (0, stage_words * S))
   tags = iter(range(1 << 30))
   def custom(fmt: str, *src: UOp) -> UOp:
     """A statement of the renderer's language as an effect; the tag keeps two equal statements two nodes."""
@@ -319,20 +432,21 @@ def apply_tc(ast: UOp, arg, renderer) -> UOp:
     out = []
     base = stage * stage_words
     for ix, major, aligned, rows_out, start, axis, size, (nrows, stride), off in (
-        (mt2.a, mt2.a_major, mt2.a_aligned, cfg.bm, bm * cfg.bm, mt2.m, M, sa, 0),
-        (mt2.b, mt2.b_major, mt2.b_aligned, cfg.bn, bn * cfg.bn, mt2.n, N, sb, sa[0] * sa[1])):
-      per_row = (cfg.bk if major == "k" else rows_out) // vec
+        (mt2.a, mt2.a_major, mt2.a_aligned, BM, bm * BM, mr, M, sa, 0),
+        (mt2.b, mt2.b_major, mt2.b_aligned, BN, bn * BN, nr, N, sb, sa[0] * sa[1])):
+      per_row = (BK if major == "k" else rows_out) // vec
       chunks = nrows * per_row
       for j in range(ceil_div(chunks, threads)):
         ch = tid + j * threads
         row, col = ch // per_row, ch % per_row
-        if major == "k": (o, kx), lim = (start + row, ktile * cfg.bk + col * vec), (axis, size, mt2.k, K)
-        else: (o, kx), lim = (start + col * vec, ktile * cfg.bk + row), (mt2.k, K, axis, size)
-        pos = {axis: o, mt2.k: kx}
+        if major == "k": (o, kx), lim = (start + row, ktile * BK + col * vec), (axis, size, kr, K)
+        else: (o, kx), lim = (start + col * vec, ktile * BK + row), (kr, K, axis, size)
+        pos = {axis: o, kr: kx}
         gidx = ix.src[1].substitute(pos)
         srcs = [smem, base + off + row * stride + col * 4, None]
-        # unaligned rows: 8 plain 16-bit loads, written to shared memory as 4 words (teeny_copy16, same arguments)
-        fn = "teeny_cp_async16" if aligned and cuda else "teeny_copy16"
+        # unaligned rows: plain loads (8 of 16 bits, or 4 float32), written to shared memory as 4 words (same
+        # arguments)
+        fn = "teeny_cp_async16" if aligned and cuda else "teeny_copy16" if pw == 2 else "teeny_copy16_f32"
         fmt = fn + "({0}, {1}, {2}, 16)"
         if ragged:   # how many of the chunk's values exist: 0 past a row's end, fewer at a ragged contiguous axis
           whole, part = lim[:2], lim[2:]
@@ -349,12 +463,52 @@ def apply_tc(ast: UOp, arg, renderer) -> UOp:
           srcs.append(cond)
         out.append(custom(fmt + ";", *srcs))
     return out
-  def fragments(stage: UOp) -> list[UOp]:
-    """Fill the fragment registers of every k16 step of a stage from shared memory, then one WMMA per output block:
+  acc, body, outputs = compute(_Tiles(mt2, tid, smem, sa, sb, stage_words, pw, custom))
+  eff: list[UOp] = [_ridx(acc, i).store(UOp.const(dtypes.float32, 0.0)) for i in range(acc.arg[1])]
+  # a pipeline of S tiles in flight: the first S-1 copies before the loop; in iteration kt, once tile kt has landed and
+  # every thread is past iteration kt-1, the copy of tile kt+S-1 goes into the stage kt-1 used
+  # (plain copies land at once: no commit groups to wait for)
+  commit = lambda *src: [custom('asm volatile("cp.async.commit_group;");', *src)] if cuda else []
+  for p in range(S - 1): eff += copies(c(p), c(p), None if p < nk else UOp.const(dtypes.bool, False)) + commit()
+  if cuda: eff += [custom(f'asm volatile("cp.async.wait_group {S - 2};");', kt)]
+  eff += [bar := UOp(Ops.BARRIER, dtypes.void, (kt,), 0)]
+  nxt = kt + (S - 1)
+  eff += copies(nxt % S, nxt, nxt < nk) + commit(kt)
+  eff += body(kt % S, bar)
+  eff[-1] = eff[-1].end(kt)
+  # the epilogue: the original store for each accumulator value, at its output element
+  for i, row, col in outputs:
+    mrow, ncol = bm * BM + row, bn * BN + col
+    val = _ridx(acc, i).load(dtypes.float32)
+    for e in ast_b.src:
+      e = e.substitute({red: val, mr: mrow, nr: ncol})
+      if M % BM or N % BN:   # outputs past the matrix: no store, no epilogue loads
+        ok = (mrow < M).alu(Ops.AND, ncol < N)
+        e = e.substitute({x: gate(x, ok) for x in e.toposort if x.op is Ops.INDEX and x.src[0].op is Ops.DEFINE_GLOBAL})
+      eff.append(e)
+  return graph_rewrite(UOp(Ops.SINK, dtypes.void, tuple(eff), ast.arg), symbolic)
+
+def _warp_tiles(t: _Tiles, cfg: TCConfig, lay: TCLayout):
+  """TC: each warp a (bm/wm) x (bn/wn) tile of lay.m x lay.n instruction blocks; fragments from shared memory (CUDA
+  16-bit: ldmatrix; otherwise a word at a time through the layout's maps), one WMMA per block and k step."""
+  mt2, tid, smem, sa, sb, pw, custom = t.mt, t.tid, t.smem, t.sa, t.sb, t.pw, t.custom
+  ldsm = lay.name == "cuda_m16n8k16"
+  wtm, wtn = cfg.bm // cfg.wm, cfg.bn // cfg.wn
+  tm, tn, kks = wtm // lay.m, wtn // lay.n, cfg.bk // lay.k
+  assert (tn % 2 == 0 or not ldsm) and wtm % lay.m == 0, "a warp's tile: 16-row blocks of A by (pairs of) 8 of B"
+  ea, eb, ec = lay.elems[0] // pw, lay.elems[1] // pw, lay.elems[2]   # words of A and B, floats of C, per lane
+  lane, warp = tid % lay.lanes, tid // lay.lanes
+  wm, wn = warp // cfg.wn, warp % cfg.wn
+  c = lambda v: UOp.const(dtypes.index, v)
+  acc = UOp(Ops.DEFINE_REG, dtypes.float32.ptr(), (), (1, tm * tn * ec))
+  areg = UOp(Ops.DEFINE_REG, dtypes.uint32.ptr(), (), (2, tm * ea * kks))
+  breg = UOp(Ops.DEFINE_REG, dtypes.uint32.ptr(), (), (3, tn * eb * kks))
+  def body(stage: UOp, bar: UOp) -> list[UOp]:
+    """Fill the fragment registers of every k step of a stage from shared memory, then one WMMA per output block:
     CUDA with ldmatrix (four 8x8 matrices per instruction, lane 8q+r giving the address of row r of matrix q; .trans
     where the tile is stored [k][m|n]), elsewhere a word (two values along k) at a time through the layout's maps."""
     out = []
-    base = stage * stage_words
+    base = stage * t.stage_words
     q, r = lane // 8, lane % 8
     def word(major: str, shape: tuple[int, int], off: int, row: UOp, k: UOp) -> UOp:
       """The 32-bit word of values (row, k) and (row, k+1) of a 16-bit tile, k even; of value (row, k) of a float32
@@ -371,57 +525,84 @@ def apply_tc(ast: UOp, arg, renderer) -> UOp:
         if not ldsm:
           for j in range(ea):
             row, kx = lay.a(lane, pw * j)   # (the maps are arithmetic: UOps work)
-            out.append(ridx(areg, (kk * tm + mi) * ea + j).store(word(mt2.a_major, sa, 0, r0 + row,
-                                                                      c(0) + kx + kk * lay.k)))
+            out.append(_ridx(areg, (kk * tm + mi) * ea + j).store(word(mt2.a_major, sa, 0, r0 + row,
+                                                                       c(0) + kx + kk * lay.k)))
           continue
         if mt2.a_major == "k": w = base + (r0 + (q % 2) * 8 + r) * sa[1] + kk * 8 + (q // 2) * 4
         else: w = base + (kk * 16 + (q // 2) * 8 + r) * sa[1] + (r0 + (q % 2) * 8) // 2
         fn = "teeny_ldsm_x4" if mt2.a_major == "k" else "teeny_ldsm_x4_trans"
-        out.append(custom(fn + "({0}, {1}, {2});", ridx(areg, (kk * tm + mi) * 4), smem, w))
+        out.append(custom(fn + "({0}, {1}, {2});", _ridx(areg, (kk * tm + mi) * 4), smem, w))
       for ni in range(0, tn, 1 if not ldsm else 2):   # ldmatrix: B of two n tiles per instruction
         n0 = wn * wtn + ni * lay.n
         if not ldsm:
           for j in range(eb):
             kx, col = lay.b(lane, pw * j)
-            out.append(ridx(breg, (kk * tn + ni) * eb + j).store(word(mt2.b_major, sb, sa[0] * sa[1], n0 + col,
-                                                                      c(0) + kx + kk * lay.k)))
+            out.append(_ridx(breg, (kk * tn + ni) * eb + j).store(word(mt2.b_major, sb, sa[0] * sa[1], n0 + col,
+                                                                       c(0) + kx + kk * lay.k)))
           continue
         if mt2.b_major == "k": w = base + sa[0] * sa[1] + (n0 + (q // 2) * 8 + r) * sb[1] + kk * 8 + (q % 2) * 4
         else: w = base + sa[0] * sa[1] + (kk * 16 + (q % 2) * 8 + r) * sb[1] + (n0 + (q // 2) * 8) // 2
         fn = "teeny_ldsm_x4" if mt2.b_major == "k" else "teeny_ldsm_x4_trans"
-        out.append(custom(fn + "({0}, {1}, {2});", ridx(breg, (kk * tn + ni) * 2), smem, w))
+        out.append(custom(fn + "({0}, {1}, {2});", _ridx(breg, (kk * tn + ni) * 2), smem, w))
       for mi in range(tm):
         for ni in range(tn):
-          out.append(UOp(Ops.WMMA, dtypes.void, (ridx(acc, (mi * tn + ni) * ec), ridx(areg, (kk * tm + mi) * ea),
-                                                   ridx(breg, (kk * tn + ni) * eb)),
+          out.append(UOp(Ops.WMMA, dtypes.void, (_ridx(acc, (mi * tn + ni) * ec), _ridx(areg, (kk * tm + mi) * ea),
+                                                   _ridx(breg, (kk * tn + ni) * eb)),
                          TCOp(lay.name, mt2.dtype_in, dtypes.float32)))
     return out
-  eff: list[UOp] = [ridx(acc, i).store(UOp.const(dtypes.float32, 0.0)) for i in range(tm * tn * ec)]
-  # a pipeline of `stages` tiles in flight: the first stages-1 copies before the loop; in iteration kt, once tile kt
-  # has landed and every warp is past iteration kt-1, the copy of tile kt+stages-1 goes into the stage kt-1 used
-  S = cfg.stages
-  # (plain copies land at once: no commit groups to wait for)
-  commit = lambda *src: [custom('asm volatile("cp.async.commit_group;");', *src)] if cuda else []
-  for p in range(S - 1): eff += copies(c(p), c(p), None if p < nk else UOp.const(dtypes.bool, False)) + commit()
-  if cuda: eff += [custom(f'asm volatile("cp.async.wait_group {S - 2};");', kt)]
-  eff += [UOp(Ops.BARRIER, dtypes.void, (kt,), 0)]
-  nxt = kt + (S - 1)
-  eff += copies(nxt % S, nxt, nxt < nk) + commit(kt)
-  eff += fragments(kt % S)
-  eff[-1] = eff[-1].end(kt)
-  # the epilogue: the original store for each accumulator value, its output element placed by the C map
+  outputs = []
   for mi in range(tm):
     for ni in range(tn):
       for i in range(ec):
         row, col = lay.c(lane, i)
-        mrow = bm * cfg.bm + wm * wtm + mi * lay.m + row
-        ncol = bn * cfg.bn + wn * wtn + ni * lay.n + col
-        val = ridx(acc, (mi * tn + ni) * ec + i).load(dtypes.float32)
-        for e in ast_b.src:
-          e = e.substitute({mt2.red: val, mt2.m: mrow, mt2.n: ncol})
-          if M % cfg.bm or N % cfg.bn:   # outputs past the matrix: no store, no epilogue loads
-            ok = (mrow < M).alu(Ops.AND, ncol < N)
-            e = e.substitute({x: gate(x, ok) for x in e.toposort if x.op is Ops.INDEX and
-                              x.src[0].op is Ops.DEFINE_GLOBAL})
-          eff.append(e)
-  return graph_rewrite(UOp(Ops.SINK, dtypes.void, tuple(eff), ast.arg), symbolic)
+        outputs.append(((mi * tn + ni) * ec + i, wm * wtm + mi * lay.m + row, wn * wtn + ni * lay.n + col))
+  return acc, body, outputs
+
+def _thread_tiles(t: _Tiles, cfg: SmemConfig):
+  """SMEM: each thread keeps a tm x tn register tile of the block's outputs. Per 4 k it reads its A and B values with
+  16-byte shared-memory loads: for an operand stored [k][m|n] four neighbouring rows (columns) per load, the thread's
+  ones being 4t..4t+3 + 4T*g for thread t of T along that axis; for one stored [m|n][k] four k of one row, its rows
+  t + T*i. A warp is 4 x 8 threads: each load reads at most 128 distinct bytes (one shared-memory wavefront), the
+  rest broadcast; then tm*tn multiply-adds per k."""
+  R, C = cfg.bm // cfg.tm, cfg.bn // cfg.tn
+  lane, warp = t.tid % 32, t.tid // 32
+  ty, tx = (warp // (C // 8)) * 4 + lane // 8, (warp % (C // 8)) * 8 + lane % 8
+  acc = UOp(Ops.DEFINE_REG, dtypes.float32.ptr(), (), (1, cfg.tm * cfg.tn))
+  # per operand: its register array (bk values of each of its tile's rows), major, tile shape, offset, thread, threads
+  ops = [(UOp(Ops.DEFINE_REG, dtypes.float32.ptr(), (), (2, cfg.tm * cfg.bk)), t.mt.a_major, t.sa, 0, ty, R, cfg.tm),
+         (UOp(Ops.DEFINE_REG, dtypes.float32.ptr(), (), (3, cfg.tn * cfg.bk)), t.mt.b_major, t.sb, t.sa[0] * t.sa[1],
+          tx, C, cfg.tn)]
+  def pos(major: str, th: UOp, T: int, i: int) -> UOp:
+    """Row (column) of the block tile that the thread's value i of an operand is."""
+    return th * 4 + (i % 4 + 4 * T * (i // 4)) if major == "mn" else th + T * i
+  def slot(major: str, tile: int, i: int, k: int) -> int:
+    """Where value i at k sits in the operand's registers: each 16-byte load fills 4 neighbouring slots."""
+    return (k // 4) * tile * 4 + ((k % 4) * tile + i if major == "mn" else i * 4 + k % 4)
+  def body(stage: UOp, bar: UOp) -> list[UOp]:
+    base = stage * t.stage_words
+    eff: list[UOp] = []
+    vals: list[list[list[UOp]]] = [[], []]   # per operand, per k: the tile's values (register reads after their load)
+    for k4 in range(0, cfg.bk, 4):
+      for o, (reg, major, shape, off, th, T, tile) in enumerate(ops):
+        loads: dict[int, UOp] = {}
+        for j in range(tile):   # (tile loads per 4 k either way)
+          if major == "mn":   # load j: k = k4 + j // (tile/4), rows 4 * (j % (tile/4)) ... of the thread's
+            k, i = k4 + j // (tile // 4), 4 * (j % (tile // 4))
+            w = base + off + k * shape[1] + pos(major, th, T, i)
+          else: k, i, w = k4, j, base + off + pos(major, th, T, j) * shape[1] + k4
+          ld = t.custom("teeny_lds128({0}, {1}, {2});", _ridx(reg, slot(major, tile, i, k)), t.smem, w)
+          eff.append(ld)
+          for e in range(4): loads[slot(major, tile, i + e, k) if major == "mn" else slot(major, tile, i, k + e)] = ld
+        for k in range(k4, k4 + 4):
+          vals[o].append([UOp(Ops.LOAD, dtypes.float32, (_ridx(reg, s := slot(major, tile, i, k)), loads[s]))
+                          for i in range(tile)])
+    # this iteration's accumulators, read after its barrier (a read of the same register at another time is another
+    # node), summed in SSA form over the stage's k and stored once
+    acc_v = [UOp(Ops.LOAD, dtypes.float32, (_ridx(acc, i), bar)) for i in range(cfg.tm * cfg.tn)]
+    for k in range(cfg.bk):
+      a, b = vals[0][k], vals[1][k]
+      acc_v = [acc_v[i * cfg.tn + j] + a[i] * b[j] for i in range(cfg.tm) for j in range(cfg.tn)]
+    return eff + [_ridx(acc, i).store(v) for i, v in enumerate(acc_v)]
+  outputs = [(i * cfg.tn + j, pos(t.mt.a_major, ty, R, i), pos(t.mt.b_major, tx, C, j))
+             for i in range(cfg.tm) for j in range(cfg.tn)]
+  return acc, body, outputs

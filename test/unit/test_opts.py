@@ -219,10 +219,13 @@ def test_gpu_opt_values_on_cl(cl_device, opts):
   got, want = run_mm(opts, dev=cl_device)
   np.testing.assert_allclose(got.numpy().reshape(M, N), want, rtol=1e-5, atol=1e-5)
 
-def test_gpu_heuristics_dot_tile_for_many_outputs(cl_device):
-  """x @ w.T on a GPU: a 4x4 register tile on the two output axes when there are GPU_DOT_MIN_OUTPUTS outputs or more
-  (a grouped reduce per output was 3.8x slower on the H200), the grouped reduce below that; values on PoCL."""
+def test_gpu_heuristics_dot_tile_for_many_outputs(cl_device, monkeypatch):
+  """x @ w.T on a GPU without shared-memory tiles (SMEM=0 on CUDA; OpenCL): a 4x4 register tile on the two output axes
+  when there are GPU_DOT_MIN_OUTPUTS outputs or more (a grouped reduce per output was 3.8x slower on the H200), the
+  grouped reduce below that; values on PoCL."""
   from teeny.codegen.render.cuda import CUDARenderer
+  import teeny.codegen.opt as opt
+  monkeypatch.setattr(opt, "SMEM", 0)
   def opts(m, n, k=256):
     x = Tensor(np.ones((m, k), np.float32), device="NULL").realize()
     w = Tensor(np.ones((n, k), np.float32), device="NULL").realize()

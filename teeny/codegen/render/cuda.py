@@ -51,6 +51,19 @@ __device__ __forceinline__ void teeny_copy16(unsigned int* base, int w, const un
 #pragma unroll
   for (int i = 0; i < 4; i++) base[w + i] = v[i];
 }
+// the same for float32: n/4 loads, zeros after them
+__device__ __forceinline__ void teeny_copy16_f32(unsigned int* base, int w, const float* src, int n) {
+  float v[4];
+#pragma unroll
+  for (int i = 0; i < 4; i++) v[i] = 4 * i < n ? src[i] : 0.0f;
+#pragma unroll
+  for (int i = 0; i < 4; i++) base[w + i] = __float_as_uint(v[i]);
+}
+// four float32 values (16 bytes, w a multiple of 4) from shared memory into registers
+__device__ __forceinline__ void teeny_lds128(float* r, const unsigned int* base, int w) {
+  float4 v = *reinterpret_cast<const float4*>(base + w);
+  r[0] = v.x; r[1] = v.y; r[2] = v.z; r[3] = v.w;
+}
 // four 8x8 matrices of 16-bit values: lane 8q+r gives the address of row r of matrix q
 __device__ __forceinline__ void teeny_ldsm_x4(unsigned int* r, const unsigned int* base, int w) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
@@ -90,6 +103,7 @@ class CUDARenderer(GPULanguage):
   def render_kernel_prefix(self, threads: int) -> str: return f'extern "C" __global__ void __launch_bounds__({threads})'
   def render_bitcast(self, x: str, src, dst) -> str: return f"teeny_bitcast<{self.render_dtype(dst)}>({x})"
   tensor_cores = ("cuda_m16n8k16", "cuda_m16n8k8_tf32")   # the TC Opt's layouts (codegen/tc.py; TF32 opt-in)
+  smem_tiles = True   # the SMEM Opt's float32 tiles (codegen/tc.py)
   max_shared = 227 * 1024   # sm_80/sm_90 opt-in limit per block
   def dynamic_shared(self, uops: list) -> int:
     """Bytes of the kernel's one DEFINE_LOCAL array, provided at launch (dynamic shared memory: a static array stops
