@@ -314,3 +314,34 @@ def test_conv_gradients_on_the_gpu(dt, shape):
     want = want.detach().numpy()
     np.testing.assert_allclose(got.cast(dtypes.float32).numpy(), want, rtol=tol,
                                atol=tol * max(1.0, np.abs(want).max()))
+
+# ---- weight gradients: a long sum to a small matrix is split into a batch of GEMMs and the sum of their parts
+
+def test_weight_gradient_split_into_a_batch_of_gemms():
+  """The gradient of W in x @ W with x (32, 128, 256): a sum over 4096 tokens to 256x256 outputs (16 tiles of 64x64,
+  too few blocks for a GPU) runs as 16 GEMMs over 256 tokens each (SMEM, batched on the grid's z), then their sum."""
+  x = Tensor.empty(32, 128, 256, device=NULL_CUDA).requires_grad_(True)
+  w = Tensor.empty(256, 256, device=NULL_CUDA).requires_grad_(True)
+  (x @ w).backward(Tensor.empty(32, 128, 256, device=NULL_CUDA).realize())
+  progs = kernel_specs(w.grad)
+  assert len(progs) == 2 and progs[0].opts[0].op is OptOps.SMEM and progs[0].global_size[2] == 16, \
+    [(p.name, p.opts, p.global_size) for p in progs]
+  assert not any(o.op is OptOps.SMEM for o in progs[1].opts)
+  # the CPU keeps one sum
+  x = Tensor.empty(32, 128, 256, device="CPU").requires_grad_(True)
+  w = Tensor.empty(256, 256, device="CPU").requires_grad_(True)
+  (x @ w).backward(Tensor.empty(32, 128, 256, device="CPU").realize())
+  assert len([si for si in w.grad.schedule() if si.kind == "kernel"]) == 1
+
+@needs_smem
+@pytest.mark.parametrize("dt", ["float32", "bfloat16"])
+def test_split_weight_gradient_values(dt):
+  d = {"float32": dtypes.float32, "bfloat16": dtypes.bfloat16}[dt]
+  rng = np.random.default_rng(0)
+  xn, wn, gn = (rng.standard_normal(sh).astype(np.float32) for sh in ((32, 128, 256), (256, 192), (32, 128, 192)))
+  x, w = Tensor(xn).cast(d).requires_grad_(True), Tensor(wn).cast(d).requires_grad_(True)
+  (x @ w).cast(dtypes.float32).backward(Tensor(gn))
+  rx = lambda v: v if d == dtypes.float32 else v.astype(np.float32)
+  want = np.einsum("btm,btn->mn", rx(x.detach().cast(dtypes.float32).numpy()).astype(np.float64), gn.astype(np.float64))
+  tol = 1e-4 if d == dtypes.float32 else 2e-2
+  np.testing.assert_allclose(w.grad.cast(dtypes.float32).numpy(), want, rtol=tol, atol=tol * np.abs(want).max())
