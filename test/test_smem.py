@@ -108,11 +108,12 @@ def test_beam_tries_every_smem_tile():
 # ---- the kernels' values without a GPU: played by the numpy interpreter (gpu_interp.py)
 
 def interpret(m: int, n: int, k: int, lay: str, tile: str | None, batch: tuple = (), seed: int = 0, epilogue=None,
-              extra: np.ndarray | None = None):
+              extra: np.ndarray | None = None, broadcast_b: bool = False):
   """(result, numpy's value) of the SMEM kernel of A @ B (then `epilogue`, on teeny and numpy values alike; `extra`
-  the value of the one other buffer it reads)."""
+  the value of the one other buffer it reads); broadcast_b: B has no batch dims (one matrix for every batch entry)."""
   from gpu_interp import run_kernel
   a, b, na, nb = operands(NULL_CUDA, m, n, k, lay, batch, seed)
+  if broadcast_b: _, b, _, nb = operands(NULL_CUDA, m, n, k, lay, (), seed + 1)
   out_t = a @ b if epilogue is None else epilogue(a @ b)
   si = [s for s in out_t.schedule() if s.kind == "kernel"][-1]
   r = Device[NULL_CUDA].renderer
@@ -150,11 +151,14 @@ def test_every_smem_tile_interpreted(tile):
   got, want = interpret(*(aligned(70, 74, 42, lay) if i % 8 < 4 else (70, 74, 42)), lay, tile)
   _close(got, want, 44)
 
-@pytest.mark.parametrize("case", [(64, 64, 64, "nn", None, (3,)), (20, 16, 24, "tn", "64x64x8t4x4s2", (16,)),
-                                  (130, 260, 36, "nt", "128x128x16t8x8s3", ())], ids=str)
+@pytest.mark.parametrize("case", [(64, 64, 64, "nn", None, (3,), False),
+                                  (20, 16, 24, "tn", "64x64x8t4x4s2", (16,), False),
+                                  (130, 260, 36, "nt", "128x128x16t8x8s3", (), False),
+                                  (36, 40, 28, "nt", "64x64x16t4x4s2", (2, 3), True)], ids=str)
 def test_smem_batched_interpreted(case):
-  m, n, k, lay, tile, batch = case
-  got, want = interpret(m, n, k, lay, tile, batch)
+  """Batches on the grid's z (one operand may be broadcast along them: a Linear over (batch, time, features))."""
+  m, n, k, lay, tile, batch, bcast = case
+  got, want = interpret(m, n, k, lay, tile, batch, broadcast_b=bcast)
   _close(got, want, k)
 
 def test_smem_epilogue_interpreted():
