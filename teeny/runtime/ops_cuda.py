@@ -142,8 +142,10 @@ class CUDAProgram:
     self.dev.activate()
     grid = list(global_size or [1]) + [1] * (3 - len(global_size or [1]))
     block = list(local_size or [1]) + [1] * (3 - len(local_size or [1]))
-    holders = [np.array([int(b)], dtype=np.uint64) for b in bufs] + [np.array([int(v)], dtype=np.int32) for v in vals]
-    params = np.array([h.ctypes.data for h in holders], dtype=np.uint64)
+    # one array holds every argument, 8 bytes each (an int32 in the low half: little-endian), and one more the address
+    # of each: two allocations a launch instead of two per argument
+    cells = np.array([int(b) for b in bufs] + [int(v) & 0xFFFFFFFF for v in vals], dtype=np.uint64)
+    params = cells.ctypes.data + 8 * np.arange(len(cells), dtype=np.uint64)
     if wait:
       st, en = self.dev.events
       _check(driver.cuEventRecord(st, 0), "cuEventRecord")
