@@ -1615,6 +1615,7 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
       raise ValueError(f"matmul shape mismatch: {x.shape} @ {w.shape} "
                        f"(inner dims {xs.shape[-1]} and {ws.shape[-2]} differ)")
     dt = least_upper_dtype(x.dtype, w.dtype)
+    if x.ndim >= 2 and w.ndim >= 2 and (out := _matmul_body(x, w)) is not None: return out
     xs, ws = xs.cast(dt), ws.cast(dt)
     batch = _broadcast_shape(xs.shape[:-2], ws.shape[:-2])
     n, k, m = xs.shape[-2], xs.shape[-1], ws.shape[-1]
@@ -2162,6 +2163,33 @@ def _from_host(data: Any, device: str, dtype: DType | None) -> UOp:
 
 # ---- symbolic shapes: a dimension may be a bound Variable (uop/symbolic.py) or an index expression over them. These
 # paths run only when a shape or an argument holds one; every other op keeps its int-only checks.
+def _matmul_body(x: Tensor, w: Tensor) -> Tensor | None:
+  """x @ w for x and w of 2 or more dims and one dtype, built on UOps and wrapped in one Tensor: the same graph
+  Tensor.matmul's Tensor ops build (reshapes, broadcasts, transpose, multiply, sum; a test holds that they are the
+  same node), for a fraction of the host time. None where that graph would differ (mixed dtypes, several devices,
+  symbolic sizes, no-grad mode on a tensor that wants gradients, a tiny output that sum splits in two)."""
+  if x.dtype != w.dtype or not isinstance(x.device, str) or not isinstance(w.device, str): return None
+  if any(not isinstance(v, int) for v in x.shape + w.shape): return None
+  if Tensor._no_grad and (x.requires_grad or w.requires_grad): return None
+  batch = _broadcast_shape(x.shape[:-2], w.shape[:-2])
+  n, k, m = x.shape[-2], x.shape[-1], w.shape[-1]
+  if k >= 1 << 15 and prod(batch) * n * m <= 16: return None
+  full = (*batch, n, m, k)
+  def bcast(u: UOp) -> UOp:
+    if u.shape == full: return u
+    if len(u.shape) < len(full): u = u.reshape((1,) * (len(full) - len(u.shape)) + u.shape)
+    return u.expand(full) if u.shape != full else u
+  nd = len(w.shape)
+  order = tuple(range(nd - 2)) + (nd - 1, nd - 2)
+  a = bcast(x.uop.reshape((*x.shape[:-1], 1, k)))
+  b = bcast(w.uop.permute(order).reshape((*w.shape[:-2], 1, m, k)))
+  u = a.alu(Ops.MUL, b)
+  half = u.dtype in (dtypes.float16, dtypes.bfloat16)
+  red = (u.cast(dtypes.float32) if half else u).r(Ops.ADD, (len(full) - 1,)).reshape(full[:-1])
+  t = x._wrap(red.cast(u.dtype) if half else red, w)
+  if t.dtype.kind != "f": t._requires_grad = None
+  return t
+
 def _has_sym(*xs) -> bool:
   for x in xs:
     if isinstance(x, UOp): return True

@@ -6,8 +6,9 @@ They reach the Tensor class as `type(self)`: tensor.py imports this module, so t
 from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Callable, Sequence
-from teeny.dtype import dtypes, least_upper_dtype
+from teeny.dtype import dtypes, least_upper_dtype, sum_acc_dtype
 from teeny.indexing import check_index_range
+from teeny.uop.ops import Ops, UOp
 
 if TYPE_CHECKING:
   from teeny.tensor import Tensor
@@ -92,6 +93,44 @@ def _ceil_mode_pads(shape: Sequence[int], pads: list[tuple[int, int]], k, s, d) 
     out.append((pb, max(pa, ss * (o - 1) + dd * (kk - 1) + 1 - i - pb)))
   return out
 
+def _conv_body(x: Tensor, weight: Tensor, hw: tuple[int, ...], s_: tuple[int, ...], d_: tuple[int, ...],
+               groups: int) -> Tensor | None:
+  """The rest of conv2d after the padded copy, built on UOps and wrapped in one Tensor: the same graph the Tensor ops
+  below it build (windows, reshape, expand, permute, the weight's reshape and expand, multiply, sum, reshape; a test
+  holds that the two are the same node), at a fraction of the host time (each Tensor op costs its bookkeeping: an H200
+  host spent 0.7 ms building and launching a convolution whose kernels take 0.3). None where that graph would differ
+  (mixed dtypes, several devices, symbolic sizes, windows that tile the input, no-grad mode on a tensor that wants
+  gradients, a tiny output that sum splits in two, a window larger than the input): the Tensor ops handle those."""
+  n, bs, (cout, cin) = len(hw), x.shape[0], weight.shape[:2]
+  shp = tuple(x.shape) + tuple(weight.shape)
+  if x.dtype != weight.dtype or not isinstance(x.device, str) or any(not isinstance(v, int) for v in shp): return None
+  i_ = tuple(x.shape[-n:])
+  if any(d * (k - 1) + 1 > i for k, d, i in zip(hw, d_, i_)): return None
+  if tuple(hw) == s_ and all(d == 1 for d in d_) and all(i % k == 0 for i, k in zip(i_, hw)): return None
+  if type(x)._no_grad and (x.requires_grad or weight.requires_grad): return None
+  rcout = cout // groups
+  oyx = tuple((i - d * (k - 1) - 1) // s + 1 for i, k, s, d in zip(i_, hw, s_, d_))
+  if bs * cout * math.prod(oyx) <= 16: return None
+  u = x.uop.window(tuple(hw), s_, d_)
+  # (as Tensor._wrap: windows straight over a buffer are copied, a new tensor rather than a second owner of the memory)
+  if u.base.op in (Ops.BUFFER, Ops.ASSIGN): u = UOp(Ops.CONTIGUOUS, u.dtype, (u,))
+  u = u.reshape((bs, groups, cin, 1, *oyx, *hw))
+  full = (bs, groups, cin, rcout, *oyx, *hw)
+  if full != u.shape: u = u.expand(full)
+  u = u.permute((0, 1, 3, *[4 + i for i in range(n)], 2, *[4 + n + i for i in range(n)]))
+  w = weight.uop.reshape((1, groups, rcout, *[1] * n, cin, *hw))
+  if w.shape != u.shape: w = w.expand(u.shape)
+  prod_ = u.alu(Ops.MUL, w)
+  acc = sum_acc_dtype(prod_.dtype)
+  if acc != prod_.dtype: prod_ = prod_.cast(acc)
+  if acc in (dtypes.float16, dtypes.bfloat16): prod_ = prod_.cast(dtypes.float32)
+  axes = tuple(range(len(u.shape) - 1 - n, len(u.shape)))
+  red = prod_.r(Ops.ADD, axes).reshape(tuple(v for i, v in enumerate(u.shape) if i not in axes))
+  if red.dtype != acc: red = red.cast(acc)
+  t = x._wrap(red.reshape((bs, cout, *oyx)), weight)
+  if t.dtype.kind != "f": t._requires_grad = None
+  return t
+
 class NNMixin:
   """Mixed into Tensor: nn.functional-style methods."""
 
@@ -133,6 +172,8 @@ class NNMixin:
     # windows over a materialised padded input: today's kernels run several times faster reading a plain buffer than
     # recomputing the input's producer and the padding masks for every one of the k*k taps
     x = _pad_or_shrink(self, _resolve_pads(padding, hw, d_, s_)).contiguous()
+    if (ret := _conv_body(x, weight, hw, s_, d_, groups)) is not None:
+      return ret if bias is None else ret + bias.reshape(1, -1, *[1] * n)
     x = x._pool(hw, s_, d_)  # (bs, groups*cin, *oyx, *hw)
     rcout, oyx = cout // groups, tuple(x.shape[2:2 + n])
     x = x.reshape(bs, groups, cin, 1, *oyx, *hw).expand(bs, groups, cin, rcout, *oyx, *hw)

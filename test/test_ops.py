@@ -1373,3 +1373,27 @@ def test_vector_math_accuracy_on_long_rows():
   t = np.linspace(-100, 100, 40000, dtype=np.float32).reshape(4, 10000)
   np.testing.assert_allclose(Tensor(t).sin().numpy(), np.sin(t), atol=2e-6)
   np.testing.assert_allclose(Tensor(x).softmax(axis=1).numpy().sum(1), np.ones(4), rtol=1e-5)
+
+def test_matmul_body_on_uops_is_the_tensor_ops_graph(monkeypatch):
+  """Tensor.matmul builds x @ w (2+ dims each) on UOps (tensor._matmul_body) for host time: the graph must be the very
+  node its Tensor ops build (hash-consed: `is`), with the same gradient flag, over batch broadcasts, dtypes,
+  requires_grad and no-grad mode; what it leaves to the Tensor ops (a tiny output of a huge sum) comes out the same."""
+  import teeny.tensor as TT
+  orig = TT._matmul_body
+  used = 0
+  for xs, ws in [((4, 5), (5, 6)), ((3, 4, 5), (5, 6)), ((4, 5), (2, 5, 6)), ((2, 1, 4, 5), (3, 5, 6)),
+                 ((1, 5), (5, 1)), ((2, 3, 4, 5), (2, 3, 5, 7)), ((4, 40000), (40000, 2))]:
+    for dt in (dtypes.float32, dtypes.float16, dtypes.bfloat16, dtypes.int32):
+      for rg in ((False, True) if dt.kind == "f" else (False,)):
+        for grad_on in (True, False):
+          x, w = Tensor.empty(*xs, dtype=dt), Tensor.empty(*ws, dtype=dt)
+          if rg: x.requires_grad_(True), w.requires_grad_(True)
+          with Tensor.set_grad_enabled(grad_on):
+            calls = []
+            monkeypatch.setattr(TT, "_matmul_body", lambda *a: calls.append(r := orig(*a)) or r)
+            fast = x @ w
+            monkeypatch.setattr(TT, "_matmul_body", lambda *a: None)
+            slow = x @ w
+          used += calls[0] is not None
+          assert fast.uop is slow.uop and fast.requires_grad == slow.requires_grad, (xs, ws, dt, rg, grad_on)
+  assert used >= 60

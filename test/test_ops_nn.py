@@ -396,3 +396,32 @@ def test_scatter_errors():
   raises_like(lambda: x.scatter_reduce(2, idx, s, "sum"), lambda: tx.scatter_reduce(2, tidx, ts, "sum"), "dim", "range")
   raises_like(lambda: x.scatter_reduce(0, idx, 1.0, "sum"), lambda: tx.scatter_reduce(0, tidx, 1.0, "sum"), "src")
   raises_like(lambda: x.scatter_reduce(0, idx[0], s, "sum"), lambda: tx.scatter_reduce(0, tidx[0], ts, "sum"), "dims")
+
+def test_conv_body_on_uops_is_the_tensor_ops_graph(monkeypatch):
+  """Tensor.conv2d builds its body on UOps (tensor_nn._conv_body) for host time: the graph must be the very node the
+  Tensor ops build (hash-consed: `is`), with the same gradient flag, across ranks, groups, strides, dilations, crops,
+  dtypes and requires_grad; the cases it leaves to the Tensor ops must come out the same too."""
+  import teeny.tensor_nn as T
+  orig = T._conv_body
+  cases = [((2, 4, 9, 9), (6, 4, 3, 3), {}), ((2, 4, 9, 9), (6, 2, 3, 3), dict(groups=2, padding=1)),
+           ((1, 3, 10, 11), (5, 3, 3, 2), dict(stride=2, padding=(1, 0))),
+           ((2, 4, 12, 12), (4, 4, 3, 3), dict(dilation=2, padding=2)), ((2, 3, 8, 8), (4, 3, 2, 2), dict(stride=2)),
+           ((2, 3, 16), (4, 3, 5), dict(padding=2)), ((1, 2, 5, 6, 7), (3, 2, 3, 3, 3), dict(padding=1)),
+           ((2, 4, 9, 9), (6, 4, 3, 3), dict(padding=-1)), ((1, 1, 3, 3), (1, 1, 3, 3), {})]
+  used = 0
+  for xs, ws, kw in cases:
+    for dt in (dtypes.float32, dtypes.float16, dtypes.int32):
+      for rg, grad_on in (((False, True), (True, True), (True, False)) if dt != dtypes.int32 else ((False, True),)):
+        x, w = Tensor.empty(*xs, dtype=dt), Tensor.empty(*ws, dtype=dt)
+        if rg: x.requires_grad_(True), w.requires_grad_(True)
+        conv = {3: x.conv1d, 4: x.conv2d, 5: x.conv3d}[len(xs)]
+        calls = []
+        with Tensor.set_grad_enabled(grad_on):
+          monkeypatch.setattr(T, "_conv_body", lambda *a: calls.append(r := orig(*a)) or r)
+          fast = conv(w, Tensor.empty(ws[0], dtype=dt), **kw)
+          monkeypatch.setattr(T, "_conv_body", lambda *a: None)
+          slow = conv(w, Tensor.empty(ws[0], dtype=dt), **kw)
+        used += calls[0] is not None
+        assert fast.uop.src[0] is slow.uop.src[0] and fast.requires_grad == slow.requires_grad, \
+          (xs, ws, kw, dt, rg, grad_on)
+  assert used >= 20

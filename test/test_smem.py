@@ -349,3 +349,21 @@ def test_split_weight_gradient_values(dt):
   want = np.einsum("btm,btn->mn", rx(x.detach().cast(dtypes.float32).numpy()).astype(np.float64), gn.astype(np.float64))
   tol = 1e-4 if d == dtypes.float32 else 2e-2
   np.testing.assert_allclose(w.grad.cast(dtypes.float32).numpy(), want, rtol=tol, atol=tol * np.abs(want).max())
+
+@pytest.mark.parametrize("shape", [((2, 8, 8, 16), (16, 8, 3, 3), 1), ((3, 5, 16, 8), (7, 5, 5, 5), 2),
+                                   ((2, 6, 8, 8), (4, 6, 1, 1), 0), ((2, 4, 10, 12), (6, 4, 3, 3), (2, 1))], ids=str)
+def test_gemm_gradient_graphs_against_torch(shape):
+  """The graphs the GPU route builds for both gradients (kernels/conv.py: _gemm_bwd_input, _gemm_bwd_weight), run on
+  the CPU, against torch: their algebra, whichever device runs them."""
+  torch = pytest.importorskip("torch")
+  import teeny.kernels as K
+  xs, ws, pad = shape
+  rng = np.random.default_rng(1)
+  xn, wn = rng.standard_normal(xs).astype(np.float32), rng.standard_normal(ws).astype(np.float32)
+  s = K.conv.conv_shape(xs, ws, 1, pad)
+  gn = rng.standard_normal((s.bs, s.cout, s.oh, s.ow)).astype(np.float32)
+  x, w, g = Tensor(xn, device="CPU"), Tensor(wn, device="CPU"), Tensor(gn, device="CPU")
+  tx, tw = torch.tensor(xn, requires_grad=True), torch.tensor(wn, requires_grad=True)
+  torch.nn.functional.conv2d(tx, tw, padding=pad).backward(torch.tensor(gn))
+  np.testing.assert_allclose(K.conv._gemm_bwd_input(g, w, s).numpy(), tx.grad.numpy(), rtol=1e-4, atol=1e-4)
+  np.testing.assert_allclose(K.conv._gemm_bwd_weight(x, g, s).numpy(), tw.grad.numpy(), rtol=1e-4, atol=1e-3)

@@ -200,12 +200,15 @@ def _gemm_bwd_input(grad_out: Tensor, weight: Tensor, s: ConvShape) -> Tensor:
 
 def _gemm_bwd_weight(x: Tensor, grad_out: Tensor, s: ConvShape) -> Tensor:
   """The weight gradient as a batch of GEMMs, one per image (O x (C, KH, KW), summed over (OH, OW): a split of the
-  100k-long sum over (B, OH, OW) that gives the GPU enough blocks), accumulated in float32, then summed over images."""
+  100k-long sum over (B, OH, OW) that gives the GPU enough blocks), accumulated in float32, then summed over images.
+  Built on UOps and wrapped once (each Tensor op costs host time)."""
   f32 = dtypes.float32
-  xw = _pad_or_shrink(x, [(s.pt, s.pb), (s.pl, s.pr)]).contiguous()._pool((s.kh, s.kw))   # (B, C, OH, OW, KH, KW)
-  xw = xw.reshape(s.bs, 1, s.cin, s.oh, s.ow, s.kh, s.kw).cast(f32)
-  part = (xw * grad_out.reshape(s.bs, s.cout, 1, s.oh, s.ow, 1, 1).cast(f32)).sum((3, 4))
-  return part.sum(0)
+  xp = _pad_or_shrink(x, [(s.pt, s.pb), (s.pl, s.pr)]).contiguous()
+  xw = xp.uop.window((s.kh, s.kw), (1, 1), (1, 1)).reshape((s.bs, 1, s.cin, s.oh, s.ow, s.kh, s.kw)).cast(f32)
+  full = (s.bs, s.cout, s.cin, s.oh, s.ow, s.kh, s.kw)
+  g = grad_out.uop.reshape((s.bs, s.cout, 1, s.oh, s.ow, 1, 1)).cast(f32).expand(full)
+  part = UOp(Ops.CONTIGUOUS, f32, (xw.expand(full).alu(Ops.MUL, g).r(Ops.ADD, (3, 4)),))
+  return xp._wrap(part.r(Ops.ADD, (0,)).reshape((s.cout, s.cin, s.kh, s.kw)), grad_out)
 
 def conv2d_bwd_weight(x: Tensor, grad_out: Tensor, s: ConvShape) -> Tensor:
   """d(loss)/d(weight), (O, C/G, KH, KW), in float32 for 16-bit inputs."""
