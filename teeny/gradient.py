@@ -17,14 +17,17 @@ def _reduce_to(g: UOp, shape: tuple[int, ...]) -> UOp:
   if (red := _split_sum(x, axes)) is None: red = x.r(Ops.ADD, axes)
   return red.cast(g.dtype) if half else red
 
-SPLIT_MIN_OUT, SPLIT_MAX_OUT, SPLIT_MIN_K = 4096, 1 << 22, 256
+SPLIT_MIN_OUT, SPLIT_MAX_OUT, SPLIT_MIN_K = 4096, 1 << 22, 128
 
 def _split_sum(x: UOp, axes: tuple[int, ...]) -> UOp | None:
   """On a GPU with matmul tiles (codegen/tc.py), a long sum to a matrix of a few tiles (a weight gradient: a sum over
   batch x time to a (d_in, d_out) matrix) as a sum per part of the outermost summed axis, then the sum of the parts:
   the first is a batch of GEMMs that fills the GPU with blocks, the second is small. H200, a 256x256 weight gradient
   summed over 32x128 tokens, float32: 0.16 ms as one GEMM of 16 block tiles. Keeps the order of the sum otherwise (no
-  atomics), so the result is deterministic."""
+  atomics), so the result is deterministic. The parts are the outermost summed axis itself where it is long enough
+  (no reshape); splitting it by a reshape is only done below 2^31 elements of x: a reshape of an expanded view is
+  indexed by its flat position, an int32 that would overflow (a convolution's weight gradient in the plain graph,
+  32x64x64x56x56x9 products, faulted on the H200 that way)."""
   from teeny.device import Device
   if any(not isinstance(s, int) for s in x.shape) or not isinstance(x.device, str): return None   # (sharded)
   r = Device[x.device].renderer
@@ -34,12 +37,17 @@ def _split_sum(x: UOp, axes: tuple[int, ...]) -> UOp | None:
   if not (SPLIT_MIN_OUT <= out <= SPLIT_MAX_OUT) or k < 2 * SPLIT_MIN_K: return None
   want = 256 * 4096 // out   # parts for about 256 blocks of 64x64 outputs
   a0, n0 = axes[0], x.shape[axes[0]]
+  keep = tuple(1 if i in axes else s for i, s in enumerate(x.shape))
+  if len(axes) > 1 and n0 >= max(want, 2) and k // n0 >= SPLIT_MIN_K:
+    part = UOp(Ops.CONTIGUOUS, x.dtype, (x.r(Ops.ADD, axes[1:]),))
+    return part.r(Ops.ADD, (a0,)).reshape(keep)
+  if math.prod(x.shape) >= 1 << 31: return None
   parts = next((p for p in (2, 4, 8, 16, 32, 64, 128, 256) if p >= want and n0 % p == 0), None)
   if parts is None or k // parts < SPLIT_MIN_K: return None
   u = x.reshape(x.shape[:a0] + (parts, n0 // parts) + x.shape[a0 + 1:])
   inner = tuple(a + 1 if a > a0 else a for a in axes[1:])
   part = UOp(Ops.CONTIGUOUS, x.dtype, (u.r(Ops.ADD, (a0 + 1,) + inner),))
-  return part.r(Ops.ADD, (a0,)).reshape(tuple(1 if i in axes else s for i, s in enumerate(x.shape)))
+  return part.r(Ops.ADD, (a0,)).reshape(keep)
 
 def _max_grad(g: UOp, a: UOp, b: UOp, is_max: bool) -> tuple[UOp, UOp]:
   """Binary max/min: the winner takes the gradient; ties split it evenly."""

@@ -83,6 +83,7 @@ class Block:
     m = np.ones(self.T, bool) if gate is None else np.broadcast_to(gate, (self.T,))
     val = np.broadcast_to(np.asarray(val), (self.T,))
     if kind == "g":
+      _inbounds(idx[m], self.bufs[obj].size)
       data = to_bits(val, dt) if dt in (dtypes.float16, dtypes.bfloat16) else val.astype(self.bufs[obj].dtype)
       self.bufs[obj][idx[m]] = data[m]
     elif kind == "s": self.shared[idx[m]] = val[m]

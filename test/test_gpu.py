@@ -191,6 +191,27 @@ def test_cl_big_sum(cl_device):
   x = np.random.default_rng(1).uniform(0, 1, 1 << 20).astype(np.float32)
   np.testing.assert_allclose(Tensor(x, device=cl_device).sum().numpy(), x.astype(np.float64).sum(), rtol=1e-4)
 
+def _wide_case(dev: str):
+  """Five rows of a reshaped expanded view of 2^32 elements: their addresses pass 2^31 (rows from 2^19-5 on, 8192
+  apart), which 32-bit index math would wrap to wrong places."""
+  av = np.arange(64, dtype=np.float32)
+  a = Tensor(av.reshape(64, 1, 1), device=dev).expand(64, 2**13, 2**13)
+  return (a.permute(1, 0, 2).reshape(2**19, 2**13)[-5:] * 2).sum(1), 2 * 8192 * av[np.arange(2**19 - 5, 2**19) % 64]
+
+def test_addresses_past_int32_render_64_bit():
+  """GPU kernels compute addresses in int; one whose addresses would pass 2^31 declares its address-only values (loop
+  counters included) 64-bit, in every GPU language (C always does), and a kernel whose overflowing value is also data
+  is refused with a reason instead of wrapping."""
+  for lang, ty in (("CUDA", "long long"), ("HIP", "long long"), ("CL", "long")):
+    p, = kernels(lambda d: _wide_case(d)[0], lang)
+    assert f"{ty} g0 = " in p.src, p.src
+  p, = kernels(p_matmul, "CUDA")   # (small kernels keep int)
+  assert "long long" not in p.src
+
+def test_cl_addresses_past_int32(cl_device):
+  got, want = _wide_case(cl_device)
+  np.testing.assert_array_equal(got.numpy(), want)
+
 def test_cl_custom_local_barrier(cl_device):
   got = p_custom_local(cl_device).numpy()
   np.testing.assert_equal(got, np.arange(256, dtype=np.float32).reshape(4, 64)[:, ::-1].reshape(-1))

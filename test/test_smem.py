@@ -323,12 +323,12 @@ def test_conv_gradients_on_the_gpu(dt, shape):
 
 def test_weight_gradient_split_into_a_batch_of_gemms():
   """The gradient of W in x @ W with x (32, 128, 256): a sum over 4096 tokens to 256x256 outputs (16 tiles of 64x64,
-  too few blocks for a GPU) runs as 16 GEMMs over 256 tokens each (SMEM, batched on the grid's z), then their sum."""
+  too few blocks for a GPU) runs as 32 GEMMs, one per batch entry (SMEM, batched on the grid's z), then their sum."""
   x = Tensor.empty(32, 128, 256, device=NULL_CUDA).requires_grad_(True)
   w = Tensor.empty(256, 256, device=NULL_CUDA).requires_grad_(True)
   (x @ w).backward(Tensor.empty(32, 128, 256, device=NULL_CUDA).realize())
   progs = kernel_specs(w.grad)
-  assert len(progs) == 2 and progs[0].opts[0].op is OptOps.SMEM and progs[0].global_size[2] == 16, \
+  assert len(progs) == 2 and progs[0].opts[0].op is OptOps.SMEM and progs[0].global_size[2] == 32, \
     [(p.name, p.opts, p.global_size) for p in progs]
   assert not any(o.op is OptOps.SMEM for o in progs[1].opts)
   # the CPU keeps one sum
@@ -367,3 +367,18 @@ def test_gemm_gradient_graphs_against_torch(shape):
   torch.nn.functional.conv2d(tx, tw, padding=pad).backward(torch.tensor(gn))
   np.testing.assert_allclose(K.conv._gemm_bwd_input(g, w, s).numpy(), tx.grad.numpy(), rtol=1e-4, atol=1e-4)
   np.testing.assert_allclose(K.conv._gemm_bwd_weight(x, g, s).numpy(), tw.grad.numpy(), rtol=1e-4, atol=1e-3)
+
+def test_plain_graph_conv_weight_gradient_is_a_batch_of_gemms():
+  """The plain graph's conv2d weight gradient (TEENY_CUSTOM_KERNELS=0) at the bench's shape: the sum over (B, OH, OW)
+  is split by image without a reshape (a reshape of that 3.7e9-element expanded view is indexed by its flat position:
+  split by a reshape, its kernel faulted on the H200), into a batched SMEM GEMM and the sum over images; every kernel
+  builds, none needs 64-bit addresses."""
+  from teeny.helpers import Context
+  x = Tensor.empty(32, 64, 56, 56, device=NULL_CUDA).realize().requires_grad_(True)
+  w = Tensor.empty(64, 64, 3, 3, device=NULL_CUDA).realize().requires_grad_(True)
+  with Context(TEENY_CUSTOM_KERNELS=0): y = x.conv2d(w, padding=1)
+  y.backward(Tensor.empty(32, 64, 56, 56, device=NULL_CUDA).realize())
+  progs = [get_program(si.ast, Device[NULL_CUDA].renderer) for si in w.grad.schedule() if si.kind == "kernel"]
+  assert any(p.opts and p.opts[0].op is OptOps.SMEM and 32 in p.global_size for p in progs), \
+    [(p.name, p.opts, p.global_size) for p in progs]
+  assert not any("long long" in p.src for p in progs)

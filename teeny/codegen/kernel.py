@@ -1,9 +1,10 @@
 """From a kernel AST to a ProgramSpec: a named list of passes (PASSES), then linearize and render; plus the cost
 estimates DEBUG=2 prints."""
 from __future__ import annotations
+import copy
 from dataclasses import dataclass, field
 from typing import Callable
-from teeny.dtype import DType
+from teeny.dtype import DType, dtypes
 from teeny.helpers import DEBUG, NOOPT, prod
 from teeny.uop.ops import AxisType, GroupOp, KernelInfo, Ops, UOp
 from teeny.uop.rewrite import graph_rewrite
@@ -127,6 +128,43 @@ def normalized(ast: UOp, renderer) -> UOp:
     ast = fn(ast, ctx)
   return ast
 
+def _address_overflow(name: str, uops: list[UOp], wide: set[UOp] | frozenset[UOp] = frozenset()) -> str | None:
+  """Why a buffer address of this kernel leaves int32 (None: none does): an add or multiply inside an address, not among
+  `wide` (values rendered 64-bit), whose operands' bounds are known and whose result leaves int32 would wrap, a read or
+  write at a wrong place (a reshape of an expanded view of more than 2^31 elements is indexed through its flat
+  position). Operands whose bounds are unknown (at the type's limits) are not judged."""
+  lo_i, hi_i = dtypes.min(dtypes.index), dtypes.max(dtypes.index)
+  seen: set[UOp] = set()
+  for ix in uops:
+    if ix.op is not Ops.INDEX or ix.src[0].op is not Ops.DEFINE_GLOBAL: continue
+    for u in ix.src[1].toposort:
+      if u in seen or u in wide or u.dtype != dtypes.index or u.op not in (Ops.ADD, Ops.MUL) or len(u.src) != 2:
+        continue
+      seen.add(u)
+      (a0, a1), (b0, b1) = u.src[0].vmin_vmax, u.src[1].vmin_vmax
+      if any(v in (lo_i, hi_i) for v in (a0, a1, b0, b1)): continue
+      vals = [a0 + b0, a1 + b1] if u.op is Ops.ADD else [a0 * b0, a0 * b1, a1 * b0, a1 * b1]
+      if min(vals) < lo_i or max(vals) > hi_i:
+        return (f"kernel {name}: an address reaches {max(vals) if max(vals) > hi_i else min(vals)}, past 32-bit ints "
+                f"({u.op.name} of values in [{a0}, {a1}] and [{b0}, {b1}]), and a value it is computed from is also "
+                "used as data. Split the computation into smaller tensors, or materialise (.contiguous()) a large "
+                "expanded view before reshaping it")
+  return None
+
+def _wide_addresses(name: str, uops: list[UOp], renderer):
+  """The renderer to render these uops with: itself, or where a GPU kernel's 32-bit address math would overflow, a copy
+  that declares the address-only values (loop counters included) with its 64-bit type (`wide_type`; C always does);
+  RuntimeError if an overflowing value is also data (it keeps its dtype's wrap-around)."""
+  if getattr(renderer, "wide_index", None) is not None or _address_overflow(name, uops) is None: return renderer
+  from teeny.codegen.render.cstyle import RenderState
+  wide_t = getattr(renderer, "wide_type", None)
+  if wide_t is None or (why := _address_overflow(name, uops, RenderState._address_math(uops))) is not None:
+    raise RuntimeError(why or f"kernel {name}: its addresses pass 32-bit ints and {type(renderer).__name__} has no "
+                       "64-bit index type; split the computation into smaller tensors")
+  wide = copy.copy(renderer)
+  wide.wide_index = wide_t
+  return wide
+
 def get_program(ast: UOp, renderer, opts: tuple | list | None = None) -> ProgramSpec:
   """A kernel AST through PASSES, then linearized and rendered. DEBUG>=5 prints the kernel after each pass. `opts`, for
   a kernel without its own list, replaces the heuristics' choice (BEAM's result; axis ids as in `normalized(ast)`)."""
@@ -140,6 +178,7 @@ def get_program(ast: UOp, renderer, opts: tuple | list | None = None) -> Program
     ast = fn(ast, ctx)
     if DEBUG >= 5: print(f"--- {info.name} after {name}{f': {list(ctx.opts)}' if name == 'choose opts' else ''}\n{ast}")
   uops = linearize(ast)
+  renderer = _wide_addresses(info.name, uops, renderer)
   if getattr(renderer, "is_gpu", False): uops = insert_tree_reduces(uops)
   if DEBUG >= 5: print(f"--- {info.name} linearized\n" +
                        "\n".join(f"{i:4d} {u.op.name:12s} {u.dtype} {u.arg}" for i, u in enumerate(uops)))

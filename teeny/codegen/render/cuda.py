@@ -99,6 +99,7 @@ __device__ __forceinline__ void teeny_mma_tf32(float* c, const unsigned int* a, 
 """.lstrip()
 class CUDARenderer(GPULanguage):
   lang = "CUDA"
+  wide_type = "long long"   # addresses past int32 (codegen/kernel.py: _wide_addresses)
   helpers = CUDA_HELPERS
   def render_kernel_prefix(self, threads: int) -> str: return f'extern "C" __global__ void __launch_bounds__({threads})'
   def render_bitcast(self, x: str, src, dst) -> str: return f"teeny_bitcast<{self.render_dtype(dst)}>({x})"

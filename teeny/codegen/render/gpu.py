@@ -73,16 +73,16 @@ class GPULanguage(CStyleLanguage):
   def render_buffer_param(self, slot: int, dt, written: bool) -> str:
     return f"{self.buffer_prefix}{'' if written else 'const '}{self.render_storage(dt)}* {self.restrict} data{slot}"
   def render_range_open(self, r: UOp, name: str, size: str, first_global: bool, const_bounds: bool = False,
-                        ty: str = "int") -> str:   # (GPU loops count in int: their sizes are known to fit)
-    if r.arg[1] is AxisType.GROUP: return f"for (int {name} = lidx0; {name} < {size}; {name} += {self._lanes}) {{"
+                        ty: str = "int") -> str:   # (int, or 64-bit where the kernel's addresses need it)
+    if r.arg[1] is AxisType.GROUP: return f"for ({ty} {name} = lidx0; {name} < {size}; {name} += {self._lanes}) {{"
     m = self._map.get(r)
     if m is None or m.kind == "loop":
-      loop = f"for (int {name} = 0; {name} < {size}; {name}++) {{"
+      loop = f"for ({ty} {name} = 0; {name} < {size}; {name}++) {{"
       return f"{self.unroll_pragma}\n{loop}" if r.arg[1] is AxisType.UPCAST else loop
     if m.kind == "thread": idx = self.render_global_idx(m)
     else: idx = (self.block_idx if m.kind == "block" else self.thread_idx)[m.dim]
     check = m.kind == "thread" and m.size % m.local != 0
-    return f"int {name} = {idx};\n" + (f"if ({name} < {size}) {{" if check else "{")
+    return f"{ty} {name} = {idx};\n" + (f"if ({name} < {size}) {{" if check else "{")
   def render_special(self, u: UOp) -> str: return u.arg[0]
   def render_prelude(self, body: str) -> str:
     """The helpers the body names, and the helpers those name (in the table's order: a helper's helpers first)."""

@@ -85,6 +85,7 @@ def _hip(fn: str, f64: bool = True):
 class HIPRenderer(GPULanguage):
   """arch: the gfx target the source is for (the tensor-core instruction differs: WMMA on gfx11, MFMA on CDNA)."""
   lang = "HIP"
+  wide_type = "long long"
   helpers = HIP_HELPERS
   max_shared = 64 * 1024   # LDS per workgroup
   def __init__(self, arch: str | None = None): self.arch = arch or os.environ.get("AMD_ARCH", "gfx1100")

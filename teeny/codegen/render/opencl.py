@@ -50,6 +50,7 @@ def _cl(fn: str): return lambda x, dt: f"{fn}({x})"
 
 class OpenCLRenderer(GPULanguage):
   lang = "CL"
+  wide_type = "long"
   helpers = CL_HELPERS
   kernel_prefix = "__kernel void"
   buffer_prefix = "__global "
