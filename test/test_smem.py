@@ -17,29 +17,17 @@ from teeny.codegen.search import actions
 from teeny.codegen.tc import SMEM_CONFIGS, tc_match
 from teeny.uop.ops import Ops
 from helpers import toolchain
+from test_tc import _ast, operands as tc_operands, specs as kernel_specs
 
 NULL_CUDA = "NULL:CUDA"
 
 def operands(dev: str, m: int, n: int, k: int, lay: str = "nn", batch: tuple = (), seed: int = 0):
   """(A, B, a, b): float32 teeny tensors (*batch, m, k) and (*batch, k, n) stored row-major ('n') or transposed
-  ('t'), and their numpy values."""
-  rng = np.random.default_rng(seed)
-  out = []
-  for rows, cols, t in ((m, k, lay[0]), (k, n, lay[1])):
-    x = rng.standard_normal(batch + ((cols, rows) if t == "t" else (rows, cols))).astype(np.float32)
-    tx = Tensor(x, device=dev).realize()
-    out.append((tx.transpose(-1, -2) if t == "t" else tx, np.swapaxes(x, -1, -2) if t == "t" else x))
-  return out[0][0], out[1][0], out[0][1], out[1][1]
-
-def kernel_specs(t: Tensor, dev: str = NULL_CUDA) -> list:
-  return [get_program(si.ast, Device[dev].renderer) for si in t.schedule() if si.kind == "kernel"]
+  ('t'), and their numpy values (test_tc.py's operands, in float32)."""
+  return tc_operands(dev, m, n, k, dtypes.float32, lay, batch, np.random.default_rng(seed))
 
 def smem_specs(t: Tensor, dev: str = NULL_CUDA) -> list:
   return [p for p in kernel_specs(t, dev) if any(o.op is OptOps.SMEM for o in p.opts)]
-
-def _ast(t: Tensor, dev: str = NULL_CUDA):
-  si, = [si for si in t.schedule() if si.kind == "kernel"]
-  return normalized(si.ast, Device[dev].renderer)
 
 # ---- rendered and compiled, no GPU needed
 

@@ -22,12 +22,12 @@ DTS = {"float16": dtypes.float16, "bfloat16": dtypes.bfloat16}
 
 def operands(dev: str, m: int, n: int, k: int, dt, lay: str = "nn", batch: tuple = (), rng=None):
   """(A, B, a, b): teeny tensors of shape (*batch, m, k) and (*batch, k, n) stored row-major ('n') or transposed ('t'),
-  and the float32 numpy values they hold (rounded to dt)."""
+  and the float32 numpy values they hold (rounded to dt; test_smem.py's float32 ones as drawn)."""
   rng = rng or np.random.default_rng(0)
   out = []
   for rows, cols, t in ((m, k, lay[0]), (k, n, lay[1])):
     x = rng.standard_normal(batch + ((cols, rows) if t == "t" else (rows, cols))).astype(np.float32)
-    x = x.astype(np.float16).astype(np.float32) if dt == dtypes.float16 else bf16_round(x)
+    if dt != dtypes.float32: x = x.astype(np.float16).astype(np.float32) if dt == dtypes.float16 else bf16_round(x)
     tx = Tensor(x, device=dev).cast(dt).contiguous().realize()
     out.append((tx.transpose(-1, -2) if t == "t" else tx, np.swapaxes(x, -1, -2) if t == "t" else x))
   return out[0][0], out[1][0], out[0][1], out[1][1]
