@@ -27,21 +27,24 @@ def coefficient(idx: UOp, r: UOp) -> int | None:
   return coef
 
 def replace_range(ast: UOp, r: UOp, value: UOp, ranges: tuple[UOp, ...]) -> UOp:
-  """ast with range r replaced: by `value` where it is read, by `ranges` where an END closes it."""
+  """ast with range r replaced: by `value` where it is read, by `ranges` where an END or a REDUCE closes it (a range
+  there once)."""
   memo: dict[UOp, UOp] = {}
   for n in ast.toposort:
     src = tuple(memo[s] for s in n.src)
-    if n.op is Ops.END and r in n.src[1:]:
+    if n.op in (Ops.END, Ops.REDUCE) and r in n.src[1:]:
       src = (src[0],) + tuple(dict.fromkeys(x for s, m in zip(n.src[1:], src[1:])
                                             for x in (ranges if s is r else (m,))))
     memo[n] = value if n is r else n if all(a is b for a, b in zip(src, n.src)) else n.replace(src=src)
   return memo[ast]
 
-def flatten_ranges(ast: UOp, rngs: list[UOp], axis_type: AxisType) -> tuple[UOp, UOp | None]:
-  """Replace ranges (outermost first) by one range over their product; their values come back by div/mod."""
+def flatten_ranges(ast: UOp, rngs: list[UOp], axis_type: AxisType,
+                   axis_id: int | None = None) -> tuple[UOp, UOp | None]:
+  """Replace ranges (outermost first) by one range over their product (axis id `axis_id`, default the outermost's);
+  their values come back by div/mod, and a reduce over them reduces over the new range."""
   if not rngs: return ast, None
   sizes = [r.src[0].arg for r in rngs]
-  new = UOp.range(prod(sizes), rngs[0].arg[0], axis_type)
+  new = UOp.range(prod(sizes), rngs[0].arg[0] if axis_id is None else axis_id, axis_type)
   stride = 1
   for r, s in zip(reversed(rngs), reversed(sizes)):
     q = new if stride == 1 else new // stride

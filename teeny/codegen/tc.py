@@ -26,7 +26,7 @@ from teeny.helpers import TF32, ceildiv as ceil_div, prod
 from teeny.uop.ops import AxisType, Ops, UOp
 from teeny.uop.rewrite import graph_rewrite
 from teeny.uop.symbolic import decompose, symbolic
-from teeny.codegen.ranges import KernelOptError, coefficient, const_size, gate, global_ranges, replace_range
+from teeny.codegen.ranges import KernelOptError, coefficient, const_size, flatten_ranges, gate, global_ranges
 
 Map = Callable[[int, int], tuple[int, int]]   # (lane, value index) -> (row, col) in the operand's matrix
 
@@ -381,17 +381,8 @@ def _flattened(ast: UOp, mt: TCMatch) -> tuple[UOp, UOp, UOp, UOp, UOp, UOp, UOp
     if not group: continue
     # a fresh axis id, past the builder's (0-4): an existing one (another group's, or a grid axis of the builder's) of
     # the same size and kind would be the same node
-    total = prod(_size(r) for r in group)
-    flat = UOp.range(total, max(5, 1 + max(u.arg[0] for u in ast.toposort if u.op is Ops.RANGE)), kind)
-    stride = 1
-    for r in reversed(group):
-      q = flat if stride == 1 else flat // stride
-      ast = replace_range(ast, r, q % _size(r) if stride * _size(r) < total else q, (flat,))
-      stride *= _size(r)
-    if kind is AxisType.REDUCE:   # the sum is over the one range now
-      ast = ast.substitute({u: u.replace(src=(u.src[0], flat)) for u in ast.toposort if u.op is Ops.REDUCE})
-    ast = graph_rewrite(ast, symbolic)
-    new[name] = flat
+    ast, flat = flatten_ranges(ast, group, kind, max(5, 1 + max(u.arg[0] for u in ast.toposort if u.op is Ops.RANGE)))
+    new[name] = cast(UOp, flat)
   red, = [u for u in ast.toposort if u.op is Ops.REDUCE]
   loads = _loads_of(red.src[0])
   assert loads is not None and len(loads) == 2, "flattening keeps the product of two loads"
