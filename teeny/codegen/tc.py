@@ -269,16 +269,20 @@ def smem_bytes(mt: TCMatch, c: TCConfig | SmemConfig) -> int:
   (ra, wa), (rb, wb) = smem_shape(mt.a_major, c.bm, c.bk, pw), smem_shape(mt.b_major, c.bn, c.bk, pw)
   return (ra * wa + rb * wb) * 4 * c.stages
 
-def tc_refusal(mt: TCMatch, c: TCConfig, renderer) -> str | None:
-  """Why tile c cannot serve the matched kernel on this renderer (None: it can): the checks apply_tc makes once it
-  has picked its tile, without building the kernel (the heuristics ask before choosing TC)."""
+def _tile_refusal(mt: TCMatch, c: TCConfig | SmemConfig, renderer) -> str | None:
+  """What both Opts' block tiles need: the batch fits the grid's z, and the tile's stages fit shared memory."""
   if (nb := prod(_size(b) for b in mt.batch)) > 65535: return f"a batch of {nb} exceeds the grid's 65535 blocks along z"
-  if layout_for(renderer, mt.dtype_in) is None:
-    return f"{type(renderer).__name__} has no tensor cores for {mt.dtype_in.name}" + \
-      (" (TF32 is off: Tensor.allow_tf32 = True or TF32=1)" if mt.dtype_in == dtypes.float32 and not TF32 else "")
   if (need := smem_bytes(mt, c)) > (most := getattr(renderer, "max_shared", 48 * 1024)):
     return f"the tile needs {need} bytes of shared memory ({most} at most)"
   return None
+
+def tc_refusal(mt: TCMatch, c: TCConfig, renderer) -> str | None:
+  """Why tile c cannot serve the matched kernel on this renderer (None: it can): the checks apply_tc makes once it
+  has picked its tile, without building the kernel (the heuristics ask before choosing TC)."""
+  if layout_for(renderer, mt.dtype_in) is None:
+    return f"{type(renderer).__name__} has no tensor cores for {mt.dtype_in.name}" + \
+      (" (TF32 is off: Tensor.allow_tf32 = True or TF32=1)" if mt.dtype_in == dtypes.float32 and not TF32 else "")
+  return _tile_refusal(mt, c, renderer)
 
 def pick_config(mt: TCMatch, renderer=None) -> TCConfig:
   """The heuristics' tile: the first of TC_ORDER whose shared memory fits the renderer's and that gives TC_MIN_BLOCKS
@@ -334,10 +338,7 @@ def smem_refusal(mt: TCMatch, c: SmemConfig, renderer) -> str | None:
   """Why tile c cannot serve the matched float32 kernel on this renderer (None: it can)."""
   if not getattr(renderer, "smem_tiles", False):
     return f"{type(renderer).__name__} has no shared-memory float32 tiles (CUDA only: cp.async copies)"
-  if (nb := prod(_size(b) for b in mt.batch)) > 65535: return f"a batch of {nb} exceeds the grid's 65535 blocks along z"
-  if (need := smem_bytes(mt, c)) > (most := getattr(renderer, "max_shared", 48 * 1024)):
-    return f"the tile needs {need} bytes of shared memory ({most} at most)"
-  return None
+  return _tile_refusal(mt, c, renderer)
 
 def pick_smem_config(mt: TCMatch) -> SmemConfig:
   """The heuristics' tile: the first of SMEM_ORDER that gives the GPU TC_MIN_BLOCKS blocks, else the smallest."""

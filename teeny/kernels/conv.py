@@ -48,6 +48,7 @@ from teeny.device import Device
 from teeny.dtype import dtypes
 from teeny.tensor import Tensor
 from teeny.codegen.opt import cpu_lanes, cpu_tile_rows
+from teeny.codegen.tc import layout_for
 from teeny.tensor_nn import _pad_or_shrink, _resolve_pads, _tuple, check_conv_args
 from teeny.uop.ops import AxisType, KernelInfo, MemSem, Ops, UOp
 from teeny.kernels.common import acc_dtype, in_range, is_gpu, reduce_sum, use_custom_kernels, with_grad
@@ -185,7 +186,6 @@ def gemm_route(s: ConvShape, device: str, dtype) -> bool:
   dtype, for unit stride and dilation, no groups, padding >= 0, and rows (in and out) a multiple of 8 wide, so that
   a run of 16 bytes along a row never crosses into the next (the Opts' contiguity rule). H200, 32x64x56x56 -> 64, 3x3:
   float32 0.26 + 0.30 ms against the hand-written 0.67 (gather) + 1.25 ms; float16 0.08 + 0.08 ms."""
-  from teeny.codegen.tc import layout_for
   if not (is_gpu(device) and s.sh == s.sw == 1 and s.dh == s.dw == 1 and s.groups == 1 and _pads_ok(s)
           and s.w % 8 == 0 and s.ow % 8 == 0): return False
   r = Device[device].renderer
