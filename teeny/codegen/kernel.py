@@ -13,6 +13,7 @@ from teeny.codegen.linearize import linearize, deps
 from teeny.codegen.opt import apply_opts, gpu_plain, hand_coded_opts, merge_globals, merge_reduces
 from teeny.codegen.expand import expand_unrolls
 from teeny.codegen.gpu import insert_tree_reduces, map_to_grid
+from teeny.codegen.render.cstyle import RenderState
 
 @dataclass
 class ProgramSpec:
@@ -156,7 +157,6 @@ def _wide_addresses(name: str, uops: list[UOp], renderer):
   that declares the address-only values (loop counters included) with its 64-bit type (`wide_type`; C always does);
   RuntimeError if an overflowing value is also data (it keeps its dtype's wrap-around)."""
   if getattr(renderer, "wide_index", None) is not None or _address_overflow(name, uops) is None: return renderer
-  from teeny.codegen.render.cstyle import RenderState
   wide_t = getattr(renderer, "wide_type", None)
   if wide_t is None or (why := _address_overflow(name, uops, RenderState._address_math(uops))) is not None:
     raise RuntimeError(why or f"kernel {name}: its addresses pass 32-bit ints and {type(renderer).__name__} has no "
