@@ -8,7 +8,7 @@ from teeny.helpers import prod, DEBUG, TF32, broadcast_shape as _broadcast_shape
 from teeny.device import Device
 from teeny.uop.ops import GroupOp, Ops, UOp, toposort_many, written_slots
 from teeny.uop.symbolic import VARIABLES_MADE as _VARS
-from teeny.tensor_nn import KERNEL_ROUTES, NNMixin
+from teeny.tensor_nn import KERNEL_ROUTES, NNMixin, sum_uop
 from teeny.tensor_select import SelectMixin
 
 # Side tables keyed weakly by graph node (an entry lives as long as some graph still holds the node), so finding what a
@@ -2184,9 +2184,7 @@ def _matmul_body(x: Tensor, w: Tensor) -> Tensor | None:
   a = bcast(x.uop.reshape((*x.shape[:-1], 1, k)))
   b = bcast(w.uop.permute(order).reshape((*w.shape[:-2], 1, m, k)))
   u = a.alu(Ops.MUL, b)
-  half = u.dtype in (dtypes.float16, dtypes.bfloat16)
-  red = (u.cast(dtypes.float32) if half else u).r(Ops.ADD, (len(full) - 1,)).reshape(full[:-1])
-  t = x._wrap(red.cast(u.dtype) if half else red, w)
+  t = x._wrap(sum_uop(u, (len(full) - 1,), u.dtype), w)
   if t.dtype.kind != "f": t._requires_grad = None
   return t
 

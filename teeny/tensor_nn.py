@@ -93,6 +93,15 @@ def _ceil_mode_pads(shape: Sequence[int], pads: list[tuple[int, int]], k, s, d) 
     out.append((pb, max(pa, ss * (o - 1) + dd * (kk - 1) + 1 - i - pb)))
   return out
 
+def sum_uop(u: UOp, axes: tuple[int, ...], acc) -> UOp:
+  """The graph Tensor.sum(axes, dtype=acc) builds, on a UOp: cast to acc, 16-bit floats summed in float32 and cast
+  back, the summed axes dropped."""
+  if acc != u.dtype: u = u.cast(acc)
+  half = acc in (dtypes.float16, dtypes.bfloat16)
+  red = (u.cast(dtypes.float32) if half else u).r(Ops.ADD, axes)
+  red = red.reshape(tuple(v for i, v in enumerate(u.shape) if i not in axes))
+  return red.cast(acc) if half else red
+
 def _conv_body(x: Tensor, weight: Tensor, hw: tuple[int, ...], s_: tuple[int, ...], d_: tuple[int, ...],
                groups: int) -> Tensor | None:
   """The rest of conv2d after the padded copy, built on UOps and wrapped in one Tensor: the same graph the Tensor ops
@@ -121,12 +130,7 @@ def _conv_body(x: Tensor, weight: Tensor, hw: tuple[int, ...], s_: tuple[int, ..
   w = weight.uop.reshape((1, groups, rcout, *[1] * n, cin, *hw))
   if w.shape != u.shape: w = w.expand(u.shape)
   prod_ = u.alu(Ops.MUL, w)
-  acc = sum_acc_dtype(prod_.dtype)
-  if acc != prod_.dtype: prod_ = prod_.cast(acc)
-  if acc in (dtypes.float16, dtypes.bfloat16): prod_ = prod_.cast(dtypes.float32)
-  axes = tuple(range(len(u.shape) - 1 - n, len(u.shape)))
-  red = prod_.r(Ops.ADD, axes).reshape(tuple(v for i, v in enumerate(u.shape) if i not in axes))
-  if red.dtype != acc: red = red.cast(acc)
+  red = sum_uop(prod_, tuple(range(len(u.shape) - 1 - n, len(u.shape))), sum_acc_dtype(prod_.dtype))
   t = x._wrap(red.reshape((bs, cout, *oyx)), weight)
   if t.dtype.kind != "f": t._requires_grad = None
   return t
