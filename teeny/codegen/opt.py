@@ -104,11 +104,15 @@ def merge_reduces(ast: UOp) -> UOp:
       sizes = {r: n for r in red.src[1:] if r.op is Ops.RANGE and (n := const_size(r)) is not None}
       for a, b in ((a, b) for a in sizes for b in sizes if a is not b):
         sa, sb = sizes[a], sizes[b]
-        # (every reduce over one of them must reduce over both: each then reduces over the merged range)
-        if any(u.op is Ops.REDUCE and (a in u.src[1:]) != (b in u.src[1:]) for u in ast.toposort): continue
         merged = UOp.range(sa * sb, a.arg[0], AxisType.REDUCE)
-        cand = replace_range(replace_range(ast, a, merged // sb, (merged,)), b, merged % sb, (merged,))
-        cand = graph_rewrite(cand, symbolic)
+        outer, inner = merged // sb, merged % sb
+        cand = ast.substitute({a: outer, b: inner})
+        # each reduce over both now reduces over the merged range (and stays a reduce over ranges)
+        fix = {u: u.replace(src=(u.src[0],) + tuple(dict.fromkeys(merged if s in (outer, inner) else s
+                                                              for s in u.src[1:])))
+               for u in cand.toposort if u.op is Ops.REDUCE and outer in u.src[1:] and inner in u.src[1:]}
+        if any(u.op is Ops.REDUCE and (outer in u.src[1:]) != (inner in u.src[1:]) for u in cand.toposort): continue
+        cand = graph_rewrite(cand.substitute(fix), symbolic)
         if _has_divmod_of(cand, merged) == 0:
           ast, changed = cand, True
           break
