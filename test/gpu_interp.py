@@ -12,7 +12,7 @@ import re
 import numpy as np
 from teeny.dtype import dtypes
 from teeny.uop.ops import AxisType, GroupOp, Ops, UOp
-from teeny.codegen.tc import LAYOUTS
+from teeny.codegen.tc import LAYOUTS, wgmma_c
 
 def to_float(bits: np.ndarray, dt) -> np.ndarray:
   bits = bits.astype(np.uint16)
@@ -97,6 +97,8 @@ class Block:
     if (m := re.match(r"if \(\{(\d+)\}\) ", fmt)):
       mask = np.broadcast_to(vals[int(m.group(1))], (self.T,)).copy()
       fmt = fmt[m.end():]
+    # wgmma's fences and waits: the interpreter's WMMA lands at once; the async proxy reads what the copies wrote
+    if "fence.proxy.async" in fmt or fmt.startswith(("teeny_wgmma_fence", "teeny_wgmma_wait")): return
     if "cp.async.commit_group" in fmt:
       self.pending.append([])
       return
@@ -151,7 +153,45 @@ class Block:
   def _put(self, w, words, mask):
     for i in range(words.shape[1]): self.shared[w[mask] + i] = words[mask, i]
 
+  def _wgmma_operand(self, word: int, major: str, lbo: int, rows: int, cols: int, a: bool, dt) -> np.ndarray:
+    """A (64 x 16, rows m) or B (16 x N, cols n) of one wgmma as the hardware reads it through its descriptor (PTX ISA,
+    "shared memory matrix layout", 128-byte swizzle): element (mn, k) of a K-major operand at byte
+    start + (mn//8)*SBO + (mn%8)*128 + 2k, of an MN-major one at start + (mn//64)*LBO + (k//8)*SBO + (k%8)*128 +
+    2(mn%64), SBO = 1024; then address bits 4-6 XOR bits 7-9."""
+    out = np.zeros((rows, cols), np.float64)
+    for r in range(rows):
+      for c in range(cols):
+        mn, k = (r, c) if a else (c, r)
+        off = (mn // 8) * 1024 + (mn % 8) * 128 + 2 * k if major == "k" else \
+          (mn // 64) * lbo + (k // 8) * 1024 + (k % 8) * 128 + 2 * (mn % 64)
+        addr = 4 * word + off
+        addr ^= ((addr >> 7) & 7) << 4
+        half = (int(self.shared[addr // 4]) >> (16 * ((addr // 2) % 2))) & 0xFFFF
+        out[r, c] = to_float(np.array([half], np.uint16), dt)[0]
+    return out
+
+  def wgmma(self, u: UOp, env: dict):
+    """A warpgroup's m64nNk16 from its two start words in shared memory: each warpgroup of the block's threads at
+    once."""
+    n = int(re.fullmatch(r"cuda_wgmma_m64n(\d+)k16", u.arg.layout).group(1))
+    (_, creg), coff, _ = env[u.src[0]]
+    aw, bw = (np.broadcast_to(np.asarray(env[s][1], np.int64), (self.T,)) for s in u.src[1:])
+    (ma, la), (mb, lb) = u.arg.smem
+    co = int(np.broadcast_to(coff, (self.T,))[0])
+    lane = np.arange(128)
+    for g in range(self.T // 128):
+      th = g * 128 + lane
+      if len(set(aw[th])) != 1 or len(set(bw[th])) != 1:
+        raise AssertionError("gpu_interp: a warpgroup's threads disagree on a wgmma operand's start")
+      A = self._wgmma_operand(int(aw[th[0]]), ma, la, 64, 16, True, u.arg.dtype_in)
+      B = self._wgmma_operand(int(bw[th[0]]), mb, lb, 16, n, False, u.arg.dtype_in)
+      C = np.zeros((64, n))
+      for i in range(n // 2): C[wgmma_c(lane, i)] = self.regs[creg][th, co + i]
+      D = (A @ B + C).astype(np.float32)
+      for i in range(n // 2): self.regs[creg][th, co + i] = D[wgmma_c(lane, i)]
+
   def wmma(self, u: UOp, env: dict):
+    if u.arg.smem is not None: return self.wgmma(u, env)
     t = LAYOUTS[u.arg.layout]
     (_, creg), coff, _ = env[u.src[0]]
     (_, areg), aoff, _ = env[u.src[1]]

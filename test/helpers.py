@@ -28,9 +28,9 @@ def missing(what: str, why: str):
 @functools.lru_cache(maxsize=None)
 def _toolchain(kind: str):
   try:
-    if kind == "sm_90":
+    if kind in ("sm_90", "sm_90a"):   # (sm_90a: Hopper's arch-specific instructions, wgmma)
       from teeny.runtime.ops_cuda import NVRTCCompiler
-      return NVRTCCompiler("sm_90"), None
+      return NVRTCCompiler(kind), None
     if kind.startswith("gfx"):
       from teeny.runtime.ops_amd import HIPCompiler
       c = HIPCompiler(kind)
@@ -47,7 +47,8 @@ def toolchain(kind: str):
   """The compiler for kind ("sm_90": NVRTC; "gfx1100"/"gfx90a": clang; "CL": the OpenCL device's), or skip/fail."""
   c, why = _toolchain(kind)
   if c is None:
-    missing({"sm_90": "NVRTC (cuda-python)", "CL": "OpenCL (pyopencl + PoCL)"}.get(kind, f"clang for {kind}"), why)
+    names = {"sm_90": "NVRTC (cuda-python)", "sm_90a": "NVRTC (cuda-python)", "CL": "OpenCL (pyopencl + PoCL)"}
+    missing(names.get(kind, f"clang for {kind}"), why)
   return c
 
 def bf16_round(a) -> np.ndarray:

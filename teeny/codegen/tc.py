@@ -18,11 +18,12 @@ register tile per thread), two compute steps of one builder (`_tiled`: block til
 cp.async, the matmul's m, n and k each a group of ranges, so a convolution is an implicit GEMM).
 """
 from __future__ import annotations
+import re
 from dataclasses import dataclass
 from typing import Callable, cast
 import numpy as np
 from teeny.dtype import DType, dtypes
-from teeny.helpers import TF32, ceildiv as ceil_div, prod
+from teeny.helpers import TF32, ceildiv as ceil_div, getenv, prod
 from teeny.uop.ops import AxisType, Ops, UOp
 from teeny.uop.rewrite import graph_rewrite
 from teeny.uop.symbolic import decompose, symbolic
@@ -108,11 +109,26 @@ class TCOp:
   layout: str
   dtype_in: DType
   dtype_acc: DType
+  # wgmma (layout "cuda_wgmma_m64n<N>k16"): A's and B's (major, leading byte offset) in shared memory; its sources
+  # are then the accumulators and the two operands' start words in shared memory, not fragment registers
+  smem: tuple[tuple[str, int], tuple[str, int]] | None = None
   def __repr__(self): return f"TCOp({self.layout}, {self.dtype_in.name}->{self.dtype_acc.name})"
   @property
   def flops_per_lane(self) -> int:
+    if (n := wgmma_n(self.layout)) is not None: return 2 * 64 * n * 16 // 128
     t = LAYOUTS[self.layout]
     return 2 * t.m * t.n * t.k // t.lanes
+
+def wgmma_n(layout: str) -> int | None:
+  """N of a wgmma layout name (cuda_wgmma_m64n<N>k16), None for the warp layouts of LAYOUTS."""
+  m = re.fullmatch(r"cuda_wgmma_m64n(\d+)k16", layout)
+  return int(m.group(1)) if m else None
+
+def wgmma_c(lane: int, i: int) -> tuple[int, int]:
+  """Where value i of lane l (0-127, a warpgroup) of wgmma's m64nNk16 float32 result lies: warp l//32 holds rows
+  16*(l//32) up, each 8 columns laid out as mma.sync's m16n8 result (PTX ISA, "wgmma register fragments")."""
+  w, g, t = lane // 32, (lane % 32) // 4, lane % 4
+  return 16 * w + g + 8 * ((i // 2) % 2), 8 * (i // 4) + 2 * t + i % 2
 
 @dataclass(frozen=True)
 class TCConfig:
@@ -130,9 +146,26 @@ class TCConfig:
   @property
   def name(self) -> str: return f"{self.bm}x{self.bn}x{self.bk}w{self.wm}x{self.wn}s{self.stages}"
 
+@dataclass(frozen=True)
+class WGConfig:
+  """A block tile for Hopper's wgmma (sm_90a): bm/64 warpgroups of 128 threads, each a 64 x bn slice of the outputs
+  by one m64n<bn>k16 instruction per 16 of the reduce, both operands read by the tensor cores straight from shared
+  memory (128-byte swizzled tiles, bk = 64 16-bit values: one swizzle row); `stages` tiles in flight."""
+  bm: int = 128
+  bn: int = 256
+  bk: int = 64
+  stages: int = 4
+  @property
+  def threads(self) -> int: return 128 * (self.bm // 64)
+  @property
+  def name(self) -> str: return f"wg{self.bm}x{self.bn}x{self.bk}s{self.stages}"
+
 _TILES = ((128, 128, 2, 4), (256, 128, 4, 2), (128, 256, 2, 4), (128, 64, 2, 2), (64, 64, 2, 2))   # bm, bn, warps
-TC_CONFIGS = {c.name: c for c in [TCConfig(bm, bn, bk, wm, wn, st) for (bm, bn, wm, wn) in _TILES
-                                  for bk in (32, 64) for st in (2, 3, 4)]}
+_WG_TILES = ((128, 256), (128, 128), (256, 128), (64, 256), (64, 128), (64, 64))   # bm, bn
+TC_CONFIGS: dict[str, TCConfig | WGConfig] = {
+  **{c.name: c for c in [TCConfig(bm, bn, bk, wm, wn, st) for (bm, bn, wm, wn) in _TILES
+                         for bk in (32, 64) for st in (2, 3, 4)]},
+  **{c.name: c for c in [WGConfig(bm, bn, 64, st) for (bm, bn) in _WG_TILES for st in (2, 3, 4)]}}
 
 @dataclass
 class TCMatch:
@@ -242,55 +275,67 @@ def tc_match(ast: UOp, fma: bool = False) -> TCMatch | str:
 # the heuristics' tiles, largest first: the first that gives the GPU enough blocks (TC_MIN_BLOCKS) is taken, else the
 # last (measured on the H200, 4096^3 float16: 128x256 and 128x128 at 260-266 TFLOP/s, 128x64 220, 64x64 177)
 TC_ORDER = ("128x256x64w2x4s3", "128x128x64w2x4s3", "128x64x64w2x2s4", "64x64x64w2x2s4")
+# where the renderer has wgmma (CUDA sm_90a) and the inputs are 16-bit
+WG_ORDER = ("wg128x256x64s4", "wg128x128x64s4", "wg64x128x64s4", "wg64x64x64s4")
 TC_MIN_BLOCKS = 128
+WGMMA = getenv("WGMMA", 1)   # WGMMA=0: the heuristics keep to mma.sync tiles (BEAM may still try wgmma's)
 
 def _size(r: UOp) -> int:
   assert r.src[0].op is Ops.CONST, "tc_match checked that every range has a constant size"
   return r.src[0].arg
 
-def _snug(mt: TCMatch, c: TCConfig | SmemConfig) -> bool:
+def _snug(mt: TCMatch, c: TCConfig | WGConfig | SmemConfig) -> bool:
   """A tile no larger than the matrix needs (a convolution's 64 output channels in a 256-wide tile waste 3/4 of it)."""
   return c.bm <= max(64, mt.M) and c.bn <= max(64, mt.N)
 
-def _blocks(mt: TCMatch, c: TCConfig | SmemConfig) -> int:
+def _blocks(mt: TCMatch, c: TCConfig | WGConfig | SmemConfig) -> int:
   return ceil_div(mt.M, c.bm) * ceil_div(mt.N, c.bn) * prod(_size(b) for b in mt.batch)
 
-def smem_shape(major: str, rows_out: int, bk: int, per_word: int = 2) -> tuple[int, int]:
+def smem_shape(major: str, rows_out: int, bk: int, per_word: int = 2, pad: int = 4) -> tuple[int, int]:
   """(rows, 32-bit words per row) of an operand's tile in shared memory: [out][k] when it is contiguous along k, else
-  [k][out]; `per_word` values a word (two 16-bit ones, or one float32), each row padded by 16 bytes against bank
-  conflicts."""
-  return (rows_out, bk // per_word + 4) if major == "k" else (bk, rows_out // per_word + 4)
+  [k][out]; `per_word` values a word (two 16-bit ones, or one float32), each row padded by `pad` words (16 bytes)
+  against bank conflicts (wgmma's swizzled tiles: none, see _swizzled)."""
+  return (rows_out, bk // per_word + pad) if major == "k" else (bk, rows_out // per_word + pad)
 
 def _per_word(mt: TCMatch) -> int: return 4 // mt.dtype_in.itemsize
 
-def smem_bytes(mt: TCMatch, c: TCConfig | SmemConfig) -> int:
+def smem_bytes(mt: TCMatch, c: TCConfig | WGConfig | SmemConfig) -> int:
   """Shared memory a tile needs: `stages` copies of A's and B's tiles."""
+  if isinstance(c, WGConfig): return (c.bm + c.bn) * c.bk * mt.dtype_in.itemsize * c.stages
   pw = _per_word(mt)
   (ra, wa), (rb, wb) = smem_shape(mt.a_major, c.bm, c.bk, pw), smem_shape(mt.b_major, c.bn, c.bk, pw)
   return (ra * wa + rb * wb) * 4 * c.stages
 
-def _tile_refusal(mt: TCMatch, c: TCConfig | SmemConfig, renderer) -> str | None:
+def _tile_refusal(mt: TCMatch, c: TCConfig | WGConfig | SmemConfig, renderer) -> str | None:
   """What both Opts' block tiles need: the batch fits the grid's z, and the tile's stages fit shared memory."""
   if (nb := prod(_size(b) for b in mt.batch)) > 65535: return f"a batch of {nb} exceeds the grid's 65535 blocks along z"
   if (need := smem_bytes(mt, c)) > (most := getattr(renderer, "max_shared", 48 * 1024)):
     return f"the tile needs {need} bytes of shared memory ({most} at most)"
   return None
 
-def tc_refusal(mt: TCMatch, c: TCConfig, renderer) -> str | None:
+def tc_refusal(mt: TCMatch, c: TCConfig | WGConfig, renderer) -> str | None:
   """Why tile c cannot serve the matched kernel on this renderer (None: it can): the checks apply_tc makes once it
   has picked its tile, without building the kernel (the heuristics ask before choosing TC)."""
+  if isinstance(c, WGConfig):
+    if not getattr(renderer, "wgmma", False):
+      return f"{type(renderer).__name__} has no wgmma (CUDA for sm_90a: Hopper GPUs)"
+    if mt.dtype_in not in (dtypes.float16, dtypes.bfloat16): return "wgmma tiles multiply float16 or bfloat16 inputs"
+    return _tile_refusal(mt, c, renderer)
   if layout_for(renderer, mt.dtype_in) is None:
     return f"{type(renderer).__name__} has no tensor cores for {mt.dtype_in.name}" + \
       (" (TF32 is off: Tensor.allow_tf32 = True or TF32=1)" if mt.dtype_in == dtypes.float32 and not TF32 else "")
   return _tile_refusal(mt, c, renderer)
 
-def pick_config(mt: TCMatch, renderer=None) -> TCConfig:
-  """The heuristics' tile: the first of TC_ORDER whose shared memory fits the renderer's and that gives TC_MIN_BLOCKS
-  blocks, else the smallest of them that fits (where none does: the largest tile of TC_CONFIGS that fits)."""
+def pick_config(mt: TCMatch, renderer=None) -> TCConfig | WGConfig:
+  """The heuristics' tile: the first of WG_ORDER (where the renderer has wgmma and the inputs are 16-bit) or else
+  TC_ORDER whose shared memory fits the renderer's and that gives TC_MIN_BLOCKS blocks, else the smallest of them
+  that fits (where none does: the largest mma.sync tile of TC_CONFIGS that fits)."""
   most = getattr(renderer, "max_shared", 48 * 1024)
-  fits = [c for c in (TC_CONFIGS[n] for n in TC_ORDER) if smem_bytes(mt, c) <= most and _snug(mt, c)] or \
-    sorted((c for c in TC_CONFIGS.values() if smem_bytes(mt, c) <= most), key=lambda c: -c.bm * c.bn) or \
-    [TC_CONFIGS[TC_ORDER[-1]]]
+  wg = WGMMA and getattr(renderer, "wgmma", False) and mt.dtype_in in (dtypes.float16, dtypes.bfloat16)
+  order = WG_ORDER if wg else TC_ORDER
+  fits = [c for c in (TC_CONFIGS[n] for n in order) if smem_bytes(mt, c) <= most and _snug(mt, c)] or \
+    sorted((c for c in TC_CONFIGS.values() if isinstance(c, TCConfig) and smem_bytes(mt, c) <= most),
+           key=lambda c: -c.bm * c.bn) or [TC_CONFIGS[TC_ORDER[-1]]]
   return next((c for c in fits if _blocks(mt, c) >= TC_MIN_BLOCKS), fits[-1])
 
 def apply_tc(ast: UOp, arg, renderer) -> UOp:
@@ -305,9 +350,14 @@ def apply_tc(ast: UOp, arg, renderer) -> UOp:
   elif arg in TC_CONFIGS: cfg = TC_CONFIGS[arg]
   else: raise KernelOptError(f"TC: unknown block tile {arg!r}; the tiles are {list(TC_CONFIGS)}")
   if (why := tc_refusal(mt, cfg, renderer)) is not None: raise KernelOptError(f"TC: {why}")
+  if isinstance(cfg, WGConfig):
+    wcfg = cfg
+    return _tiled(ast, mt, cfg.bm, cfg.bn, cfg.bk, cfg.stages, cfg.threads, renderer, lambda t: _wgmma_tiles(t, wcfg),
+                  swizzle=True)
   lay = cast(TCLayout, layout_for(renderer, mt.dtype_in))   # (tc_refusal checked there is one)
+  tcfg = cfg
   return _tiled(ast, mt, cfg.bm, cfg.bn, cfg.bk, cfg.stages, cfg.wm * cfg.wn * lay.lanes, renderer,
-                lambda t: _warp_tiles(t, cfg, lay))
+                lambda t: _warp_tiles(t, tcfg, lay))
 
 # ---- the SMEM Opt: a float32 matmul on CUDA cores, block tiles staged the same way, a register tile per thread
 
@@ -391,13 +441,24 @@ def _flattened(ast: UOp, mt: TCMatch) -> tuple[UOp, UOp, UOp, UOp, UOp, UOp, UOp
   ia, ib = (loads[0].src[0], loads[1].src[0]) if m in loads[0].src[0].toposort else (loads[1].src[0], loads[0].src[0])
   return ast, m, new["n"], new["k"], red, ia, ib
 
+def _swizzled(major: str, bk: int, row: UOp, col: UOp) -> UOp:
+  """Word offset in an operand's tile of 16-byte chunk `col` of tile row `row` (smem_shape's rows and chunks) in
+  wgmma's 128-byte swizzled layout (PTX ISA, "shared memory matrix layout"): 8 rows of 128 bytes make a 1024-byte
+  atom, and chunk c of row r of an atom is stored at chunk c ^ (r % 8). [out][k] tiles (bk = 64: one atom row per
+  out) stack atoms along out; [k][out] tiles are atoms of 64 outs by 8 k, stacked along k (1024 bytes apart, the
+  descriptor's stride offset) and then along out (bk * 128 bytes apart, its leading offset)."""
+  if major == "k": return (row // 8) * 256 + (row % 8) * 32 + (col ^ (row % 8)) * 4
+  return (col // 8) * (bk * 32) + (row // 8) * 256 + (row % 8) * 32 + ((col % 8) ^ (row % 8)) * 4
+
 def _tiled(ast: UOp, mt: TCMatch, BM: int, BN: int, BK: int, S: int, threads: int, renderer,
-           compute: Callable[[_Tiles], tuple[UOp, Callable[[UOp, UOp], list[UOp]], list[tuple[int, UOp, UOp]]]]) -> UOp:
+           compute: Callable[[_Tiles], tuple[UOp, Callable[[UOp, UOp], list[UOp]], list[tuple[int, UOp, UOp]]]],
+           swizzle: bool = False) -> UOp:
   """A matmul-shaped kernel as BM x BN block tiles: the grid's blocks along n (x), m (y) and the batch (z), `threads`
   threads a block; per iteration of the k loop one BK slice of A and B lands in one of S shared-memory stages (cp.async
   on CUDA, S-1 tiles in flight). `compute(tiles)` gives the accumulator register array, the effects that add one stage
   into it, and where each accumulator value belongs in the block tile (index, row, column); the original stores
-  follow for each."""
+  follow for each. swizzle: the tiles in wgmma's layout (_swizzled), read by the tensor cores through the async
+  proxy."""
   lang = getattr(renderer, "lang", "CUDA")
   cuda = lang == "CUDA"
   pw = _per_word(mt)             # values per 32-bit word of shared memory and registers
@@ -416,7 +477,8 @@ def _tiled(ast: UOp, mt: TCMatch, BM: int, BN: int, BK: int, S: int, threads: in
   nk = ceil_div(K, BK)
   kt = UOp.range(nk, 4, AxisType.LOOP)
   # shared memory: S copies of A's then B's tile (smem_shape)
-  sa, sb = smem_shape(mt2.a_major, BM, BK, pw), smem_shape(mt2.b_major, BN, BK, pw)
+  pad = 0 if swizzle else 4
+  sa, sb = smem_shape(mt2.a_major, BM, BK, pw, pad), smem_shape(mt2.b_major, BN, BK, pw, pad)
   stage_words = sa[0] * sa[1] + sb[0] * sb[1]
   smem = UOp(Ops.DEFINE_LOCAL, dtypes.uint32.ptr(), (), (0, stage_words * S))
   tags = iter(range(1 << 30))
@@ -440,7 +502,7 @@ def _tiled(ast: UOp, mt: TCMatch, BM: int, BN: int, BK: int, S: int, threads: in
         else: (o, kx), lim = (start + col * vec, ktile * BK + row), (kr, K, axis, size)
         pos = {axis: o, kr: kx}
         gidx = ix.src[1].substitute(pos)
-        srcs = [smem, base + off + row * stride + col * 4, None]
+        srcs = [smem, base + off + (_swizzled(major, BK, row, col) if swizzle else row * stride + col * 4), None]
         # unaligned rows: plain loads (8 of 16 bits, or 4 float32), written to shared memory as 4 words (same
         # arguments)
         fn = "teeny_cp_async16" if aligned and cuda else "teeny_copy16" if pw == 2 else "teeny_copy16_f32"
@@ -468,6 +530,9 @@ def _tiled(ast: UOp, mt: TCMatch, BM: int, BN: int, BK: int, S: int, threads: in
   commit = lambda *src: [custom('asm volatile("cp.async.commit_group;");', *src)] if cuda else []
   for p in range(S - 1): eff += copies(c(p), c(p), None if p < nk else UOp.const(dtypes.bool, False)) + commit()
   if cuda: eff += [custom(f'asm volatile("cp.async.wait_group {S - 2};");', kt)]
+  # the tensor cores read wgmma's operands through the async proxy: the copies' writes are ordered before them by a
+  # proxy fence in each thread, then the barrier
+  if swizzle: eff += [custom('asm volatile("fence.proxy.async.shared::cta;" ::: "memory");', kt)]
   eff += [bar := UOp(Ops.BARRIER, dtypes.void, (kt,), 0)]
   nxt = kt + (S - 1)
   eff += copies(nxt % S, nxt, nxt < nk) + commit(kt)
@@ -602,4 +667,40 @@ def _thread_tiles(t: _Tiles, cfg: SmemConfig):
     return eff + [_ridx(acc, i).store(v) for i, v in enumerate(acc_v)]
   outputs = [(i * cfg.tn + j, pos(t.mt.a_major, ty, R, i), pos(t.mt.b_major, tx, C, j))
              for i in range(cfg.tm) for j in range(cfg.tn)]
+  return acc, body, outputs
+
+def _wgmma_tiles(t: _Tiles, cfg: WGConfig):
+  """TC with wgmma: warpgroup w (threads 128w ...) computes rows 64w ... of the block tile, all bn columns, by one
+  m64n<bn>k16 instruction per 16 of the reduce. Its operands are descriptors of the swizzled tiles in shared memory
+  (Ops.WMMA's sources: the accumulators and the start word of A's and B's slice); per stage: a fence (registers
+  written before it are the instruction's), bk/16 instructions, then one commit and a wait until they are done (the
+  stage is copied over once every thread is past the next barrier)."""
+  mt2, tid, smem = t.mt, t.tid, t.smem
+  nacc = cfg.bn // 2
+  wg, lane = tid // 128, tid % 128
+  acc = UOp(Ops.DEFINE_REG, dtypes.float32.ptr(), (), (1, nacc))
+  # leading byte offsets: [k][out] tiles' atoms are bk*128 bytes apart along out; [out][k] ones have one atom along k
+  lbo = {"k": 16, "mn": cfg.bk * 128}
+  op = TCOp(f"cuda_wgmma_m64n{cfg.bn}k16", mt2.dtype_in, dtypes.float32,
+            ((mt2.a_major, lbo[mt2.a_major]), (mt2.b_major, lbo[mt2.b_major])))
+  a_words = t.sa[0] * t.sa[1]
+  def start(major: str, off: UOp | int, kk: int) -> UOp:
+    """The word where a 16-k slice starts: [out][k] tiles 32 bytes further per 16 k (the swizzle applies to the
+    address), [k][out] tiles two atoms (16 rows of k) further."""
+    return UOp(Ops.INDEX, smem.dtype, (smem, off + (kk * 8 if major == "k" else kk * 512)))
+  def body(stage: UOp, bar: UOp) -> list[UOp]:
+    base = stage * t.stage_words
+    # warpgroup wg's 64 rows of A: 64 rows of 128 bytes ([m][k]), or the wg-th atom along m ([k][m])
+    a0 = base + wg * (2048 if mt2.a_major == "k" else cfg.bk * 32)
+    # (the stage a source: both statements belong inside the k loop)
+    out = [t.custom(f"teeny_wgmma_fence_n{nacc}({{0}});", _ridx(acc, 0), stage)]
+    for kk in range(cfg.bk // 16):
+      out.append(UOp(Ops.WMMA, dtypes.void, (_ridx(acc, 0), start(mt2.a_major, a0, kk),
+                                             start(mt2.b_major, base + a_words, kk)), op))
+    out.append(t.custom(f"teeny_wgmma_wait_n{nacc}({{0}});", _ridx(acc, 0), stage))
+    return out
+  outputs = []
+  for i in range(nacc):
+    row, col = wgmma_c(lane, i)   # (arithmetic: the lane a UOp)
+    outputs.append((i, wg * 64 + row, col))
   return acc, body, outputs

@@ -233,11 +233,12 @@ class CUDADevice(Compiled):
                    "attribute")
     minor = _check(driver.cuDeviceGetAttribute(attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, self.cu_device),
                    "attribute")
-    self.arch = os.environ.get("CUDA_ARCH") or f"sm_{major}{minor}"
+    # Hopper (9.0) compiles for sm_90a: its arch-specific instructions (wgmma) run on it, and the cubin on no other
+    self.arch = os.environ.get("CUDA_ARCH") or f"sm_{major}{minor}" + ("a" if (major, minor) == (9, 0) else "")
     self.events = (_check(driver.cuEventCreate(0), "cuEventCreate"), _check(driver.cuEventCreate(0), "cuEventCreate"))
     from teeny.codegen.render.cuda import CUDARenderer
     comp = NVRTCCompiler(self.arch)
-    super().__init__(name, CUDAAllocator(self), CUDARenderer(), comp, functools.partial(CUDAProgram, self))
+    super().__init__(name, CUDAAllocator(self), CUDARenderer(self.arch), comp, functools.partial(CUDAProgram, self))
     self.graph = functools.partial(CUDAGraph, self)
     if DEBUG >= 1:
       dn = _check(driver.cuDeviceGetName(256, self.cu_device), "cuDeviceGetName").split(bytes(1))[0].decode()

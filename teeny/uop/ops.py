@@ -558,6 +558,8 @@ class UOp(metaclass=UOpMetaClass):
       if op is Ops.AND and self.dtype == dtypes.bool: return (b[0][0] and b[1][0], b[0][1] and b[1][1])
       if op is Ops.OR and self.dtype == dtypes.bool: return (b[0][0] or b[1][0], b[0][1] or b[1][1])
       if op is Ops.AND and b[0][0] >= 0 and b[1][0] >= 0: return (0, min(b[0][1], b[1][1]))
+      if op in (Ops.OR, Ops.XOR) and b[0][0] >= 0 and b[1][0] >= 0:   # (no bit above the larger's highest)
+        return (0, (1 << max(b[0][1], b[1][1]).bit_length()) - 1)
     if self.dtype == dtypes.bool: return (False, True)
     return (dmin, dmax)
   @property

@@ -1,7 +1,7 @@
 """CUDA C for NVRTC. No headers are needed: float16/bfloat16 are stored as 16 bits and computed in float32 through the
 PTX conversion instructions (cvt), math uses the device builtins (expf, ...)."""
 from __future__ import annotations
-import re
+import os, re
 from teeny.dtype import dtypes
 from teeny.uop.ops import Ops
 from teeny.codegen.render.gpu import GPULanguage
@@ -97,8 +97,44 @@ __device__ __forceinline__ void teeny_mma_tf32(float* c, const unsigned int* a, 
       : "r"(t[0]), "r"(t[1]), "r"(t[2]), "r"(t[3]), "r"(t[4]), "r"(t[5]));
 }
 """.lstrip()
+# wgmma (sm_90a, codegen/tc.py's WGConfig tiles): a warpgroup's m64nNk16 on descriptors of 128-byte swizzled tiles in
+# shared memory (start address, leading byte offset, stride byte offset 1024: 8 rows of 128 bytes, swizzle mode 1),
+# issued asynchronously; the fence before and the wait after name the accumulators as operands, so the compiler
+# keeps every other access to them outside
+CUDA_HELPERS["teeny_wgdesc"] = r"""
+__device__ __forceinline__ unsigned long long teeny_wgdesc(const unsigned int* p, int lbo) {
+  return (unsigned long long)((teeny_smem(p) & 0x3FFFF) >> 4) | ((unsigned long long)((lbo >> 4) & 0x3FFF) << 16) |
+         (64ull << 32) | (1ull << 62);
+}
+""".lstrip()
+WGMMA_N = (64, 128, 256)
+
+def _wgmma_helpers(n: int) -> dict[str, str]:
+  h = n // 2   # accumulators per thread
+  acc = ", ".join(f'"+f"(d[{i}])' for i in range(h))
+  regs = ", ".join(f"%{i}" for i in range(h))
+  out = {f"teeny_wgmma_fence_n{h}": f"__device__ __forceinline__ void teeny_wgmma_fence_n{h}(float* d) {{\n"
+                                    f'  asm volatile("wgmma.fence.sync.aligned;" : {acc} : : "memory");\n}}\n',
+         f"teeny_wgmma_wait_n{h}": f"__device__ __forceinline__ void teeny_wgmma_wait_n{h}(float* d) {{\n"
+                                   '  asm volatile("wgmma.commit_group.sync.aligned;\\n\\t'
+                                   f'wgmma.wait_group.sync.aligned 0;" : {acc} : : "memory");\n}}\n'}
+  for dt in ("f16", "bf16"):
+    out[f"teeny_wgmma_n{n}_{dt}"] = (
+      f"template <int TA, int TB, int LA, int LB>\n__device__ __forceinline__ void teeny_wgmma_n{n}_{dt}(float* d, "
+      "const unsigned int* a, const unsigned int* b) {\n"
+      f'  asm volatile("{{\\n\\t.reg .pred p;\\n\\tsetp.ne.b32 p, %{h + 2}, 0;\\n\\t"\n'
+      f'    "wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{dt}.{dt} {{{regs}}}, %{h}, %{h + 1}, p, 1, 1, %{h + 3}, '
+      f'%{h + 4};\\n\\t}}"\n'
+      f'    : {acc}\n    : "l"(teeny_wgdesc(a, LA)), "l"(teeny_wgdesc(b, LB)), "r"(1), "n"(TA), "n"(TB));\n}}\n')
+  return out
+for _n in WGMMA_N: CUDA_HELPERS.update(_wgmma_helpers(_n))
+
 class CUDARenderer(GPULanguage):
+  """arch: the target (sm_90 ...; the device's, or CUDA_ARCH, or sm_90): sm_90a adds wgmma tiles to the TC Opt."""
   lang = "CUDA"
+  def __init__(self, arch: str | None = None):
+    self.arch = arch or os.environ.get("CUDA_ARCH", "sm_90")
+    self.wgmma = self.arch == "sm_90a"
   wide_type = "long long"   # addresses past int32 (codegen/kernel.py: _wide_addresses)
   helpers = CUDA_HELPERS
   def render_kernel_prefix(self, threads: int) -> str: return f'extern "C" __global__ void __launch_bounds__({threads})'
@@ -114,9 +150,17 @@ class CUDARenderer(GPULanguage):
     return arrs[0].arg[1] * arrs[0].dtype.base.itemsize if arrs else 0
   def _r_local(self, st, u):
     st.r[u] = f"local{u.arg[0]}"
-    st.emit(f"extern __shared__ __align__(16) {self.render_storage(u.dtype.base)} local{u.arg[0]}[];   "
+    # (1024-byte aligned: wgmma's swizzled tiles repeat every 1024 bytes of address)
+    st.emit(f"extern __shared__ __align__(1024) {self.render_storage(u.dtype.base)} local{u.arg[0]}[];   "
             f"// {u.arg[1]} values, provided at launch")
   def render_wmma(self, arg, acc: str, a: str, b: str) -> str:
+    if arg.smem is not None:   # wgmma: a and b are the operands' start words in shared memory
+      n = int(re.fullmatch(r"cuda_wgmma_m64n(\d+)k16", arg.layout).group(1))   # type: ignore[union-attr]
+      if not self.wgmma or n not in WGMMA_N or arg.dtype_in not in _MMA_IN:
+        raise NotImplementedError(f"CUDA renderer ({self.arch}): no wgmma for {arg}")
+      (ma, la), (mb, lb) = arg.smem
+      flags = f"{int(ma == 'mn')}, {int(mb == 'mn')}, {la}, {lb}"   # (transposes: MN-major operands)
+      return f"teeny_wgmma_n{n}_{_MMA_IN[arg.dtype_in]}<{flags}>({acc}, {a}, {b})"
     if arg.layout == "cuda_m16n8k8_tf32" and arg.dtype_in == dtypes.float32 and arg.dtype_acc == dtypes.float32:
       return f"teeny_mma_tf32({acc}, {a}, {b})"
     if arg.layout != "cuda_m16n8k16" or arg.dtype_acc != dtypes.float32 or arg.dtype_in not in _MMA_IN:

@@ -1,0 +1,147 @@
+"""Hopper's wgmma through the TC Opt (codegen/tc.py's WGConfig tiles, CUDA for sm_90a): rendered and compiled by NVRTC
+for sm_90a, the kernels' values played by gpu_interp.py (which reads the swizzled shared-memory tiles the way the PTX
+ISA says the tensor cores read them through their descriptors), and on an H200 (DEV=CUDA) against numpy."""
+from __future__ import annotations
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+from teeny import Device, Tensor, dtypes
+from teeny.codegen.kernel import get_program
+from teeny.codegen.opt import KernelOptError, Opt, OptOps, apply_opt, hand_coded_opts
+from teeny.codegen.render.cuda import CUDARenderer
+from teeny.codegen.search import actions
+from teeny.codegen.tc import TC_CONFIGS, WG_ORDER, WGConfig
+from helpers import toolchain
+from test_tc import DTS, _ast, _close, interpret, operands, tc_specs
+
+SM90A = CUDARenderer("sm_90a")
+WG = [n for n, c in TC_CONFIGS.items() if isinstance(c, WGConfig)]
+
+def wg_program(m: int, n: int, k: int, lay: str, dt, tile: str | None = None, batch: tuple = ()):
+  a, b, _, _ = operands("NULL:CUDA", m, n, k, dt, lay, batch)
+  si = [s for s in (a @ b).schedule() if s.kind == "kernel"][-1]
+  return get_program(si.ast, SM90A, opts=[Opt(OptOps.TC, None, tile)] if tile else None)
+
+# ---- rendered and compiled, no GPU needed
+
+@pytest.mark.parametrize("dt", list(DTS))
+@pytest.mark.parametrize("lay", ["nn", "nt", "tn", "tt"])
+@pytest.mark.parametrize("shape", [(4096, 4096, 4096), (300, 520, 200), (33, 17, 9)], ids=str)
+def test_wgmma_chosen_rendered_compiled(shape, lay, dt):
+  m, n, k = shape
+  p = wg_program(m, n, k, lay, DTS[dt])
+  cfg = TC_CONFIGS[p.opts[0].arg]
+  assert isinstance(cfg, WGConfig), p.opts
+  ptx = {"float16": "f16", "bfloat16": "bf16"}[dt]
+  assert f"wgmma.mma_async.sync.aligned.m64n{cfg.bn}k16.f32.{ptx}.{ptx}" in p.src
+  assert "fence.proxy.async.shared::cta" in p.src and "wgmma.wait_group.sync.aligned 0" in p.src
+  assert "__align__(1024)" in p.src and "ldmatrix" not in p.src and "mma.sync" not in p.src
+  # the operands' majors are the instruction's transpose flags
+  # the operands' majors are the instruction's transpose flags: A ([m][k] stored) is K-major for "n", B for "t"
+  assert f"<{int(lay[0] == 't')}, {int(lay[1] == 'n')}," in p.src
+  assert p.local_size == [cfg.threads, 1, 1] and p.smem == (cfg.bm + cfg.bn) * 64 * 2 * cfg.stages
+  assert p.ops >= 2 * m * n * k
+  c = toolchain("sm_90a")
+  assert c.valid_binary(c.compile(p.src))
+
+@pytest.mark.parametrize("tile", WG)
+def test_every_wgmma_tile_compiles(tile):
+  p = wg_program(200, 300, 130, "nn", dtypes.bfloat16, tile)
+  c = toolchain("sm_90a")
+  assert c.valid_binary(c.compile(p.src))
+
+def test_heuristics_take_wgmma_on_sm90a_only(monkeypatch):
+  a, b, _, _ = operands("NULL:CUDA", 4096, 4096, 4096, dtypes.float16)
+  ast = _ast(a @ b)
+  assert [o.arg for o in hand_coded_opts(ast, SM90A) if o.op is OptOps.TC] == [WG_ORDER[0]]
+  # sm_90 (and any GPU but Hopper) keeps mma.sync; so does WGMMA=0
+  assert not isinstance(TC_CONFIGS[next(o.arg for o in hand_coded_opts(ast, CUDARenderer("sm_90"))
+                                        if o.op is OptOps.TC)], WGConfig)
+  import teeny.codegen.tc as tc
+  monkeypatch.setattr(tc, "WGMMA", 0)
+  assert not isinstance(TC_CONFIGS[next(o.arg for o in hand_coded_opts(ast, SM90A) if o.op is OptOps.TC)], WGConfig)
+  # BEAM tries them all where they apply
+  assert {o.arg for o in actions(ast, SM90A) if o.op is OptOps.TC} >= set(WG)
+
+def test_wgmma_refusals_name_the_problem():
+  a, b, _, _ = operands("NULL:CUDA", 256, 256, 256, dtypes.float16)
+  ast = _ast(a @ b)
+  with pytest.raises(KernelOptError, match="no wgmma.*sm_90a"):
+    apply_opt(ast, Opt(OptOps.TC, None, WG[0]), CUDARenderer("sm_90"))
+  small = type("Small", (CUDARenderer,), {"max_shared": 96 * 1024})("sm_90a")
+  with pytest.raises(KernelOptError, match="shared memory"):
+    apply_opt(ast, Opt(OptOps.TC, None, "wg256x128x64s4"), small)
+  b32 = Tensor.empty(256, 256, device="NULL:CUDA")
+  with pytest.raises(KernelOptError): apply_opt(_ast(b32 @ b32), Opt(OptOps.TC, None, WG[0]), SM90A)
+
+def test_wgmma_rendering_needs_sm90a():
+  p = wg_program(128, 128, 64, "nn", dtypes.float16, "wg64x64x64s2")
+  assert "teeny_wgmma_n64_f16<0, 0, 16, 16>" in p.src or "teeny_wgmma_n64_f16<0, 1, 16, 8192>" in p.src
+  wmma = next(u for u in p.uops if u.op.name == "WMMA")
+  with pytest.raises(NotImplementedError, match="no wgmma"): CUDARenderer("sm_90").render_wmma(wmma.arg, "a", "b", "c")
+
+# ---- values: the kernels played by gpu_interp (its wgmma reads the swizzled tiles through the descriptors)
+
+@pytest.mark.parametrize("case", [
+  (64, 64, 64, "nn", "float16", "wg64x64x64s2", ()), (70, 130, 100, "nt", "float16", "wg64x128x64s3", ()),
+  (130, 70, 200, "tn", "bfloat16", "wg128x128x64s4", ()), (33, 65, 9, "tt", "float16", "wg64x64x64s4", ()),
+  (64, 64, 64, "nn", "bfloat16", "wg64x64x64s2", (2,)), (200, 260, 72, "nn", "float16", "wg128x256x64s3", ()),
+  (130, 200, 130, "tt", "bfloat16", "wg256x128x64s2", ()), (40, 300, 64, "nt", "float16", "wg64x256x64s2", ())],
+  ids=str)
+def test_wgmma_kernel_values_interpreted(case):
+  m, n, k, lay, dt, tile, batch = case
+  got, want = interpret(m, n, k, lay, DTS[dt], tile, batch, renderer=SM90A)
+  _close(got, want, DTS[dt])
+
+@settings(max_examples=10, deadline=None)
+@given(st.integers(2, 150), st.integers(2, 150), st.integers(2, 150), st.sampled_from(["nn", "nt", "tn", "tt"]),
+       st.sampled_from(list(DTS)), st.sampled_from(["wg64x64x64s2", "wg64x128x64s3", "wg128x128x64s2"]),
+       st.integers(0, 2**31 - 1))
+def test_wgmma_kernel_values_interpreted_random(m, n, k, lay, dt, tile, seed):
+  got, want = interpret(m, n, k, lay, DTS[dt], tile, seed=seed, renderer=SM90A)
+  _close(got, want, DTS[dt])
+
+def test_interpreter_reads_the_swizzle(monkeypatch):
+  """Tiles written unswizzled are read wrong: the interpreter's model of the descriptors is its own, not a mirror of
+  the copies' placement."""
+  import teeny.codegen.tc as tc
+  monkeypatch.setattr(tc, "_swizzled", lambda major, bk, row, col: (row // 8) * 256 + (row % 8) * 32 + col * 4
+                      if major == "k" else (col // 8) * (bk * 32) + (row // 8) * 256 + (row % 8) * 32 + (col % 8) * 4)
+  got, want = interpret(64, 64, 64, "nn", dtypes.float16, "wg64x64x64s2", renderer=SM90A)
+  assert not np.allclose(got, want, atol=0.1)
+
+# ---- values on an H200 (DEV=CUDA on a Hopper GPU: its renderer has wgmma)
+
+def _has_wgmma() -> bool:
+  try: return bool(getattr(Device[Device.DEFAULT].renderer, "wgmma", False))
+  except Exception: return False
+
+needs_wgmma = pytest.mark.skipif(not _has_wgmma(), reason="the default device has no wgmma (DEV=CUDA on a Hopper GPU)")
+
+@needs_wgmma
+@pytest.mark.parametrize("tile", WG)
+def test_wgmma_tiles_on_the_gpu(tile, monkeypatch):
+  """Every tile, all four layouts, float16 and bfloat16, ragged sizes and a batch, against numpy."""
+  import teeny.codegen.opt as opt
+  from teeny.engine import realize
+  monkeypatch.setattr(opt, "pick_config", lambda mt, renderer=None: TC_CONFIGS[tile])
+  monkeypatch.setattr(realize, "_program_cache", {})   # (the same kernels were built with other tiles)
+  monkeypatch.setattr(realize, "_compiled_cache", {})
+  for lay in ("nn", "nt", "tn", "tt"):
+    for dt, (m, n, k), batch in ((dtypes.float16, (300, 520, 200), ()), (dtypes.bfloat16, (130, 70, 136), (2,))):
+      a, b, na, nb = operands(Device.DEFAULT, m, n, k, dt, lay, batch, np.random.default_rng(1))
+      out = a @ b
+      assert [p.opts[0].arg for p in tc_specs(out, Device.DEFAULT)] == [tile]
+      _close(out.cast(dtypes.float32).numpy(), na @ nb, dt)
+
+@needs_wgmma
+@settings(max_examples=20, deadline=None)
+@given(st.integers(2, 700), st.integers(2, 700), st.integers(2, 700), st.sampled_from(["nn", "nt", "tn", "tt"]),
+       st.sampled_from(list(DTS)), st.sampled_from([(), (3,)]), st.integers(0, 2**31 - 1))
+def test_wgmma_matmul_values(m, n, k, lay, dt, batch, seed):
+  d = DTS[dt]
+  a, b, na, nb = operands(Device.DEFAULT, m, n, k, d, lay, batch, np.random.default_rng(seed))
+  out = a @ b
+  ps = tc_specs(out, Device.DEFAULT)
+  assert ps and all(isinstance(TC_CONFIGS[p.opts[0].arg], WGConfig) for p in ps)
+  _close(out.cast(dtypes.float32).numpy(), na @ nb, d)
