@@ -57,12 +57,17 @@ class Env(dict):
     raise KeyError(u)
   def get(self, u, default=None): return self[u] if u in self or u.op is Ops.CONST else default
 
+# cp.async copies land when a wait lets them (a read of a stage before its copy is done reads stale data), or with
+# EARLY_COPIES at once (a copy into a stage that wgmma, run at its wait, still reads then shows)
+EARLY_COPIES = False
+
 class Block:
   def __init__(self, uops: list[UOp], threads: int, bufs: dict[int, np.ndarray]):
     self.uops, self.T, self.bufs = uops, threads, bufs
     self.shared: np.ndarray = np.zeros(0, np.uint32)
     self.regs: dict[UOp, np.ndarray] = {}
     self.pending: list[list] = [[]]   # cp.async commit groups, the open one last
+    self.wg_groups: list[list] = [[]]   # wgmma commit groups (deferred calls), the open one last
 
   # ---- memory
   def _read(self, ref, idx, gate, dt):
@@ -97,8 +102,14 @@ class Block:
     if (m := re.match(r"if \(\{(\d+)\}\) ", fmt)):
       mask = np.broadcast_to(vals[int(m.group(1))], (self.T,)).copy()
       fmt = fmt[m.end():]
-    # wgmma's fences and waits: the interpreter's WMMA lands at once; the async proxy reads what the copies wrote
-    if "fence.proxy.async" in fmt or fmt.startswith(("teeny_wgmma_fence", "teeny_wgmma_wait")): return
+    # wgmma runs when a wait lets its group complete (reading shared memory as late as it may: a stage copied over
+    # while its group is in flight is read overwritten here too)
+    if "fence.proxy.async" in fmt or fmt.startswith("teeny_wgmma_fence"): return
+    if (m := re.match(r"teeny_wgmma_wait(\d)_", fmt)):
+      self.wg_groups.append([])   # (the wait commits the open group first)
+      while len(self.wg_groups) - 1 > int(m.group(1)):
+        for call in self.wg_groups.pop(0): call()
+      return
     if "cp.async.commit_group" in fmt:
       self.pending.append([])
       return
@@ -124,7 +135,7 @@ class Block:
         halves = np.where(ok, self.bufs[slot][at].astype(np.uint32), 0)
         words = halves[:, 0::2] | (halves[:, 1::2] << 16)
       w = np.broadcast_to(np.asarray(w, np.int64), (self.T,))
-      if name != "teeny_cp_async16": self._put(w, words, mask)
+      if name != "teeny_cp_async16" or EARLY_COPIES: self._put(w, words, mask)
       else: self.pending[-1].append((w, words, mask))
       return
     if name == "teeny_lds128":   # 4 float32 words of shared memory into 4 registers
@@ -191,7 +202,10 @@ class Block:
       for i in range(n // 2): self.regs[creg][th, co + i] = D[wgmma_c(lane, i)]
 
   def wmma(self, u: UOp, env: dict):
-    if u.arg.smem is not None: return self.wgmma(u, env)
+    if u.arg.smem is not None:
+      e = {s: env[s] for s in u.src}
+      self.wg_groups[-1].append(lambda: self.wgmma(u, e))
+      return
     t = LAYOUTS[u.arg.layout]
     (_, creg), coff, _ = env[u.src[0]]
     (_, areg), aoff, _ = env[u.src[1]]

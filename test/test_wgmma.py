@@ -110,6 +110,22 @@ def test_interpreter_reads_the_swizzle(monkeypatch):
   got, want = interpret(64, 64, 64, "nn", dtypes.float16, "wg64x64x64s2", renderer=SM90A)
   assert not np.allclose(got, want, atol=0.1)
 
+def test_interpreter_catches_a_stage_copied_over_in_flight(monkeypatch):
+  """With a wgmma group left in flight the copies must run one tile less ahead; copying S-1 ahead overwrites the
+  stage the group still reads, which the interpreter (running a group when its wait lets it finish) shows."""
+  import teeny.codegen.tc as tc
+  assert tc.TC_CONFIGS["wg64x64x64s3"].inflight == 1
+  got, want = interpret(64, 64, 320, "nn", dtypes.float16, "wg64x64x64s3", renderer=SM90A)
+  _close(got, want, dtypes.float16)
+  import gpu_interp
+  monkeypatch.setattr(gpu_interp, "EARLY_COPIES", True)   # (copies landing at once: the hazard's worst case)
+  got, want = interpret(64, 64, 320, "nn", dtypes.float16, "wg64x64x64s3", renderer=SM90A)
+  _close(got, want, dtypes.float16)
+  orig = tc._tiled
+  monkeypatch.setattr(tc, "_tiled", lambda *a, **k: orig(*a, **{**k, "ahead": None}))
+  got, want = interpret(64, 64, 320, "nn", dtypes.float16, "wg64x64x64s3", renderer=SM90A)
+  assert not np.allclose(got, want, atol=0.1)
+
 # ---- values on an H200 (DEV=CUDA on a Hopper GPU: its renderer has wgmma)
 
 def _has_wgmma() -> bool:

@@ -156,6 +156,11 @@ class WGConfig:
   bk: int = 64
   stages: int = 4
   @property
+  def inflight(self) -> int:
+    """wgmma groups left in flight at the end of an iteration (1 from 3 stages up: the copies then run one tile less
+    ahead, see _tiled)."""
+    return int(self.stages >= 3)
+  @property
   def threads(self) -> int: return 128 * (self.bm // 64)
   @property
   def name(self) -> str: return f"wg{self.bm}x{self.bn}x{self.bk}s{self.stages}"
@@ -165,7 +170,9 @@ _WG_TILES = ((128, 256), (128, 128), (256, 128), (64, 256), (64, 128), (64, 64))
 TC_CONFIGS: dict[str, TCConfig | WGConfig] = {
   **{c.name: c for c in [TCConfig(bm, bn, bk, wm, wn, st) for (bm, bn, wm, wn) in _TILES
                          for bk in (32, 64) for st in (2, 3, 4)]},
-  **{c.name: c for c in [WGConfig(bm, bn, 64, st) for (bm, bn) in _WG_TILES for st in (2, 3, 4)]}}
+  # (16-bit tiles that fit the H200's 227 KB of shared memory a block)
+  **{c.name: c for c in [WGConfig(bm, bn, 64, st) for (bm, bn) in _WG_TILES for st in (2, 3, 4, 5)
+                         if (bm + bn) * 64 * 2 * st <= 227 * 1024]}}
 
 @dataclass
 class TCMatch:
@@ -353,7 +360,7 @@ def apply_tc(ast: UOp, arg, renderer) -> UOp:
   if isinstance(cfg, WGConfig):
     wcfg = cfg
     return _tiled(ast, mt, cfg.bm, cfg.bn, cfg.bk, cfg.stages, cfg.threads, renderer, lambda t: _wgmma_tiles(t, wcfg),
-                  swizzle=True)
+                  swizzle=True, ahead=cfg.stages - 1 - cfg.inflight)
   lay = cast(TCLayout, layout_for(renderer, mt.dtype_in))   # (tc_refusal checked there is one)
   tcfg = cfg
   return _tiled(ast, mt, cfg.bm, cfg.bn, cfg.bk, cfg.stages, cfg.wm * cfg.wn * lay.lanes, renderer,
@@ -452,13 +459,13 @@ def _swizzled(major: str, bk: int, row: UOp, col: UOp) -> UOp:
 
 def _tiled(ast: UOp, mt: TCMatch, BM: int, BN: int, BK: int, S: int, threads: int, renderer,
            compute: Callable[[_Tiles], tuple[UOp, Callable[[UOp, UOp], list[UOp]], list[tuple[int, UOp, UOp]]]],
-           swizzle: bool = False) -> UOp:
+           swizzle: bool = False, ahead: int | None = None) -> UOp:
   """A matmul-shaped kernel as BM x BN block tiles: the grid's blocks along n (x), m (y) and the batch (z), `threads`
   threads a block; per iteration of the k loop one BK slice of A and B lands in one of S shared-memory stages (cp.async
   on CUDA, S-1 tiles in flight). `compute(tiles)` gives the accumulator register array, the effects that add one stage
   into it, and where each accumulator value belongs in the block tile (index, row, column); the original stores
-  follow for each. swizzle: the tiles in wgmma's layout (_swizzled), read by the tensor cores through the async
-  proxy."""
+  follow for each, after `compute`'s effects for the end of the loop. swizzle: the tiles in wgmma's layout
+  (_swizzled), read by the tensor cores through the async proxy; ahead: tiles copied ahead (S-1 unless given)."""
   lang = getattr(renderer, "lang", "CUDA")
   cuda = lang == "CUDA"
   pw = _per_word(mt)             # values per 32-bit word of shared memory and registers
@@ -522,22 +529,26 @@ def _tiled(ast: UOp, mt: TCMatch, BM: int, BN: int, BK: int, S: int, threads: in
           srcs.append(cond)
         out.append(custom(fmt + ";", *srcs))
     return out
-  acc, body, outputs = compute(_Tiles(mt2, tid, smem, sa, sb, stage_words, pw, custom))
+  acc, body, outputs, after = compute(_Tiles(mt2, tid, smem, sa, sb, stage_words, pw, custom))
   eff: list[UOp] = [_ridx(acc, i).store(UOp.const(dtypes.float32, 0.0)) for i in range(acc.arg[1])]
-  # a pipeline of S tiles in flight: the first S-1 copies before the loop; in iteration kt, once tile kt has landed and
-  # every thread is past iteration kt-1, the copy of tile kt+S-1 goes into the stage kt-1 used
+  # a pipeline of S stages: the first A = ahead copies before the loop; in iteration kt, once tile kt has landed and
+  # every thread is past iteration kt-1, the copy of tile kt+A goes into the stage tile kt+A-S used (A = S-1: the
+  # stage of kt-1, whose compute every thread has finished; wgmma with a group left in flight: A = S-2)
   # (plain copies land at once: no commit groups to wait for)
+  A = S - 1 if ahead is None else ahead
+  assert 1 <= A <= S - 1, "at least one tile in flight, and never into a stage being read"
   commit = lambda *src: [custom('asm volatile("cp.async.commit_group;");', *src)] if cuda else []
-  for p in range(S - 1): eff += copies(c(p), c(p), None if p < nk else UOp.const(dtypes.bool, False)) + commit()
-  if cuda: eff += [custom(f'asm volatile("cp.async.wait_group {S - 2};");', kt)]
+  for p in range(A): eff += copies(c(p), c(p), None if p < nk else UOp.const(dtypes.bool, False)) + commit()
+  if cuda: eff += [custom(f'asm volatile("cp.async.wait_group {A - 1};");', kt)]
   # the tensor cores read wgmma's operands through the async proxy: the copies' writes are ordered before them by a
   # proxy fence in each thread, then the barrier
   if swizzle: eff += [custom('asm volatile("fence.proxy.async.shared::cta;" ::: "memory");', kt)]
   eff += [bar := UOp(Ops.BARRIER, dtypes.void, (kt,), 0)]
-  nxt = kt + (S - 1)
+  nxt = kt + A
   eff += copies(nxt % S, nxt, nxt < nk) + commit(kt)
   eff += body(kt % S, bar)
   eff[-1] = eff[-1].end(kt)
+  eff += after   # (after the loop: e.g. waiting for the tensor cores' last group)
   # the epilogue: the original store for each accumulator value, at its output element
   for i, row, col in outputs:
     mrow, ncol = bm * BM + row, bn * BN + col
@@ -618,7 +629,7 @@ def _warp_tiles(t: _Tiles, cfg: TCConfig, lay: TCLayout):
       for i in range(ec):
         row, col = lay.c(lane, i)
         outputs.append(((mi * tn + ni) * ec + i, wm * wtm + mi * lay.m + row, wn * wtn + ni * lay.n + col))
-  return acc, body, outputs
+  return acc, body, outputs, []
 
 def _thread_tiles(t: _Tiles, cfg: SmemConfig):
   """SMEM: each thread keeps a tm x tn register tile of the block's outputs. Per 4 k it reads its A and B values with
@@ -667,14 +678,15 @@ def _thread_tiles(t: _Tiles, cfg: SmemConfig):
     return eff + [_ridx(acc, i).store(v) for i, v in enumerate(acc_v)]
   outputs = [(i * cfg.tn + j, pos(t.mt.a_major, ty, R, i), pos(t.mt.b_major, tx, C, j))
              for i in range(cfg.tm) for j in range(cfg.tn)]
-  return acc, body, outputs
+  return acc, body, outputs, []
 
 def _wgmma_tiles(t: _Tiles, cfg: WGConfig):
   """TC with wgmma: warpgroup w (threads 128w ...) computes rows 64w ... of the block tile, all bn columns, by one
   m64n<bn>k16 instruction per 16 of the reduce. Its operands are descriptors of the swizzled tiles in shared memory
   (Ops.WMMA's sources: the accumulators and the start word of A's and B's slice); per stage: a fence (registers
-  written before it are the instruction's), bk/16 instructions, then one commit and a wait until they are done (the
-  stage is copied over once every thread is past the next barrier)."""
+  written before it are the instruction's), bk/16 instructions, then one commit and a wait until at most
+  cfg.inflight groups are left (the copies run that many tiles less ahead, so no stage is overwritten while read);
+  after the loop, a wait for the last."""
   mt2, tid, smem = t.mt, t.tid, t.smem
   nacc = cfg.bn // 2
   wg, lane = tid // 128, tid % 128
@@ -697,10 +709,11 @@ def _wgmma_tiles(t: _Tiles, cfg: WGConfig):
     for kk in range(cfg.bk // 16):
       out.append(UOp(Ops.WMMA, dtypes.void, (_ridx(acc, 0), start(mt2.a_major, a0, kk),
                                              start(mt2.b_major, base + a_words, kk)), op))
-    out.append(t.custom(f"teeny_wgmma_wait_n{nacc}({{0}});", _ridx(acc, 0), stage))
+    out.append(t.custom(f"teeny_wgmma_wait{cfg.inflight}_n{nacc}({{0}});", _ridx(acc, 0), stage))
     return out
   outputs = []
   for i in range(nacc):
     row, col = wgmma_c(lane, i)   # (arithmetic: the lane a UOp)
     outputs.append((i, wg * 64 + row, col))
-  return acc, body, outputs
+  after = [t.custom(f"teeny_wgmma_wait0_n{nacc}({{0}});", _ridx(acc, 0))] if cfg.inflight else []
+  return acc, body, outputs, after

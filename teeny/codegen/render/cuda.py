@@ -115,9 +115,11 @@ def _wgmma_helpers(n: int) -> dict[str, str]:
   regs = ", ".join(f"%{i}" for i in range(h))
   out = {f"teeny_wgmma_fence_n{h}": f"__device__ __forceinline__ void teeny_wgmma_fence_n{h}(float* d) {{\n"
                                     f'  asm volatile("wgmma.fence.sync.aligned;" : {acc} : : "memory");\n}}\n',
-         f"teeny_wgmma_wait_n{h}": f"__device__ __forceinline__ void teeny_wgmma_wait_n{h}(float* d) {{\n"
-                                   '  asm volatile("wgmma.commit_group.sync.aligned;\\n\\t'
-                                   f'wgmma.wait_group.sync.aligned 0;" : {acc} : : "memory");\n}}\n'}
+         # commit this iteration's group, then wait until at most 0 or 1 groups are in flight
+         **{f"teeny_wgmma_wait{w}_n{h}": f"__device__ __forceinline__ void teeny_wgmma_wait{w}_n{h}(float* d) {{\n"
+                                         '  asm volatile("wgmma.commit_group.sync.aligned;\\n\\t'
+                                         f'wgmma.wait_group.sync.aligned {w};" : {acc} : : "memory");\n}}\n'
+            for w in (0, 1)}}
   for dt in ("f16", "bf16"):
     out[f"teeny_wgmma_n{n}_{dt}"] = (
       f"template <int TA, int TB, int LA, int LB>\n__device__ __forceinline__ void teeny_wgmma_n{n}_{dt}(float* d, "
