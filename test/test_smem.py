@@ -206,8 +206,10 @@ def conv_ref(x: np.ndarray, w: np.ndarray, pad: int) -> np.ndarray:
   win = np.lib.stride_tricks.sliding_window_view(xp, w.shape[2:], axis=(2, 3))   # (b, c, oh, ow, kh, kw)
   return np.einsum("bchwij,ocij->bohw", win.astype(np.float64), w.astype(np.float64))
 
-def interpret_conv(bs: int, cin: int, cout: int, hw: int, k: int, pad: int, dt, tile: str | None = None):
-  """(result, numpy's) of the convolution's GEMM kernel (TC for 16-bit, SMEM for float32) run by gpu_interp."""
+def interpret_conv(bs: int, cin: int, cout: int, hw: int, k: int, pad: int, dt, tile: str | None = None,
+                   renderer=None):
+  """(result, numpy's) of the convolution's GEMM kernel (TC for 16-bit, SMEM for float32) run by gpu_interp (with
+  NULL:CUDA's renderer, or e.g. CUDARenderer("sm_90a"))."""
   from gpu_interp import run_kernel, to_bits, to_float
   rng = np.random.default_rng(0)
   x = rng.standard_normal((bs, cin, hw, hw)).astype(np.float32)
@@ -216,7 +218,7 @@ def interpret_conv(bs: int, cin: int, cout: int, hw: int, k: int, pad: int, dt, 
   y = Tensor.empty(*x.shape, dtype=dt, device=NULL_CUDA).conv2d(Tensor.empty(*w.shape, dtype=dt, device=NULL_CUDA),
                                                                 padding=pad)
   si = [s for s in y.schedule() if s.kind == "kernel"][-1]   # (after the padded copy of x)
-  r = Device[NULL_CUDA].renderer
+  r = renderer or Device[NULL_CUDA].renderer
   mt = tc_match(normalized(si.ast, r), fma=dt == dtypes.float32)
   assert not isinstance(mt, str), mt
   op = OptOps.SMEM if dt == dtypes.float32 else OptOps.TC

@@ -101,6 +101,17 @@ def test_wgmma_kernel_values_interpreted_random(m, n, k, lay, dt, tile, seed):
   got, want = interpret(m, n, k, lay, DTS[dt], tile, seed=seed, renderer=SM90A)
   _close(got, want, DTS[dt])
 
+@pytest.mark.parametrize("case", [(2, 8, 16, 8, 3, 1, "wg64x64x64s3"), (1, 6, 72, 16, 1, 0, None),
+                                  (2, 12, 64, 16, 3, 1, None)],
+                         ids=str)
+def test_conv_as_implicit_gemm_on_wgmma_interpreted(case):
+  """A convolution's implicit GEMM (groups of ranges for m and k, input rows that start anywhere: plain copies) on
+  wgmma tiles."""
+  from test_smem import interpret_conv
+  bs, cin, cout, hw, k, pad, tile = case
+  got, want = interpret_conv(bs, cin, cout, hw, k, pad, dtypes.float16, tile, renderer=SM90A)
+  np.testing.assert_allclose(got, want, rtol=2e-3, atol=2e-3 * max(1.0, float(np.abs(want).max())))
+
 def test_interpreter_reads_the_swizzle(monkeypatch):
   """Tiles written unswizzled are read wrong: the interpreter's model of the descriptors is its own, not a mirror of
   the copies' placement."""
