@@ -4,6 +4,7 @@ with torch.cuda.graph) on the same GPU, in one run. Not a test.
 
   DEV=CUDA python extra/bench/gpu_train.py        # STEPS=n timed steps (default 100), WARMUP=n (default 10)
   CPU_SMOKE=1 STEPS=2 WARMUP=1 python extra/bench/gpu_train.py   # every case once on the CPU (torch too, no graphs)
+  ONLY=wider DEV=CUDA python extra/bench/gpu_train.py             # the cases whose names hold "wider"
 
 Cases: the 784-128-10 MLP (batch 128, Adam, cross-entropy) of extra/bench/train.py, and examples/tiny_gpt.py's model
 (AdamW, cross-entropy over every position) at the example's size and at a wider one, each in float32 and in bfloat16
@@ -24,6 +25,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT)); sys.path.insert(0, str(ROOT / "examples"))
 
 STEPS, WARMUP = int(os.environ.get("STEPS", 100)), int(os.environ.get("WARMUP", 10))
+ONLY = os.environ.get("ONLY", "")   # e.g. ONLY=wider: the cases whose names hold one of these words
 CPU_SMOKE = os.environ.get("CPU_SMOKE", "0") == "1"   # run it all on the CPU once: the code paths, not a measurement
 MATCH_MAX, MATCH_CUT, MATCH_TOL = int(os.environ.get("MATCH_MAX", 300)), 0.40, 0.02
 GPT_SIZES = {"gpt example (d64 l2 b16 t64)": dict(dim=64, heads=4, layers=2, batch=16, context=64),
@@ -172,6 +174,7 @@ def main():
       cases.append((name if dt == "float32" else f"{name} bf16", kw["batch"] * kw["context"],
                     lambda j, kw=kw, dt=dt: teeny_gpt(j, **kw, dtype=dt),
                     lambda g, kw=kw, dt=dt: torch_gpt(torch, g, **kw, dtype=dt)))
+  if ONLY: cases = [c for c in cases if any(w in c[0] for w in ONLY.split(","))]
   for name, tokens, tn, tt in cases:
     print(f"{name} ...", flush=True)
     r = dict(name=name, tokens=tokens, teeny=run(lambda: tn(False)), teeny_jit=run(lambda: tn(True)))
@@ -190,12 +193,14 @@ def main():
   print("\ntokens/s (bf16: teeny mixed precision vs torch.autocast bfloat16)")
   print(f"{'case':37s} {'teeny jit':>11s} {'torch':>11s} {'torch cg':>11s}  {'jit/torch':>9s} {'jit/torch cg':>12s}")
   tfmt = lambda x: "          -" if x is None or math.isnan(x) else f"{x:11,.0f}"
-  for r in rows[1:]:
+  for r in rows:
+    if r["name"].startswith("MLP"): continue   # (tokens/s: the GPT cases)
     tok = {k: (r[k] or float("nan")) * r["tokens"] for k in ("teeny_jit", "torch", "torch_graph")}
     print(f"{r['name']:37s} {tfmt(tok['teeny_jit'])} {tfmt(tok['torch'])} {tfmt(tok['torch_graph'])}  "
           f"{ratio(tok['teeny_jit'], tok['torch'])} {ratio(tok['teeny_jit'], tok['torch_graph']):>12s}")
   by_name = {r["name"]: r for r in rows}
   for name in GPT_SIZES:
+    if name not in by_name or f"{name} bf16" not in by_name: continue   # (left out by ONLY)
     f32, b16 = by_name[name], by_name[f"{name} bf16"]
     up = {k: ratio(b16[k], f32[k]).strip() for k in ("teeny_jit", "torch", "torch_graph")}
     print(f"{name}: bf16/float32 speed-up teeny jit {up['teeny_jit']}, torch {up['torch']}, "
