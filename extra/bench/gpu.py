@@ -4,7 +4,9 @@
   DEV=CUDA python extra/bench/gpu.py     # N=elements (256M), MM=matmul size (4096), SM=softmax side (8192), RUNS=n
 
 Each figure is the median of RUNS timed runs after warm-up. "teeny" is end to end (graph, schedule, launch, wait for the
-GPU); "kernel" is teeny's kernel time alone (events around each launch); ratios are teeny / torch (> 1: teeny faster).
+GPU); "kernel" is teeny's kernel time alone (events around each launch); "jit" is end to end again with the call
+captured by TinyJit and replayed (the kernels launched as one CUDA graph, no graph building or scheduling); ratios are
+teeny / torch (> 1: teeny faster), k.ratio and j.ratio the same for kernel and jit.
 BENCH=mm32,sum picks cases. "BEAM=2" is teeny again with its kernels searched by BEAM=2 (from an empty cache directory,
 so the search really runs; "search s" is its time over all the case's kernels); NOBEAM=1 leaves it out.
 """
@@ -88,7 +90,15 @@ def bench_teeny(key, xs):
     GlobalCounters.reset()
     with Context(DEBUG=2), contextlib.redirect_stdout(io.StringIO()): fn(*ts).realize()
     ks.append(GlobalCounters.time_sum_s)
-  return got, t, statistics.median(ks), GlobalCounters.kernel_count
+  nk = GlobalCounters.kernel_count
+  # the same call captured by TinyJit and replayed (its kernels as one CUDA graph): what a training step under TinyJit
+  # pays per op, without the graph building and scheduling a plain call repeats
+  from teeny import TinyJit
+  jf = TinyJit(lambda *a: fn(*a).realize())
+  for _ in range(3): jgot = jf(*ts)
+  if not np.array_equal(jgot.float().numpy(), got): raise RuntimeError("the TinyJit replay's result differs")
+  tj = median(lambda: jf(*ts), sync)
+  return got, t, statistics.median(ks), nk, tj
 
 def bench_teeny_beam(key, xs) -> tuple[float, float, bool]:
   """(median seconds end to end, seconds BEAM=2 searched, output matches the heuristics' run) for the case with its
@@ -140,8 +150,9 @@ def main():
     print(f"GPU: {torch.cuda.get_device_name()} · torch {torch.__version__} · TF32 matmul "
           f"{torch.backends.cuda.matmul.allow_tf32}")
   beam = not os.environ.get("NOBEAM")
-  print(f"{'case':34s} {'unit':8s} {'teeny':>10s} {'kernel':>10s} {'torch':>10s} {'ratio':>7s} {'k.ratio':>7s} "
-        f"{'target':>7s}  kernels  check" + (f" {'BEAM=2':>9s} {'/heur.':>7s} {'search s':>8s}" if beam else ""))
+  print(f"{'case':34s} {'unit':8s} {'teeny':>10s} {'kernel':>10s} {'jit':>10s} {'torch':>10s} {'ratio':>7s} "
+        f"{'k.ratio':>7s} {'j.ratio':>7s} {'target':>7s}  kernels  check"
+        + (f" {'BEAM=2':>9s} {'/heur.':>7s} {'search s':>8s}" if beam else ""))
   only = [k for k in os.environ.get("BENCH", "").split(",") if k]
   for key, label, unit, work, target in CASES:
     if only and key not in only: continue
@@ -151,7 +162,7 @@ def main():
       tol = 2e-2 if key.startswith("mm") and key != "mm32" else 1e-3   # 16-bit results (and TF32's inputs)
       tf32 = key == "mm32tf32"   # TF32 on both sides for this case only (Tensor.allow_tf32, torch's switch)
       Tensor.allow_tf32 = tf32
-      got, t, k, nk = bench_teeny(key, xs)
+      got, t, k, nk, tj = bench_teeny(key, xs)
       tt, ref, ok = None, None, "-"
       if have_torch:
         torch.backends.cuda.matmul.allow_tf32 = tf32
@@ -162,8 +173,10 @@ def main():
       fig = lambda s: work / s * scale if s else float("nan")
       ratio = f"{fig(t) / fig(tt):7.2f}" if tt else "      -"
       kratio = f"{fig(k) / fig(tt):7.2f}" if tt and k else "      -"
-      line = (f"{label:34s} {unit:8s} {fig(t):10.1f} {fig(k):10.1f} {fig(tt) if tt else float('nan'):10.1f} {ratio} "
-              f"{kratio} {'≥' + str(target) if target else '':>7s}  {nk:7d}  {ok:5s}")
+      jratio = f"{fig(tj) / fig(tt):7.2f}" if tt else "      -"
+      line = (f"{label:34s} {unit:8s} {fig(t):10.1f} {fig(k):10.1f} {fig(tj):10.1f} "
+              f"{fig(tt) if tt else float('nan'):10.1f} {ratio} {kratio} {jratio} "
+              f"{'≥' + str(target) if target else '':>7s}  {nk:7d}  {ok:5s}")
       if beam:
         tb, searched, bgot = bench_teeny_beam(key, xs)
         same = np.allclose(bgot.astype(np.float64), got.astype(np.float64), rtol=tol,
