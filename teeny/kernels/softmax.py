@@ -69,8 +69,8 @@ def fits(x: Tensor, axis: int) -> bool:
 
 @dataclass(frozen=True)
 class SoftmaxGrad:
-  """dx = y * (g - sum(g * y)) with y recomputed by the kernel (frozen: equal across steps, the schedule reused). The
-  kernel's tensors are flat (rows * n): the rows come back from `shape`."""
+  """dx = y * (g - sum(g * y)) with y recomputed by the kernel (frozen: equal across steps, the schedule reused), over
+  the rows of `shape` (rows, n)."""
   shape: tuple[int, int]
   def __call__(self, g: Tensor, x: Tensor) -> tuple:
     g, y = g.reshape(self.shape), softmax_rows(x.detach().reshape(self.shape))
@@ -81,10 +81,9 @@ def route_softmax(x: Tensor, axis: int) -> Tensor | None:
   return softmax_rows(x) if fits(x, axis) else None
 
 def softmax_rows(x: Tensor) -> Tensor:
-  """softmax over the last axis of a float32 tensor, one block per row (see the module docstring)."""
+  """softmax over the last axis of a float32 tensor, one block per row (see the module docstring). The kernel indexes
+  its tensors flat (row r, element i at r*n + i), so x and the output keep their shape: no reshapes to build."""
   n = x.shape[-1]
   rows = x.numel() // n
-  out = Tensor.empty(rows * n, dtype=x.dtype, device=x.device)
-  res = out.custom_kernel(x.reshape(rows * n), fxn=lambda o, a: _softmax_kernel(o, a, rows, n),
-                          grad_fxn=SoftmaxGrad((rows, n)))[0]
-  return res.reshape(x.shape)
+  out = Tensor.empty(*x.shape, dtype=x.dtype, device=x.device)
+  return out.custom_kernel(x, fxn=lambda o, a: _softmax_kernel(o, a, rows, n), grad_fxn=SoftmaxGrad((rows, n)))[0]
