@@ -1615,7 +1615,9 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
       raise ValueError(f"matmul shape mismatch: {x.shape} @ {w.shape} "
                        f"(inner dims {xs.shape[-1]} and {ws.shape[-2]} differ)")
     dt = least_upper_dtype(x.dtype, w.dtype)
-    if x.ndim >= 2 and w.ndim >= 2 and (out := _matmul_body(x, w)) is not None: return out
+    if x.ndim >= 2 and w.ndim >= 2:
+      x, w = _tile_aligned(x, w)
+      if (out := _matmul_body(x, w)) is not None: return out
     xs, ws = xs.cast(dt), ws.cast(dt)
     batch = _broadcast_shape(xs.shape[:-2], ws.shape[:-2])
     n, k, m = xs.shape[-2], xs.shape[-1], ws.shape[-1]
@@ -2187,6 +2189,34 @@ def _matmul_body(x: Tensor, w: Tensor) -> Tensor | None:
   t = x._wrap(sum_uop(u, (len(full) - 1,), u.dtype), w)
   if t.dtype.kind != "f": t._requires_grad = None
   return t
+
+TILE_ALIGN_MIN_WORK = 1 << 24   # multiply-adds from which an unaligned matmul's operands are copied aligned
+
+def _tile_aligned(x: Tensor, w: Tensor, tiles: bool | None = None) -> tuple[Tensor, Tensor]:
+  """x @ w's operands as the GPU's block tiles want them. Those tiles (codegen/tc.py: tensor cores, float32 SMEM)
+  copy rows of 16 bytes into shared memory asynchronously; a row that may start unaligned (k, or B's n, not a
+  multiple of 16 bytes: 4095^3) is copied with element loads instead, at a fraction of the speed. There (and for
+  matmuls of at least TILE_ALIGN_MIN_WORK multiply-adds) A is copied padded with zeros along k to a multiple of 16
+  bytes, and B transposed to [n][k] and padded the same: the sum gains only zeros, and the kernel's copies are the
+  fast ones. Elsewhere the operands are returned as they are. (tiles: whether the device has such tiles, asked of its
+  renderer unless given.)"""
+  dt = x.dtype
+  if w.dtype != dt or not isinstance(x.device, str) or x.device != w.device: return x, w
+  if any(not isinstance(v, int) for v in x.shape + w.shape): return x, w
+  k, n = x.shape[-1], w.shape[-1]
+  vec = 16 // dt.itemsize
+  if k % vec == 0 and n % vec == 0: return x, w
+  if prod(_broadcast_shape(x.shape[:-2], w.shape[:-2])) * x.shape[-2] * n * k < TILE_ALIGN_MIN_WORK: return x, w
+  if tiles is None:
+    r = Device[x.device].renderer
+    tiles = bool(getattr(r, "tensor_cores", ()) if dt in (dtypes.float16, dtypes.bfloat16) else
+                 getattr(r, "smem_tiles", False) if dt == dtypes.float32 else False)
+  if not tiles: return x, w
+  pad = (-k) % vec
+  if pad: x = x.pad(((0, 0),) * (x.ndim - 1) + ((0, pad),)).contiguous()
+  wt = w.transpose(-1, -2)
+  w = (wt.pad(((0, 0),) * (w.ndim - 1) + ((0, pad),)) if pad else wt).contiguous().transpose(-1, -2)
+  return x, w
 
 def _has_sym(*xs) -> bool:
   for x in xs:

@@ -367,3 +367,59 @@ def test_tf32_values_on_the_gpu(tf32, shape, lay):
   Tensor.allow_tf32 = False
   exact = (a @ b).numpy()
   np.testing.assert_allclose(exact, na.astype(np.float64) @ nb.astype(np.float64), rtol=1e-5, atol=1e-5 * np.sqrt(k))
+
+# ---- operands whose rows would start unaligned are copied aligned first (tensor.py: _tile_aligned)
+
+def test_unaligned_operands_copied_aligned_for_the_tiles():
+  """4095^3 float16: A padded along k, B transposed and padded, each one copy kernel, then the TC kernel with
+  asynchronous 16-byte copies only; aligned sizes and small products keep their one kernel."""
+  def kernels(m, n, k, dt=dtypes.float16):
+    a = Tensor.empty(m, k, dtype=dt, device=NULL_CUDA)
+    b = Tensor.empty(k, n, dtype=dt, device=NULL_CUDA)
+    return specs(a @ b)
+  ps = kernels(4095, 4095, 4095)
+  assert len(ps) == 3 and [p.name for p in ps[:2]] == ["E_4095_4096", "E_4095_4096"], [p.name for p in ps]
+  assert ps[-1].opts[0].op is OptOps.TC and "teeny_cp_async16(" in ps[-1].src and "teeny_copy16(" not in ps[-1].src
+  ps = kernels(1000, 3001, 2000)   # only B's rows (n) are unaligned: B transposed, k not padded
+  assert len(ps) == 2 and ps[0].name == "E_3001_2000" and "teeny_copy16(" not in ps[-1].src
+  ps = kernels(1003, 3000, 1000, dtypes.float32)   # float32 (SMEM tiles): rows of 4 values
+  assert len(ps) == 1 and "teeny_cp_async16(" in ps[0].src
+  assert len(kernels(1000, 3000, 2000)) == 1 and len(kernels(33, 17, 9)) == 1 and len(kernels(255, 255, 255)) == 1
+
+@pytest.mark.parametrize("shape", [(70, 45, 37), (3, 33, 9, 20), (5, 8, 8)], ids=str)
+def test_aligned_operands_values_and_gradients(shape, monkeypatch):
+  """The padded, transposed operands' product and gradients are the plain ones (on the CPU, tiles asked for, at any
+  size)."""
+  import teeny.tensor as tensor_mod
+  monkeypatch.setattr(tensor_mod, "TILE_ALIGN_MIN_WORK", 0)
+  *batch, m, k, n = shape
+  rng = np.random.default_rng(0)
+  na, nb = rng.standard_normal((*batch, m, k)).astype(np.float32), rng.standard_normal((k, n)).astype(np.float32)
+  a, b = Tensor(na, requires_grad=True), Tensor(nb, requires_grad=True)
+  a2, b2 = tensor_mod._tile_aligned(a, b, tiles=True)
+  assert a2.shape == a.shape if k % 4 == 0 else a2.shape[-1] == k + (-k) % 4
+  out = a2 @ b2
+  np.testing.assert_allclose(out.numpy(), na @ nb, rtol=1e-5, atol=1e-5)
+  g = rng.standard_normal(out.shape).astype(np.float32)
+  (out * Tensor(g)).sum().backward()
+  np.testing.assert_allclose(a.grad.numpy(), g @ nb.T, rtol=1e-5, atol=1e-4)
+  np.testing.assert_allclose(b.grad.numpy(), (np.swapaxes(na, -1, -2) @ g).reshape(-1, k, n).sum(0), rtol=1e-5,
+                             atol=1e-4)
+
+@needs_tc
+@pytest.mark.parametrize("dt", ["float16", "bfloat16", "float32"])
+def test_unaligned_matmul_values_on_the_gpu(dt):
+  """Odd sizes past TILE_ALIGN_MIN_WORK through the aligned copies, against numpy, with gradients."""
+  d = {"float32": dtypes.float32, **DTS}[dt]
+  for (m, n, k), lay in (((301, 257, 259), "nn"), ((260, 303, 301), "tn"), ((515, 300, 257), "nt")):
+    a, b, na, nb = operands(Device.DEFAULT, m, n, k, d, lay, (), np.random.default_rng(2))
+    a.requires_grad_(True), b.requires_grad_(True)
+    out = a @ b
+    want = na.astype(np.float64) @ nb
+    if d == dtypes.float32: np.testing.assert_allclose(out.numpy(), want, rtol=1e-4, atol=1e-3)
+    else: _close(out.cast(dtypes.float32).numpy(), want, d)
+    out.cast(dtypes.float32).sum().backward()
+    gw = np.ones((m, n))
+    tol = 1e-3 if d == dtypes.float32 else 3e-2
+    np.testing.assert_allclose(a.grad.cast(dtypes.float32).numpy(), gw @ nb.T, rtol=tol, atol=tol * k ** 0.5)
+    np.testing.assert_allclose(b.grad.cast(dtypes.float32).numpy(), na.T @ gw, rtol=tol, atol=tol * m ** 0.5)
