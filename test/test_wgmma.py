@@ -60,6 +60,13 @@ def test_heuristics_take_wgmma_on_sm90a_only(monkeypatch):
   import teeny.codegen.tc as tc
   monkeypatch.setattr(tc, "WGMMA", 0)
   assert not isinstance(TC_CONFIGS[next(o.arg for o in hand_coded_opts(ast, SM90A) if o.op is OptOps.TC)], WGConfig)
+  # the pick weighs each tile's speed by how full its waves of blocks are: 1000x3000 takes 128x192 (8 x 16 = 128 blocks,
+  # one wave of 132 SMs) over 128x128 (192 blocks: two waves, the second half empty)
+  monkeypatch.setattr(tc, "WGMMA", 1)
+  a2, b2, _, _ = operands("NULL:CUDA", 1000, 3000, 2000, dtypes.bfloat16)
+  assert [o.arg for o in hand_coded_opts(_ast(a2 @ b2), SM90A) if o.op is OptOps.TC] == ["wg128x192x64s4"]
+  a3, b3, _, _ = operands("NULL:CUDA", 40, 24, 72, dtypes.float16)   # small: the smallest tile, the most blocks
+  assert [o.arg for o in hand_coded_opts(_ast(a3 @ b3), SM90A) if o.op is OptOps.TC] == ["wg64x64x64s4"]
   # BEAM tries them all where they apply
   assert {o.arg for o in actions(ast, SM90A) if o.op is OptOps.TC} >= set(WG)
 
@@ -86,7 +93,8 @@ def test_wgmma_rendering_needs_sm90a():
   (64, 64, 64, "nn", "float16", "wg64x64x64s2", ()), (70, 130, 100, "nt", "float16", "wg64x128x64s3", ()),
   (130, 70, 200, "tn", "bfloat16", "wg128x128x64s4", ()), (33, 65, 9, "tt", "float16", "wg64x64x64s4", ()),
   (64, 64, 64, "nn", "bfloat16", "wg64x64x64s2", (2,)), (200, 260, 72, "nn", "float16", "wg128x256x64s3", ()),
-  (130, 200, 130, "tt", "bfloat16", "wg256x128x64s2", ()), (40, 300, 64, "nt", "float16", "wg64x256x64s2", ())],
+  (130, 200, 130, "tt", "bfloat16", "wg256x128x64s2", ()), (40, 300, 64, "nt", "float16", "wg64x256x64s2", ()),
+  (130, 200, 100, "nn", "bfloat16", "wg128x192x64s4", ()), (70, 390, 72, "tn", "float16", "wg64x192x64s3", ())],
   ids=str)
 def test_wgmma_kernel_values_interpreted(case):
   m, n, k, lay, dt, tile, batch = case

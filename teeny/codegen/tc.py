@@ -166,7 +166,7 @@ class WGConfig:
   def name(self) -> str: return f"wg{self.bm}x{self.bn}x{self.bk}s{self.stages}"
 
 _TILES = ((128, 128, 2, 4), (256, 128, 4, 2), (128, 256, 2, 4), (128, 64, 2, 2), (64, 64, 2, 2))   # bm, bn, warps
-_WG_TILES = ((128, 256), (128, 128), (256, 128), (64, 256), (64, 128), (64, 64))   # bm, bn
+_WG_TILES = ((128, 256), (128, 192), (128, 128), (256, 128), (64, 256), (64, 192), (64, 128), (64, 64))   # bm, bn
 TC_CONFIGS: dict[str, TCConfig | WGConfig] = {
   **{c.name: c for c in [TCConfig(bm, bn, bk, wm, wn, st) for (bm, bn, wm, wn) in _TILES
                          for bk in (32, 64) for st in (2, 3, 4)]},
@@ -282,8 +282,14 @@ def tc_match(ast: UOp, fma: bool = False) -> TCMatch | str:
 # the heuristics' tiles, largest first: the first that gives the GPU enough blocks (TC_MIN_BLOCKS) is taken, else the
 # last (measured on the H200, 4096^3 float16: 128x256 and 128x128 at 260-266 TFLOP/s, 128x64 220, 64x64 177)
 TC_ORDER = ("128x256x64w2x4s3", "128x128x64w2x4s3", "128x64x64w2x2s4", "64x64x64w2x2s4")
-# where the renderer has wgmma (CUDA sm_90a) and the inputs are 16-bit
-WG_ORDER = ("wg128x256x64s4", "wg128x128x64s4", "wg64x128x64s4", "wg64x64x64s4")
+# where the renderer has wgmma (CUDA sm_90a) and the inputs are 16-bit: the candidates, and each one's speed relative
+# to the best at 4096^3 float16 on the H200 (notes: 128x128 437 TFLOP/s, 256x128 420, 128x256 414, 64x256 ~400,
+# 64x128 385, 64x64 320; 128x192 and 64x192 taken as their neighbours); pick_config weighs them by how much of the
+# GPU's waves of blocks the tile fills (wave quantisation: 96 blocks on 132 SMs leave 36 idle)
+WG_ORDER = ("wg128x128x64s4", "wg128x256x64s4", "wg256x128x64s4", "wg128x192x64s4", "wg64x256x64s4",
+            "wg64x192x64s4", "wg64x128x64s4", "wg64x64x64s4")
+WG_SPEED = {"wg128x128x64s4": 1.0, "wg128x256x64s4": 0.95, "wg256x128x64s4": 0.96, "wg128x192x64s4": 0.95,
+            "wg64x256x64s4": 0.9, "wg64x192x64s4": 0.88, "wg64x128x64s4": 0.85, "wg64x64x64s4": 0.73}
 TC_MIN_BLOCKS = 128
 WGMMA = getenv("WGMMA", 1)   # WGMMA=0: the heuristics keep to mma.sync tiles (BEAM may still try wgmma's)
 
@@ -334,13 +340,21 @@ def tc_refusal(mt: TCMatch, c: TCConfig | WGConfig, renderer) -> str | None:
   return _tile_refusal(mt, c, renderer)
 
 def pick_config(mt: TCMatch, renderer=None) -> TCConfig | WGConfig:
-  """The heuristics' tile: the first of WG_ORDER (where the renderer has wgmma and the inputs are 16-bit) or else
-  TC_ORDER whose shared memory fits the renderer's and that gives TC_MIN_BLOCKS blocks, else the smallest of them
-  that fits (where none does: the largest mma.sync tile of TC_CONFIGS that fits)."""
+  """The heuristics' tile. Where the renderer has wgmma and the inputs are 16-bit: the WG_ORDER tile with the best
+  WG_SPEED times wave use (sm_count SMs). Otherwise the first of TC_ORDER whose shared memory fits the renderer's and
+  that gives TC_MIN_BLOCKS blocks, else the smallest of them that fits (where none does: the largest mma.sync tile of
+  TC_CONFIGS that fits)."""
   most = getattr(renderer, "max_shared", 48 * 1024)
   wg = WGMMA and getattr(renderer, "wgmma", False) and mt.dtype_in in (dtypes.float16, dtypes.bfloat16)
-  order = WG_ORDER if wg else TC_ORDER
-  fits = [c for c in (TC_CONFIGS[n] for n in order) if smem_bytes(mt, c) <= most and _snug(mt, c)] or \
+  if wg and (cands := [TC_CONFIGS[n] for n in WG_ORDER if smem_bytes(mt, TC_CONFIGS[n]) <= most]):
+    # the tile with the most useful work per block slot: its speed, times the share of its waves' blocks' outputs
+    # that lie inside the matrix (ties: the earlier in WG_ORDER)
+    sms = getattr(renderer, "sm_count", 132)
+    def score(c: TCConfig | WGConfig) -> float:
+      waves = ceil_div(_blocks(mt, c), sms)
+      return WG_SPEED[c.name] * mt.M * mt.N * prod(_size(b) for b in mt.batch) / (waves * sms * c.bm * c.bn)
+    return max(cands, key=score)
+  fits = [c for c in (TC_CONFIGS[n] for n in TC_ORDER) if smem_bytes(mt, c) <= most and _snug(mt, c)] or \
     sorted((c for c in TC_CONFIGS.values() if isinstance(c, TCConfig) and smem_bytes(mt, c) <= most),
            key=lambda c: -c.bm * c.bn) or [TC_CONFIGS[TC_ORDER[-1]]]
   return next((c for c in fits if _blocks(mt, c) >= TC_MIN_BLOCKS), fits[-1])

@@ -238,7 +238,10 @@ class CUDADevice(Compiled):
     self.events = (_check(driver.cuEventCreate(0), "cuEventCreate"), _check(driver.cuEventCreate(0), "cuEventCreate"))
     from teeny.codegen.render.cuda import CUDARenderer
     comp = NVRTCCompiler(self.arch)
-    super().__init__(name, CUDAAllocator(self), CUDARenderer(self.arch), comp, functools.partial(CUDAProgram, self))
+    renderer = CUDARenderer(self.arch)
+    renderer.sm_count = _check(driver.cuDeviceGetAttribute(attr.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+                                                           self.cu_device), "attribute")
+    super().__init__(name, CUDAAllocator(self), renderer, comp, functools.partial(CUDAProgram, self))
     self.graph = functools.partial(CUDAGraph, self)
     if DEBUG >= 1:
       dn = _check(driver.cuDeviceGetName(256, self.cu_device), "cuDeviceGetName").split(bytes(1))[0].decode()

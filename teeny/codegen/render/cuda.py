@@ -107,7 +107,7 @@ __device__ __forceinline__ unsigned long long teeny_wgdesc(const unsigned int* p
          (64ull << 32) | (1ull << 62);
 }
 """.lstrip()
-WGMMA_N = (64, 128, 256)
+WGMMA_N = (64, 128, 192, 256)
 
 def _wgmma_helpers(n: int) -> dict[str, str]:
   h = n // 2   # accumulators per thread
@@ -137,6 +137,7 @@ class CUDARenderer(GPULanguage):
   def __init__(self, arch: str | None = None):
     self.arch = arch or os.environ.get("CUDA_ARCH", "sm_90")
     self.wgmma = self.arch == "sm_90a"
+    self.sm_count = 132   # the tile heuristics' waves of blocks (an H100/H200's SMs; a CUDA device sets its own)
   wide_type = "long long"   # addresses past int32 (codegen/kernel.py: _wide_addresses)
   helpers = CUDA_HELPERS
   def render_kernel_prefix(self, threads: int) -> str: return f'extern "C" __global__ void __launch_bounds__({threads})'
