@@ -283,13 +283,14 @@ def tc_match(ast: UOp, fma: bool = False) -> TCMatch | str:
 # last (measured on the H200, 4096^3 float16: 128x256 and 128x128 at 260-266 TFLOP/s, 128x64 220, 64x64 177)
 TC_ORDER = ("128x256x64w2x4s3", "128x128x64w2x4s3", "128x64x64w2x2s4", "64x64x64w2x2s4")
 # where the renderer has wgmma (CUDA sm_90a) and the inputs are 16-bit: the candidates, and each one's speed relative
-# to the best at 4096^3 float16 on the H200 (notes: 128x128 437 TFLOP/s, 256x128 420, 128x256 414, 64x256 ~400,
-# 64x128 385, 64x64 320; 128x192 and 64x192 taken as their neighbours); pick_config weighs them by how much of the
-# GPU's waves of blocks the tile fills (wave quantisation: 96 blocks on 132 SMs leave 36 idle)
-WG_ORDER = ("wg128x128x64s4", "wg128x256x64s4", "wg256x128x64s4", "wg128x192x64s4", "wg64x256x64s4",
+# to the best at 4096^3 on the H200 (notes/gpu_s10_*: 128x256 410-428 TFLOP/s float16 and 470-492 bfloat16 over five
+# runs, 256x128 409-425 float16, 128x128 398-437 float16 and 416-432 bfloat16, 64x256 ~400, 64x128 370-385, 64x64
+# 320-335; 128x192 and 64x192 taken between their neighbours); pick_config weighs them by how much of the GPU's waves
+# of blocks the tile fills (wave quantisation: 96 blocks on 132 SMs leave 36 idle)
+WG_ORDER = ("wg128x256x64s4", "wg256x128x64s4", "wg128x192x64s4", "wg128x128x64s4", "wg64x256x64s4",
             "wg64x192x64s4", "wg64x128x64s4", "wg64x64x64s4")
-WG_SPEED = {"wg128x128x64s4": 1.0, "wg128x256x64s4": 0.95, "wg256x128x64s4": 0.96, "wg128x192x64s4": 0.95,
-            "wg64x256x64s4": 0.9, "wg64x192x64s4": 0.88, "wg64x128x64s4": 0.85, "wg64x64x64s4": 0.73}
+WG_SPEED = {"wg128x256x64s4": 1.0, "wg256x128x64s4": 0.97, "wg128x192x64s4": 0.96, "wg128x128x64s4": 0.92,
+            "wg64x256x64s4": 0.9, "wg64x192x64s4": 0.88, "wg64x128x64s4": 0.85, "wg64x64x64s4": 0.72}
 TC_MIN_BLOCKS = 128
 WGMMA = getenv("WGMMA", 1)   # WGMMA=0: the heuristics keep to mma.sync tiles (BEAM may still try wgmma's)
 
