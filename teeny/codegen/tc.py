@@ -473,7 +473,8 @@ def _swizzled(major: str, bk: int, row: UOp, col: UOp) -> UOp:
   return (col // 8) * (bk * 32) + (row // 8) * 256 + (row % 8) * 32 + ((col % 8) ^ (row % 8)) * 4
 
 def _tiled(ast: UOp, mt: TCMatch, BM: int, BN: int, BK: int, S: int, threads: int, renderer,
-           compute: Callable[[_Tiles], tuple[UOp, Callable[[UOp, UOp], list[UOp]], list[tuple[int, UOp, UOp]]]],
+           compute: Callable[[_Tiles], tuple[UOp, Callable[[UOp, UOp], list[UOp]], list[tuple[int, UOp, UOp]],
+                                             list[UOp]]],
            swizzle: bool = False, ahead: int | None = None) -> UOp:
   """A matmul-shaped kernel as BM x BN block tiles: the grid's blocks along n (x), m (y) and the batch (z), `threads`
   threads a block; per iteration of the k loop one BK slice of A and B lands in one of S shared-memory stages (cp.async
@@ -711,7 +712,7 @@ def _wgmma_tiles(t: _Tiles, cfg: WGConfig):
   op = TCOp(f"cuda_wgmma_m64n{cfg.bn}k16", mt2.dtype_in, dtypes.float32,
             ((mt2.a_major, lbo[mt2.a_major]), (mt2.b_major, lbo[mt2.b_major])))
   a_words = t.sa[0] * t.sa[1]
-  def start(major: str, off: UOp | int, kk: int) -> UOp:
+  def start(major: str, off: UOp, kk: int) -> UOp:
     """The word where a 16-k slice starts: [out][k] tiles 32 bytes further per 16 k (the swizzle applies to the
     address), [k][out] tiles two atoms (16 rows of k) further."""
     return UOp(Ops.INDEX, smem.dtype, (smem, off + (kk * 8 if major == "k" else kk * 512)))
