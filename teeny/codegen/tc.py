@@ -13,9 +13,13 @@ maps against the H200's mma.sync.
   amd_wmma_16x16x16   32   16 x 16 x 16  16, 16, 8 (lanes 16-31 hold A and B again)   RDNA3 ISA, WMMA (gfx1100)
   amd_mfma_16x16x16   64   16 x 16 x 16  4, 4, 4                     CDNA2 ISA, v_mfma_f32_16x16x16f16 (gfx90a)
 
-Below the layouts: the TC Opt (warp instructions on fragments) and the SMEM Opt (exact float32 on CUDA cores, a
-register tile per thread), two compute steps of one builder (`_tiled`: block tiles staged through shared memory by
-cp.async, the matmul's m, n and k each a group of ranges, so a convolution is an implicit GEMM).
+Hopper's wgmma (m64nNk16 over a warpgroup of 128 threads, operands read from shared memory through descriptors) has
+no A or B fragments; its result layout is `wgmma_c`, and the descriptors' view of the swizzled tiles is in _swizzled.
+
+Below the layouts: the TC Opt (warp instructions on fragments, or on Hopper wgmma on swizzled tiles: WGConfig) and the
+SMEM Opt (exact float32 on CUDA cores, a register tile per thread), three compute steps of one builder (`_tiled`: block
+tiles staged through shared memory by cp.async, the matmul's m, n and k each a group of ranges, so a convolution is an
+implicit GEMM).
 """
 from __future__ import annotations
 import re

@@ -5,6 +5,7 @@ import os, re
 from teeny.dtype import dtypes
 from teeny.uop.ops import Ops
 from teeny.codegen.render.gpu import GPULanguage
+from teeny.codegen.tc import wgmma_n
 
 _MMA_IN = {dtypes.float16: "f16", dtypes.bfloat16: "bf16"}
 
@@ -158,7 +159,7 @@ class CUDARenderer(GPULanguage):
             f"// {u.arg[1]} values, provided at launch")
   def render_wmma(self, arg, acc: str, a: str, b: str) -> str:
     if arg.smem is not None:   # wgmma: a and b are the operands' start words in shared memory
-      n = int(re.fullmatch(r"cuda_wgmma_m64n(\d+)k16", arg.layout).group(1))   # type: ignore[union-attr]
+      n = wgmma_n(arg.layout)
       if not self.wgmma or n not in WGMMA_N or arg.dtype_in not in _MMA_IN:
         raise NotImplementedError(f"CUDA renderer ({self.arch}): no wgmma for {arg}")
       (ma, la), (mb, lb) = arg.smem
