@@ -395,13 +395,13 @@ def test_aligned_operands_values_and_gradients(shape, monkeypatch):
   *batch, m, k, n = shape
   rng = np.random.default_rng(0)
   na, nb = rng.standard_normal((*batch, m, k)).astype(np.float32), rng.standard_normal((k, n)).astype(np.float32)
-  a, b = Tensor(na, requires_grad=True), Tensor(nb, requires_grad=True)
+  a, b = Tensor(na, device="CPU", requires_grad=True), Tensor(nb, device="CPU", requires_grad=True)
   a2, b2 = tensor_mod._tile_aligned(a, b, tiles=True)
   assert a2.shape == a.shape if k % 4 == 0 else a2.shape[-1] == k + (-k) % 4
   out = a2 @ b2
   np.testing.assert_allclose(out.numpy(), na @ nb, rtol=1e-5, atol=1e-5)
   g = rng.standard_normal(out.shape).astype(np.float32)
-  (out * Tensor(g)).sum().backward()
+  (out * Tensor(g, device="CPU")).sum().backward()
   np.testing.assert_allclose(a.grad.numpy(), g @ nb.T, rtol=1e-5, atol=1e-4)
   np.testing.assert_allclose(b.grad.numpy(), (np.swapaxes(na, -1, -2) @ g).reshape(-1, k, n).sum(0), rtol=1e-5,
                              atol=1e-4)
