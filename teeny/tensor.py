@@ -2208,9 +2208,8 @@ def _tile_aligned(x: Tensor, w: Tensor, tiles: bool | None = None) -> tuple[Tens
   if k % vec == 0 and n % vec == 0: return x, w
   if prod(_broadcast_shape(x.shape[:-2], w.shape[:-2])) * x.shape[-2] * n * k < TILE_ALIGN_MIN_WORK: return x, w
   if tiles is None:
-    r = Device[x.device].renderer
-    tiles = bool(getattr(r, "tensor_cores", ()) if dt in (dtypes.float16, dtypes.bfloat16) else
-                 getattr(r, "smem_tiles", False) if dt == dtypes.float32 else False)
+    from teeny.codegen.tc import tiles_for
+    tiles = tiles_for(Device[x.device].renderer, dt)
   if not tiles: return x, w
   pad = (-k) % vec
   if pad: x = x.pad(((0, 0),) * (x.ndim - 1) + ((0, pad),)).contiguous()

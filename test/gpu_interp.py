@@ -12,7 +12,7 @@ import re
 import numpy as np
 from teeny.dtype import dtypes
 from teeny.uop.ops import AxisType, GroupOp, Ops, UOp
-from teeny.codegen.tc import LAYOUTS, wgmma_c
+from teeny.codegen.tc import LAYOUTS, wgmma_c, wgmma_n
 
 def to_float(bits: np.ndarray, dt) -> np.ndarray:
   bits = bits.astype(np.uint16)
@@ -184,7 +184,8 @@ class Block:
   def wgmma(self, u: UOp, env: dict):
     """A warpgroup's m64nNk16 from its two start words in shared memory: each warpgroup of the block's threads at
     once."""
-    n = int(re.fullmatch(r"cuda_wgmma_m64n(\d+)k16", u.arg.layout).group(1))
+    n = wgmma_n(u.arg.layout)
+    assert n is not None, u.arg.layout
     (_, creg), coff, _ = env[u.src[0]]
     aw, bw = (np.broadcast_to(np.asarray(env[s][1], np.int64), (self.T,)) for s in u.src[1:])
     (ma, la), (mb, lb) = u.arg.smem

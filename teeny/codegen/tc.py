@@ -82,6 +82,12 @@ def layout_for(renderer, dtype_in: DType) -> TCLayout | None:
   if dtype_in == dtypes.float32 and not TF32: return None
   return next((LAYOUTS[n] for n in getattr(renderer, "tensor_cores", ()) if dtype_in in LAYOUTS[n].inputs), None)
 
+def tiles_for(renderer, dtype_in: DType) -> bool:
+  """Whether the renderer has block tiles for a matmul of `dtype_in` inputs: float32 shared-memory tiles (the SMEM Opt),
+  or a tensor-core layout for the dtype (the TC Opt)."""
+  if dtype_in == dtypes.float32: return bool(getattr(renderer, "smem_tiles", False))
+  return layout_for(renderer, dtype_in) is not None
+
 def fragments(mat: np.ndarray, fmap: Map, lanes: int, elems: int) -> np.ndarray:
   """(lanes, elems): the values each lane loads from `mat` through `fmap`."""
   return np.array([[mat[fmap(l, i)] for i in range(elems)] for l in range(lanes)], dtype=mat.dtype)
@@ -295,6 +301,7 @@ WG_ORDER = ("wg128x256x64s4", "wg256x128x64s4", "wg128x192x64s4", "wg128x128x64s
             "wg64x192x64s4", "wg64x128x64s4", "wg64x64x64s4")
 WG_SPEED = {"wg128x256x64s4": 1.0, "wg256x128x64s4": 0.97, "wg128x192x64s4": 0.96, "wg128x128x64s4": 0.92,
             "wg64x256x64s4": 0.9, "wg64x192x64s4": 0.88, "wg64x128x64s4": 0.85, "wg64x64x64s4": 0.72}
+WG_INPUTS = (dtypes.float16, dtypes.bfloat16)   # what the wgmma tiles multiply
 TC_MIN_BLOCKS = 128
 WGMMA = getenv("WGMMA", 1)   # WGMMA=0: the heuristics keep to mma.sync tiles (BEAM may still try wgmma's)
 
@@ -337,7 +344,7 @@ def tc_refusal(mt: TCMatch, c: TCConfig | WGConfig, renderer) -> str | None:
   if isinstance(c, WGConfig):
     if not getattr(renderer, "wgmma", False):
       return f"{type(renderer).__name__} has no wgmma (CUDA for sm_90a: Hopper GPUs)"
-    if mt.dtype_in not in (dtypes.float16, dtypes.bfloat16): return "wgmma tiles multiply float16 or bfloat16 inputs"
+    if mt.dtype_in not in WG_INPUTS: return "wgmma tiles multiply float16 or bfloat16 inputs"
     return _tile_refusal(mt, c, renderer)
   if layout_for(renderer, mt.dtype_in) is None:
     return f"{type(renderer).__name__} has no tensor cores for {mt.dtype_in.name}" + \
@@ -350,7 +357,7 @@ def pick_config(mt: TCMatch, renderer=None) -> TCConfig | WGConfig:
   that gives TC_MIN_BLOCKS blocks, else the smallest of them that fits (where none does: the largest mma.sync tile of
   TC_CONFIGS that fits)."""
   most = getattr(renderer, "max_shared", 48 * 1024)
-  wg = WGMMA and getattr(renderer, "wgmma", False) and mt.dtype_in in (dtypes.float16, dtypes.bfloat16)
+  wg = WGMMA and getattr(renderer, "wgmma", False) and mt.dtype_in in WG_INPUTS
   if wg and (cands := [TC_CONFIGS[n] for n in WG_ORDER if smem_bytes(mt, TC_CONFIGS[n]) <= most]):
     # the tile with the most useful work per block slot: its speed, times the share of its waves' blocks' outputs
     # that lie inside the matrix (ties: the earlier in WG_ORDER)

@@ -48,7 +48,7 @@ from teeny.device import Device
 from teeny.dtype import dtypes
 from teeny.tensor import Tensor
 from teeny.codegen.opt import cpu_lanes, cpu_tile_rows
-from teeny.codegen.tc import layout_for
+from teeny.codegen.tc import tiles_for
 from teeny.tensor_nn import _pad_or_shrink, _resolve_pads, _tuple, check_conv_args
 from teeny.uop.ops import AxisType, KernelInfo, MemSem, Ops, UOp
 from teeny.kernels.common import acc_dtype, in_range, is_gpu, reduce_sum, use_custom_kernels, with_grad
@@ -188,8 +188,7 @@ def gemm_route(s: ConvShape, device: str, dtype) -> bool:
   float32 0.26 + 0.30 ms against the hand-written 0.67 (gather) + 1.25 ms; float16 0.08 + 0.08 ms."""
   if not (is_gpu(device) and s.sh == s.sw == 1 and s.dh == s.dw == 1 and s.groups == 1 and _pads_ok(s)
           and s.w % 8 == 0 and s.ow % 8 == 0): return False
-  r = Device[device].renderer
-  return bool(getattr(r, "smem_tiles", False)) if dtype == dtypes.float32 else layout_for(r, dtype) is not None
+  return tiles_for(Device[device].renderer, dtype)
 
 def _gemm_bwd_input(grad_out: Tensor, weight: Tensor, s: ConvShape) -> Tensor:
   """The input gradient of a unit-stride convolution is the convolution of grad_out, padded by k-1-p on each side,
