@@ -280,6 +280,12 @@ def interpret(m: int, n: int, k: int, lay: str, dt, tile: str | None, batch: tup
   run_kernel(edit(p.uops) if edit else p.uops, bufs, p.local_size[0])
   return to_float(bufs[out], dt).reshape(batch + (m, n)), na @ nb
 
+def interpreted_close(m: int, n: int, k: int, lay: str, dt: str, tile: str | None, batch: tuple = (), seed: int = 0,
+                      renderer=None):
+  """The TC kernel (for `renderer`, by default NULL:CUDA's) played by gpu_interp agrees with numpy's A @ B."""
+  got, want = interpret(m, n, k, lay, DTS[dt], tile, batch, seed, renderer=renderer)
+  _close(got, want, DTS[dt])
+
 @pytest.mark.parametrize("case", [
   (40, 24, 72, "nn", "float16", "64x64x32w2x2s2", ()), (40, 24, 72, "tt", "bfloat16", "64x64x32w2x2s3", ()),
   (130, 70, 200, "nt", "float16", "128x64x64w2x2s4", ()), (33, 17, 9, "tn", "float16", "64x64x32w2x2s4", ()),
@@ -288,17 +294,14 @@ def interpret(m: int, n: int, k: int, lay: str, dt, tile: str | None, batch: tup
   # a batch as long as n: the flattened batch's range once took n's axis id, so it was n's node (bf16 attention)
   (20, 16, 24, "nn", "bfloat16", "64x64x32w2x2s2", (16,))], ids=str)
 def test_tc_kernel_values_interpreted(case):
-  m, n, k, lay, dt, tile, batch = case
-  got, want = interpret(m, n, k, lay, DTS[dt], tile, batch)
-  _close(got, want, DTS[dt])
+  interpreted_close(*case)
 
 @settings(max_examples=12, deadline=None)
 @given(st.integers(2, 80), st.integers(2, 80), st.integers(2, 90), st.sampled_from(["nn", "nt", "tn", "tt"]),
        st.sampled_from(list(DTS)), st.sampled_from(["64x64x32w2x2s2", "64x64x64w2x2s3", "64x64x32w2x2s4"]),
        st.integers(0, 2**31 - 1))
 def test_tc_kernel_values_interpreted_random(m, n, k, lay, dt, tile, seed):
-  got, want = interpret(m, n, k, lay, DTS[dt], tile, seed=seed)
-  _close(got, want, DTS[dt])
+  interpreted_close(m, n, k, lay, dt, tile, seed=seed)
 
 @pytest.mark.parametrize("dt", list(DTS))
 def test_tc_epilogue_interpreted(dt):

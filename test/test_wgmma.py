@@ -12,7 +12,7 @@ from teeny.codegen.render.cuda import CUDARenderer
 from teeny.codegen.search import actions
 from teeny.codegen.tc import TC_CONFIGS, WG_ORDER, WGConfig
 from helpers import toolchain
-from test_tc import DTS, _ast, _close, interpret, operands, tc_specs
+from test_tc import DTS, _ast, _close, interpret, interpreted_close, operands, tc_specs
 
 SM90A = CUDARenderer("sm_90a")
 WG = [n for n, c in TC_CONFIGS.items() if isinstance(c, WGConfig)]
@@ -97,17 +97,14 @@ def test_wgmma_rendering_needs_sm90a():
   (130, 200, 100, "nn", "bfloat16", "wg128x192x64s4", ()), (70, 390, 72, "tn", "float16", "wg64x192x64s3", ())],
   ids=str)
 def test_wgmma_kernel_values_interpreted(case):
-  m, n, k, lay, dt, tile, batch = case
-  got, want = interpret(m, n, k, lay, DTS[dt], tile, batch, renderer=SM90A)
-  _close(got, want, DTS[dt])
+  interpreted_close(*case, renderer=SM90A)
 
 @settings(max_examples=10, deadline=None)
 @given(st.integers(2, 150), st.integers(2, 150), st.integers(2, 150), st.sampled_from(["nn", "nt", "tn", "tt"]),
        st.sampled_from(list(DTS)), st.sampled_from(["wg64x64x64s2", "wg64x128x64s3", "wg128x128x64s2"]),
        st.integers(0, 2**31 - 1))
 def test_wgmma_kernel_values_interpreted_random(m, n, k, lay, dt, tile, seed):
-  got, want = interpret(m, n, k, lay, DTS[dt], tile, seed=seed, renderer=SM90A)
-  _close(got, want, DTS[dt])
+  interpreted_close(m, n, k, lay, dt, tile, seed=seed, renderer=SM90A)
 
 @pytest.mark.parametrize("case", [(2, 8, 16, 8, 3, 1, "wg64x64x64s3"), (1, 6, 72, 16, 1, 0, None),
                                   (2, 12, 64, 16, 3, 1, None)],
