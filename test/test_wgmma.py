@@ -12,6 +12,7 @@ from teeny.codegen.render.cuda import CUDARenderer
 from teeny.codegen.search import actions
 from teeny.codegen.tc import TC_CONFIGS, WG_ORDER, WGConfig
 from helpers import toolchain
+from teeny.uop.ops import Ops
 from test_tc import DTS, _ast, _close, interpret, interpreted_close, operands, tc_specs
 
 SM90A = CUDARenderer("sm_90a")
@@ -34,26 +35,33 @@ def test_wgmma_chosen_rendered_compiled(shape, lay, dt):
   assert isinstance(cfg, WGConfig), p.opts
   ptx = {"float16": "f16", "bfloat16": "bf16"}[dt]
   assert f"wgmma.mma_async.sync.aligned.m64n{cfg.bn}k16.f32.{ptx}.{ptx}" in p.src
-  assert "fence.proxy.async.shared::cta" in p.src and "wgmma.wait_group.sync.aligned 0" in p.src
+  assert "wgmma.wait_group.sync.aligned 0" in p.src
   assert "__align__(1024)" in p.src and "ldmatrix" not in p.src and "mma.sync" not in p.src
-  # the operands' majors are the instruction's transpose flags
+  # operands whose rows are 16-byte multiples are tensor maps: TMA tiles (a producer warp, mbarriers, no cp.async)
+  aligned = (k if lay[0] == "n" else m) % 8 == 0 and (n if lay[1] == "n" else k) % 8 == 0
+  assert cfg.tma == aligned, (cfg.name, shape, lay)
+  if cfg.tma:
+    assert "cp.async.bulk.tensor.3d" in p.src and "mbarrier.try_wait.parity" in p.src and "cp.async.cg" not in p.src
+    assert p.src.count("const __grid_constant__ teeny_tmap tmap") == 2 and [t[0] for t in p.tmaps] == [1, 2]
+  else: assert "fence.proxy.async.shared::cta" in p.src and "cp.async.bulk" not in p.src and not p.tmaps
   # the operands' majors are the instruction's transpose flags: A ([m][k] stored) is K-major for "n", B for "t"
   assert f"<{int(lay[0] == 't')}, {int(lay[1] == 'n')}," in p.src
-  assert p.local_size == [cfg.threads, 1, 1] and p.smem == (cfg.bm + cfg.bn) * 64 * 2 * cfg.stages
+  assert p.local_size == [cfg.threads, 1, 1]
+  assert p.smem == (cfg.bm + cfg.bn) * 64 * 2 * cfg.stages + 16 * cfg.stages * cfg.tma
   assert p.ops >= 2 * m * n * k
   c = toolchain("sm_90a")
   assert c.valid_binary(c.compile(p.src))
 
 @pytest.mark.parametrize("tile", WG)
 def test_every_wgmma_tile_compiles(tile):
-  p = wg_program(200, 300, 130, "nn", dtypes.bfloat16, tile)
+  p = wg_program(200, 304, 136, "nn", dtypes.bfloat16, tile)
   c = toolchain("sm_90a")
   assert c.valid_binary(c.compile(p.src))
 
 def test_heuristics_take_wgmma_on_sm90a_only(monkeypatch):
   a, b, _, _ = operands("NULL:CUDA", 4096, 4096, 4096, dtypes.float16)
   ast = _ast(a @ b)
-  assert [o.arg for o in hand_coded_opts(ast, SM90A) if o.op is OptOps.TC] == [WG_ORDER[0]]
+  assert [o.arg for o in hand_coded_opts(ast, SM90A) if o.op is OptOps.TC] == [WG_ORDER[0] + "t"]
   # sm_90 (and any GPU but Hopper) keeps mma.sync; so does WGMMA=0
   assert not isinstance(TC_CONFIGS[next(o.arg for o in hand_coded_opts(ast, CUDARenderer("sm_90"))
                                         if o.op is OptOps.TC)], WGConfig)
@@ -64,9 +72,14 @@ def test_heuristics_take_wgmma_on_sm90a_only(monkeypatch):
   # one wave of 132 SMs) over 128x128 (192 blocks: two waves, the second half empty)
   monkeypatch.setattr(tc, "WGMMA", 1)
   a2, b2, _, _ = operands("NULL:CUDA", 1000, 3000, 2000, dtypes.bfloat16)
-  assert [o.arg for o in hand_coded_opts(_ast(a2 @ b2), SM90A) if o.op is OptOps.TC] == ["wg128x192x64s4"]
+  assert [o.arg for o in hand_coded_opts(_ast(a2 @ b2), SM90A) if o.op is OptOps.TC] == ["wg128x192x64s4t"]
   a3, b3, _, _ = operands("NULL:CUDA", 40, 24, 72, dtypes.float16)   # small: the smallest tile, the most blocks
-  assert [o.arg for o in hand_coded_opts(_ast(a3 @ b3), SM90A) if o.op is OptOps.TC] == ["wg64x64x64s4"]
+  assert [o.arg for o in hand_coded_opts(_ast(a3 @ b3), SM90A) if o.op is OptOps.TC] == ["wg64x64x64s4t"]
+  # rows that are not 16-byte multiples are no tensor maps: cp.async tiles; and TMA=0 keeps to those
+  a4, b4, _, _ = operands("NULL:CUDA", 40, 24, 36, dtypes.float16)
+  assert [o.arg for o in hand_coded_opts(_ast(a4 @ b4), SM90A) if o.op is OptOps.TC] == ["wg64x64x64s4"]
+  monkeypatch.setattr(tc, "TMA", 0)
+  assert [o.arg for o in hand_coded_opts(ast, SM90A) if o.op is OptOps.TC] == [WG_ORDER[0]]
   # BEAM tries them all where they apply
   assert {o.arg for o in actions(ast, SM90A) if o.op is OptOps.TC} >= set(WG)
 
@@ -80,6 +93,9 @@ def test_wgmma_refusals_name_the_problem():
     apply_opt(ast, Opt(OptOps.TC, None, "wg256x128x64s4"), small)
   b32 = Tensor.empty(256, 256, device="NULL:CUDA")
   with pytest.raises(KernelOptError): apply_opt(_ast(b32 @ b32), Opt(OptOps.TC, None, WG[0]), SM90A)
+  odd, _, _, _ = operands("NULL:CUDA", 40, 24, 36, dtypes.float16)   # (rows of 36 values: 72 bytes)
+  with pytest.raises(KernelOptError, match="TMA tiles read each operand as a strided 3-d view"):
+    apply_opt(_ast(odd @ odd.T), Opt(OptOps.TC, None, "wg64x64x64s2t"), SM90A)
 
 def test_wgmma_rendering_needs_sm90a():
   p = wg_program(128, 128, 64, "nn", dtypes.float16, "wg64x64x64s2")
@@ -116,6 +132,83 @@ def test_conv_as_implicit_gemm_on_wgmma_interpreted(case):
   bs, cin, cout, hw, k, pad, tile = case
   got, want = interpret_conv(bs, cin, cout, hw, k, pad, dtypes.float16, tile, renderer=SM90A)
   np.testing.assert_allclose(got, want, rtol=2e-3, atol=2e-3 * max(1.0, float(np.abs(want).max())))
+
+# ---- TMA tiles (a producer warp copying tensor-map boxes, consumer warpgroups, mbarriers): gpu_interp runs each
+# warpgroup as its own executor, the producer as far ahead as the barriers let it
+
+TMA_CASES = [
+  (64, 64, 64, "nn", "float16", "wg64x64x64s2t", ()), (100, 136, 264, "nt", "float16", "wg128x128x64s3t", ()),
+  (136, 72, 200, "tn", "bfloat16", "wg128x128x64s4t", ()), (64, 128, 64, "tt", "bfloat16", "wg128x128x64s2t", ()),
+  (40, 36, 72, "nt", "float16", "wg64x64x64s3t", ()),   # (N = 36: rows of the output the 16-byte epilogue cannot copy)
+  (48, 64, 136, "nn", "float16", "wg64x128x64s2t", (3,)), (72, 264, 128, "tt", "float16", "wg64x256x64s5t", ()),
+  (200, 200, 64, "nn", "bfloat16", "wg256x128x64s3t", ()), (130, 200, 72, "nn", "float16", "wg128x192x64s2t", ())]
+
+@pytest.mark.parametrize("case", TMA_CASES, ids=str)
+def test_tma_kernel_values_interpreted(case):
+  interpreted_close(*case, renderer=SM90A)
+
+@settings(max_examples=10, deadline=None)
+@given(st.integers(1, 25), st.integers(1, 25), st.integers(1, 25), st.sampled_from(["nn", "nt", "tn", "tt"]),
+       st.sampled_from(list(DTS)), st.sampled_from(["wg64x64x64s2t", "wg64x128x64s3t", "wg128x128x64s4t"]),
+       st.sampled_from([(), (2,)]), st.integers(0, 2**31 - 1))
+def test_tma_kernel_values_interpreted_random(m8, n8, k8, lay, dt, tile, batch, seed):
+  interpreted_close(8 * m8, 8 * n8, 8 * k8, lay, dt, tile, batch, seed=seed, renderer=SM90A)
+
+def _tma_epilogue(expr, out_dt, tile: str = "wg64x128x64s3t", staged: bool = True, seed: int = 0):
+  """An epilogue fused into a TMA tile (bias, relu, a cast of the output), played by gpu_interp, against numpy."""
+  from gpu_interp import run_kernel, to_bits, to_float
+  rng = np.random.default_rng(seed)
+  m, n, k = 136, 136, 64
+  na, nb = (rng.standard_normal(s).astype(np.float16).astype(np.float32) for s in ((m, k), (k, n)))
+  nbias = rng.standard_normal(n).astype(np.float16).astype(np.float32)
+  a, b, bias = (Tensor.empty(*x.shape, dtype=dtypes.float16, device="NULL:CUDA") for x in (na, nb, nbias))
+  si = [s for s in expr(a, b, bias).schedule() if s.kind == "kernel"][-1]
+  p = get_program(si.ast, SM90A, opts=[Opt(OptOps.TC, None, tile)])
+  assert p.tmaps and ("teeny_copy_out16" in p.src) == staged
+  # the kernel's buffers by slot: the output, then the inputs in the order the schedule names them
+  vals = {a.uop.base: na, b.uop.base: nb, bias.uop.base: nbias}
+  bufs = {0: np.zeros(m * n, np.float32 if out_dt == dtypes.float32 else np.uint16)}
+  for i, u in enumerate(si.bufs[1:]): bufs[i + 1] = to_bits(vals[u].ravel(), dtypes.float16)
+  run_kernel(p.uops, bufs, p.local_size[0])
+  got = bufs[0] if out_dt == dtypes.float32 else to_float(bufs[0], out_dt)
+  return got.reshape(m, n), na @ nb, nbias
+
+def test_tma_fused_epilogue_interpreted():
+  """The staged epilogue (values into shared memory, then 16-byte chunks out) carries what fuses into the store: a
+  bias and relu, and a float32 output."""
+  got, prod, bias = _tma_epilogue(lambda a, b, c: (a @ b + c).relu(), dtypes.float16)
+  _close(got, np.maximum(prod + bias, 0), dtypes.float16)
+  got, prod, _ = _tma_epilogue(lambda a, b, c: (a @ b).cast(dtypes.float32), dtypes.float32)
+  _close(got, prod, dtypes.float16)
+  # a float32 tile of 128 x 128 (66 KB staged) does not fit two stages' 64 KB: the fragments' own stores
+  got, prod, _ = _tma_epilogue(lambda a, b, c: (a @ b).cast(dtypes.float32), dtypes.float32, "wg128x128x64s2t", False)
+  _close(got, prod, dtypes.float16)
+
+def test_interpreter_catches_tma_pipeline_bugs(monkeypatch):
+  """The interpreter's executors and mbarriers see what a wrong pipeline does: a stage released before the tensor
+  cores finished reading it is copied over (wrong values), a wait for the wrong phase never returns (deadlock).
+  (3 stages: one wgmma group left in flight, so the tile a warp just issued is still being read.)"""
+  got, want = interpret(64, 64, 512, "nn", dtypes.float16, "wg64x64x64s3t", renderer=SM90A)
+  _close(got, want, dtypes.float16)
+  import teeny.codegen.tc as tc
+  orig = tc._tma_pipeline
+  def early_release(*a, **k):   # each warp releases the tile it just issued (k+1 for k): its group is still in flight
+    eff = orig(*a, **k)
+    def edit(e):
+      if e.op is not Ops.END or "teeny_mbar_arrive(" not in str(dict(e.src[0].arg).get("CUDA", "")): return e
+      kt = e.src[1]
+      return e.replace(src=(e.src[0].substitute({kt: kt + 1}),) + e.src[1:])
+    return [edit(e) for e in eff]
+  monkeypatch.setattr(tc, "_tma_pipeline", early_release)
+  got, want = interpret(64, 64, 512, "nn", dtypes.float16, "wg64x64x64s3t", renderer=SM90A)
+  assert not np.allclose(got, want, atol=0.1)
+  def wrong_parity(*a, **k):   # consumers wait for the phase after the tile's
+    eff = orig(*a, **k)
+    return [e.replace(src=e.src[:2] + ((e.src[2] + 1) % 2,)) if e.op is Ops.CUSTOM and
+            dict(e.arg).get("CUDA", "").startswith("teeny_mbar_wait({0}, {1}, {2}, 1)") else e for e in eff]
+  monkeypatch.setattr(tc, "_tma_pipeline", wrong_parity)
+  with pytest.raises(AssertionError, match="deadlock"):
+    interpret(64, 64, 512, "nn", dtypes.float16, "wg64x64x64s3t", renderer=SM90A)
 
 def test_interpreter_reads_the_swizzle(monkeypatch):
   """Tiles written unswizzled are read wrong: the interpreter's model of the descriptors is its own, not a mirror of
@@ -159,8 +252,9 @@ def test_wgmma_tiles_on_the_gpu(tile, monkeypatch):
   monkeypatch.setattr(opt, "pick_config", lambda mt, renderer=None: TC_CONFIGS[tile])
   monkeypatch.setattr(realize, "_program_cache", {})   # (the same kernels were built with other tiles)
   monkeypatch.setattr(realize, "_compiled_cache", {})
+  shapes = ((300, 520, 200), (130, 70, 136)) if not TC_CONFIGS[tile].tma else ((304, 520, 200), (136, 72, 136))
   for lay in ("nn", "nt", "tn", "tt"):
-    for dt, (m, n, k), batch in ((dtypes.float16, (300, 520, 200), ()), (dtypes.bfloat16, (130, 70, 136), (2,))):
+    for dt, (m, n, k), batch in ((dtypes.float16, shapes[0], ()), (dtypes.bfloat16, shapes[1], (2,))):
       a, b, na, nb = operands(Device.DEFAULT, m, n, k, dt, lay, batch, np.random.default_rng(1))
       out = a @ b
       assert [p.opts[0].arg for p in tc_specs(out, Device.DEFAULT)] == [tile]

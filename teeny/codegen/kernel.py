@@ -1,7 +1,7 @@
 """From a kernel AST to a ProgramSpec: a named list of passes (PASSES), then linearize and render; plus the cost
 estimates DEBUG=2 prints."""
 from __future__ import annotations
-import copy
+import copy, functools
 from dataclasses import dataclass, field
 from typing import Callable
 from teeny.dtype import DType, dtypes
@@ -30,6 +30,13 @@ class ProgramSpec:
   opts: tuple = ()    # the Opts applied (codegen/opt.py), in order
   beam: bool = False  # the Opts came from a BEAM search (codegen/search.py); DEBUG=2 marks the kernel
   smem: int = 0       # bytes of dynamic shared memory the launch provides (CUDA: the kernel's DEFINE_LOCAL array)
+  # tensor-map parameters, after the buffers and variables: (buffer slot, element dtype, dims, strides, box, offset)
+  tmaps: list[tuple] = field(default_factory=list)
+  # what every launch checks and passes, computed on the first (codegen never changes a spec it handed out)
+  @functools.cached_property
+  def param_dtypes(self) -> tuple[DType, ...]: return tuple(dt for _, dt, _ in self.params)
+  @functools.cached_property
+  def work(self) -> int: return launch_work(self)
 
 def launch_work(spec: ProgramSpec) -> int:
   """How much work a launch is, for the CPU's choice of threads: the most times any op runs, or the grid size."""
@@ -191,4 +198,5 @@ def get_program(ast: UOp, renderer, opts: tuple | list | None = None) -> Program
   flops, mem, iters = estimate(uops)
   smem = getattr(renderer, "dynamic_shared", lambda _: 0)(uops)
   return ProgramSpec(info.name, src, uops, params, gl or [1], ll, flops, mem, iters,
-                     [u for u in uops if u.op is Ops.DEFINE_VAR], ctx.opts, ctx.chosen is not None, smem)
+                     [u for u in uops if u.op is Ops.DEFINE_VAR], ctx.opts, ctx.chosen is not None, smem,
+                     [(u.src[0].arg[0], u.src[0].dtype.base, *u.arg[1:]) for u in uops if u.op is Ops.TENSOR_MAP])

@@ -56,7 +56,8 @@ class Linearizer:
         self.out.append(u)
         self.scopes[-1].add(u)
         continue
-      if u.op in (Ops.CONST, Ops.DEFINE_GLOBAL, Ops.DEFINE_VAR, Ops.DEFINE_LOCAL, Ops.DEFINE_REG, Ops.NOOP) or \
+      if u.op in (Ops.CONST, Ops.DEFINE_GLOBAL, Ops.DEFINE_VAR, Ops.TENSOR_MAP, Ops.DEFINE_LOCAL, Ops.DEFINE_REG,
+                  Ops.NOOP) or \
          self.visible(u): continue
       if u.op is Ops.RANGE: self.open_range(u)
       elif u.op is Ops.REDUCE: self.emit_reduce(u)
@@ -130,6 +131,8 @@ def linearize(sink: UOp) -> list[UOp]:
     if u.op is Ops.REDUCE: lin.by_ranges.setdefault(u.src[1:], []).append(u)
   for g in sorted([u for u in sink.toposort if u.op is Ops.DEFINE_GLOBAL], key=lambda u: u.arg[0]): lin.out.append(g)
   for v in sorted([u for u in sink.toposort if u.op is Ops.DEFINE_VAR], key=lambda u: u.arg[0]): lin.out.append(v)
+  # (parameters in this order: buffers, variables, tensor maps; the runtime passes them so)
+  for v in sorted([u for u in sink.toposort if u.op is Ops.TENSOR_MAP], key=lambda u: u.arg[0]): lin.out.append(v)
   # kernel-private arrays (Opt STAGE, shared memory, register arrays) are declared once, before any loop
   for op in (Ops.DEFINE_LOCAL, Ops.DEFINE_REG):
     for v in sorted([u for u in sink.toposort if u.op is op], key=lambda u: u.arg[0]): lin.out.append(v)

@@ -165,15 +165,17 @@ class WGConfig:
   bn: int = 256
   bk: int = 64
   stages: int = 4
+  tma: bool = False   # tiles copied by the tensor memory accelerator (one thread, mbarriers; see _tiled), not cp.async
   @property
   def inflight(self) -> int:
     """wgmma groups left in flight at the end of an iteration (1 from 3 stages up: the copies then run one tile less
     ahead, see _tiled)."""
     return int(self.stages >= 3)
   @property
-  def threads(self) -> int: return 128 * (self.bm // 64)
+  def threads(self) -> int: return 128 * (self.bm // 64) + 32 * self.tma   # (TMA: and the producer warp)
   @property
-  def name(self) -> str: return f"wg{self.bm}x{self.bn}x{self.bk}s{self.stages}"
+  def name(self) -> str:
+    return f"wg{self.bm}x{self.bn}x{self.bk}s{self.stages}" + "t" * self.tma
 
 _TILES = ((128, 128, 2, 4), (256, 128, 4, 2), (128, 256, 2, 4), (128, 64, 2, 2), (64, 64, 2, 2))   # bm, bn, warps
 _WG_TILES = ((128, 256), (128, 192), (128, 128), (256, 128), (64, 256), (64, 192), (64, 128), (64, 64))   # bm, bn
@@ -181,8 +183,8 @@ TC_CONFIGS: dict[str, TCConfig | WGConfig] = {
   **{c.name: c for c in [TCConfig(bm, bn, bk, wm, wn, st) for (bm, bn, wm, wn) in _TILES
                          for bk in (32, 64) for st in (2, 3, 4)]},
   # (16-bit tiles that fit the H200's 227 KB of shared memory a block)
-  **{c.name: c for c in [WGConfig(bm, bn, 64, st) for (bm, bn) in _WG_TILES for st in (2, 3, 4, 5)
-                         if (bm + bn) * 64 * 2 * st <= 227 * 1024]}}
+  **{c.name: c for c in [WGConfig(bm, bn, 64, st, tma) for (bm, bn) in _WG_TILES for st in (2, 3, 4, 5)
+                         for tma in (False, True) if (bm + bn) * 64 * 2 * st + 32 * st <= 227 * 1024]}}
 
 @dataclass
 class TCMatch:
@@ -300,10 +302,53 @@ TC_ORDER = ("128x256x64w2x4s3", "128x128x64w2x4s3", "128x64x64w2x2s4", "64x64x64
 WG_ORDER = ("wg128x256x64s4", "wg256x128x64s4", "wg128x192x64s4", "wg128x128x64s4", "wg64x256x64s4",
             "wg64x192x64s4", "wg64x128x64s4", "wg64x64x64s4")
 WG_SPEED = {"wg128x256x64s4": 1.0, "wg256x128x64s4": 0.97, "wg128x192x64s4": 0.96, "wg128x128x64s4": 0.92,
-            "wg64x256x64s4": 0.9, "wg64x192x64s4": 0.88, "wg64x128x64s4": 0.85, "wg64x64x64s4": 0.72}
+            "wg64x256x64s4": 0.9, "wg64x192x64s4": 0.88, "wg64x128x64s4": 0.85, "wg64x64x64s4": 0.72,
+            # TMA tiles, relative to 128x256's 551 TFLOP/s at 4096^3 float16 (H200; 64-row tiles: from the 128-row
+            # ones' ratios above, not measured with TMA)
+            "wg128x256x64s4t": 1.0, "wg256x128x64s4t": 1.0, "wg128x192x64s4t": 0.83, "wg128x128x64s4t": 0.86,
+            "wg64x256x64s4t": 0.81, "wg64x192x64s4t": 0.75, "wg64x128x64s4t": 0.73, "wg64x64x64s4t": 0.62}
 WG_INPUTS = (dtypes.float16, dtypes.bfloat16)   # what the wgmma tiles multiply
 TC_MIN_BLOCKS = 128
 WGMMA = getenv("WGMMA", 1)   # WGMMA=0: the heuristics keep to mma.sync tiles (BEAM may still try wgmma's)
+TMA = getenv("TMA", 1)       # TMA=0: the heuristics' wgmma tiles are fed by cp.async, not the tensor memory accelerator
+
+def _tma_view(ix: UOp, major: str, outs: list[UOp], ks: list[UOp], batch: list[UOp], itemsize: int) -> tuple | None:
+  """An operand read through INDEX ix as the 3-d tensor map TMA copies its tiles from: (dims, byte strides of dims 1
+  and 2, first element, whether dim 2 is the batch), dims innermost first: (k, out, batch) when the rows are along k,
+  (out, k, batch) when along out; None where the index is not that (a sum of each group's ranges times one stride,
+  the groups' ranges merging into one: a convolution's windows are not) or TMA cannot take it (strides and start
+  16-byte multiples, within the map's limits)."""
+  if len(ix.src) != 2: return None   # (a gated read)
+  terms, off = decompose(ix.src[1])
+  coef: dict[UOp, int] = {}
+  for t, k in terms:
+    if t.op is not Ops.RANGE or t in coef: return None
+    coef[t] = k
+  def flat(group: list[UOp]) -> tuple[int, int] | None:
+    """(size, stride) of a group of ranges as one axis: each range's stride its inner neighbour's times its size."""
+    if not group: return 1, 0
+    stride = coef.pop(group[-1], 0)
+    size = _size(group[-1])
+    for r in reversed(group[:-1]):
+      if coef.pop(r, 0) != stride * size: return None
+      size *= _size(r)
+    return size, stride
+  fo, fk, fb = flat(outs), flat(ks), flat(batch)
+  if fo is None or fk is None or fb is None or coef or off < 0: return None
+  (inner, unit), (outer, ostride) = (fk, fo) if major == "k" else (fo, fk)
+  if unit != 1: return None
+  bsize, bstride = fb
+  if bstride == 0: bsize = 1   # (read the same for every batch: a 2-d map, coordinate 0)
+  strides = (ostride * itemsize, (bstride if bsize > 1 else ostride * outer) * itemsize)
+  if any(s % 16 or not 0 < s < 1 << 40 for s in strides) or (off * itemsize) % 16 or \
+     max(inner, outer, bsize) >= 1 << 32: return None
+  return (inner, outer, bsize), strides, off, bsize > 1
+
+def tma_views(mt: TCMatch) -> tuple[tuple, tuple] | None:
+  """A's and B's tensor maps (_tma_view), or None where either cannot be one."""
+  va = _tma_view(mt.a, mt.a_major, mt.ms, mt.ks, mt.batch, mt.dtype_in.itemsize)
+  vb = _tma_view(mt.b, mt.b_major, mt.ns, mt.ks, mt.batch, mt.dtype_in.itemsize)
+  return None if va is None or vb is None else (va, vb)
 
 def _size(r: UOp) -> int:
   assert r.src[0].op is Ops.CONST, "tc_match checked that every range has a constant size"
@@ -326,7 +371,8 @@ def _per_word(mt: TCMatch) -> int: return 4 // mt.dtype_in.itemsize
 
 def smem_bytes(mt: TCMatch, c: TCConfig | WGConfig | SmemConfig) -> int:
   """Shared memory a tile needs: `stages` copies of A's and B's tiles."""
-  if isinstance(c, WGConfig): return (c.bm + c.bn) * c.bk * mt.dtype_in.itemsize * c.stages
+  if isinstance(c, WGConfig):   # (TMA: and two 8-byte mbarriers a stage)
+    return (c.bm + c.bn) * c.bk * mt.dtype_in.itemsize * c.stages + 16 * c.stages * c.tma
   pw = _per_word(mt)
   (ra, wa), (rb, wb) = smem_shape(mt.a_major, c.bm, c.bk, pw), smem_shape(mt.b_major, c.bn, c.bk, pw)
   return (ra * wa + rb * wb) * 4 * c.stages
@@ -345,6 +391,9 @@ def tc_refusal(mt: TCMatch, c: TCConfig | WGConfig, renderer) -> str | None:
     if not getattr(renderer, "wgmma", False):
       return f"{type(renderer).__name__} has no wgmma (CUDA for sm_90a: Hopper GPUs)"
     if mt.dtype_in not in WG_INPUTS: return "wgmma tiles multiply float16 or bfloat16 inputs"
+    if c.tma and tma_views(mt) is None:
+      return ("TMA tiles read each operand as a strided 3-d view (k, rows, batch) with 16-byte aligned rows; these "
+              "operands are not (use the tile without 't')")
     return _tile_refusal(mt, c, renderer)
   if layout_for(renderer, mt.dtype_in) is None:
     return f"{type(renderer).__name__} has no tensor cores for {mt.dtype_in.name}" + \
@@ -352,13 +401,15 @@ def tc_refusal(mt: TCMatch, c: TCConfig | WGConfig, renderer) -> str | None:
   return _tile_refusal(mt, c, renderer)
 
 def pick_config(mt: TCMatch, renderer=None) -> TCConfig | WGConfig:
-  """The heuristics' tile. Where the renderer has wgmma and the inputs are 16-bit: the WG_ORDER tile with the best
-  WG_SPEED times wave use (sm_count SMs). Otherwise the first of TC_ORDER whose shared memory fits the renderer's and
-  that gives TC_MIN_BLOCKS blocks, else the smallest of them that fits (where none does: the largest mma.sync tile of
-  TC_CONFIGS that fits)."""
+  """The heuristics' tile. Where the renderer has wgmma and the inputs are 16-bit: the WG_ORDER tile (its TMA form
+  where the operands are tensor-map views) with the best WG_SPEED times wave use (sm_count SMs). Otherwise the first
+  of TC_ORDER whose shared memory fits the renderer's and that gives TC_MIN_BLOCKS blocks, else the smallest of them
+  that fits (where none does: the largest mma.sync tile of TC_CONFIGS that fits)."""
   most = getattr(renderer, "max_shared", 48 * 1024)
   wg = WGMMA and getattr(renderer, "wgmma", False) and mt.dtype_in in WG_INPUTS
-  if wg and (cands := [TC_CONFIGS[n] for n in WG_ORDER if smem_bytes(mt, TC_CONFIGS[n]) <= most]):
+  # (the tiles fed by the tensor memory accelerator, where the operands are views it can copy)
+  order = [n + "t" for n in WG_ORDER] if wg and TMA and tma_views(mt) is not None else list(WG_ORDER)
+  if wg and (cands := [TC_CONFIGS[n] for n in order if smem_bytes(mt, TC_CONFIGS[n]) <= most]):
     # the tile with the most useful work per block slot: its speed, times the share of its waves' blocks' outputs
     # that lie inside the matrix (ties: the earlier in WG_ORDER)
     sms = getattr(renderer, "sm_count", 132)
@@ -386,7 +437,7 @@ def apply_tc(ast: UOp, arg, renderer) -> UOp:
   if isinstance(cfg, WGConfig):
     wcfg = cfg
     return _tiled(ast, mt, cfg.bm, cfg.bn, cfg.bk, cfg.stages, cfg.threads, renderer, lambda t: _wgmma_tiles(t, wcfg),
-                  swizzle=True, ahead=cfg.stages - 1 - cfg.inflight)
+                  swizzle=True, ahead=cfg.stages - 1 - (0 if cfg.tma else cfg.inflight), tma=cfg.tma)
   lay = cast(TCLayout, layout_for(renderer, mt.dtype_in))   # (tc_refusal checked there is one)
   tcfg = cfg
   return _tiled(ast, mt, cfg.bm, cfg.bn, cfg.bk, cfg.stages, cfg.wm * cfg.wn * lay.lanes, renderer,
@@ -452,13 +503,17 @@ class _Tiles:
   stage_words: int
   pw: int
   custom: Callable[..., UOp]
+  # (TMA tiles: the k loop, whose first iteration's first instruction overwrites the accumulators instead of adding to
+  # them: zeroing them before the loop is a definition the warp-specialised loop's exit path would merge, see
+  # _tma_pipeline)
+  kt: UOp | None = None
 
 def _ridx(r: UOp, w) -> UOp:
   return UOp(Ops.INDEX, r.dtype, (r, w if isinstance(w, UOp) else UOp.const(dtypes.index, w)))
 
-def _flattened(ast: UOp, mt: TCMatch) -> tuple[UOp, UOp, UOp, UOp, UOp, UOp, UOp]:
+def _flattened(ast: UOp, mt: TCMatch) -> tuple[UOp, UOp, UOp, UOp, UOp, UOp, UOp, list[UOp]]:
   """The kernel with each group of ranges one range (batch, m, n: GLOBAL; k: REDUCE), their values by div/mod of it:
-  (ast, m, n, k, the sum, A's INDEX, B's INDEX)."""
+  (ast, m, n, k, the sum, A's INDEX, B's INDEX, [the batch range] or [])."""
   new: dict[str, UOp] = {}
   for name, group, kind in (("batch", mt.batch, AxisType.GLOBAL), ("m", mt.ms, AxisType.GLOBAL),
                             ("n", mt.ns, AxisType.GLOBAL), ("k", mt.ks, AxisType.REDUCE)):
@@ -472,7 +527,7 @@ def _flattened(ast: UOp, mt: TCMatch) -> tuple[UOp, UOp, UOp, UOp, UOp, UOp, UOp
   assert loads is not None and len(loads) == 2, "flattening keeps the product of two loads"
   m = new["m"]
   ia, ib = (loads[0].src[0], loads[1].src[0]) if m in loads[0].src[0].toposort else (loads[1].src[0], loads[0].src[0])
-  return ast, m, new["n"], new["k"], red, ia, ib
+  return ast, m, new["n"], new["k"], red, ia, ib, [new["batch"]] if "batch" in new else []
 
 def _swizzled(major: str, bk: int, row: UOp, col: UOp) -> UOp:
   """Word offset in an operand's tile of 16-byte chunk `col` of tile row `row` (smem_shape's rows and chunks) in
@@ -486,13 +541,17 @@ def _swizzled(major: str, bk: int, row: UOp, col: UOp) -> UOp:
 def _tiled(ast: UOp, mt: TCMatch, BM: int, BN: int, BK: int, S: int, threads: int, renderer,
            compute: Callable[[_Tiles], tuple[UOp, Callable[[UOp, UOp], list[UOp]], list[tuple[int, UOp, UOp]],
                                              list[UOp]]],
-           swizzle: bool = False, ahead: int | None = None) -> UOp:
+           swizzle: bool = False, ahead: int | None = None, tma: bool = False) -> UOp:
   """A matmul-shaped kernel as BM x BN block tiles: the grid's blocks along n (x), m (y) and the batch (z), `threads`
   threads a block; per iteration of the k loop one BK slice of A and B lands in one of S shared-memory stages (cp.async
   on CUDA, S-1 tiles in flight). `compute(tiles)` gives the accumulator register array, the effects that add one stage
   into it, and where each accumulator value belongs in the block tile (index, row, column); the original stores
   follow for each, after `compute`'s effects for the end of the loop. swizzle: the tiles in wgmma's layout
-  (_swizzled), read by the tensor cores through the async proxy; ahead: tiles copied ahead (S-1 unless given)."""
+  (_swizzled), read by the tensor cores through the async proxy; ahead: tiles copied ahead (S-1 unless given).
+  tma: thread 0 copies whole tiles with the tensor memory accelerator (the operands as tensor maps, _tma_view, in the
+  same swizzled layout), each stage with two mbarriers: `full` completes when its tile's bytes have landed (every
+  thread waits on it instead of a block barrier), `empty` when every thread has finished the stage's compute (the
+  copy into it waits on that); S-1 tiles ahead."""
   lang = getattr(renderer, "lang", "CUDA")
   cuda = lang == "CUDA"
   pw = _per_word(mt)             # values per 32-bit word of shared memory and registers
@@ -505,7 +564,7 @@ def _tiled(ast: UOp, mt: TCMatch, BM: int, BN: int, BK: int, S: int, threads: in
   c = lambda v: UOp.const(idx, v)
   bn = UOp.range(ceil_div(N, BN), 0, AxisType.GLOBAL)
   bm = UOp.range(ceil_div(M, BM), 1, AxisType.GLOBAL)
-  ast_b, mr, nr, kr, red, ia, ib = _flattened(ast, mt)
+  ast_b, mr, nr, kr, red, ia, ib, batch = _flattened(ast, mt)
   mt2 = TCMatch(red, [mr], [nr], [kr], [], ia, ib, mt.a_major, mt.b_major, mt.a_aligned, mt.b_aligned, mt.dtype_in)
   tid = UOp.range(threads, 3, AxisType.LOCAL)
   nk = ceil_div(K, BK)
@@ -514,7 +573,8 @@ def _tiled(ast: UOp, mt: TCMatch, BM: int, BN: int, BK: int, S: int, threads: in
   pad = 0 if swizzle else 4
   sa, sb = smem_shape(mt2.a_major, BM, BK, pw, pad), smem_shape(mt2.b_major, BN, BK, pw, pad)
   stage_words = sa[0] * sa[1] + sb[0] * sb[1]
-  smem = UOp(Ops.DEFINE_LOCAL, dtypes.uint32.ptr(), (), (0, stage_words * S))
+  # (TMA: then each stage's two mbarriers, 8 bytes each: full ones from word stage_words*S, empty ones 2S words on)
+  smem = UOp(Ops.DEFINE_LOCAL, dtypes.uint32.ptr(), (), (0, stage_words * S + 4 * S * tma))
   tags = iter(range(1 << 30))
   def custom(fmt: str, *src: UOp) -> UOp:
     """A statement of the renderer's language as an effect; the tag keeps two equal statements two nodes."""
@@ -556,8 +616,90 @@ def _tiled(ast: UOp, mt: TCMatch, BM: int, BN: int, BK: int, S: int, threads: in
           srcs.append(cond)
         out.append(custom(fmt + ";", *srcs))
     return out
-  acc, body, outputs, after = compute(_Tiles(mt2, tid, smem, sa, sb, stage_words, pw, custom))
-  eff: list[UOp] = [_ridx(acc, i).store(UOp.const(dtypes.float32, 0.0)) for i in range(acc.arg[1])]
+  fresh = tma and nk > 0   # (the first instruction overwrites the accumulators)
+  acc, body, outputs, after = compute(_Tiles(mt2, tid, smem, sa, sb, stage_words, pw, custom, kt if fresh else None))
+  eff: list[UOp] = [] if fresh else [_ridx(acc, i).store(UOp.const(dtypes.float32, 0.0)) for i in range(acc.arg[1])]
+  if tma:
+    pid = 1 + max(u.arg[0] for u in ast_b.toposort if u.op is Ops.RANGE)
+    eff += _tma_pipeline(mt2, batch, BM, BN, BK, S, threads, tid, smem, stage_words, sa[0] * sa[1], kt, nk, bm, bn,
+                         custom, body, UOp.range((tid >= threads - 32).where(c(nk), c(0)), pid, AxisType.LOOP))
+  else: eff += _copy_pipeline(S, ahead, nk, kt, copies, custom, cuda, swizzle, body)
+  eff += after   # (after the loop: e.g. waiting for the tensor cores' last group)
+  # the epilogue: the original store for each accumulator value, at its output element (TMA tiles, where the output
+  # is rows of 16-byte multiples: staged through shared memory, see _staged_epilogue)
+  ragged = bool(M % BM or N % BN)
+  def final(e: UOp, mrow: UOp, ncol: UOp) -> UOp:
+    """A store (or value) of the epilogue at an output element; where tiles pass the matrix, its global accesses
+    gated to the elements inside (no store, no epilogue loads past it)."""
+    if not ragged: return e
+    ok = (mrow < M).alu(Ops.AND, ncol < N)
+    return e.substitute({x: gate(x, ok) for x in e.toposort if x.op is Ops.INDEX and x.src[0].op is Ops.DEFINE_GLOBAL})
+  if tma and (st := _stageable(ast_b, mr, nr, N, batch)) is not None and BM * (BN * st[0] + 16) <= stage_words * S * 4:
+    eff += _staged_epilogue(st, ast_b.src[0], red, acc, outputs, mr, nr, bm, bn, BM, BN, M, N, threads - 32, tid, smem,
+                            stage_words * S * 4, custom, final)
+  else:
+    for i, row, col in outputs:
+      mrow, ncol = bm * BM + row, bn * BN + col
+      val = _ridx(acc, i).load(dtypes.float32)
+      eff += [final(e.substitute({red: val, mr: mrow, nr: ncol}), mrow, ncol) for e in ast_b.src]
+  return graph_rewrite(UOp(Ops.SINK, dtypes.void, tuple(eff), ast.arg), symbolic)
+
+def _stageable(ast: UOp, mr: UOp, nr: UOp, N: int, batch: list[UOp]) -> tuple[int, int] | None:
+  """(bytes a value, values a 16-byte chunk) where the kernel's one store writes rows of the output that 16-byte
+  chunks can copy: its index ldc*m + n (+ a batch's offset), each row's start 16-byte aligned, N a whole number of
+  chunks; None otherwise. (The staged tile must also fit the pipeline's shared memory: the caller checks.)"""
+  if len(ast.src) != 1 or (st := ast.src[0]).op is not Ops.STORE or len(st.src[0].src) != 2: return None
+  size = st.src[1].dtype.itemsize
+  if st.src[1].dtype not in (dtypes.float16, dtypes.bfloat16, dtypes.float32) or N % (16 // size): return None
+  terms, off = decompose(st.src[0].src[1])
+  coef = dict(terms)
+  if len(coef) != len(terms) or coef.get(nr) != 1 or mr not in coef or set(coef) - {mr, nr, *batch}: return None
+  if any(k * size % 16 for r, k in coef.items() if r is not nr) or off * size % 16: return None
+  return size, 16 // size
+
+_STS = {dtypes.float16: "f16", dtypes.bfloat16: "bf16", dtypes.float32: "f32"}
+
+def _staged_epilogue(st: tuple[int, int], store: UOp, red: UOp, acc: UOp, outputs: list, mr: UOp, nr: UOp, bm: UOp,
+                     bn: UOp, BM: int, BN: int, M: int, N: int, consumers: int, tid: UOp, smem: UOp, room: int,
+                     custom, final) -> list[UOp]:
+  """The consumers write each output's final value (the epilogue's value, in the output's dtype) into a row-major tile
+  in shared memory (free once every consumer is past the k loop: every copy landed, every wgmma group waited for; a
+  barrier of the consumers says so, the producer warp having left), rows padded by 16
+  bytes (a fragment's 8 rows fall on different banks); then, after a barrier of the consumers alone (the producer
+  warp has left), copy it out in 16-byte chunks, a row's chunks by neighbouring threads: whole cache lines instead of
+  the fragments' scattered 2- or 4-byte stores (4096^3 float16: a quarter of the kernel's time went to them)."""
+  size, vec = st
+  pitch = BN * size + 16
+  assert BM * pitch <= room, "the staged tile fits the pipeline's shared memory"
+  # every consumer is past its last wgmma first: the tile overwrites stages another warpgroup may still be reading
+  sync = custom(f'asm volatile("bar.sync 1, {consumers};" ::: "memory");', smem)
+  out: list[UOp] = [sync]
+  for i, row, col in outputs:
+    mrow, ncol = bm * BM + row, bn * BN + col
+    v = final(store.substitute({red: _ridx(acc, i).load(dtypes.float32), mr: mrow, nr: ncol}).src[1], mrow, ncol)
+    # (under the output's bounds even where the tile lies inside: unconditional, ptxas hoisted the accumulators'
+    # conversions above the last wgmma wait and serialised every wgmma instruction to allow it)
+    out.append(custom(f"if ({{3}}) teeny_sts_{_STS[v.dtype]}({{0}}, {{1}}, {{2}});", smem, row * pitch + col * size, v,
+                      (mrow < M).alu(Ops.AND, ncol < N)))
+  out.append(custom(f'asm volatile("bar.sync 1, {consumers};" ::: "memory");', smem))   # (and the tile is whole)
+  per_row = BN // vec
+  chunks = BM * per_row
+  for j in range(ceil_div(chunks, consumers)):
+    ch = tid + j * consumers
+    r, cc = ch // per_row, ch % per_row
+    mrow, ncol = bm * BM + r, bn * BN + cc * vec
+    ok = (mrow < M).alu(Ops.AND, ncol < N)
+    if chunks % consumers: ok = ok.alu(Ops.AND, ch < chunks)
+    at = store.src[0].src[1].substitute({mr: mrow, nr: ncol})
+    dst = UOp(Ops.INDEX, store.src[0].dtype, (store.src[0].src[0], at))
+    out.append(custom("if ({3}) teeny_copy_out16({0}, {1}, {2});", dst, smem, r * pitch + cc * 16, ok))
+  return out
+
+def _copy_pipeline(S: int, ahead: int | None, nk: int, kt: UOp, copies, custom, cuda: bool, swizzle: bool,
+                   body) -> list[UOp]:
+  """The k loop with tiles copied by every thread (cp.async on CUDA), ordered by the block's barrier."""
+  c = lambda v: UOp.const(dtypes.index, v)
+  eff: list[UOp] = []
   # a pipeline of S stages: the first A = ahead copies before the loop; in iteration kt, once tile kt has landed and
   # every thread is past iteration kt-1, the copy of tile kt+A goes into the stage tile kt+A-S used (A = S-1: the
   # stage of kt-1, whose compute every thread has finished; wgmma with a group left in flight: A = S-2)
@@ -575,18 +717,75 @@ def _tiled(ast: UOp, mt: TCMatch, BM: int, BN: int, BK: int, S: int, threads: in
   eff += copies(nxt % S, nxt, nxt < nk) + commit(kt)
   eff += body(kt % S, bar)
   eff[-1] = eff[-1].end(kt)
-  eff += after   # (after the loop: e.g. waiting for the tensor cores' last group)
-  # the epilogue: the original store for each accumulator value, at its output element
-  for i, row, col in outputs:
-    mrow, ncol = bm * BM + row, bn * BN + col
-    val = _ridx(acc, i).load(dtypes.float32)
-    for e in ast_b.src:
-      e = e.substitute({red: val, mr: mrow, nr: ncol})
-      if M % BM or N % BN:   # outputs past the matrix: no store, no epilogue loads
-        ok = (mrow < M).alu(Ops.AND, ncol < N)
-        e = e.substitute({x: gate(x, ok) for x in e.toposort if x.op is Ops.INDEX and x.src[0].op is Ops.DEFINE_GLOBAL})
-      eff.append(e)
-  return graph_rewrite(UOp(Ops.SINK, dtypes.void, tuple(eff), ast.arg), symbolic)
+  return eff
+
+def _tma_pipeline(mt2: TCMatch, batch: list[UOp], BM: int, BN: int, BK: int, S: int, threads: int, tid: UOp,
+                  smem: UOp, stage_words: int, a_words: int, kt: UOp, nk: int, bm: UOp, bn: UOp, custom,
+                  body, kp: UOp) -> list[UOp]:
+  """The k loop with tiles copied by the tensor memory accelerator (see _tiled), warp-specialised: the block's last
+  warp is the producer (its first thread issues every copy, in its own loop kp over the tiles), the warpgroups before
+  it the consumers (the loop kt: wait for a tile, compute on it). Thread 0 initialises the mbarriers. Tile t goes into
+  stage t % S, whose full barrier's phase t // S completes with its bytes, and whose empty barrier's phase t // S
+  completes once every consumer warp has finished computing on it (in iteration t + 1, after the tensor cores' wait
+  leaves at most one group, iteration t + 1's, in flight); the producer waits for that before copying tile t + S. The
+  consumers' loop holds no branch but the waits' own (each statement is predicated instead): ptxas serialises wgmma
+  instructions (a wait for each before the next) when the loop around them holds divergent code."""
+  idx = dtypes.index
+  c = lambda v: UOp.const(idx, v)
+  views = tma_views(TCMatch(mt2.red, mt2.ms, mt2.ns, mt2.ks, batch, mt2.a, mt2.b, mt2.a_major, mt2.b_major,
+                            mt2.a_aligned, mt2.b_aligned, mt2.dtype_in))
+  assert views is not None, "tc_refusal checked the operands are tensor-map views"
+  full = lambda s: stage_words * S + 2 * s
+  empty = lambda s: stage_words * S + 2 * S + 2 * s
+  maps, boxes = [], []
+  for i, (ix, major, rows_out, start, (dims, strides, off, batched)) in enumerate(
+      ((mt2.a, mt2.a_major, BM, bm * BM, views[0]), (mt2.b, mt2.b_major, BN, bn * BN, views[1]))):
+    box = (BK, rows_out, 1) if major == "k" else (64, BK, 1)
+    maps.append(UOp(Ops.TENSOR_MAP, dtypes.void, (ix.src[0],), (i, dims, strides, box, off)))
+    # (a [k][out] tile is rows_out/64 boxes of 64 outs, bk*128 bytes apart: _swizzled's atoms)
+    boxes.append([(i * a_words + j * BK * 32, start + 64 * j) for j in range(rows_out // 64)] if major == "mn"
+                 else [(i * a_words, start)])
+  tx = (BM + BN) * BK * mt2.dtype_in.itemsize
+  bz = batch[0] if batch else c(0)
+  def load(tile: UOp, cond: UOp) -> UOp:
+    """Where cond holds (the producer thread): tile's copies into its stage, completing on its full barrier."""
+    stage = tile % S
+    srcs: list[UOp] = [smem, cond, c(full(0)) + stage * 2, tile % S * stage_words]
+    code = ["teeny_mbar_expect({0}, {2}, %d, {1});" % tx]
+    for i, (mp, (ix, major)) in enumerate(zip(maps, ((mt2.a, mt2.a_major), (mt2.b, mt2.b_major)))):
+      bb = views[i][3]
+      for w, o in boxes[i]:
+        k0, o0 = tile * BK, o
+        cs = (k0, o0) if major == "k" else (o0, k0)
+        n = len(srcs)
+        srcs += [mp, cs[0], cs[1], bz if bb else c(0)]
+        code.append(f"teeny_tma3({{0}}, {{3}} + {w}, &{{{n}}}, {{{n + 1}}}, {{{n + 2}}}, {{{n + 3}}}, {{2}}, {{1}});")
+    # (no C branches in the k loop: the helpers are predicated, see render/cuda.py)
+    return custom(" ".join(code), *srcs)
+  releases = (threads - 32) // 32   # consumer warps: each one's lane 0 releases a stage
+  inits = " ".join(f"teeny_mbar_init({{0}}, {full(s)}, 1); teeny_mbar_init({{0}}, {empty(s)}, {releases});"
+                   for s in range(S))
+  init = custom(f'if ({{1}} == 0) {{{{ {inits} asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory"); }}}}',
+                smem, tid)
+  eff: list[UOp] = [init, UOp(Ops.BARRIER, dtypes.void, (init,), 0)]
+  # the producer: tile kp into its stage once the consumers released the tile before it there (for the first S
+  # tiles the wait is for the phase before the first: done at once)
+  prod = tid.eq(threads - 32)
+  eff.append(custom("teeny_mbar_wait({0}, {2}, {3}, {1});", smem, prod, c(empty(0)) + kp % S * 2, (kp // S + 1) % 2))
+  eff.append(load(kp, prod))
+  eff[-1] = eff[-1].end(kp)
+  # the producer warp is done: it leaves (wgmma's instructions, the epilogue's included, are for whole warpgroups,
+  # and it is a warpgroup's first warp alone)
+  eff.append(custom("if ({1}) {{ return; }}", smem, tid >= threads - 32))
+  # the consumers
+  wait = custom("teeny_mbar_wait({0}, {1}, {2}, 1);", smem, c(full(0)) + kt % S * 2, kt // S % 2)
+  eff += [wait] + body(kt % S, wait)
+  # a warp is done with the previous tile's stage (the tensor cores' wait above completed its group): its lane 0 says
+  # so (the wait is warp-wide)
+  rel = (kt > 0).alu(Ops.AND, (tid % 32).eq(0))
+  eff.append(custom("teeny_mbar_arrive({0}, {2}, {1});", smem, rel, c(empty(0)) + (kt + S - 1) % S * 2))
+  eff[-1] = eff[-1].end(kt)
+  return eff
 
 def _warp_tiles(t: _Tiles, cfg: TCConfig, lay: TCLayout):
   """TC: each warp a (bm/wm) x (bn/wn) tile of lay.m x lay.n instruction blocks; fragments from shared memory (CUDA
@@ -734,8 +933,9 @@ def _wgmma_tiles(t: _Tiles, cfg: WGConfig):
     # (the stage a source: both statements belong inside the k loop)
     out = [t.custom(f"teeny_wgmma_fence_n{nacc}({{0}});", _ridx(acc, 0), stage)]
     for kk in range(cfg.bk // 16):
+      first = (t.kt > 0,) if t.kt is not None and kk == 0 else ()   # (0: D = A @ B, the accumulators' first value)
       out.append(UOp(Ops.WMMA, dtypes.void, (_ridx(acc, 0), start(mt2.a_major, a0, kk),
-                                             start(mt2.b_major, base + a_words, kk)), op))
+                                             start(mt2.b_major, base + a_words, kk), *first), op))
     out.append(t.custom(f"teeny_wgmma_wait{cfg.inflight}_n{nacc}({{0}});", _ridx(acc, 0), stage))
     return out
   outputs = []

@@ -123,6 +123,37 @@ class CUDAAllocator(Allocator):
     host = np.frombuffer(dest, dtype=np.uint8)
     _check(driver.cuMemcpyDtoH(host.ctypes.data, src, host.nbytes), "cuMemcpyDtoH")
 
+# encoded tensor maps (a map holds only the address, shape, strides and box it was made from, so one made for memory
+# since freed is right for whatever lives there now)
+_tensor_maps: dict[tuple, Any] = {}
+
+def tensor_map(ptr: int, tm: tuple) -> Any:
+  """The CUtensorMap of a program's tensor-map parameter (ProgramSpec.tmaps: slot, dtype, dims, strides, box, offset)
+  over the buffer at device address ptr: 128-byte swizzled boxes (wgmma's layout), zeros outside the tensor."""
+  key = (ptr, tm)
+  if (m := _tensor_maps.get(key)) is not None: return m
+  from cuda.bindings import driver
+  from teeny.dtype import dtypes
+  _, dt, dims, strides, box, off = tm
+  kinds = {dtypes.float16: driver.CUtensorMapDataType.CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
+           dtypes.bfloat16: driver.CUtensorMapDataType.CU_TENSOR_MAP_DATA_TYPE_BFLOAT16}
+  if dt not in kinds: raise RuntimeError(f"tensor maps here copy float16 or bfloat16, not {dt}")
+  m = _check(driver.cuTensorMapEncodeTiled(
+    kinds[dt], len(dims), ptr + off * dt.itemsize, [driver.cuuint64_t(d) for d in dims],
+    [driver.cuuint64_t(x) for x in strides], [driver.cuuint32_t(b) for b in box], [driver.cuuint32_t(1)] * len(dims),
+    driver.CUtensorMapInterleave.CU_TENSOR_MAP_INTERLEAVE_NONE, driver.CUtensorMapSwizzle.CU_TENSOR_MAP_SWIZZLE_128B,
+    driver.CUtensorMapL2promotion.CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+    driver.CUtensorMapFloatOOBfill.CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
+    f"cuTensorMapEncodeTiled (dims {dims}, strides {strides}, box {box})")
+  if len(_tensor_maps) >= 4096: _tensor_maps.clear()
+  _tensor_maps[key] = m
+  return m
+
+def _tmap_slots(spec: Any) -> list[int]:
+  """For each tensor-map parameter, the position of its buffer among the buffer arguments."""
+  pos = {p[0]: i for i, p in enumerate(spec.params)}
+  return [pos[tm[0]] for tm in getattr(spec, "tmaps", ())]
+
 class CUDAProgram:
   """One kernel of a loaded cubin. Launches are asynchronous; wait=True times the kernel with events."""
   def __init__(self, dev: CUDADevice, name: str, lib: bytes, spec: Any = None):
@@ -133,6 +164,7 @@ class CUDAProgram:
     self.module = _check(driver.cuModuleLoadData(lib), f"loading the cubin of {name} (built for {dev.arch})")
     self.fxn = _check(driver.cuModuleGetFunction(self.module, name.encode()), f"finding kernel {name}")
     self.smem = getattr(spec, "smem", 0)
+    self.tmaps = list(zip(_tmap_slots(spec), getattr(spec, "tmaps", ()))) if spec is not None else []
     if self.smem > 48 * 1024:   # dynamic shared memory past 48 KB is opt-in per kernel
       attr = driver.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
       _check(driver.cuFuncSetAttribute(self.fxn, attr, self.smem), f"{name}: {self.smem} bytes of shared memory")
@@ -146,6 +178,9 @@ class CUDAProgram:
     # of each: two allocations a launch instead of two per argument
     cells = np.array([int(b) for b in bufs] + [int(v) & 0xFFFFFFFF for v in vals], dtype=np.uint64)
     params = cells.ctypes.data + 8 * np.arange(len(cells), dtype=np.uint64)
+    if self.tmaps:   # (passed by value: the parameter's address is the map's own)
+      maps = [tensor_map(int(bufs[i]), tm) for i, tm in self.tmaps]
+      params = np.concatenate([params, np.array([m.getPtr() for m in maps], dtype=np.uint64)])
     if wait:
       st, en = self.dev.events
       _check(driver.cuEventRecord(st, 0), "cuEventRecord")
@@ -176,10 +211,17 @@ class CUDAGraph:
     self.params: list[Any] = []
     self.keep: list[Any] = []   # what each node's parameter array points at must outlive the graph
     self.users: list[list[int]] = [[] for _ in bufs]
+    # tensor maps encode their buffer's address: (node, argument, map parameter) per buffer slot, encoded again on bind
+    self.map_users: list[list[tuple[int, int, tuple]]] = [[] for _ in bufs]
+    self.maps: dict[tuple[int, int], Any] = {}   # (node, argument) -> its map (its parameter array points into it)
     self.dirty: set[int] = set()
     for i, (_, prg, spec, slots, vals, _work) in enumerate(launches):
-      holders = [self.cells[s] for s in slots] + [np.array([int(v)], dtype=np.int32) for v in vals]
+      holders: list[Any] = [self.cells[s] for s in slots] + [np.array([int(v)], dtype=np.int32) for v in vals]
       argv = np.array([h.ctypes.data for h in holders], dtype=np.uint64)
+      for pos, tm in zip(_tmap_slots(spec), getattr(spec, "tmaps", ())):
+        self.map_users[slots[pos]].append((i, len(argv), tm))
+        self.maps[(i, len(argv))] = m = tensor_map(int(self.cells[slots[pos]][0]), tm)
+        argv = np.append(argv, np.uint64(m.getPtr()))
       p = driver.CUDA_KERNEL_NODE_PARAMS()
       p.func = prg.fxn
       p.gridDimX, p.gridDimY, p.gridDimZ = _dims(spec.global_size)
@@ -196,6 +238,9 @@ class CUDAGraph:
   def bind(self, slot: int, buf: Any):
     self.cells[slot][0] = int(buf.ensure_allocated()._opaque)
     self.dirty.update(self.users[slot])
+    for i, k, tm in self.map_users[slot]:
+      self.maps[(i, k)] = m = tensor_map(int(self.cells[slot][0]), tm)
+      self.keep[i][1][k] = m.getPtr()
   def __call__(self) -> float:
     from cuda.bindings import driver
     self.dev.activate()

@@ -3,7 +3,7 @@ used from the tensor graph to the rendered kernel."""
 from __future__ import annotations
 from dataclasses import dataclass
 import functools, itertools, math, weakref
-from typing import TYPE_CHECKING, Any, Callable, cast
+from typing import TYPE_CHECKING, Any, Callable
 from teeny.dtype import DType, PtrDType, dtypes, truncate_value
 from teeny.helpers import FastEnum, auto, prod
 
@@ -33,6 +33,10 @@ class Ops(FastEnum):
   # WMMA(INDEX(acc), INDEX(a), INDEX(b)), arg codegen.tc.TCOp: one warp's matrix instruction, acc += a @ b on the
   # fragments the three register arrays hold at those offsets (which lane holds which element: codegen/tc.py)
   WMMA = auto()
+  # TENSOR_MAP(DEFINE_GLOBAL), arg (idx, dims, strides, box, offset): a kernel parameter describing a tiled view of the
+  # buffer for the tensor memory accelerator (CUDA's CUtensorMap, sm_90): dims and box innermost first, strides in bytes
+  # of every dim but the innermost, offset the view's first element; the runtime encodes it from the buffer's address
+  TENSOR_MAP = auto()
   # alu
   CAST = auto(); BITCAST = auto()
   NEG = auto(); RECIP = auto(); SQRT = auto(); EXP = auto(); LOG = auto(); EXP2 = auto(); LOG2 = auto()
@@ -177,10 +181,11 @@ class _cached_up(_cached):
     if obj is None: return self
     name = self.name
     # the usual case, every source already known: no walk
-    if not self.needs(obj) or all(name in s.__dict__ for s in obj.src):
-      v = obj.__dict__[name] = self.fn(obj)
-      return v
-    return bottom_up(obj, name, self.fn, self.needs)
+    if self.needs(obj):
+      for s in obj.src:
+        if name not in s.__dict__: return bottom_up(obj, name, self.fn, self.needs)
+    v = obj.__dict__[name] = self.fn(obj)
+    return v
 
 def bottom_up(root, name: str, fn: Callable, needs: Callable) -> Any:
   """A per-node value stored as node.__dict__[name], computed from its sources' values: every node below `root` whose
@@ -198,6 +203,11 @@ def bottom_up(root, name: str, fn: Callable, needs: Callable) -> Any:
       if needs(n): stack.extend((s, False) for s in n.src if name not in s.__dict__)
   return root.__dict__[name]
 _MISSING = object()
+
+# the ops UOp.base looks through
+_VIEW_OPS = frozenset(GroupOp.Movement | {Ops.DETACH})
+# the ops whose shape needs no source's (UOp.shape)
+_SHAPE_OWN = frozenset((Ops.CONST, Ops.BUFFER, Ops.ARANGE, Ops.RESHAPE, Ops.EXPAND))
 
 class Topo:
   """A node's dependencies in topological order, the node itself last (a view: cheap to make, never cached)."""
@@ -220,21 +230,23 @@ class UOpMetaClass(type):
     # -0.0 == 0.0 (and hashes alike): without the mark a constant -0.0 became the cached 0.0 (1 / Tensor(-0.0) was +inf)
     if op is Ops.CONST and arg == 0 and type(arg) is float and math.copysign(1.0, arg) < 0:
       key = (op, dtype, src, arg, "-0")
-    try: r = UOpMetaClass.cache.get(key)
+    cache = UOpMetaClass.cache
+    try: r = cache.get(key)
     except TypeError: raise TypeError(f"UOp arg must be hashable, got {arg!r}") from None
     if r is not None and (ret := r()) is not None: return ret
     # the fields go straight into the new node's __dict__ (type.__call__ and an __init__ of four object.__setattr__
     # calls took twice as long: a TinyJit replay makes a node for every memory version it writes)
-    ret = object.__new__(cast(type, cls))
+    ret = object.__new__(cls)  # type: ignore[arg-type]  # (cls is UOp)
     d: dict[str, Any] = ret.__dict__
     d["op"], d["dtype"], d["src"], d["arg"] = op, dtype, src, arg
-    ref = UOpMetaClass.cache[key] = WeakKeyed(ret, _forget)
+    ref = cache[key] = WeakKeyed(ret, _forget)
     ref.key = key
     return ret
 
 def _forget(r: WeakKeyed, cache: dict = UOpMetaClass.cache):
   # (the table bound here: nodes that live until the interpreter exits, in a cache, are freed after module globals)
-  if cache.get(r.key) is r: del cache[r.key]
+  # one hash of the key: taken out, and put back in the rare case that it names a newer node
+  if (cur := cache.pop(r.key, None)) is not r and cur is not None: cache[r.key] = cur
 
 class UOp(metaclass=UOpMetaClass):
   """An immutable node. Building an equal node twice returns the same object, so `is` is equality."""
@@ -282,9 +294,10 @@ class UOp(metaclass=UOpMetaClass):
   def substitute(self, mapping: dict[UOp, UOp]) -> UOp: return substitute_nodes(self.toposort, mapping)[self]
 
   # ---- tensor-level shape
-  @_cached_up(lambda n: n.op not in (Ops.CONST, Ops.BUFFER, Ops.ARANGE, Ops.RESHAPE, Ops.EXPAND))
+  @_cached_up(lambda n: n.op not in _SHAPE_OWN)
   def shape(self) -> tuple[int, ...] | None:
     op, a = self.op, self.arg
+    if op in GroupOp.Elementwise: return self.src[-1].shape if op is not Ops.WHERE else self.src[0].shape  # (the most)
     if op is Ops.CONST: return ()
     if op is Ops.BUFFER: return (a[2],)
     if op is Ops.DEFINE_GLOBAL: return a[1]   # a custom kernel's placeholder: its tensor's shape
@@ -310,8 +323,7 @@ class UOp(metaclass=UOpMetaClass):
     # ASSIGN(target, value): the whole memory after writing value through the view target; target.base is the version
     # it overwrites (a BUFFER, an earlier ASSIGN, or a lazy value given a buffer first)
     if op is Ops.ASSIGN: return self.src[0].base.shape
-    if op in GroupOp.Elementwise or op in (Ops.FLIP, Ops.CONTIGUOUS, Ops.COPY, Ops.DETACH, Ops.CONTIGUOUS_BACKWARD):
-      return self.src[-1].shape if op is not Ops.WHERE else self.src[0].shape
+    if op in (Ops.FLIP, Ops.CONTIGUOUS, Ops.COPY, Ops.DETACH, Ops.CONTIGUOUS_BACKWARD): return self.src[-1].shape
     if op is Ops.CUSTOM_KERNEL: return None
     return None
   @property
@@ -322,7 +334,7 @@ class UOp(metaclass=UOpMetaClass):
   def base(self) -> UOp:
     """The node under any movement ops."""
     n = self
-    while n.op in GroupOp.Movement or n.op is Ops.DETACH: n = n.src[0]
+    while n.op in _VIEW_OPS: n = n.src[0]
     return n
   @_cached
   def device(self) -> str:

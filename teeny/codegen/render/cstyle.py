@@ -161,9 +161,14 @@ class CStyleLanguage:
     if u.op is Ops.DEFINE_GLOBAL:
       st.params.append(self.render_buffer_param(u.arg[0], u.dtype.base, u in st.written))
       st.r[u] = f"data{u.arg[0]}"
+    elif u.op is Ops.TENSOR_MAP:
+      st.params.append(self.render_tensor_map_param(u.arg[0]))
+      st.r[u] = f"tmap{u.arg[0]}"
     else:
       st.params.append(f"{self.arg_int_prefix} {u.arg[0]}")
       st.r[u] = u.arg[0]
+  def render_tensor_map_param(self, idx: int) -> str:
+    raise NotImplementedError(f"the {self.lang} renderer has no tensor maps (CUDA's tensor memory accelerator)")
   def _r_local(self, st: RenderState, u: UOp):
     st.r[u] = f"local{u.arg[0]}"
     st.emit(f"{self.render_storage(u.dtype.base)} local{u.arg[0]}[{u.arg[1]}] __attribute__((aligned(64)));")
@@ -173,8 +178,8 @@ class CStyleLanguage:
   def _r_wmma(self, st: RenderState, u: UOp):
     """A warp's matrix instruction on three register arrays (codegen/tc.py): a language with tensor cores spells
     it (render_wmma); the others have no tensor cores, and the TC Opt is refused for them before this point."""
-    ptrs = [st.ptr(s) for s in u.src]
-    st.emit(self.render_wmma(u.arg, *ptrs) + ";")
+    ptrs = [st.ptr(s) for s in u.src[:3]]   # (a fourth source: wgmma's accumulate flag, a value)
+    st.emit(self.render_wmma(u.arg, *ptrs, *[st.val(s) for s in u.src[3:]]) + ";")
   def render_wmma(self, arg, acc: str, a: str, b: str) -> str:
     raise NotImplementedError(f"the {self.lang} renderer has no tensor-core instruction for {arg}")
   def _r_range(self, st: RenderState, u: UOp):
@@ -249,7 +254,8 @@ class CStyleLanguage:
   def _r_nothing(self, st: RenderState, u: UOp): pass
   # op -> the method that spells it (by name, so a language overrides one method without copying the table)
   handlers: dict[Ops, str] = {
-    Ops.DEFINE_GLOBAL: "_r_param", Ops.DEFINE_VAR: "_r_param", Ops.RANGE: "_r_range", Ops.END: "_r_end",
+    Ops.DEFINE_GLOBAL: "_r_param", Ops.DEFINE_VAR: "_r_param", Ops.TENSOR_MAP: "_r_param", Ops.RANGE: "_r_range",
+    Ops.END: "_r_end",
     Ops.INDEX: "_r_index",
     Ops.LOAD: "_r_load", Ops.STORE: "_r_store", Ops.REDUCE: "_r_reduce", Ops.ASSIGN: "_r_assign",
     **dict.fromkeys(GroupOp.ALU, "_r_alu"),

@@ -108,6 +108,72 @@ __device__ __forceinline__ unsigned long long teeny_wgdesc(const unsigned int* p
          (64ull << 32) | (1ull << 62);
 }
 """.lstrip()
+# the tensor memory accelerator (sm_90; codegen/tc.py's TMA tiles): a CUtensorMap (128 opaque bytes the runtime encodes
+# with cuTensorMapEncodeTiled) passed by value as a __grid_constant__ parameter; mbarriers in shared memory (a 64-bit
+# word each) count the arrivals of a phase and, with expect_tx, the bytes the copies that complete on them must land
+CUDA_HELPERS["teeny_tmap"] = "struct __align__(64) teeny_tmap { unsigned long long v[16]; };\n"
+CUDA_HELPERS["teeny_mbar_init"] = r"""
+__device__ __forceinline__ void teeny_mbar_init(const unsigned int* base, int w, int count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" :: "r"(teeny_smem(base) + 4 * w), "r"(count) : "memory");
+}
+""".lstrip()
+# Each takes a predicate `p` and acts only where it is nonzero, predicated inside the PTX: a C branch between wgmma
+# instructions made ptxas serialize them (a wait for each before the next: 4096^3 float16 at half speed)
+CUDA_HELPERS["teeny_mbar_arrive"] = r"""
+__device__ __forceinline__ void teeny_mbar_arrive(const unsigned int* base, int w, int p) {
+  asm volatile("{ .reg .pred q; .reg .b64 s; setp.ne.b32 q, %1, 0; @q mbarrier.arrive.shared::cta.b64 s, [%0]; }"
+               :: "r"(teeny_smem(base) + 4 * w), "r"(p) : "memory");
+}
+""".lstrip()
+# one arrival that also expects `bytes` more of the phase's copies
+CUDA_HELPERS["teeny_mbar_expect"] = r"""
+__device__ __forceinline__ void teeny_mbar_expect(const unsigned int* base, int w, int bytes, int p) {
+  asm volatile("{ .reg .pred q; .reg .b64 s; setp.ne.b32 q, %2, 0; "
+               "@q mbarrier.arrive.expect_tx.shared::cta.b64 s, [%0], %1; }"
+               :: "r"(teeny_smem(base) + 4 * w), "r"(bytes), "r"(p) : "memory");
+}
+""".lstrip()
+# until the barrier's phase of this parity has completed (its arrivals and bytes all in); the loop is the PTX's own
+CUDA_HELPERS["teeny_mbar_wait"] = r"""
+__device__ __forceinline__ void teeny_mbar_wait(const unsigned int* base, int w, int parity, int p) {
+  asm volatile("{ .reg .pred q, d; setp.eq.b32 q, %2, 0; @q bra TEENY_DONE;\n"
+               "TEENY_WAIT: mbarrier.try_wait.parity.shared::cta.b64 d, [%0], %1; @!d bra TEENY_WAIT;\n"
+               "TEENY_DONE: }" :: "r"(teeny_smem(base) + 4 * w), "r"(parity), "r"(p) : "memory");
+}
+""".lstrip()
+# a box of a 3-d tensor map at coordinates (c0 innermost) into shared memory word w, completing on the barrier at word
+# bar (out-of-bounds elements land as zeros)
+CUDA_HELPERS["teeny_tma3"] = r"""
+__device__ __forceinline__ void teeny_tma3(const unsigned int* base, int w, const teeny_tmap* map, int c0, int c1,
+                                           int c2, int bar, int p) {
+  asm volatile("{ .reg .pred q; setp.ne.b32 q, %6, 0; @q cp.async.bulk.tensor.3d.shared::cluster.global.tile"
+               ".mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5]; }"
+               :: "r"(teeny_smem(base) + 4 * w), "l"(map), "r"(c0), "r"(c1), "r"(c2), "r"(teeny_smem(base) + 4 * bar),
+               "r"(p) : "memory");
+}
+""".lstrip()
+# the TMA tiles' epilogue (codegen/tc.py: _staged_epilogue): values into a tile in shared memory at a byte offset, then
+# 16 bytes of it to global memory
+CUDA_HELPERS["teeny_sts_f16"] = r"""
+__device__ __forceinline__ void teeny_sts_f16(unsigned int* base, int byte, float v) {
+  reinterpret_cast<unsigned short*>(base)[byte >> 1] = teeny_f2h(v);
+}
+""".lstrip()
+CUDA_HELPERS["teeny_sts_bf16"] = r"""
+__device__ __forceinline__ void teeny_sts_bf16(unsigned int* base, int byte, float v) {
+  reinterpret_cast<unsigned short*>(base)[byte >> 1] = teeny_f2bf(v);
+}
+""".lstrip()
+CUDA_HELPERS["teeny_sts_f32"] = r"""
+__device__ __forceinline__ void teeny_sts_f32(unsigned int* base, int byte, float v) {
+  reinterpret_cast<float*>(base)[byte >> 2] = v;
+}
+""".lstrip()
+CUDA_HELPERS["teeny_copy_out16"] = r"""
+__device__ __forceinline__ void teeny_copy_out16(void* dst, const unsigned int* base, int byte) {
+  *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(base + (byte >> 2));
+}
+""".lstrip()
 WGMMA_N = (64, 128, 192, 256)
 
 def _wgmma_helpers(n: int) -> dict[str, str]:
@@ -124,11 +190,11 @@ def _wgmma_helpers(n: int) -> dict[str, str]:
   for dt in ("f16", "bf16"):
     out[f"teeny_wgmma_n{n}_{dt}"] = (
       f"template <int TA, int TB, int LA, int LB>\n__device__ __forceinline__ void teeny_wgmma_n{n}_{dt}(float* d, "
-      "const unsigned int* a, const unsigned int* b) {\n"
+      "const unsigned int* a, const unsigned int* b, int acc = 1) {\n"
       f'  asm volatile("{{\\n\\t.reg .pred p;\\n\\tsetp.ne.b32 p, %{h + 2}, 0;\\n\\t"\n'
       f'    "wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{dt}.{dt} {{{regs}}}, %{h}, %{h + 1}, p, 1, 1, %{h + 3}, '
       f'%{h + 4};\\n\\t}}"\n'
-      f'    : {acc}\n    : "l"(teeny_wgdesc(a, LA)), "l"(teeny_wgdesc(b, LB)), "r"(1), "n"(TA), "n"(TB));\n}}\n')
+      f'    : {acc}\n    : "l"(teeny_wgdesc(a, LA)), "l"(teeny_wgdesc(b, LB)), "r"(acc), "n"(TA), "n"(TB));\n}}\n')
   return out
 for _n in WGMMA_N: CUDA_HELPERS.update(_wgmma_helpers(_n))
 
@@ -143,6 +209,7 @@ class CUDARenderer(GPULanguage):
   helpers = CUDA_HELPERS
   def render_kernel_prefix(self, threads: int) -> str: return f'extern "C" __global__ void __launch_bounds__({threads})'
   def render_bitcast(self, x: str, src, dst) -> str: return f"teeny_bitcast<{self.render_dtype(dst)}>({x})"
+  def render_tensor_map_param(self, idx: int) -> str: return f"const __grid_constant__ teeny_tmap tmap{idx}"
   tensor_cores = ("cuda_m16n8k16", "cuda_m16n8k8_tf32")   # the TC Opt's layouts (codegen/tc.py; TF32 opt-in)
   smem_tiles = True   # the SMEM Opt's float32 tiles (codegen/tc.py)
   max_shared = 227 * 1024   # sm_80/sm_90 opt-in limit per block
@@ -157,14 +224,15 @@ class CUDARenderer(GPULanguage):
     # (1024-byte aligned: wgmma's swizzled tiles repeat every 1024 bytes of address)
     st.emit(f"extern __shared__ __align__(1024) {self.render_storage(u.dtype.base)} local{u.arg[0]}[];   "
             f"// {u.arg[1]} values, provided at launch")
-  def render_wmma(self, arg, acc: str, a: str, b: str) -> str:
-    if arg.smem is not None:   # wgmma: a and b are the operands' start words in shared memory
+  def render_wmma(self, arg, acc: str, a: str, b: str, accumulate: str | None = None) -> str:
+    if arg.smem is not None:   # wgmma: a and b are the operands' start words in shared memory (accumulate 0: D = A@B)
       n = wgmma_n(arg.layout)
       if not self.wgmma or n not in WGMMA_N or arg.dtype_in not in _MMA_IN:
         raise NotImplementedError(f"CUDA renderer ({self.arch}): no wgmma for {arg}")
       (ma, la), (mb, lb) = arg.smem
       flags = f"{int(ma == 'mn')}, {int(mb == 'mn')}, {la}, {lb}"   # (transposes: MN-major operands)
-      return f"teeny_wgmma_n{n}_{_MMA_IN[arg.dtype_in]}<{flags}>({acc}, {a}, {b})"
+      more = "" if accumulate is None else ", " + accumulate
+      return f"teeny_wgmma_n{n}_{_MMA_IN[arg.dtype_in]}<{flags}>({acc}, {a}, {b}{more})"
     if arg.layout == "cuda_m16n8k8_tf32" and arg.dtype_in == dtypes.float32 and arg.dtype_acc == dtypes.float32:
       return f"teeny_mma_tf32({acc}, {a}, {b})"
     if arg.layout != "cuda_m16n8k16" or arg.dtype_acc != dtypes.float32 or arg.dtype_in not in _MMA_IN:
