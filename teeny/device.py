@@ -7,6 +7,7 @@ from teeny.dtype import DType, dtypes
 from teeny.helpers import CACHELEVEL, DEBUG, cache_dir, getenv
 
 KNOWN_DEVICES = ("CPU", "NULL", "CUDA", "AMD", "CL")
+_CANONICAL: dict[str, str] = {}   # device names seen -> their canonical form
 
 class _Device:
   """`Device["CPU"]` is the CPU runtime; `Device.DEFAULT` is the device new tensors land on."""
@@ -18,6 +19,7 @@ class _Device:
     """The canonical name: 'CPU', 'CPU:1', 'CUDA:1', 'NULL', 'NULL:1', 'NULL:CUDA', 'NULL:CUDA:1' (index 0 is the bare
     name). A tuple or list of names (a multi-device tensor's devices) gives a tuple of canonical names."""
     if name is None: return Device.DEFAULT
+    if type(name) is str and (hit := _CANONICAL.get(name)) is not None: return hit   # (every Tensor.empty asks)
     if isinstance(name, (tuple, list)):
       devs = tuple(Device.canonicalize(n) for n in name)
       if len(set(devs)) != len(devs): raise ValueError(f"devices {devs} name one device twice; each must be distinct")
@@ -37,8 +39,10 @@ class _Device:
       if parts and parts[0].isdigit(): parts = ["C"] + parts
       lang = parts[0] if parts else "C"
       num = index(parts[1]) if len(parts) > 1 else ""
-      return ("NULL" if lang == "C" else f"NULL:{lang}") + num
-    return base + (index(rest) if rest else "")
+      out = ("NULL" if lang == "C" else f"NULL:{lang}") + num
+    else: out = base + (index(rest) if rest else "")
+    _CANONICAL[name] = out   # (a function of the string alone)
+    return out
   def __getitem__(self, name: str | tuple) -> Compiled:
     if isinstance(name, tuple): return self[name[0]]   # a multi-device tensor's devices: one kind, its first answers
     if (dev := self._opened.get(name)) is not None: return dev  # the hot path: an already-canonical, open device
@@ -297,15 +301,19 @@ class Buffer:
   def __init__(self, device: str, size: int, dtype: DType):
     self.device, self.size, self.dtype = device, size, dtype
     self._opaque: Any = None
+    # (a flag, not `_opaque is None`: the NULL device's memory is None, and it registered a finalizer on every launch)
+    self._allocated = False
     self.version = 0   # which version node's contents the memory holds (engine/schedule.py: next_version)
   @property
   def nbytes(self) -> int: return self.size * self.dtype.itemsize
   @property
   def allocator(self) -> Allocator: return Device[self.device].allocator
   def ensure_allocated(self) -> Buffer:
-    if self._opaque is None:
-      self._opaque = self.allocator.alloc(max(self.nbytes, 1))
-      weakref.finalize(self, self.allocator.free, self._opaque, max(self.nbytes, 1))
+    if not self._allocated:
+      allocator = self.allocator
+      self._opaque = allocator.alloc(max(self.nbytes, 1))
+      self._allocated = True
+      weakref.finalize(self, allocator.free, self._opaque, max(self.nbytes, 1))
     return self
   @property
   def opaque(self) -> Any: return self.ensure_allocated()._opaque

@@ -6,20 +6,32 @@ import numpy as np
 
 @dataclass(frozen=True, eq=True)
 class DType:
+  """A dtype is interned: making one with the fields of an existing one returns that object (pickling and copying
+  too), so equal dtypes are one object and compare and hash by identity, at C speed (every UOp's hash-cons key holds
+  one: a Python-level __hash__ ran several times per node made)."""
   name: str
   itemsize: int
   kind: str          # 'b' bool, 'i' signed, 'u' unsigned, 'f' float, 'v' void
   np_name: str | None
+  def __new__(cls, *args, **kwargs):
+    names = list(cls.__dataclass_fields__)
+    vals = args + tuple(kwargs[f] if f in kwargs else cls.__dataclass_fields__[f].default for f in names[len(args):])
+    if len(vals) != len(names) or any(k not in names for k in kwargs):
+      raise TypeError(f"{cls.__name__} takes the fields {names}, got {args} {kwargs}")
+    if (d := _INTERNED.get(key := (cls, vals))) is None: d = _INTERNED[key] = object.__new__(cls)
+    return d   # (the dataclass __init__ then sets the same field values again)
+  # identity, exact because of the interning above (explicit: the dataclass keeps them)
+  __eq__ = object.__eq__
+  __hash__ = object.__hash__
+  def __reduce__(self): return type(self), tuple(getattr(self, f) for f in self.__dataclass_fields__)
   def __repr__(self): return f"dtypes.{self.name}"
-  def __hash__(self) -> int:  # hashed in every node key: computed once, not from all fields every time
-    try: return self.__dict__["_hash"]
+  def ptr(self) -> PtrDType:
+    # kept on the dtype (placeholders and kernels ask for it on every custom kernel call)
+    try: return self.__dict__["_ptr"]
     except KeyError:
-      h = hash(tuple(getattr(self, f) for f in self.__dataclass_fields__))
-      object.__setattr__(self, "_hash", h)
-      return h
-  # string hashes vary by process
-  def __getstate__(self): return {k: v for k, v in self.__dict__.items() if k != "_hash"}
-  def ptr(self) -> PtrDType: return PtrDType(self.name, self.itemsize, self.kind, self.np_name, self)
+      p = PtrDType(self.name, self.itemsize, self.kind, self.np_name, self)
+      object.__setattr__(self, "_ptr", p)
+      return p
   @property
   def np(self):
     if self.np_name is None: raise TypeError(f"{self} has no numpy equivalent")
@@ -31,10 +43,12 @@ class DType:
     """The element dtype of a pointer (PtrDType's field); a scalar dtype has none: reading it raises, as always."""
     raise AttributeError(f"{self} is not a pointer dtype: it has no base")
 
-@dataclass(frozen=True, eq=True)
+@dataclass(frozen=True, eq=False)   # (eq=False: DType's identity __eq__ and __hash__ stay)
 class PtrDType(DType):
   base: DType = None  # type: ignore[assignment]  # a dataclass default; ptr() always passes a base
   def __repr__(self): return f"{self.base!r}.ptr()"
+
+_INTERNED: dict[tuple, DType] = {}
 
 class dtypes:
   void = DType("void", 0, "v", None)

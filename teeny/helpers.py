@@ -1,6 +1,6 @@
 """Small shared utilities: env switches, contexts, counters, cache dir. Imports nothing of teeny."""
 from __future__ import annotations
-import contextlib, functools, os
+import contextlib, math, os
 from typing import TYPE_CHECKING, Any, Iterable, TypeVar
 
 T = TypeVar("T")
@@ -64,7 +64,7 @@ else:
   def auto() -> Any: return _Auto()
 
 def prod(xs: Iterable[Any], start: Any = 1) -> Any:
-  return functools.reduce(lambda a, b: a * b, xs, start)
+  return math.prod(xs, start=start)   # (left to right with `*`, as a reduce would: sints multiply as UOps)
 
 def argsort(xs: list) -> list[int]: return sorted(range(len(xs)), key=xs.__getitem__)
 def flatten(xss: Iterable[Iterable[T]]) -> list[T]: return [x for xs in xss for x in xs]

@@ -6,7 +6,12 @@ import numpy as np
 from teeny.dtype import DType, dtypes, least_upper_dtype, sum_acc_dtype, to_dtype, float32_to_bf16_bits
 from teeny.helpers import prod, DEBUG, TF32, broadcast_shape as _broadcast_shape, broadcasts_to as _broadcasts_to
 from teeny.device import Device
-from teeny.uop.ops import GroupOp, Ops, UOp, toposort_many, written_slots
+from teeny.uop.ops import GroupOp, KernelInfo, Ops, UOp, implicit_loads, toposort_many, written_slots
+# (at module level: the realize path runs these on every call, and a function-local import costs a lookup each time)
+# (create_schedule through its module, where tests may wrap it)
+from teeny.engine import schedule as _schedule
+from teeny.engine.schedule import new_buffer_uop, _as_shaped, _done_writes, _ran_custom, _reapply_views
+from teeny.engine.realize import buffer_for, check_version, run_schedule
 from teeny.uop.symbolic import VARIABLES_MADE as _VARS
 from teeny.tensor_nn import KERNEL_ROUTES, NNMixin, sum_uop
 from teeny.tensor_select import SelectMixin
@@ -18,9 +23,11 @@ _leaf_of: weakref.WeakKeyDictionary[UOp, weakref.ref] = weakref.WeakKeyDictionar
 # the node a realized tensor that requires grad became -> the graph that computed it (realize never cuts autograd)
 _ad_of: weakref.WeakKeyDictionary[UOp, UOp] = weakref.WeakKeyDictionary()
 # the lazy node a tensor had -> the buffer version it was realized into: a graph still holding the node (built from the
-# tensor before it was realized) reads that buffer instead of computing the node again
+# tensor before it was realized) reads that buffer instead of computing the node again. Kept in the node's own
+# __dict__ under _REALIZED_AS: the entry lives exactly as long as the node (as a weak-keyed table's would), and every
+# realize looks up each node of its graph, for a dict lookup each instead of a weak-keyed table's Python-level one
 # (the buffer node weakly too: _ad_of maps it back to the same lazy node, and two strong values would keep both alive)
-_realized_as: weakref.WeakKeyDictionary[UOp, weakref.ref] = weakref.WeakKeyDictionary()
+_REALIZED_AS = "_realized_as"
 # a pending write (ASSIGN, or a custom kernel writing its operands) -> the tensors it writes into
 _write_origin: weakref.WeakKeyDictionary[UOp, tuple] = weakref.WeakKeyDictionary()
 # a pending write rebuilt over versions that earlier writes made -> the writes it was rebuilt from (weakly)
@@ -188,7 +195,6 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
   def uop(self) -> UOp:
     b = self._base
     if b is None or self._seen is b._uop: return self._uop
-    from teeny.engine.schedule import _reapply_views
     self._uop, self._seen = _reapply_views(self._uop, cast(UOp, self._seen), b._uop), b._uop  # _seen is set with _base
     return self._uop
   @uop.setter
@@ -336,13 +342,14 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
   def realize_all(*tensors: Tensor) -> None:
     """Realize tensors in one schedule. A view realizes its base. Lazy tensors that read memory a write in this schedule
     overwrites are realized in it too, before the write."""
-    from teeny.engine.schedule import create_schedule, _done_writes, _reapply_views
-    from teeny.engine.realize import run_schedule
-    todo = list({id(b): b for b in (_root(t) for t in tensors)}.values())
+    todo = [_root(tensors[0])] if len(tensors) == 1 else list({id(b): b for b in map(_root, tensors)}.values())
     todo = [t for t in todo if _lazy(t._uop)]
     if not todo: return
     nodes: list[UOp] | None = _resolve_executed(todo)
-    if not all(_lazy(t._uop) for t in todo): todo, nodes = [t for t in todo if _lazy(t._uop)], None
+    for t in todo:
+      if not _lazy(t._uop):   # (a write that already ran)
+        todo, nodes = [t for t in todo if _lazy(t._uop)], None
+        break
     if not todo: return
     if nodes is None: nodes = list(toposort_many([t._uop for t in todo]))
     while _write_origin and (more := _pending_readers(todo, nodes)):
@@ -350,13 +357,13 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
       _resolve_executed(more)
       todo += more
       nodes = list(toposort_many([t._uop for t in todo]))
-    if DEBUG >= 5:
+    if DEBUG.value >= 5:
       for t in todo: print(t._uop)
-    roots = list(dict.fromkeys(t._uop for t in todo))
-    items, becomes = create_schedule(roots, nodes if nodes is not None and len(roots) == len(todo) else None)
+    roots = list(dict.fromkeys([t._uop for t in todo]))
+    items, becomes = _schedule.create_schedule(roots, nodes if nodes is not None and len(roots) == len(todo) else None)
     run_schedule(items)
-    from teeny.engine.schedule import _ran_custom
-    for n in [n for n in _write_origin if n.op is Ops.CUSTOM_KERNEL and n in _ran_custom]: del _write_origin[n]
+    if _write_origin:
+      for n in [n for n in _write_origin if n.op is Ops.CUSTOM_KERNEL and n in _ran_custom]: del _write_origin[n]
     for n, v in becomes.items():
       if n.op is not Ops.ASSIGN: continue
       _done_writes[n] = v
@@ -379,7 +386,7 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
         new = Tensor(UOp(Ops.CONTIGUOUS, new.dtype, (new,))).realize().uop
       seen.add(old)
       if t._requires_grad and not t._leaf and new is not old: _ad_of[new] = old
-      if new.base.op is Ops.BUFFER: _realized_as[old] = weakref.ref(new)
+      if new.base.op is Ops.BUFFER: old.__dict__[_REALIZED_AS] = weakref.ref(new)
       t._set_uop(new)
       _drop_links(t)
   def realize(self, *more: Tensor) -> Tensor:
@@ -390,9 +397,8 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
     """The ScheduleItems that would realize these tensors, for inspection: nothing runs, and nothing is recorded as
     run (building a schedule notes each custom kernel's outputs as written, for the realize that runs it; kept, that
     note made a later realize skip the kernel and read its output unwritten)."""
-    from teeny.engine.schedule import create_schedule, _ran_custom
     before = dict(_ran_custom)
-    try: return create_schedule([t.uop for t in (self, *more)])[0]
+    try: return _schedule.create_schedule([t.uop for t in (self, *more)])[0]
     finally:
       for k in [k for k in _ran_custom if k not in before]: del _ran_custom[k]
       _ran_custom.update(before)
@@ -406,7 +412,6 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
     return self._wrap(UOp(Ops.CONTIGUOUS_BACKWARD, self.dtype, (self.uop,)))
   def _buffer(self):
     """The realized, contiguous buffer holding this tensor's values (realizing, or copying a view, when needed)."""
-    from teeny.engine.realize import buffer_for, check_version
     u = self.uop
     if (u.base.op is Ops.ASSIGN or (self._base is None and _lazy(u))
         or (self._base is not None and _lazy(self._base._uop) and u.base.op is not Ops.CONST)):
@@ -486,7 +491,6 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
     _check_writable(target, prev)
     if index is None: a = UOp(Ops.ASSIGN, self.dtype, (target, value))
     else: a = UOp(Ops.ASSIGN, self.dtype, (target.reshape((self.numel(),)), value, index.cast(dtypes.int32).uop))
-    from teeny.engine.schedule import _reapply_views
     base._set_uop(_reapply_views(base._uop, prev, a))
     _write_origin[a] = (base._ref,)
     base._link((x,) if index is None else (x, index))
@@ -501,7 +505,6 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
   @staticmethod
   def empty(*shape, dtype: DType | str | None = None, device: str | None = None, **kw) -> Tensor:
     shape = _shape_arg(shape)
-    from teeny.engine.schedule import new_buffer_uop
     dt = to_dtype(dtype) if dtype else dtypes.default_float
     if _VARS[0] and _has_sym(shape): return _sym_empty(shape, dt, device, kw)
     if isinstance(dev := Device.canonicalize(device), tuple):   # several devices: memory of its own on each
@@ -1607,17 +1610,17 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
   def matmul(self, w: Tensor) -> Tensor:
     if not isinstance(w, Tensor): w = Tensor(w, device=self.device)
     x = self
-    if x.ndim == 0 or w.ndim == 0:
-      raise ValueError(f"matmul needs tensors of at least 1 dim, got {x.shape} and {w.shape}")
-    xs = x.unsqueeze(0) if x.ndim == 1 else x
-    ws = w.unsqueeze(-1) if w.ndim == 1 else w
-    if xs.shape[-1] != ws.shape[-2]:
-      raise ValueError(f"matmul shape mismatch: {x.shape} @ {w.shape} "
-                       f"(inner dims {xs.shape[-1]} and {ws.shape[-2]} differ)")
+    xsh, wsh = x.shape, w.shape   # (read once: small matmuls are host-bound)
+    if not xsh or not wsh:
+      raise ValueError(f"matmul needs tensors of at least 1 dim, got {xsh} and {wsh}")
+    if xsh[-1] != (wk := wsh[-2] if len(wsh) >= 2 else wsh[0]):
+      raise ValueError(f"matmul shape mismatch: {xsh} @ {wsh} (inner dims {xsh[-1]} and {wk} differ)")
+    if len(xsh) >= 2 and len(wsh) >= 2:
+      xa, wa = _tile_aligned(x, w)
+      if (out := _matmul_body(xa, wa)) is not None: return out
     dt = least_upper_dtype(x.dtype, w.dtype)
-    if x.ndim >= 2 and w.ndim >= 2:
-      x, w = _tile_aligned(x, w)
-      if (out := _matmul_body(x, w)) is not None: return out
+    xs = x.unsqueeze(0) if len(xsh) == 1 else x
+    ws = w.unsqueeze(-1) if len(wsh) == 1 else w
     xs, ws = xs.cast(dt), ws.cast(dt)
     batch = _broadcast_shape(xs.shape[:-2], ws.shape[:-2])
     n, k, m = xs.shape[-2], xs.shape[-1], ws.shape[-1]
@@ -1708,24 +1711,24 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
   def custom_kernel(self, *inputs: Tensor, fxn: Callable[..., UOp], grad_fxn: Callable | None = None) -> list[Tensor]:
     """Run a hand-written kernel. `fxn` gets one placeholder UOp per tensor (self, the output buffer, first) and returns
     a SINK; the result is one Tensor per placeholder: that buffer's value after the kernel ran."""
-    from teeny.uop.ops import KernelInfo
     tensors = [self, *inputs]
+    dev = self.device
     for i, t in enumerate(tensors):
       if not isinstance(t, Tensor): raise TypeError(f"custom_kernel: argument {i} is {type(t).__name__}, not a Tensor")
-      if t.device != self.device:
-        raise RuntimeError(f"custom_kernel: argument {i} is on {t.device}, the output on {self.device}")
-    multi = isinstance(self.device, tuple)   # several devices: fxn sees each device's shard; one kernel per device
-    if multi and not (self.uop.op is Ops.MULTI and all(_plain(s) for s in self.uop.src)):
+      if t.device != dev:
+        raise RuntimeError(f"custom_kernel: argument {i} is on {t.device}, the output on {dev}")
+    multi = isinstance(dev, tuple)   # several devices: fxn sees each device's shard; one kernel per device
+    su = self.uop
+    if multi and not (su.op is Ops.MULTI and all(_plain(s) for s in su.src)):
       raise ValueError("custom_kernel on several devices must be called on a realized output with a buffer on each, "
                        "e.g. Tensor.from_shards([Tensor.zeros(...).contiguous().realize() per device], axis)")
-    if not multi and (self.uop.op not in (Ops.BUFFER, Ops.RESHAPE) or self.uop.base.op is not Ops.BUFFER):
+    if not multi and (su.op not in (Ops.BUFFER, Ops.RESHAPE) or su.base.op is not Ops.BUFFER):
       raise ValueError("custom_kernel must be called on a realized, contiguous output tensor, e.g. "
                        "Tensor.zeros(...).contiguous().realize()")
     holders = [UOp.placeholder(i, t.dtype, t.local_shape if multi else t.shape) for i, t in enumerate(tensors)]
     sink = fxn(*holders)
     if not isinstance(sink, UOp) or sink.op is not Ops.SINK:
       raise TypeError("custom_kernel: fxn must return a SINK UOp (x.sink(arg=KernelInfo(...)))")
-    from teeny.uop.ops import implicit_loads
     sink = implicit_loads(sink)   # `p[i]` used as a value reads the element (tinygrad's dialect)
     written = written_slots(sink)
     # an input is its value before the kernel: one whose memory the kernel also writes through another parameter
@@ -1743,7 +1746,6 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
     ck = UOp(Ops.CUSTOM_KERNEL, dtypes.void, tuple(srcs),
              (sink, _TensorGradFxn(grad_fxn) if grad_fxn is not None else None))
     rg = any(t.requires_grad for t in inputs)
-    from teeny.engine.schedule import _reapply_views
     outs, origins = [], []
     for i, t in enumerate(conts):
       ko = UOp(Ops.KERNEL_OUT, t.dtype, (ck,), i)
@@ -1930,23 +1932,21 @@ def _check_writable(target: UOp, prev: UOp):
 def _resolve_executed(ts: list[Tensor]) -> list[UOp]:
   """Swap writes that already ran (ASSIGNs, custom-kernel outputs) in the tensors' graphs for the versions they made,
   in one walk shared by all of them; returns the nodes of the (resolved) graphs, sources first."""
-  from teeny.engine.schedule import _ran_custom, _done_writes, _as_shaped
-  from teeny.engine.realize import buffer_for
   roots = [t._uop for t in ts]
   nodes = list(toposort_many(roots))
-  if not _ran_custom and not _done_writes and not _realized_as: return nodes
   def ran_as(u: UOp) -> UOp | None:
     """The version a write that already ran made (an ASSIGN, or an output of a custom kernel that ran)."""
     if u.op is Ops.ASSIGN: return _done_writes.get(u)
     if u.op is Ops.KERNEL_OUT and u.src[0] in _ran_custom: return _as_shaped(_ran_custom[u.src[0]][u.arg], u.shape)
     return None
   mapping: dict[UOp, UOp] = {}
-  rootset = set(roots)
+  rootset: set[UOp] | None = None
   for n in nodes:
-    if (v := ran_as(n)) is not None: mapping[n] = v
-    elif (r := _realized_as.get(n)) is not None and (v := r()) is not None and n not in rootset and \
-        buffer_for(v.base).version == v.base.arg[3]:
-      mapping[n] = v   # (a root gets memory of its own; a buffer overwritten since is not the node's value any more)
+    if (n.op is Ops.ASSIGN or n.op is Ops.KERNEL_OUT) and (v := ran_as(n)) is not None: mapping[n] = v
+    elif (r := n.__dict__.get(_REALIZED_AS)) is not None and (v := r()) is not None:
+      if rootset is None: rootset = set(roots)
+      # (a root gets memory of its own; a buffer overwritten since is not the node's value any more)
+      if n not in rootset and buffer_for(v.base).version == v.base.arg[3]: mapping[n] = v
   if not mapping: return nodes
   memo: dict[UOp, UOp] = {}
   for n in nodes:
@@ -1978,7 +1978,6 @@ def _pending_readers(todo: list[Tensor], nodes: list[UOp]) -> list[Tensor]:
   """Lazy tensors outside `todo` that read contents a write in this realize overwrites: they are realized in the same
   schedule, before the write, so they keep the values they were built from. Found by walking the links from the
   written tensors to the tensors computed from them (costs what those graphs cost, not what the process holds)."""
-  from teeny.engine.schedule import _done_writes
   prevs: set[UOp] = set()
   origins: list[Tensor] = []
   for n in nodes:
@@ -1987,8 +1986,9 @@ def _pending_readers(todo: list[Tensor], nodes: list[UOp]) -> list[Tensor]:
     else: continue
     origins.extend(o for r in _write_origin[n] if (o := r()) is not None)
   if not origins: return []
-  for p in list(prevs):   # a rebuilt pending write stands for the writes it was rebuilt from (lazy readers hold those)
-    prevs.update(o for a in _write_alias.get(p, ()) if (o := a()) is not None)
+  if _write_alias:   # a rebuilt pending write stands for the writes it was rebuilt from (lazy readers hold those)
+    for p in list(prevs):
+      prevs.update(o for a in _write_alias.get(p, ()) if (o := a()) is not None)
   mine = {id(t) for t in todo}
   out: list[Tensor] = []
   seen = {id(o) for o in origins}
@@ -2118,8 +2118,6 @@ def _nested_shape(data) -> tuple[int, ...]:
 
 def _from_host(data: Any, device: str, dtype: DType | None) -> UOp:
   if isinstance(device, tuple): return Tensor(data, device[0], dtype).shard(device).uop   # several devices: replicated
-  from teeny.engine.schedule import new_buffer_uop
-  from teeny.engine.realize import buffer_for
   if isinstance(data, (list, tuple)):
     _nested_shape(data)
     arr = np.array(data)
@@ -2170,21 +2168,23 @@ def _matmul_body(x: Tensor, w: Tensor) -> Tensor | None:
   Tensor.matmul's Tensor ops build (reshapes, broadcasts, transpose, multiply, sum; a test holds that they are the
   same node), for a fraction of the host time. None where that graph would differ (mixed dtypes, several devices,
   symbolic sizes, no-grad mode on a tensor that wants gradients, a tiny output that sum splits in two)."""
-  if x.dtype != w.dtype or not isinstance(x.device, str) or not isinstance(w.device, str): return None
-  if any(not isinstance(v, int) for v in x.shape + w.shape): return None
+  xu, wu = x.uop, w.uop
+  if xu.dtype is not wu.dtype or not isinstance(xu.device, str) or not isinstance(wu.device, str): return None
+  xsh, wsh = xu.shape, wu.shape
+  if any(not isinstance(v, int) for v in xsh + wsh): return None
   if Tensor._no_grad and (x.requires_grad or w.requires_grad): return None
-  batch = _broadcast_shape(x.shape[:-2], w.shape[:-2])
-  n, k, m = x.shape[-2], x.shape[-1], w.shape[-1]
+  batch = _broadcast_shape(xsh[:-2], wsh[:-2]) if len(xsh) > 2 or len(wsh) > 2 else ()
+  n, k, m = xsh[-2], xsh[-1], wsh[-1]
   if k >= 1 << 15 and prod(batch) * n * m <= 16: return None
   full = (*batch, n, m, k)
   def bcast(u: UOp) -> UOp:
     if u.shape == full: return u
     if len(u.shape) < len(full): u = u.reshape((1,) * (len(full) - len(u.shape)) + u.shape)
     return u.expand(full) if u.shape != full else u
-  nd = len(w.shape)
+  nd = len(wsh)
   order = tuple(range(nd - 2)) + (nd - 1, nd - 2)
-  a = bcast(x.uop.reshape((*x.shape[:-1], 1, k)))
-  b = bcast(w.uop.permute(order).reshape((*w.shape[:-2], 1, m, k)))
+  a = bcast(xu.reshape((*xsh[:-1], 1, k)))
+  b = bcast(wu.permute(order).reshape((*wsh[:-2], 1, m, k)))
   u = a.alu(Ops.MUL, b)
   t = x._wrap(sum_uop(u, (len(full) - 1,), u.dtype), w)
   if t.dtype.kind != "f": t._requires_grad = None
@@ -2202,9 +2202,11 @@ def _tile_aligned(x: Tensor, w: Tensor, tiles: bool | None = None) -> tuple[Tens
   renderer unless given.)"""
   dt = x.dtype
   if w.dtype != dt or not isinstance(x.device, str) or x.device != w.device: return x, w
-  if any(not isinstance(v, int) for v in x.shape + w.shape): return x, w
-  k, n = x.shape[-1], w.shape[-1]
+  xsh, wsh = x.shape, w.shape
+  k, n = xsh[-1], wsh[-1]
   vec = 16 // dt.itemsize
+  if type(k) is int and type(n) is int and k % vec == 0 and n % vec == 0: return x, w   # (aligned: the usual case)
+  if any(not isinstance(v, int) for v in xsh + wsh): return x, w
   if k % vec == 0 and n % vec == 0: return x, w
   if prod(_broadcast_shape(x.shape[:-2], w.shape[:-2])) * x.shape[-2] * n * k < TILE_ALIGN_MIN_WORK: return x, w
   if tiles is None:
@@ -2299,7 +2301,6 @@ def _sym_arange(start, stop, step, dtype, device, kw) -> Tensor:
 def _sym_empty(shape, dt, device, kw) -> Tensor:
   """A buffer for a symbolic shape holds the largest size its variables allow (so a kernel compiled once is correct
   for every value), viewed at the bound size."""
-  from teeny.engine.schedule import new_buffer_uop
   from teeny.uop.symbolic import sprod, sym_max
   n = sprod(shape)
   buf = new_buffer_uop(Device.canonicalize(device), sym_max(n), dt)

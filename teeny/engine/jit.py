@@ -419,7 +419,7 @@ def _bump(t):
   old = t._uop.base
   new = next_version(old)
   b = buffer_for(old)
-  realize._buffers[new] = b
+  realize.bind_buffer(new, b)
   b.version = new.arg[3]
   t._set_uop(_reapply_views(t._uop, old, new))
 

@@ -1,12 +1,12 @@
 """Run a schedule: allocate buffers, compile through the caches, launch, and report at DEBUG>=2."""
 from __future__ import annotations
-import sys, time, weakref
-from typing import Any, cast
+import operator, sys, time, weakref
+from typing import Any
 from teeny.device import Buffer, Device
 from teeny.helpers import BEAM, DEBUG, NOOPT, TF32, GlobalCounters, colored
 from teeny.uop.ops import KernelInfo, Ops, UOp
 from teeny.engine.schedule import ScheduleItem
-from teeny.codegen.kernel import get_program, launch_work
+from teeny.codegen.kernel import get_program
 
 # the device memory behind each BUFFER node. Every version node of one memory maps to the same Buffer, which holds the
 # version its memory contains now; the memory is freed when the last node naming it is dropped.
@@ -14,13 +14,21 @@ _buffers: weakref.WeakKeyDictionary[UOp, Buffer] = weakref.WeakKeyDictionary()
 _by_id: weakref.WeakValueDictionary[int, Buffer] = weakref.WeakValueDictionary()
 
 def buffer_for(u: UOp) -> Buffer:
+  # the node's own __dict__ keeps its Buffer too (bind_buffer): the same lifetime as its _buffers entry, found without
+  # the weak-keyed table's Python-level lookup (a launch looks up every buffer it passes)
+  # (_buffers is written only here and in bind_buffer, so a node without the entry has no Buffer yet)
+  if (b := u.__dict__.get("_buffer")) is not None: return b
   assert u.op is Ops.BUFFER, u.op
-  if (b := _buffers.get(u)) is None:
-    if (b := _by_id.get(u.arg[0])) is None:
-      b = _by_id[u.arg[0]] = Buffer(u.arg[1], u.arg[2], u.dtype)
-      b.version = u.arg[3]
-    _buffers[u] = b
+  if (b := _by_id.get(u.arg[0])) is None:
+    b = _by_id[u.arg[0]] = Buffer(u.arg[1], u.arg[2], u.dtype)
+    b.version = u.arg[3]
+  bind_buffer(u, b)
   return b
+
+def bind_buffer(u: UOp, b: Buffer):
+  """Version node u (new: no Buffer yet) names memory b."""
+  _buffers[u] = b
+  u.__dict__["_buffer"] = b
 
 def check_version(u: UOp, what: str = "a kernel") -> Buffer:
   """The Buffer of version node u, refusing to read it when its memory has since been overwritten in place."""
@@ -87,6 +95,8 @@ def get_runner(device: str, ast: UOp, bufs: list[Buffer] | None = None) -> tuple
   _compiled_cache[fkey] = (spec, lib, key)
   return prg, spec
 
+_dtype_of = operator.attrgetter("dtype")
+
 def _check_args(spec, bufs: list[Buffer], name: str):
   if len(spec.params) != len(bufs):
     raise RuntimeError(f"kernel {name} declares {len(spec.params)} buffer parameters but was launched with {len(bufs)}")
@@ -113,9 +123,9 @@ def run_schedule(items: list[ScheduleItem]):
     _run_kernel(it)
     for slot, new in it.bumps:
       b = buffer_for(it.bufs[slot])
-      _buffers[new] = b
+      bind_buffer(new, b)
       b.version = new.arg[3]
-  if DEBUG >= 1 and GlobalCounters.compile_count != compiled:
+  if DEBUG.value >= 1 and GlobalCounters.compile_count != compiled:
     print(f"teeny: compiled {GlobalCounters.compile_count - compiled} programs ({GlobalCounters.compile_count} since "
           "the counters' reset)")
 
@@ -149,22 +159,24 @@ def launch_vals(spec, var_vals: dict | None) -> tuple[int, ...]:
 def _run_kernel(it: ScheduleItem):
   device = it.bufs[0].arg[1]
   bufs = [buffer_for(b) for b in it.bufs]
-  prg, spec = get_runner(device, cast(UOp, it.ast), bufs)  # a kernel item always has its AST
+  ast = it.ast
+  assert ast is not None   # a kernel item always has its AST
+  prg, spec = get_runner(device, ast, bufs)
   for b in bufs:
     if b.device != device:
       raise RuntimeError(f"kernel {spec.name} runs on {device} but a buffer lives on {b.device}; "
                          f"move it with .to({device!r})")
-  _check_args(spec, bufs, spec.name)
-  opaque = [b.ensure_allocated()._opaque for b in bufs]
-  vals = launch_vals(spec, it.var_vals)
-  t = prg(*opaque, global_size=spec.global_size, local_size=spec.local_size, vals=vals, wait=DEBUG >= 2,
-          work=launch_work(spec))
+  if tuple(map(_dtype_of, bufs)) != spec.param_dtypes: _check_args(spec, bufs, spec.name)   # (it says what differs)
+  opaque = [b._opaque if b._allocated else b.ensure_allocated()._opaque for b in bufs]
+  vals = launch_vals(spec, it.var_vals) if spec.vars else ()
+  wait = DEBUG.value >= 2
+  t = prg(*opaque, global_size=spec.global_size, local_size=spec.local_size, vals=vals, wait=wait, work=spec.work)
   if recorder is not None: recorder.kernel(it, prg, spec, bufs)
   GlobalCounters.kernel_count += 1
   GlobalCounters.global_ops += spec.ops
   GlobalCounters.global_mem += spec.mem
   GlobalCounters.time_sum_s += t
-  if DEBUG >= 2:
+  if wait:
     gflops = spec.ops / t * 1e-9 if t > 0 else 0
     gbs = spec.mem / t * 1e-9 if t > 0 else 0
     name = spec.name + (" (BEAM)" if spec.beam else "")

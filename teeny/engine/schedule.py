@@ -295,13 +295,14 @@ def _structure(roots: list[UOp], nodes: list[UOp] | None = None) -> tuple[tuple,
   parts: list[tuple] = []
   bufs: list[UOp] = []
   if nodes is None: nodes = list(toposort_many(roots))
-  for n in nodes:
+  pos = index.__getitem__
+  for i, n in enumerate(nodes):
+    index[n] = i
     if n.op is Ops.BUFFER:
       parts.append((Ops.BUFFER, n.dtype, n.arg[1], n.arg[2], len(bufs)))
       bufs.append(n)
-    else: parts.append((n.op, n.dtype, n.arg, tuple(index[s] for s in n.src)))
-    index[n] = len(parts) - 1
-  return (tuple(parts), tuple(index[r] for r in roots)), bufs, nodes
+    else: parts.append((n.op, n.dtype, n.arg, tuple(map(pos, n.src))))
+  return (tuple(parts), tuple(map(pos, roots))), bufs, nodes
 
 def create_schedule(roots: list[UOp], nodes: list[UOp] | None = None) -> tuple[list[ScheduleItem], dict[UOp, UOp]]:
   """The kernels that realize `roots`, in a valid order, and for each root (and each ASSIGN the schedule runs) the UOp
@@ -389,45 +390,44 @@ def _create_plain(roots: list[UOp], nodes: list[UOp]) -> tuple[list[ScheduleItem
 
 def _template(items: list[ScheduleItem], becomes: dict[UOp, UOp], roots: list[UOp], bufs: list[UOp],
               nodes: list[UOp]) -> tuple:
-  pos: dict[UOp, tuple] = {b: ("in", i) for i, b in enumerate(bufs)}
-  def ref(b: UOp):
-    if b not in pos: pos[b] = ("new", b.arg[1], b.arg[2], b.dtype, len(pos))
-    return pos[b]
+  """The schedule with every buffer version named by a slot: the graph's buffers first (in `bufs` order), then one
+  slot per version the schedule makes, each with how to make it (a fresh memory, or the next version of a slot
+  before it)."""
+  slot: dict[UOp, int] = {b: i for i, b in enumerate(bufs)}
+  make: list[tuple] = []
+  def ref(b: UOp) -> int:
+    if b not in slot:
+      slot[b] = len(bufs) + len(make)
+      make.append(("new", b.arg[1], b.arg[2], b.dtype))
+    return slot[b]
   titems = []
   for it in items:
-    for slot, new in it.bumps: pos[new] = ("ver", ref(it.bufs[slot]), len(pos))
+    for k, new in it.bumps:
+      src = ref(it.bufs[k])
+      slot[new] = len(bufs) + len(make)
+      make.append(("ver", src))
     titems.append((it.kind, it.ast, tuple(ref(b) for b in it.bufs), it.meta,
                    tuple((k, ref(new)) for k, new in it.bumps),
                    it.var_vals))
   node_pos = {n: i for i, n in enumerate(nodes)}
-  tbecomes = tuple((node_pos[n], ref(v.base)) for n, v in becomes.items() if v.base.op is Ops.BUFFER)
+  tbecomes = tuple((node_pos[n], node_pos[n.base], ref(v.base)) for n, v in becomes.items() if v.base.op is Ops.BUFFER)
   customs = tuple((node_pos[n], tuple(ref(b) for b in v)) for n, v in _ran_custom.items() if n in node_pos)
-  return titems, tbecomes, customs
-
-class _Resolver:
-  """A template's buffer reference -> the node for this instance (a class, not a recursive closure: a closure that
-  calls itself is a reference cycle, and a cycle would keep this schedule's buffers alive until the collector ran)."""
-  def __init__(self, bufs: list[UOp], made: dict[tuple, UOp]): self.bufs, self.made = bufs, made
-  def __call__(self, r: tuple) -> UOp:
-    if r[0] == "in": return self.bufs[r[1]]
-    if r not in self.made:
-      self.made[r] = new_buffer_uop(r[1], r[2], r[3]) if r[0] == "new" else next_version(self(r[1]))
-    return self.made[r]
+  return titems, tbecomes, customs, tuple(make)
 
 def _instantiate(tpl: tuple, roots: list[UOp], bufs: list[UOp],
                  nodes: list[UOp]) -> tuple[list[ScheduleItem], dict[UOp, UOp]]:
-  titems, tbecomes, customs = tpl
-  made: dict[tuple, UOp] = {}
-  get = _Resolver(bufs, made)
-  items = [ScheduleItem(kind, ast, [get(b) for b in tb], meta=meta, bumps=tuple((k, get(n)) for k, n in tv),
-                        var_vals=vv)
+  titems, tbecomes, customs, make = tpl
+  v = list(bufs)   # slot -> this instance's buffer version (a version's source slot comes before it)
+  for m in make: v.append(new_buffer_uop(m[1], m[2], m[3]) if m[0] == "new" else next_version(v[m[1]]))
+  items = [ScheduleItem(kind, ast, [v[i] for i in tb], meta=meta,
+                        bumps=tuple([(k, v[i]) for k, i in tv]) if tv else (), var_vals=vv)
            for kind, ast, tb, meta, tv, vv in titems]
   becomes: dict[UOp, UOp] = {r: r for r in roots}
-  for p, r in tbecomes:
-    n = nodes[p]
-    becomes[n] = _reapply_views(n, n.base, _as_shaped(get(r), n.base.shape))
-  for p, tb in customs: _ran_custom[nodes[p]] = tuple(get(b) for b in tb)
-  if DEBUG >= 1:
+  for p, pb, i in tbecomes:
+    n, base = nodes[p], nodes[pb]
+    becomes[n] = _reapply_views(n, base, _as_shaped(v[i], base.shape))
+  for p, tb in customs: _ran_custom[nodes[p]] = tuple([v[i] for i in tb])
+  if DEBUG.value >= 1:
     print(f"teeny: scheduled {sum(1 for i in items if i.kind != 'copy')} kernels, {len(items)} items (cached)")
   return items, becomes
 
