@@ -271,3 +271,49 @@ def test_wgmma_matmul_values(m, n, k, lay, dt, batch, seed):
   ps = tc_specs(out, Device.DEFAULT)
   assert ps and all(isinstance(TC_CONFIGS[p.opts[0].arg], WGConfig) for p in ps)
   _close(out.cast(dtypes.float32).numpy(), na @ nb, d)
+
+def test_tensor_maps_at_launch_and_rebound_in_cuda_graphs(monkeypatch):
+  """The runtime side of the TMA tiles, with a fake driver (no GPU): a launch passes each map after the buffers and
+  variables, encoded from its buffer's address plus the view's first element (one map object per address and view);
+  a CUDA graph (TinyJit's replay) encodes a buffer's maps again when the buffer is rebound, and updates that node."""
+  import types
+  pytest.importorskip("cuda.bindings")
+  from cuda.bindings import driver
+  import teeny.runtime.ops_cuda as oc
+  ok = driver.CUresult.CUDA_SUCCESS
+  enc: list[int] = []
+  def encode(kind, rank, addr, dims, *rest):
+    enc.append(addr)
+    m = types.SimpleNamespace(addr=addr)
+    m.getPtr = lambda m=m: id(m)
+    return ok, m
+  monkeypatch.setattr(driver, "cuTensorMapEncodeTiled", encode)
+  monkeypatch.setattr(oc, "_tensor_maps", {})
+  p = wg_program(128, 128, 64, "nn", dtypes.float16, "wg64x64x64s2t")
+  assert [t[0] for t in p.tmaps] == [1, 2] and all(t[1] == dtypes.float16 for t in p.tmaps)
+  m = oc.tensor_map(0x10000, p.tmaps[0])
+  assert oc.tensor_map(0x10000, p.tmaps[0]) is m and enc == [0x10000 + 2 * p.tmaps[0][5]]
+  # a graph of one launch of the kernel over three buffers; then buffer 2 rebound
+  nodes: list = []
+  monkeypatch.setattr(driver, "CUDA_KERNEL_NODE_PARAMS", types.SimpleNamespace)
+  monkeypatch.setattr(driver, "cuGraphCreate", lambda flags: (ok, "graph"))
+  monkeypatch.setattr(driver, "cuGraphAddKernelNode", lambda g, deps, n, prm: (ok, nodes.append(prm) or len(nodes)))
+  monkeypatch.setattr(driver, "cuGraphInstantiate", lambda g, flags: (ok, "exec"))
+  updated: list = []
+  monkeypatch.setattr(driver, "cuGraphExecKernelNodeSetParams", lambda e, n, prm: (updated.append(n), ok)[1])
+  monkeypatch.setattr(driver, "cuGraphLaunch", lambda e, s: ok)
+  dev = types.SimpleNamespace(activate=lambda: None)
+  prg = types.SimpleNamespace(fxn="fxn", smem=p.smem, name=p.name)
+  bufs = [types.SimpleNamespace(ensure_allocated=lambda a=a: types.SimpleNamespace(_opaque=a))
+          for a in (0x1000, 0x2000, 0x3000)]
+  g = oc.CUDAGraph(dev, [("kernel", prg, p, [0, 1, 2], (), 0)], bufs)
+  argv = g.keep[0][1]
+  assert len(argv) == 5 and nodes[0].kernelParams == argv.ctypes.data   # 3 buffers, then the 2 maps
+  maps = {k: v for (i, k), v in g.maps.items()}
+  assert maps[3].addr == 0x2000 + 2 * p.tmaps[0][5] and maps[4].addr == 0x3000 + 2 * p.tmaps[1][5]
+  assert int(argv[3]) == id(maps[3]) and int(argv[4]) == id(maps[4])
+  g.bind(2, types.SimpleNamespace(ensure_allocated=lambda: types.SimpleNamespace(_opaque=0x9000)))
+  g()
+  assert g.maps[(0, 4)].addr == 0x9000 + 2 * p.tmaps[1][5] and int(argv[4]) == id(g.maps[(0, 4)])
+  assert g.maps[(0, 3)] is maps[3] and updated == [1]   # (A's map kept; the node's parameters set again)
+  g.exec = g.graph = None   # (the fake handles: nothing to destroy)
