@@ -184,7 +184,7 @@ TC_CONFIGS: dict[str, TCConfig | WGConfig] = {
                          for bk in (32, 64) for st in (2, 3, 4)]},
   # (16-bit tiles that fit the H200's 227 KB of shared memory a block)
   **{c.name: c for c in [WGConfig(bm, bn, 64, st, tma) for (bm, bn) in _WG_TILES for st in (2, 3, 4, 5)
-                         for tma in (False, True) if (bm + bn) * 64 * 2 * st + 32 * st <= 227 * 1024]}}
+                         for tma in (False, True) if (bm + bn) * 64 * 2 * st + 16 * st * tma <= 227 * 1024]}}
 
 @dataclass
 class TCMatch:
@@ -504,8 +504,8 @@ class _Tiles:
   pw: int
   custom: Callable[..., UOp]
   # (TMA tiles: the k loop, whose first iteration's first instruction overwrites the accumulators instead of adding to
-  # them: zeroing them before the loop is a definition the warp-specialised loop's exit path would merge, see
-  # _tma_pipeline)
+  # them: no zeroing before the loop; zeroed accumulators merged at a loop exit were among what made ptxas serialise
+  # the wgmma instructions, see _tma_pipeline)
   kt: UOp | None = None
 
 def _ridx(r: UOp, w) -> UOp:
@@ -548,10 +548,9 @@ def _tiled(ast: UOp, mt: TCMatch, BM: int, BN: int, BK: int, S: int, threads: in
   into it, and where each accumulator value belongs in the block tile (index, row, column); the original stores
   follow for each, after `compute`'s effects for the end of the loop. swizzle: the tiles in wgmma's layout
   (_swizzled), read by the tensor cores through the async proxy; ahead: tiles copied ahead (S-1 unless given).
-  tma: thread 0 copies whole tiles with the tensor memory accelerator (the operands as tensor maps, _tma_view, in the
-  same swizzled layout), each stage with two mbarriers: `full` completes when its tile's bytes have landed (every
-  thread waits on it instead of a block barrier), `empty` when every thread has finished the stage's compute (the
-  copy into it waits on that); S-1 tiles ahead."""
+  tma: the tiles copied by the tensor memory accelerator (the operands as tensor maps, _tma_view, in the same
+  swizzled layout) from a producer warp, synchronised by mbarriers (_tma_pipeline), and the output staged through
+  shared memory where it can be (_staged_epilogue)."""
   lang = getattr(renderer, "lang", "CUDA")
   cuda = lang == "CUDA"
   pw = _per_word(mt)             # values per 32-bit word of shared memory and registers
@@ -664,10 +663,10 @@ def _staged_epilogue(st: tuple[int, int], store: UOp, red: UOp, acc: UOp, output
                      custom, final) -> list[UOp]:
   """The consumers write each output's final value (the epilogue's value, in the output's dtype) into a row-major tile
   in shared memory (free once every consumer is past the k loop: every copy landed, every wgmma group waited for; a
-  barrier of the consumers says so, the producer warp having left), rows padded by 16
-  bytes (a fragment's 8 rows fall on different banks); then, after a barrier of the consumers alone (the producer
-  warp has left), copy it out in 16-byte chunks, a row's chunks by neighbouring threads: whole cache lines instead of
-  the fragments' scattered 2- or 4-byte stores (4096^3 float16: a quarter of the kernel's time went to them)."""
+  barrier of the consumers alone says so, the producer warp having left), rows padded by 16 bytes (a fragment's 8
+  rows fall on different banks); then, after a second such barrier, copy it out in 16-byte chunks, a row's chunks by
+  neighbouring threads: whole cache lines instead of the fragments' scattered 2- or 4-byte stores (4096^3 float16: a
+  quarter of the kernel's time went to them)."""
   size, vec = st
   pitch = BN * size + 16
   assert BM * pitch <= room, "the staged tile fits the pipeline's shared memory"
@@ -750,7 +749,7 @@ def _tma_pipeline(mt2: TCMatch, batch: list[UOp], BM: int, BN: int, BK: int, S: 
   def load(tile: UOp, cond: UOp) -> UOp:
     """Where cond holds (the producer thread): tile's copies into its stage, completing on its full barrier."""
     stage = tile % S
-    srcs: list[UOp] = [smem, cond, c(full(0)) + stage * 2, tile % S * stage_words]
+    srcs: list[UOp] = [smem, cond, c(full(0)) + stage * 2, stage * stage_words]
     code = ["teeny_mbar_expect({0}, {2}, %d, {1});" % tx]
     for i, (mp, (ix, major)) in enumerate(zip(maps, ((mt2.a, mt2.a_major), (mt2.b, mt2.b_major)))):
       bb = views[i][3]
