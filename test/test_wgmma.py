@@ -317,3 +317,35 @@ def test_tensor_maps_at_launch_and_rebound_in_cuda_graphs(monkeypatch):
   assert g.maps[(0, 4)].addr == 0x9000 + 2 * p.tmaps[1][5] and int(argv[4]) == id(g.maps[(0, 4)])
   assert g.maps[(0, 3)] is maps[3] and updated == [1]   # (A's map kept; the node's parameters set again)
   g.exec = g.graph = None   # (the fake handles: nothing to destroy)
+
+def test_launch_packs_arguments_through_ctypes(monkeypatch):
+  """A CUDA launch goes straight to libcuda's cuLaunchKernel (ctypes): its kernelParams array must point at each
+  buffer's address, then each variable (an int32 in the low half of its cell), then each tensor map; grid, block and
+  shared memory as the spec says. Checked against a fake libcuda (no GPU), over two launches that reuse the cells."""
+  import ctypes, threading, types
+  pytest.importorskip("cuda.bindings")
+  import teeny.runtime.ops_cuda as oc
+  p = wg_program(128, 128, 64, "nn", dtypes.float16, "wg64x64x64s2t")
+  seen: list = []
+  def launch(fxn, gx, gy, gz, bx, by, bz, smem, stream, argp, extra):
+    argv = (ctypes.c_void_p * 6).from_address(argp)
+    word = lambda i: ctypes.c_uint64.from_address(argv[i]).value
+    seen.append(((fxn, gx, gy, gz, bx, by, bz, smem, stream, extra), [word(i) for i in range(4)], argv[4], argv[5]))
+    return 0
+  monkeypatch.setattr(oc, "_cu", lambda: types.SimpleNamespace(cuLaunchKernel=launch))
+  maps: dict = {}
+  def fake_map(ptr, tm):
+    m = maps.setdefault((ptr, tm), types.SimpleNamespace(addr=ptr))
+    m.getPtr = lambda m=m: id(m)
+    return m
+  monkeypatch.setattr(oc, "tensor_map", fake_map)
+  prg = object.__new__(oc.CUDAProgram)
+  prg.dev, prg.name, prg.fxn_handle, prg.smem = types.SimpleNamespace(activate=lambda: None), p.name, 0xF00, p.smem
+  prg.tmaps = list(zip(oc._tmap_slots(p), p.tmaps))
+  prg._argc, prg._lock, prg._map_ptrs = -1, threading.Lock(), {}
+  for bufs, vals in (((0x1000, 0x2000, 0x3000), (7,)), ((0x5000, 0x2000, 0x6000), (-1,))):
+    assert prg(*bufs, global_size=(4, 2), local_size=(288,), vals=vals) == 0.0
+    dims, words, m1, m2 = seen[-1]
+    assert dims == (0xF00, 4, 2, 1, 288, 1, 1, p.smem, None, None)
+    assert words == [*bufs, vals[0] & 0xFFFFFFFF]
+    assert m1 == id(maps[(bufs[1], p.tmaps[0])]) and m2 == id(maps[(bufs[2], p.tmaps[1])])

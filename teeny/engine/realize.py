@@ -10,13 +10,10 @@ from teeny.codegen.kernel import get_program
 
 # the device memory behind each BUFFER node. Every version node of one memory maps to the same Buffer, which holds the
 # version its memory contains now; the memory is freed when the last node naming it is dropped.
-_buffers: weakref.WeakKeyDictionary[UOp, Buffer] = weakref.WeakKeyDictionary()
 _by_id: weakref.WeakValueDictionary[int, Buffer] = weakref.WeakValueDictionary()
 
 def buffer_for(u: UOp) -> Buffer:
-  # the node's own __dict__ keeps its Buffer too (bind_buffer): the same lifetime as its _buffers entry, found without
-  # the weak-keyed table's Python-level lookup (a launch looks up every buffer it passes)
-  # (_buffers is written only here and in bind_buffer, so a node without the entry has no Buffer yet)
+  # the node's own __dict__ holds its Buffer (bind_buffer): it lives as long as the node, found with one dict lookup
   if (b := u.__dict__.get("_buffer")) is not None: return b
   assert u.op is Ops.BUFFER, u.op
   if (b := _by_id.get(u.arg[0])) is None:
@@ -27,7 +24,6 @@ def buffer_for(u: UOp) -> Buffer:
 
 def bind_buffer(u: UOp, b: Buffer):
   """Version node u (new: no Buffer yet) names memory b."""
-  _buffers[u] = b
   u.__dict__["_buffer"] = b
 
 def check_version(u: UOp, what: str = "a kernel") -> Buffer:

@@ -2,7 +2,7 @@
 so an NVRTC newer than the driver still works); the driver API allocates, copies and launches. NVRTC needs no GPU, so
 CUDA kernels compile on any machine with cuda-python and the NVRTC wheel (nvidia-cuda-nvrtc)."""
 from __future__ import annotations
-import functools, os, shutil, subprocess, tempfile, threading
+import ctypes, functools, os, shutil, subprocess, tempfile, threading
 from typing import Any
 import numpy as np
 from teeny.device import Allocator, Compiled, Compiler, compile_error, elf_complete
@@ -31,6 +31,17 @@ def _check_nvrtc(ret: tuple, what: str) -> Any:
   if err != nvrtc.nvrtcResult.NVRTC_SUCCESS:
     raise RuntimeError(f"NVRTC {what} failed: {nvrtc.nvrtcGetErrorString(err)[1].decode()}")
   return vals[0] if len(vals) == 1 else vals
+
+@functools.cache
+def _cu() -> Any:
+  """libcuda through ctypes, for the calls made once per kernel (launch, synchronize); everything else goes through
+  cuda-python, which loads the same library (so the same contexts are current)."""
+  lib = ctypes.CDLL("libcuda.so.1")
+  lib.cuLaunchKernel.argtypes = [ctypes.c_void_p] + [ctypes.c_uint] * 7 + [ctypes.c_void_p] * 3
+  lib.cuLaunchKernel.restype = ctypes.c_int
+  lib.cuCtxSynchronize.argtypes = []
+  lib.cuCtxSynchronize.restype = ctypes.c_int
+  return lib
 
 _current = threading.local()  # per thread (as CUDA's current context is): the context made current last
 
@@ -163,29 +174,53 @@ class CUDAProgram:
     if not elf_complete(lib): raise RuntimeError(f"could not load the cubin of {name}: the ELF file is incomplete")
     self.module = _check(driver.cuModuleLoadData(lib), f"loading the cubin of {name} (built for {dev.arch})")
     self.fxn = _check(driver.cuModuleGetFunction(self.module, name.encode()), f"finding kernel {name}")
+    self.fxn_handle = int(self.fxn)   # (the CUfunction itself, for the ctypes launch)
     self.smem = getattr(spec, "smem", 0)
+    self._argc, self._lock = -1, threading.Lock()
+    self._map_ptrs: dict[tuple, tuple] = {}   # the tensor maps' buffer addresses -> the maps' parameter addresses
     self.tmaps = list(zip(_tmap_slots(spec), getattr(spec, "tmaps", ()))) if spec is not None else []
     if self.smem > 48 * 1024:   # dynamic shared memory past 48 KB is opt-in per kernel
       attr = driver.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
       _check(driver.cuFuncSetAttribute(self.fxn, attr, self.smem), f"{name}: {self.smem} bytes of shared memory")
+  def _args(self, n: int) -> tuple[Any, int]:
+    """The launch's argument cells (8 bytes each: a buffer's address, or an int32 variable in the low half) for n of
+    them, and the address of the kernelParams array: one pointer per cell, then one per tensor map (set per launch).
+    Made once per argument count: the driver copies the arguments at the launch, so every launch reuses them."""
+    if self._argc != n:
+      cells = (ctypes.c_uint64 * max(n, 1))()
+      argv = (ctypes.c_void_p * max(n + len(self.tmaps), 1))(*[ctypes.addressof(cells) + 8 * i for i in range(n)])
+      self._cells, self._argv, self._argc = cells, argv, n
+    return self._cells, ctypes.addressof(self._argv)
   def __call__(self, *bufs: Any, global_size: Any = None, local_size: Any = None, vals: tuple = (), wait: bool = False,
                work: int = 0) -> float:
-    from cuda.bindings import driver
     self.dev.activate()
-    grid = list(global_size or [1]) + [1] * (3 - len(global_size or [1]))
-    block = list(local_size or [1]) + [1] * (3 - len(local_size or [1]))
-    # one array holds every argument, 8 bytes each (an int32 in the low half: little-endian), and one more the address
-    # of each: two allocations a launch instead of two per argument
-    cells = np.array([int(b) for b in bufs] + [int(v) & 0xFFFFFFFF for v in vals], dtype=np.uint64)
-    params = cells.ctypes.data + 8 * np.arange(len(cells), dtype=np.uint64)
-    if self.tmaps:   # (passed by value: the parameter's address is the map's own)
-      maps = [tensor_map(int(bufs[i]), tm) for i, tm in self.tmaps]
-      params = np.concatenate([params, np.array([m.getPtr() for m in maps], dtype=np.uint64)])
+    gs: Any = global_size or (1,)
+    ls: Any = local_size or (1,)
+    nb = len(bufs)
     if wait:
+      from cuda.bindings import driver
       st, en = self.dev.events
       _check(driver.cuEventRecord(st, 0), "cuEventRecord")
-    ret = driver.cuLaunchKernel(self.fxn, *grid, *block, self.smem, 0, params.ctypes.data, 0)
-    if ret[0] != driver.CUresult.CUDA_SUCCESS: _check(ret, f"launching {self.name} grid {grid} block {block}")
+    with self._lock:   # (the cells are the program's: two threads launching it fill them one after the other)
+      cells, argp = self._args(nb + len(vals))
+      for i, b in enumerate(bufs): cells[i] = int(b)
+      for i, v in enumerate(vals): cells[nb + i] = int(v) & 0xFFFFFFFF
+      if self.tmaps:   # (passed by value: the parameter's address is the map's own)
+        at = nb + len(vals)
+        key = tuple(cells[i] for i, _ in self.tmaps)
+        if (ptrs := self._map_ptrs.get(key)) is None:
+          maps = [tensor_map(int(bufs[i]), tm) for i, tm in self.tmaps]
+          if len(self._map_ptrs) >= 64: self._map_ptrs.clear()
+          self._map_ptrs[key] = ptrs = ([m.getPtr() for m in maps], maps)   # (the maps kept alive with their addresses)
+        for j, ptr in enumerate(ptrs[0]): self._argv[at + j] = ptr
+      # straight into libcuda through ctypes: cuda-python's cuLaunchKernel cost 20-30 us of host time a launch on the
+      # H200 machine's host, longer than many kernels
+      ret = _cu().cuLaunchKernel(self.fxn_handle, gs[0], gs[1] if len(gs) > 1 else 1, gs[2] if len(gs) > 2 else 1,
+                                 ls[0], ls[1] if len(ls) > 1 else 1, ls[2] if len(ls) > 2 else 1, self.smem, None,
+                                 argp, None)
+    if ret != 0:
+      from cuda.bindings import driver
+      _check(driver.CUresult(ret), f"launching {self.name} grid {_dims(gs)} block {_dims(ls)}")
     if not wait: return 0.0
     _check(driver.cuEventRecord(en, 0), "cuEventRecord")
     _check(driver.cuEventSynchronize(en), f"running {self.name}")
@@ -297,9 +332,10 @@ class CUDADevice(Compiled):
     _check(driver.cuCtxSetCurrent(self.ctx), "cuCtxSetCurrent")
     _current.ctx = self.ctx
   def synchronize(self):
-    from cuda.bindings import driver
     self.activate()
-    _check(driver.cuCtxSynchronize(), "cuCtxSynchronize")
+    if (ret := _cu().cuCtxSynchronize()) != 0:
+      from cuda.bindings import driver
+      _check(driver.CUresult(ret), "cuCtxSynchronize")
 
 def default_arch() -> str: return os.environ.get("CUDA_ARCH", "sm_90")
 

@@ -378,8 +378,17 @@ class UOp(metaclass=UOpMetaClass):
   def alu(self, op: Ops, *src: UOp, dtype: DType | None = None) -> UOp:
     out = dtype or (dtypes.bool if op in GroupOp.Comparison
                     else (self._vdtype if op is not Ops.WHERE else src[0]._vdtype))
-    return UOp(op, out, (self,) + src)
-  def cast(self, dtype: DType) -> UOp: return self if self.dtype == dtype else UOp(Ops.CAST, dtype, (self,))
+    u = UOp(op, out, (self,) + src)
+    # the shape an elementwise node takes from a source, passed on where that source knows its own (so a tensor-level
+    # graph built node by node never walks back down for it: the same value the shape attribute would compute)
+    sd = (self if op is Ops.WHERE or not src else src[-1]).__dict__
+    if "shape" not in (d := u.__dict__) and "shape" in sd: d["shape"] = sd["shape"]
+    return u
+  def cast(self, dtype: DType) -> UOp:
+    if self.dtype == dtype: return self
+    u = UOp(Ops.CAST, dtype, (self,))
+    if "shape" not in (d := u.__dict__) and "shape" in (sd := self.__dict__): d["shape"] = sd["shape"]
+    return u
   def bitcast(self, dtype: DType) -> UOp: return UOp(Ops.BITCAST, dtype, (self,))
   def _up(self, x: Any) -> UOp: return x if isinstance(x, UOp) else UOp.const(self._vdtype, x)
   # index-math operators (kernel level); tensors have their own
@@ -414,11 +423,20 @@ class UOp(metaclass=UOpMetaClass):
   def reshape(self, shape: tuple[int, ...]) -> UOp:
     shape = tuple(shape)
     if shape == self.shape: return self
-    return UOp(Ops.RESHAPE, self.dtype, (self,), shape)
+    u = UOp(Ops.RESHAPE, self.dtype, (self,), shape)
+    u.__dict__["shape"] = shape   # (what the shape attribute gives: set here, it is never looked up below)
+    return u
   def expand(self, shape: tuple[int, ...]) -> UOp:
-    return self if tuple(shape) == self.shape else UOp(Ops.EXPAND, self.dtype, (self,), tuple(shape))
+    if (shape := tuple(shape)) == self.shape: return self
+    u = UOp(Ops.EXPAND, self.dtype, (self,), shape)
+    u.__dict__["shape"] = shape
+    return u
   def permute(self, order: tuple[int, ...]) -> UOp:
-    return self if tuple(order) == tuple(range(len(order))) else UOp(Ops.PERMUTE, self.dtype, (self,), tuple(order))
+    if (order := tuple(order)) == tuple(range(len(order))): return self
+    u = UOp(Ops.PERMUTE, self.dtype, (self,), order)
+    if "shape" not in (d := u.__dict__) and (sh := self.__dict__.get("shape")) is not None:
+      d["shape"] = tuple(sh[i] for i in order)
+    return u
   def pad(self, arg: tuple[tuple[int, int], ...]) -> UOp:
     return self if all(b == 0 and e == 0 for b, e in arg) else UOp(Ops.PAD, self.dtype, (self,), tuple(arg))
   def shrink(self, arg: tuple[tuple[int, int], ...]) -> UOp:

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from helpers import needs_values
 from teeny import Context, GlobalCounters, Tensor
-from teeny.engine.realize import _buffers
+from teeny.engine.realize import _by_id, buffer_for
 from teeny.uop.ops import Ops
 
 def rand(*shape: int, seed: int = 0) -> Tensor:
@@ -181,32 +181,32 @@ def test_debug_0_prints_nothing(x, capsys):
 def test_buffer_freed_when_tensor_dropped(x):
   t = (x + 1).realize()
   buf_uop = t.uop.base
-  assert buf_uop.op is Ops.BUFFER and buf_uop in _buffers
-  ref = weakref.ref(_buffers[buf_uop])
+  assert buf_uop.op is Ops.BUFFER and "_buffer" in buf_uop.__dict__
+  ref = weakref.ref(buffer_for(buf_uop))
   del t, buf_uop
   gc.collect()
   assert ref() is None, "the Buffer outlived every tensor that used it"
 
 def test_input_buffer_freed_when_tensor_dropped():
   t = Tensor(np.ones(32, dtype=np.float32))
-  ref = weakref.ref(_buffers[t.uop.base])
+  ref = weakref.ref(buffer_for(t.uop.base))
   del t
   gc.collect()
   assert ref() is None
 
 def test_intermediate_buffers_freed(x):
   gc.collect()
-  before = list(_buffers.values())  # held, so their ids stay unique
+  before = list(_by_id.values())  # held, so their ids stay unique
   out = x.softmax(1).realize()
   gc.collect()
-  new = [b for b in _buffers.values() if all(b is not o for o in before)]
+  new = [b for b in _by_id.values() if all(b is not o for o in before)]
   assert len(new) == 1, f"softmax's intermediate buffers are still alive: {new}"
-  assert new[0] is _buffers[out.uop.base]
+  assert new[0] is buffer_for(out.uop.base)
 
 def test_buffer_kept_while_view_alive(x):
   t = (x + 1).realize()
   v = t.permute(1, 0)
-  ref = weakref.ref(_buffers[t.uop.base])
+  ref = weakref.ref(buffer_for(t.uop.base))
   del t
   gc.collect()
   assert ref() is not None
