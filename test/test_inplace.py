@@ -371,3 +371,19 @@ def test_int_cast_of_param_read_after_step():
   (w * w).sum().backward()
   SGD([w], lr=1.0).step()
   np.testing.assert_equal(mask.numpy(), [0, 1, 0])
+
+@pytest.mark.parametrize("case", ["t[1:] = t[:-1]", "t[:-1] = t[1:]", "t[::-1] = t", "t.assign(t.flip(0))",
+                                  "t[:, 1:] = t[:, :-1]", "t[1:3] = t[0:2].permute(0, 1)", "t[[2, 0]] = t[[0, 1]]"])
+@pytest.mark.parametrize("realized", [True, False])
+def test_value_is_a_view_of_the_memory_it_overwrites(case, realized):
+  """numpy semantics: the right side is read whole before anything is written. A value that is a plain view of the
+  target's own memory (no arithmetic on it) was read in place by the write kernel, which then read rows it had
+  already overwritten: t[1:] = t[:-1] gave every row the first one."""
+  a = np.arange(20, dtype=np.float32).reshape(4, 5)
+  t = Tensor(a.copy())
+  if realized: t.realize()
+  n = a.copy()
+  exec(case, {}, {"t": t})
+  exec(case.replace(".flip(0)", "[::-1].copy()").replace(".permute(0, 1)", "").replace("t.assign(", "t[...] = ("),
+       {}, {"t": n})
+  np.testing.assert_array_equal(t.numpy(), n)

@@ -358,7 +358,12 @@ def test_inplace_writes_through_views(data):
       adv = draw(st.booleans())
       ti, ni, d, _, _ = draw_index(draw, src.n.shape, adv=adv)
       target_shape = src.n[ni].shape
-      tv, nv, vd = value_for(target_shape, "setitem")
+      if src.n.ndim >= 1 and draw(st.integers(0, 3)) == 0:
+        # the value is a view of the memory being written (t[1:] = t[:-1]): numpy reads all of it before writing
+        ax = draw(st.integers(0, src.n.ndim - 1))
+        tv, nv, vd = src.t.flip(ax)[ti], np.flip(src.n, ax)[ni].copy(), f"{src.desc}.flip({ax}){d}"
+        event("(b) setitem whose value is a view of the target's memory")
+      else: tv, nv, vd = value_for(target_shape, "setitem")
       log.append(f"{src.desc}{d} = {vd}")
       src.t[ti] = tv
       src.n[ni] = nv
@@ -389,6 +394,13 @@ def test_inplace_writes_through_views(data):
         else: t *= tv; src.n *= nv
         assert t is src.t, "an in-place operator must return the same tensor object"
         event("(b) op= on a view" if src.depth else "(b) op= on the base")
+      wrote = True
+    elif op == "assign" and src.n.ndim >= 1 and draw(st.integers(0, 3)) == 0:
+      ax = draw(st.integers(0, src.n.ndim - 1))   # the value a plain view of the memory it overwrites
+      src.t.assign(src.t.flip(ax))
+      src.n[...] = np.flip(src.n, ax).copy()
+      log.append(f"{src.desc}.assign({src.desc}.flip({ax}))")
+      event("(b) assign of a view of its own memory")
       wrote = True
     elif op == "assign":
       k = draw(st.integers(1, 3))

@@ -478,9 +478,12 @@ def _create_schedule(roots: list[UOp], nodes: list[UOp]) -> tuple[list[ScheduleI
       kb = KernelBuilder(n, pbuf, buffer_of)
       ast = kb.build_write(target, prev, value, index)
       if _reads_at_other_index(ast):
-        # the value (or scatter index) reads the memory it overwrites at other addresses: compute it first
+        # the value (or scatter index) reads the memory it overwrites at other addresses: compute it first, into
+        # memory of its own. A value that is only a view of other memory is read where it is; a view of this memory
+        # (t[1:] = t[:-1], t.assign(t.flip(0))) is copied like any other value: read in place, the kernel would read
+        # elements it had already overwritten
         for v in (value, index):
-          if v is None or v.base.op is Ops.BUFFER: continue
+          if v is None or (v.base.op is Ops.BUFFER and v.base.arg[0] != pbuf.arg[0]): continue
           tmp = new_buffer_uop(target.device, _alloc_size(v.shape), v.dtype)
           kb2 = KernelBuilder(v, tmp, buffer_of)
           items.append(ScheduleItem("kernel", kb2.build(v, v.shape), kb2.bufs))
