@@ -53,7 +53,9 @@ def _normalize(t, indices) -> list:
   for i in indices:
     if isinstance(i, (list, np.ndarray)) and not isinstance(i, bool): i = Tensor(np.asarray(i), device=t.device)
     if isinstance(i, Tensor) and i.dtype == dtypes.bool:
-      raise NotImplementedError("boolean-mask indexing is not supported; use where()")
+      raise NotImplementedError(
+        "a boolean mask is supported alone (t[mask], t[mask] = value), not combined with other indices; index with "
+        "mask.nonzero(as_tuple=True) instead, or use mask.where(a, b) / t.masked_fill(mask, value)")
     if isinstance(i, Tensor) and i.dtype.kind not in "iu":
       raise IndexError(f"tensors used as indices must be integer, got {i.dtype}")
     if not (i is None or i is Ellipsis or isinstance(i, (int, np.integer, slice, Tensor))) or isinstance(i, bool):
@@ -70,6 +72,11 @@ def _normalize(t, indices) -> list:
   return out
 
 def getitem(t, indices):
+  if (mask := _bool_mask(t, indices)) is not None:
+    # (torch's t[mask]: the selected elements, or sub-tensors for a mask of fewer dims, in row-major order. How many
+    # there are depends on the mask's values: it is realized and read, as masked_select does; the gather stays lazy)
+    _check_mask(t, mask)
+    return getitem(t, mask.nonzero(as_tuple=True))
   idx = _normalize(t, indices)
   x = t
   # basic indexing: one pass over dims, keeping track of which output dim each tensor index lands on
@@ -151,6 +158,9 @@ def setitem(t, indices, value: Any) -> None:
   its values is stored, as in numpy and torch)."""
   Tensor = type(t)
   if not isinstance(value, Tensor): value = Tensor(value, device=t.device, dtype=t.dtype)
+  if (mask := _bool_mask(t, indices)) is not None:
+    _setitem_masked(t, mask, value)
+    return
   idx = _normalize(t, indices)
   advanced = any(isinstance(i, Tensor) for i in idx)
   region = t[indices] if not advanced else Tensor.arange(t.numel(), device=t.device).reshape(t.shape)[indices]
@@ -165,3 +175,44 @@ def setitem(t, indices, value: Any) -> None:
     return
   if region.numel() == 0: return
   t._write(value.reshape(region.numel()), index=region.reshape(region.numel()))
+
+def _bool_mask(t, indices):
+  """The boolean mask of t[mask] (a bool tensor, numpy array or list, alone in the index), else None."""
+  i = indices[0] if isinstance(indices, tuple) and len(indices) == 1 else indices
+  if isinstance(i, (list, np.ndarray)) and np.asarray(i).dtype == np.bool_ and np.asarray(i).ndim:
+    i = type(t)(np.asarray(i), device=t.device)
+  return i if isinstance(i, type(t)) and i.dtype == dtypes.bool and i.ndim else None
+
+def _check_mask(t, mask) -> None:
+  if mask.device != t.device:
+    raise RuntimeError(f"indexing: the mask is on {mask.device}, the tensor on {t.device}; move it with .to()")
+  if mask.ndim > t.ndim or tuple(mask.shape) != tuple(t.shape[:mask.ndim]):
+    raise IndexError(f"the shape of the mask {list(mask.shape)} does not match the shape of the indexed tensor "
+                     f"{list(t.shape)} (a mask covers the tensor's leading dims, with their sizes)")
+
+def _setitem_masked(t, mask, value) -> None:
+  """t[mask] = value (torch's masked assignment): the mask covers t's leading dims; every selected element (or
+  sub-tensor, for a mask of fewer dims) gets value, broadcast to t.shape[mask.ndim:], lazily (a where over t). A value
+  with one entry per selected element (shape (k, ...)) is scattered to the positions the mask selects, which reads
+  the mask."""
+  _check_mask(t, mask)
+  if value.device != t.device:
+    raise RuntimeError(f"setitem: value is on {value.device}, the tensor on {t.device}; move it with .to()")
+  rest = tuple(t.shape[mask.ndim:])
+  vs = tuple(value.shape)
+  if len(vs) == len(rest) + 1 and vs[0] != 1:
+    # one value per selected element (t[mask] = t[mask] * 2, t[mask] += 1): their number depends on the mask's
+    # values, so the mask is read and the write is a scatter to those positions
+    setitem(t, mask.nonzero(as_tuple=True), value)
+    return
+  if len(vs) > len(rest):
+    if len(vs) > len(rest) + 1:
+      raise RuntimeError(f"shape mismatch: value tensor of shape {list(vs)} cannot be broadcast to the "
+                         f"{len(rest) + 1}-d result of indexing a {t.ndim}-d tensor with a {mask.ndim}-d mask")
+    vs = vs[1:]
+  if not broadcasts_to(vs, rest):
+    raise RuntimeError(f"shape mismatch: value tensor of shape {list(value.shape)} cannot be broadcast to "
+                       f"{list(rest)}, the shape of each element the mask selects")
+  v = value.reshape(*((1,) * (t.ndim - len(vs))), *vs).cast(t.dtype)
+  m = mask.reshape(*mask.shape, *((1,) * len(rest)))
+  setitem(t, Ellipsis, m.where(v, t))

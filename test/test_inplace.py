@@ -387,3 +387,61 @@ def test_value_is_a_view_of_the_memory_it_overwrites(case, realized):
   exec(case.replace(".flip(0)", "[::-1].copy()").replace(".permute(0, 1)", "").replace("t.assign(", "t[...] = ("),
        {}, {"t": n})
   np.testing.assert_array_equal(t.numpy(), n)
+
+# ---- t[mask] = value (torch's masked assignment)
+
+from hypothesis import given, settings, strategies as st   # noqa: E402
+
+@settings(max_examples=40, deadline=None)
+@given(st.data())
+def test_setitem_boolean_mask_vs_torch(data):
+  """A mask over the leading mask_ndim dims (bool tensor, numpy array or list), on the base or on a view, with a scalar
+  or a value broadcast to each selected element; values and gradients against torch."""
+  draw = data.draw
+  shape = tuple(draw(st.lists(st.integers(1, 4), min_size=1, max_size=3)))
+  rng = np.random.default_rng(draw(st.integers(0, 2**16)))
+  a = rng.standard_normal(shape).astype(np.float32)
+  k = draw(st.integers(1, len(shape)))
+  mask = rng.random(shape[:k]) < 0.5
+  rest = shape[k:]
+  kind = draw(st.sampled_from(["scalar", "rest", "1rest", "bcast", "per_element", "iadd"]))
+  if kind == "scalar": val_np = np.float32(draw(st.integers(-3, 3)))
+  else:
+    vshape = rest if kind == "rest" else (1, *rest) if kind == "1rest" else tuple(1 for _ in rest)
+    val_np = rng.standard_normal(vshape).astype(np.float32)
+  form = draw(st.sampled_from(["tensor", "numpy", "list"]))
+  x, xt = Tensor(a.copy(), requires_grad=True), torch.tensor(a.copy(), requires_grad=True)
+  y, yt = x * 2, xt * 2
+  m = Tensor(mask) if form == "tensor" else mask if form == "numpy" else mask.tolist()
+  if kind == "per_element":   # t[mask] = t[mask] * 3: one value per selected element (reads the mask)
+    y[m] = y[m] * 3
+    yt[torch.tensor(mask)] = yt[torch.tensor(mask)] * 3
+  elif kind == "iadd":
+    y[m] += 1
+    yt[torch.tensor(mask)] += 1
+  elif np.ndim(val_np) == 0:
+    y[m] = float(val_np)
+    yt[torch.tensor(mask)] = float(val_np)
+  else:
+    y[m] = Tensor(val_np)
+    yt[torch.tensor(mask)] = torch.tensor(val_np)
+  close(y, yt)
+  (y * y).sum().backward()
+  (yt * yt).sum().backward()
+  close(x.grad, xt.grad, 1e-5)
+
+def test_setitem_boolean_mask_through_a_view_and_errors():
+  a = np.arange(-6, 6, dtype=np.float32).reshape(3, 4)
+  t, tt = t_and_torch(a)
+  v, vt = t[1:], tt[1:]
+  v[v < 0] = 9.0
+  vt[vt < 0] = 9.0
+  close(t, tt)
+  with pytest.raises(IndexError, match="shape of the mask"): t[Tensor(np.ones(4, dtype=bool))] = 1.0
+  with pytest.raises(RuntimeError, match="cannot be broadcast"): t[t > 0] = Tensor(np.ones(3, np.float32))
+  with pytest.raises(RuntimeError, match="cannot be broadcast"): t[Tensor(np.ones(3, dtype=bool))] = Tensor(np.ones(3))
+  with pytest.raises(NotImplementedError, match="boolean mask is supported alone"): t[t > 0, 1]
+  # reading: the selected elements (or rows, for a mask of fewer dims) in order, as torch
+  close(t[t > 2], tt[tt > 2])
+  close(t[(t > 2)[:, 0]], tt[(tt > 2)[:, 0]])
+  close(t[t > 100], tt[tt > 100])
