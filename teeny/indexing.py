@@ -158,6 +158,8 @@ def setitem(t, indices, value: Any) -> None:
   its values is stored, as in numpy and torch)."""
   Tensor = type(t)
   if not isinstance(value, Tensor): value = Tensor(value, device=t.device, dtype=t.dtype)
+  if value.device != t.device:
+    raise RuntimeError(f"setitem: value is on {value.device}, the tensor on {t.device}; move it with .to()")
   if (mask := _bool_mask(t, indices)) is not None:
     _setitem_masked(t, mask, value)
     return
@@ -167,8 +169,6 @@ def setitem(t, indices, value: Any) -> None:
   if not broadcasts_to(value.shape, region.shape):
     raise RuntimeError(f"shape mismatch: value tensor of shape {list(value.shape)} cannot be broadcast to indexing "
                        f"result of shape {list(region.shape)}")
-  if value.device != t.device:
-    raise RuntimeError(f"setitem: value is on {value.device}, the tensor on {t.device}; move it with .to()")
   value = value.cast(t.dtype)._broadcast_to(region.shape)
   if not advanced:
     region._write(value)
@@ -179,8 +179,8 @@ def setitem(t, indices, value: Any) -> None:
 def _bool_mask(t, indices):
   """The boolean mask of t[mask] (a bool tensor, numpy array or list, alone in the index), else None."""
   i = indices[0] if isinstance(indices, tuple) and len(indices) == 1 else indices
-  if isinstance(i, (list, np.ndarray)) and np.asarray(i).dtype == np.bool_ and np.asarray(i).ndim:
-    i = type(t)(np.asarray(i), device=t.device)
+  if isinstance(i, (list, np.ndarray)) and (a := np.asarray(i)).dtype == np.bool_ and a.ndim:
+    i = type(t)(a, device=t.device)
   return i if isinstance(i, type(t)) and i.dtype == dtypes.bool and i.ndim else None
 
 def _check_mask(t, mask) -> None:
@@ -196,19 +196,14 @@ def _setitem_masked(t, mask, value) -> None:
   with one entry per selected element (shape (k, ...)) is scattered to the positions the mask selects, which reads
   the mask."""
   _check_mask(t, mask)
-  if value.device != t.device:
-    raise RuntimeError(f"setitem: value is on {value.device}, the tensor on {t.device}; move it with .to()")
   rest = tuple(t.shape[mask.ndim:])
   vs = tuple(value.shape)
-  if len(vs) == len(rest) + 1 and vs[0] != 1:
-    # one value per selected element (t[mask] = t[mask] * 2, t[mask] += 1): their number depends on the mask's
-    # values, so the mask is read and the write is a scatter to those positions
-    setitem(t, mask.nonzero(as_tuple=True), value)
-    return
-  if len(vs) > len(rest):
-    if len(vs) > len(rest) + 1:
-      raise RuntimeError(f"shape mismatch: value tensor of shape {list(vs)} cannot be broadcast to the "
-                         f"{len(rest) + 1}-d result of indexing a {t.ndim}-d tensor with a {mask.ndim}-d mask")
+  if len(vs) == len(rest) + 1:
+    if vs[0] != 1:
+      # one value per selected element (t[mask] = t[mask] * 2, t[mask] += 1): their number depends on the mask's
+      # values, so the mask is read and the write is a scatter to those positions
+      setitem(t, mask.nonzero(as_tuple=True), value)
+      return
     vs = vs[1:]
   if not broadcasts_to(vs, rest):
     raise RuntimeError(f"shape mismatch: value tensor of shape {list(value.shape)} cannot be broadcast to "

@@ -322,7 +322,7 @@ def test_launch_packs_arguments_through_ctypes(monkeypatch):
   """A CUDA launch goes straight to libcuda's cuLaunchKernel (ctypes): its kernelParams array must point at each
   buffer's address, then each variable (an int32 in the low half of its cell), then each tensor map; grid, block and
   shared memory as the spec says. Checked against a fake libcuda (no GPU), over two launches that reuse the cells."""
-  import ctypes, threading, types
+  import ctypes, types
   pytest.importorskip("cuda.bindings")
   import teeny.runtime.ops_cuda as oc
   p = wg_program(128, 128, 64, "nn", dtypes.float16, "wg64x64x64s2t")
@@ -341,8 +341,7 @@ def test_launch_packs_arguments_through_ctypes(monkeypatch):
   monkeypatch.setattr(oc, "tensor_map", fake_map)
   prg = object.__new__(oc.CUDAProgram)
   prg.dev, prg.name, prg.fxn_handle, prg.smem = types.SimpleNamespace(activate=lambda: None), p.name, 0xF00, p.smem
-  prg.tmaps = list(zip(oc._tmap_slots(p), p.tmaps))
-  prg._argc, prg._lock, prg._map_ptrs = -1, threading.Lock(), {}
+  prg._launch_state(p)
   for bufs, vals in (((0x1000, 0x2000, 0x3000), (7,)), ((0x5000, 0x2000, 0x6000), (-1,))):
     assert prg(*bufs, global_size=(4, 2), local_size=(288,), vals=vals) == 0.0
     dims, words, m1, m2 = seen[-1]

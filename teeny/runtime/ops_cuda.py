@@ -176,33 +176,35 @@ class CUDAProgram:
     self.fxn = _check(driver.cuModuleGetFunction(self.module, name.encode()), f"finding kernel {name}")
     self.fxn_handle = int(self.fxn)   # (the CUfunction itself, for the ctypes launch)
     self.smem = getattr(spec, "smem", 0)
-    self._argc, self._lock = -1, threading.Lock()
-    self._map_ptrs: dict[tuple, tuple] = {}   # the tensor maps' buffer addresses -> the maps' parameter addresses
-    self.tmaps = list(zip(_tmap_slots(spec), getattr(spec, "tmaps", ()))) if spec is not None else []
+    self._launch_state(spec)
     if self.smem > 48 * 1024:   # dynamic shared memory past 48 KB is opt-in per kernel
       attr = driver.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
       _check(driver.cuFuncSetAttribute(self.fxn, attr, self.smem), f"{name}: {self.smem} bytes of shared memory")
-  def _args(self, n: int) -> tuple[Any, int]:
+  def _launch_state(self, spec: Any):
+    """What a launch reuses: the tensor-map parameters (buffer position, map), the argument arrays (made at the first
+    launch, _args), and the maps' parameter addresses by their buffers' addresses."""
+    self.tmaps = list(zip(_tmap_slots(spec), getattr(spec, "tmaps", ()))) if spec is not None else []
+    self._argc, self._lock = -1, threading.Lock()
+    self._map_ptrs: dict[tuple, tuple] = {}
+  def _args(self, n: int) -> tuple[Any, Any]:
     """The launch's argument cells (8 bytes each: a buffer's address, or an int32 variable in the low half) for n of
-    them, and the address of the kernelParams array: one pointer per cell, then one per tensor map (set per launch).
-    Made once per argument count: the driver copies the arguments at the launch, so every launch reuses them."""
+    them, and the kernelParams array: one pointer per cell, then one per tensor map (set per launch). Made once per
+    argument count: the driver copies the arguments at the launch, so every launch reuses them."""
     if self._argc != n:
       cells = (ctypes.c_uint64 * max(n, 1))()
       argv = (ctypes.c_void_p * max(n + len(self.tmaps), 1))(*[ctypes.addressof(cells) + 8 * i for i in range(n)])
       self._cells, self._argv, self._argc = cells, argv, n
-    return self._cells, ctypes.addressof(self._argv)
+    return self._cells, self._argv
   def __call__(self, *bufs: Any, global_size: Any = None, local_size: Any = None, vals: tuple = (), wait: bool = False,
                work: int = 0) -> float:
     self.dev.activate()
-    gs: Any = global_size or (1,)
-    ls: Any = local_size or (1,)
     nb = len(bufs)
     if wait:
       from cuda.bindings import driver
       st, en = self.dev.events
       _check(driver.cuEventRecord(st, 0), "cuEventRecord")
     with self._lock:   # (the cells are the program's: two threads launching it fill them one after the other)
-      cells, argp = self._args(nb + len(vals))
+      cells, argv = self._args(nb + len(vals))
       for i, b in enumerate(bufs): cells[i] = int(b)
       for i, v in enumerate(vals): cells[nb + i] = int(v) & 0xFFFFFFFF
       if self.tmaps:   # (passed by value: the parameter's address is the map's own)
@@ -212,15 +214,14 @@ class CUDAProgram:
           maps = [tensor_map(int(bufs[i]), tm) for i, tm in self.tmaps]
           if len(self._map_ptrs) >= 64: self._map_ptrs.clear()
           self._map_ptrs[key] = ptrs = ([m.getPtr() for m in maps], maps)   # (the maps kept alive with their addresses)
-        for j, ptr in enumerate(ptrs[0]): self._argv[at + j] = ptr
+        for j, ptr in enumerate(ptrs[0]): argv[at + j] = ptr
       # straight into libcuda through ctypes: cuda-python's cuLaunchKernel cost 20-30 us of host time a launch on the
       # H200 machine's host, longer than many kernels
-      ret = _cu().cuLaunchKernel(self.fxn_handle, gs[0], gs[1] if len(gs) > 1 else 1, gs[2] if len(gs) > 2 else 1,
-                                 ls[0], ls[1] if len(ls) > 1 else 1, ls[2] if len(ls) > 2 else 1, self.smem, None,
-                                 argp, None)
+      grid, block = _dims(global_size), _dims(local_size)
+      ret = _cu().cuLaunchKernel(self.fxn_handle, *grid, *block, self.smem, None, ctypes.addressof(argv), None)
     if ret != 0:
       from cuda.bindings import driver
-      _check(driver.CUresult(ret), f"launching {self.name} grid {_dims(gs)} block {_dims(ls)}")
+      _check(driver.CUresult(ret), f"launching {self.name} grid {grid} block {block}")
     if not wait: return 0.0
     _check(driver.cuEventRecord(en, 0), "cuEventRecord")
     _check(driver.cuEventSynchronize(en), f"running {self.name}")

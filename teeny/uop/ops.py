@@ -209,6 +209,12 @@ _VIEW_OPS = frozenset(GroupOp.Movement | {Ops.DETACH})
 # the ops whose shape needs no source's (UOp.shape)
 _SHAPE_OWN = frozenset((Ops.CONST, Ops.BUFFER, Ops.ARANGE, Ops.RESHAPE, Ops.EXPAND))
 
+def _with_shape(u: UOp, shape: tuple | None) -> UOp:
+  """u, its shape attribute set to `shape` (the value the attribute would compute) where that is known and u has none
+  yet: a tensor-level graph built node by node then never walks back down for its shapes."""
+  if shape is not None and "shape" not in u.__dict__: u.__dict__["shape"] = shape
+  return u
+
 class Topo:
   """A node's dependencies in topological order, the node itself last (a view: cheap to make, never cached)."""
   __slots__ = ("below", "node")
@@ -378,17 +384,14 @@ class UOp(metaclass=UOpMetaClass):
   def alu(self, op: Ops, *src: UOp, dtype: DType | None = None) -> UOp:
     out = dtype or (dtypes.bool if op in GroupOp.Comparison
                     else (self._vdtype if op is not Ops.WHERE else src[0]._vdtype))
-    u = UOp(op, out, (self,) + src)
-    # the shape an elementwise node takes from a source, passed on where that source knows its own (so a tensor-level
-    # graph built node by node never walks back down for it: the same value the shape attribute would compute)
-    sd = (self if op is Ops.WHERE or not src else src[-1]).__dict__
-    if "shape" not in (d := u.__dict__) and "shape" in sd: d["shape"] = sd["shape"]
-    return u
+    # (an elementwise node's shape is its last source's, WHERE's its condition's: see the shape attribute)
+    return _with_shape(UOp(op, out, (self,) + src), (self if op is Ops.WHERE or not src else src[-1])._known_shape)
   def cast(self, dtype: DType) -> UOp:
-    if self.dtype == dtype: return self
-    u = UOp(Ops.CAST, dtype, (self,))
-    if "shape" not in (d := u.__dict__) and "shape" in (sd := self.__dict__): d["shape"] = sd["shape"]
-    return u
+    return self if self.dtype == dtype else _with_shape(UOp(Ops.CAST, dtype, (self,)), self._known_shape)
+  @property
+  def _known_shape(self) -> tuple | None:
+    """The shape attribute if it is already computed, else None (computes nothing)."""
+    return self.__dict__.get("shape")
   def bitcast(self, dtype: DType) -> UOp: return UOp(Ops.BITCAST, dtype, (self,))
   def _up(self, x: Any) -> UOp: return x if isinstance(x, UOp) else UOp.const(self._vdtype, x)
   # index-math operators (kernel level); tensors have their own
@@ -423,20 +426,14 @@ class UOp(metaclass=UOpMetaClass):
   def reshape(self, shape: tuple[int, ...]) -> UOp:
     shape = tuple(shape)
     if shape == self.shape: return self
-    u = UOp(Ops.RESHAPE, self.dtype, (self,), shape)
-    u.__dict__["shape"] = shape   # (what the shape attribute gives: set here, it is never looked up below)
-    return u
+    return _with_shape(UOp(Ops.RESHAPE, self.dtype, (self,), shape), shape)
   def expand(self, shape: tuple[int, ...]) -> UOp:
     if (shape := tuple(shape)) == self.shape: return self
-    u = UOp(Ops.EXPAND, self.dtype, (self,), shape)
-    u.__dict__["shape"] = shape
-    return u
+    return _with_shape(UOp(Ops.EXPAND, self.dtype, (self,), shape), shape)
   def permute(self, order: tuple[int, ...]) -> UOp:
     if (order := tuple(order)) == tuple(range(len(order))): return self
     u = UOp(Ops.PERMUTE, self.dtype, (self,), order)
-    if "shape" not in (d := u.__dict__) and (sh := self.__dict__.get("shape")) is not None:
-      d["shape"] = tuple(sh[i] for i in order)
-    return u
+    return u if (sh := self._known_shape) is None else _with_shape(u, tuple(sh[i] for i in order))
   def pad(self, arg: tuple[tuple[int, int], ...]) -> UOp:
     return self if all(b == 0 and e == 0 for b, e in arg) else UOp(Ops.PAD, self.dtype, (self,), tuple(arg))
   def shrink(self, arg: tuple[tuple[int, int], ...]) -> UOp:
