@@ -1509,7 +1509,10 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
     if any(d * (k - 1) + 1 > i for k, d, i in zip(k_, d_, self.shape[-n:])):
       raise ValueError(f"window {tuple(k_)} (dilation {tuple(d_)}) "
                        f"is larger than the input's last dims {self.shape[-n:]}")
-    return self._wrap(self.uop.window(tuple(k_), tuple(s_), tuple(d_)))
+    # (a view of self's storage, as torch's unfold: wrapped as a new tensor, windows straight over a buffer became a
+    # copy k*k times its size, which a convolution or a pool then read instead of the input; writes through it are
+    # refused, since windows overlap)
+    return self._view(self.uop.window(tuple(k_), tuple(s_), tuple(d_)))
   def repeat(self, *repeats) -> Tensor:
     reps = _shape_arg(repeats)
     if len(reps) < self.ndim: raise ValueError(f"repeat needs at least {self.ndim} repeat counts, got {reps}")

@@ -99,6 +99,17 @@ def test_avg_pool2d(k, s, p, ceil, cip):
   check(lambda x: x.avg_pool2d(k, s, p, ceil, cip),
         lambda x: F.avg_pool2d(x, k, s, p, ceil_mode=ceil, count_include_pad=cip), [_rand(rng, (2, 3, 9, 8))])
 
+def test_pool_reads_windows_in_place():
+  """A pool over a realized tensor is one kernel reading the windows where they lie: the windows were copied first,
+  k*k times the input's size. Windows stay views that refuse writes (they overlap)."""
+  x = Tensor.empty(4, 8, 30, 30).realize()
+  for f, n in ((lambda: x.max_pool2d(3, 2), 1), (lambda: x.max_pool2d(2, 1, dilation=2), 1),
+               (lambda: x.avg_pool2d(3, 1), 2)):   # (avg: and its divisors, 28x28)
+    ks = [si for si in f().schedule() if si.kind == "kernel"]
+    assert len(ks) == n and all(si.bufs[0].arg[2] <= x.numel() for si in ks), [si.bufs[0].arg for si in ks]
+  win = x._window((3, 3), (1, 1), (1, 1))
+  with pytest.raises(RuntimeError, match="sliding-window"): win[0, 0, 0, 0] = Tensor.ones(3, 3)
+
 @needs_values
 @pytest.mark.parametrize("kw", [
   dict(size=(7, 9), mode="nearest"), dict(scale_factor=2, mode="nearest"), dict(size=(3, 2), mode="nearest"),

@@ -256,6 +256,12 @@ def test_conv_gemm_chosen_and_compiled():
     assert p.opts[0].op is op and "x64x" in p.opts[0].arg, p.opts
     assert ("teeny_copy16_f32(" if dt == dtypes.float32 else "teeny_copy16(") in p.src
     assert c.valid_binary(c.compile(p.src))
+    # unpadded (3x3 valid, and 1x1): one kernel, tiled over the windows of the input where it lies (they were copied
+    # first, 9 times the input's size, and the copy's reader lost the tiles)
+    for xs, ws in (((32, 64, 58, 58), (64, 64, 3, 3)), ((32, 64, 56, 56), (128, 64, 1, 1))):
+      x, w = Tensor.empty(*xs, dtype=dt, device=NULL_CUDA), Tensor.empty(*ws, dtype=dt, device=NULL_CUDA)
+      ps = kernel_specs(x.conv2d(w))
+      assert len(ps) == 1 and ps[0].opts[0].op is op, [(q.name, q.opts) for q in ps]
 
 @pytest.mark.parametrize("dt", ["float32", "float16"])
 def test_conv_backward_as_implicit_gemms(dt):
@@ -272,6 +278,8 @@ def test_conv_backward_as_implicit_gemms(dt):
   op = OptOps.SMEM if d == dtypes.float32 else OptOps.TC
   tiled = [p for p in progs if any(o.op is op for o in p.opts)]
   assert len(tiled) == 2, [(p.name, p.opts) for p in progs]
+  # float32: each image's rows in 4 parts, 128 GEMMs (gw_split); the 16-bit GEMMs stay one per image
+  assert K.conv.gw_split(K.conv.conv_shape(x.shape, w.shape, 1, 1), d) == (4 if d == dtypes.float32 else 1)
   c = toolchain("sm_90")
   for p in tiled: assert c.valid_binary(c.compile(p.src))
   # strided, grouped or narrow-row convolutions keep the hand-written kernels

@@ -197,17 +197,34 @@ def _gemm_bwd_input(grad_out: Tensor, weight: Tensor, s: ConvShape) -> Tensor:
   wt = weight.permute(1, 0, 2, 3).flip((2, 3)).contiguous()
   return grad_out.conv2d(wt, padding=((s.kh - 1 - s.pt, s.kh - 1 - s.pb), (s.kw - 1 - s.pl, s.kw - 1 - s.pr)))
 
+# float32 weight gradients (SMEM tiles) want at least this many GEMMs in their batch (images times row splits): each
+# is only (O x C*KH*KW) outputs, a few blocks. H200, the bench's 32x64x56x56 3x3, the GEMMs' kernel plus the sum over
+# them: 1 split 0.47 ms, 2 splits 0.46, 4 splits 0.37, 8 splits 0.37 (.devrun/cw.py). The 16-bit GEMMs (wgmma) ran
+# slower split in two (0.10 against 0.14 ms): they stay one per image
+GW_MIN_GEMMS = 128
+
+def gw_split(s: ConvShape, dtype) -> int:
+  """How many parts each image's output rows are split into for the weight gradient: for float32, the smallest divisor
+  of OH that makes GW_MIN_GEMMS GEMMs; 1 for 16-bit inputs."""
+  if dtype != dtypes.float32: return 1
+  return next((d for d in range(1, s.oh + 1) if s.oh % d == 0 and s.bs * d >= GW_MIN_GEMMS), s.oh)
+
 def _gemm_bwd_weight(x: Tensor, grad_out: Tensor, s: ConvShape) -> Tensor:
-  """The weight gradient as a batch of GEMMs, one per image (O x (C, KH, KW), summed over (OH, OW): a split of the
-  100k-long sum over (B, OH, OW) that gives the GPU enough blocks), accumulated in float32, then summed over images.
-  Built on UOps and wrapped once (each Tensor op costs host time)."""
-  f32 = dtypes.float32
+  """The weight gradient as a batch of GEMMs, one per image and part of its output rows (gw_split) (O x (C, KH, KW),
+  summed over those rows and OW: a split of the 100k-long sum over (B, OH, OW) that gives the GPU enough blocks),
+  accumulated in float32, then summed over the parts. Built on UOps and wrapped once (each Tensor op costs host
+  time)."""
+  f32, sp = dtypes.float32, gw_split(s, x.dtype)
+  oh = s.oh // sp
   xp = _pad_or_shrink(x, [(s.pt, s.pb), (s.pl, s.pr)]).contiguous()
-  xw = xp.uop.window((s.kh, s.kw), (1, 1), (1, 1)).reshape((s.bs, 1, s.cin, s.oh, s.ow, s.kh, s.kw)).cast(f32)
-  full = (s.bs, s.cout, s.cin, s.oh, s.ow, s.kh, s.kw)
-  g = grad_out.uop.reshape((s.bs, s.cout, 1, s.oh, s.ow, 1, 1)).cast(f32).expand(full)
-  part = UOp(Ops.CONTIGUOUS, f32, (xw.expand(full).alu(Ops.MUL, g).r(Ops.ADD, (3, 4)),))
-  return xp._wrap(part.r(Ops.ADD, (0,)).reshape((s.cout, s.cin, s.kh, s.kw)), grad_out)
+  # windows (B, C, OH, OW, KH, KW) -> (B, parts, 1, C, OH/parts, OW, KH, KW)
+  xw = xp.uop.window((s.kh, s.kw), (1, 1), (1, 1)).reshape((s.bs, s.cin, sp, oh, s.ow, s.kh, s.kw))
+  xw = xw.permute((0, 2, 1, 3, 4, 5, 6)).reshape((s.bs, sp, 1, s.cin, oh, s.ow, s.kh, s.kw)).cast(f32)
+  full = (s.bs, sp, s.cout, s.cin, oh, s.ow, s.kh, s.kw)
+  g = grad_out.uop.reshape((s.bs, s.cout, sp, oh, s.ow)).permute((0, 2, 1, 3, 4))
+  g = g.reshape((s.bs, sp, s.cout, 1, oh, s.ow, 1, 1)).cast(f32).expand(full)
+  part = UOp(Ops.CONTIGUOUS, f32, (xw.expand(full).alu(Ops.MUL, g).r(Ops.ADD, (4, 5)),))
+  return xp._wrap(part.r(Ops.ADD, (0, 1)).reshape((s.cout, s.cin, s.kh, s.kw)), grad_out)
 
 def conv2d_bwd_weight(x: Tensor, grad_out: Tensor, s: ConvShape) -> Tensor:
   """d(loss)/d(weight), (O, C/G, KH, KW), in float32 for 16-bit inputs."""
