@@ -6,7 +6,8 @@ import numpy as np
 from teeny.dtype import DType, dtypes, least_upper_dtype, sum_acc_dtype, to_dtype, float32_to_bf16_bits
 from teeny.helpers import prod, DEBUG, TF32, broadcast_shape as _broadcast_shape, broadcasts_to as _broadcasts_to
 from teeny.device import Device
-from teeny.uop.ops import GroupOp, KernelInfo, Ops, UOp, implicit_loads, toposort_many, written_slots
+from teeny.uop.ops import (GroupOp, KernelInfo, Ops, UOp, implicit_loads, in_memory as _in_memory, toposort_many,
+                           written_slots)
 # (at module level: the realize path runs these on every call, and a function-local import costs a lookup each time)
 # (create_schedule through its module, where tests may wrap it)
 from teeny.engine import schedule as _schedule
@@ -43,12 +44,6 @@ def _plain(u: UOp) -> bool:
   """A realized buffer, or reshapes of one (a reshape of contiguous memory is contiguous: no copy)."""
   while u.op is Ops.RESHAPE: u = u.src[0]
   return u.op is Ops.BUFFER
-
-def _in_memory(u: UOp, views: tuple[Ops, ...] = (Ops.RESHAPE,)) -> bool:
-  """Contiguous memory once realized: a buffer, a CONTIGUOUS or a custom kernel's output, or `views` of one (so
-  contiguous() of it is itself, not a copy kernel; a custom kernel reads a detached one in place too)."""
-  while u.op in views: u = u.src[0]
-  return u.op in (Ops.BUFFER, Ops.CONTIGUOUS, Ops.KERNEL_OUT)
 
 HALF = (dtypes.float16, dtypes.bfloat16)  # reductions over these accumulate in float32
 _F = TypeVar("_F", bound=Callable)  # a function a mode decorates

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Callable, Sequence
 from teeny.device import Device
 from teeny.dtype import dtypes, least_upper_dtype, sum_acc_dtype
 from teeny.indexing import check_index_range
-from teeny.uop.ops import Ops, UOp
+from teeny.uop.ops import Ops, UOp, in_memory
 
 if TYPE_CHECKING:
   from teeny.tensor import Tensor
@@ -113,34 +113,48 @@ def _im2col(u: UOp) -> UOp:
      getattr(Device[u.device].renderer, "lang", "C") == "C": return UOp(Ops.CONTIGUOUS, u.dtype, (u,))
   return u
 
-def _conv_body(x: Tensor, weight: Tensor, hw: tuple[int, ...], s_: tuple[int, ...], d_: tuple[int, ...],
-               groups: int) -> Tensor | None:
-  """The rest of conv2d after the padded copy, built on UOps and wrapped in one Tensor: the same graph the Tensor ops
-  below it build (windows, reshape, expand, permute, the weight's reshape and expand, multiply, sum, reshape; a test
-  holds that the two are the same node), at a fraction of the host time (each Tensor op costs its bookkeeping: an H200
-  host spent 0.7 ms building and launching a convolution whose kernels take 0.3). None where that graph would differ
-  (mixed dtypes, several devices, symbolic sizes, windows that tile the input, no-grad mode on a tensor that wants
-  gradients, a tiny output that sum splits in two, a window larger than the input): the Tensor ops handle those."""
-  n, bs, (cout, cin) = len(hw), x.shape[0], weight.shape[:2]
-  shp = tuple(x.shape) + tuple(weight.shape)
-  if x.dtype != weight.dtype or not isinstance(x.device, str) or any(not isinstance(v, int) for v in shp): return None
-  i_ = tuple(x.shape[-n:])
+def conv_graph(xu: UOp, wu: UOp, pads: Sequence[tuple[int, int]], hw: tuple[int, ...], s_: tuple[int, ...],
+               d_: tuple[int, ...], groups: int) -> UOp | None:
+  """A convolution's graph on UOps: input xu (N, C, *in), weight wu (O, C/groups, *hw), padding `pads` (before, after)
+  per spatial dim. The same nodes Tensor.conv2d's Tensor ops build (a copy of the padded input, windows, reshape,
+  expand, permute, the weight's reshape and expand, multiply, sum, reshape; a test holds that they are the same node),
+  at a fraction of the host time (each Tensor op costs its bookkeeping: an H200 host spent 0.7 ms building and
+  launching a convolution whose kernels take 0.3). None where the Tensor ops' graph would differ (mixed dtypes,
+  several devices, symbolic sizes, cropping pads, windows that tile the input, a tiny output that sum splits in two, a
+  window larger than the input): they handle those."""
+  n, bs, (cout, cin) = len(hw), xu.shape[0], wu.shape[:2]
+  shp = tuple(xu.shape) + tuple(wu.shape)
+  if xu.dtype != wu.dtype or not isinstance(xu.device, str) or any(not isinstance(v, int) for v in shp): return None
+  if any(b < 0 or a < 0 for b, a in pads): return None
+  i_ = tuple(v + b + a for v, (b, a) in zip(xu.shape[-n:], pads))
   if any(d * (k - 1) + 1 > i for k, d, i in zip(hw, d_, i_)): return None
   if tuple(hw) == s_ and all(d == 1 for d in d_) and all(i % k == 0 for i, k in zip(i_, hw)): return None
-  if type(x)._no_grad and (x.requires_grad or weight.requires_grad): return None
   rcout = cout // groups
   oyx = tuple((i - d * (k - 1) - 1) // s + 1 for i, k, s, d in zip(i_, hw, s_, d_))
   if bs * cout * math.prod(oyx) <= 16: return None
-  u = _im2col(x.uop.window(tuple(hw), s_, d_))
+  # windows over a materialised padded input: today's kernels run several times faster reading a plain buffer than
+  # recomputing the input's producer and the padding masks for every one of the k*k taps
+  if any(b or a for b, a in pads):
+    xu = UOp(Ops.CONTIGUOUS, xu.dtype, (xu.pad(((0, 0),) * (len(shp) // 2 - n) + tuple(pads)),))
+  elif not in_memory(xu): xu = UOp(Ops.CONTIGUOUS, xu.dtype, (xu,))
+  u = _im2col(xu.window(tuple(hw), s_, d_))
   u = u.reshape((bs, groups, cin, 1, *oyx, *hw))
   full = (bs, groups, cin, rcout, *oyx, *hw)
   if full != u.shape: u = u.expand(full)
   u = u.permute((0, 1, 3, *[4 + i for i in range(n)], 2, *[4 + n + i for i in range(n)]))
-  w = weight.uop.reshape((1, groups, rcout, *[1] * n, cin, *hw))
+  w = wu.reshape((1, groups, rcout, *[1] * n, cin, *hw))
   if w.shape != u.shape: w = w.expand(u.shape)
   prod_ = u.alu(Ops.MUL, w)
   red = sum_uop(prod_, tuple(range(len(u.shape) - 1 - n, len(u.shape))), sum_acc_dtype(prod_.dtype))
-  t = x._wrap(red.reshape((bs, cout, *oyx)), weight)
+  return red.reshape((bs, cout, *oyx))
+
+def _conv_body(x: Tensor, weight: Tensor, pads: Sequence[tuple[int, int]], hw: tuple[int, ...], s_: tuple[int, ...],
+               d_: tuple[int, ...], groups: int) -> Tensor | None:
+  """conv2d without its bias as one Tensor over conv_graph (None where that has none, or in no-grad mode on a tensor
+  that wants gradients)."""
+  if type(x)._no_grad and (x.requires_grad or weight.requires_grad): return None
+  if (u := conv_graph(x.uop, weight.uop, pads, hw, s_, d_, groups)) is None: return None
+  t = x._wrap(u, weight)
   if t.dtype.kind != "f": t._requires_grad = None
   return t
 
@@ -182,11 +196,10 @@ class NNMixin:
       raise ValueError(f"conv bias shape {tuple(bias.shape)} must be ({cout},) for weight {tuple(weight.shape)}")
     n = len(hw)
     s_, d_ = _tuple(stride, n, "stride"), _tuple(dilation, n, "dilation")
-    # windows over a materialised padded input: today's kernels run several times faster reading a plain buffer than
-    # recomputing the input's producer and the padding masks for every one of the k*k taps
-    x = _pad_or_shrink(self, _resolve_pads(padding, hw, d_, s_)).contiguous()
-    if (ret := _conv_body(x, weight, hw, s_, d_, groups)) is not None:
+    pads = _resolve_pads(padding, hw, d_, s_)
+    if (ret := _conv_body(self, weight, pads, hw, s_, d_, groups)) is not None:
       return ret if bias is None else ret + bias.reshape(1, -1, *[1] * n)
+    x = _pad_or_shrink(self, pads).contiguous()   # (as conv_graph: windows over a materialised padded input)
     x = x._pool(hw, s_, d_)  # (bs, groups*cin, *oyx, *hw)
     if (cols := _im2col(x.uop)) is not x.uop: x = x._wrap(cols)
     rcout, oyx = cout // groups, tuple(x.shape[2:2 + n])

@@ -49,8 +49,8 @@ from teeny.dtype import dtypes
 from teeny.tensor import Tensor
 from teeny.codegen.opt import cpu_lanes, cpu_tile_rows
 from teeny.codegen.tc import tiles_for
-from teeny.tensor_nn import _pad_or_shrink, _resolve_pads, _tuple, check_conv_args
-from teeny.uop.ops import AxisType, KernelInfo, MemSem, Ops, UOp
+from teeny.tensor_nn import _pad_or_shrink, _resolve_pads, _tuple, check_conv_args, conv_graph
+from teeny.uop.ops import AxisType, KernelInfo, MemSem, Ops, UOp, in_memory
 from teeny.kernels.common import acc_dtype, in_range, is_gpu, reduce_sum, use_custom_kernels, with_grad
 
 @dataclass(frozen=True)
@@ -194,8 +194,12 @@ def _gemm_bwd_input(grad_out: Tensor, weight: Tensor, s: ConvShape) -> Tensor:
   """The input gradient of a unit-stride convolution is the convolution of grad_out, padded by k-1-p on each side,
   with the kernel flipped and its channel axes swapped: one implicit GEMM over (B, H, W) x C, summed over (O, KH,
   KW)."""
-  wt = weight.permute(1, 0, 2, 3).flip((2, 3)).contiguous()
-  return grad_out.conv2d(wt, padding=((s.kh - 1 - s.pt, s.kh - 1 - s.pb), (s.kw - 1 - s.pl, s.kw - 1 - s.pr)))
+  pads = ((s.kh - 1 - s.pt, s.kh - 1 - s.pb), (s.kw - 1 - s.pl, s.kw - 1 - s.pr))
+  wt = UOp(Ops.CONTIGUOUS, weight.dtype, (weight.uop.permute((1, 0, 2, 3)).flip((2, 3)),))
+  # (built on UOps and wrapped once, as Tensor.conv2d would build it: each Tensor op costs host time)
+  if (u := conv_graph(grad_out.uop, wt, pads, (s.kh, s.kw), (1, 1), (1, 1), 1)) is not None:
+    return grad_out._wrap(u, weight)
+  return grad_out.conv2d(weight.permute(1, 0, 2, 3).flip((2, 3)).contiguous(), padding=pads)
 
 # float32 weight gradients (SMEM tiles) want at least this many GEMMs in their batch (images times row splits): each
 # is only (O x C*KH*KW) outputs, a few blocks. H200, the bench's 32x64x56x56 3x3, the GEMMs' kernel plus the sum over
@@ -216,15 +220,17 @@ def _gemm_bwd_weight(x: Tensor, grad_out: Tensor, s: ConvShape) -> Tensor:
   time)."""
   f32, sp = dtypes.float32, gw_split(s, x.dtype)
   oh = s.oh // sp
-  xp = _pad_or_shrink(x, [(s.pt, s.pb), (s.pl, s.pr)]).contiguous()
+  # (gemm_route: padding >= 0) the padded copy, as Tensor.pad(...).contiguous() builds it
+  xp = x.uop.pad(((0, 0), (0, 0), (s.pt, s.pb), (s.pl, s.pr)))
+  xp = UOp(Ops.CONTIGUOUS, xp.dtype, (xp,)) if xp is not x.uop or not in_memory(xp) else xp
   # windows (B, C, OH, OW, KH, KW) -> (B, parts, 1, C, OH/parts, OW, KH, KW)
-  xw = xp.uop.window((s.kh, s.kw), (1, 1), (1, 1)).reshape((s.bs, s.cin, sp, oh, s.ow, s.kh, s.kw))
+  xw = xp.window((s.kh, s.kw), (1, 1), (1, 1)).reshape((s.bs, s.cin, sp, oh, s.ow, s.kh, s.kw))
   xw = xw.permute((0, 2, 1, 3, 4, 5, 6)).reshape((s.bs, sp, 1, s.cin, oh, s.ow, s.kh, s.kw)).cast(f32)
   full = (s.bs, sp, s.cout, s.cin, oh, s.ow, s.kh, s.kw)
   g = grad_out.uop.reshape((s.bs, s.cout, sp, oh, s.ow)).permute((0, 2, 1, 3, 4))
   g = g.reshape((s.bs, sp, s.cout, 1, oh, s.ow, 1, 1)).cast(f32).expand(full)
   part = UOp(Ops.CONTIGUOUS, f32, (xw.expand(full).alu(Ops.MUL, g).r(Ops.ADD, (4, 5)),))
-  return xp._wrap(part.r(Ops.ADD, (0, 1)).reshape((s.cout, s.cin, s.kh, s.kw)), grad_out)
+  return x._wrap(part.r(Ops.ADD, (0, 1)).reshape((s.cout, s.cin, s.kh, s.kw)), grad_out)
 
 def conv2d_bwd_weight(x: Tensor, grad_out: Tensor, s: ConvShape) -> Tensor:
   """d(loss)/d(weight), (O, C/G, KH, KW), in float32 for 16-bit inputs."""
