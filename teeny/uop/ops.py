@@ -637,13 +637,13 @@ def pretty(u: UOp, depth: int = 0, seen: dict | None = None) -> str:
 _ADDRESS_USERS = {Ops.LOAD: 1, Ops.STORE: 1, Ops.ATOMIC: 1, Ops.ATOMIC_CAS: 1, Ops.CUSTOM: 99, Ops.INDEX: 1,
                   Ops.WMMA: 3}
 
-@functools.lru_cache(maxsize=1024)   # (a pure function of a hash-consed SINK: a custom kernel called every step
 def in_memory(u: UOp, views: tuple[Ops, ...] = (Ops.RESHAPE,)) -> bool:
   """Contiguous memory once realized: a buffer, a CONTIGUOUS or a custom kernel's output, or `views` of one (so
   contiguous() of it is itself, not a copy kernel; a custom kernel reads a detached one in place too)."""
   while u.op in views: u = u.src[0]
   return u.op in (Ops.BUFFER, Ops.CONTIGUOUS, Ops.KERNEL_OUT)
 
+@functools.lru_cache(maxsize=1024)   # (a pure function of a hash-consed SINK: a custom kernel called every step
 def implicit_loads(sink: UOp) -> UOp:   # walks its whole graph once, not once per call)
   """A custom kernel's SINK with every INDEX used as a value wrapped in a LOAD (tinygrad's dialect reads `p[i]` as the
   element), and the dtypes built from it made element dtypes."""
