@@ -202,13 +202,16 @@ class Block:
       return
     name, args = re.match(r"(\w+)\((.*)\);", fmt).groups()
     arg = [vals[int(a[1:-1])] if a.startswith("{") else int(a) for a in (x.strip() for x in args.split(","))]
-    if name in ("teeny_cp_async16", "teeny_copy16", "teeny_copy16_f32"):
+    if name in ("teeny_cp_async16", "teeny_copy16", "teeny_copy16_f32", "teeny_copy16m", "teeny_copy16m_f32"):
       _, w, src, n = arg
       (kind, slot), idx, gate = src
       size = self.bufs[slot].dtype.itemsize   # 16-bit values held as their bits, or float32 (TF32 kernels)
-      nvals = np.broadcast_to(np.asarray(n) // size, (self.T,))
       e = np.arange(16 // size)
-      ok = (e[None, :] < nvals[:, None]) & mask[:, None]   # (a masked thread reads nothing)
+      if name.startswith("teeny_copy16m"):   # (n: a bit mask of the values read)
+        ok = ((np.broadcast_to(np.asarray(n, np.int64), (self.T,))[:, None] >> e) & 1).astype(bool) & mask[:, None]
+      else:
+        nvals = np.broadcast_to(np.asarray(n) // size, (self.T,))
+        ok = (e[None, :] < nvals[:, None]) & mask[:, None]   # (a masked thread reads nothing)
       at = np.where(ok, np.asarray(idx, np.int64).reshape(-1, 1) + e, 0)
       _inbounds(at, self.bufs[slot].size)
       if size == 4: words = np.where(ok, self.bufs[slot][at].astype(np.float32).view(np.uint32), 0).astype(np.uint32)

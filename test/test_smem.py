@@ -157,6 +157,85 @@ def test_smem_epilogue_interpreted():
   got, want = interpret(40, 72, 56, "nn", "64x64x16t4x4s3", epilogue=epi, extra=bias)
   _close(got, want, 56)
 
+def interpret_last(t: Tensor, inputs: dict, opts=None, renderer=None) -> np.ndarray:
+  """The values of `t`, whose last scheduled kernel reads only the realized tensors in `inputs` (tensor -> raw numpy
+  values: float32, or 16-bit values as their bits), run by gpu_interp."""
+  from gpu_interp import run_kernel
+  si = [s for s in t.schedule() if s.kind == "kernel"][-1]
+  p = get_program(si.ast, renderer or Device[NULL_CUDA].renderer, opts=opts)
+  by_buf = {x.uop.base: v for x, v in inputs.items()}
+  bufs = {i: by_buf[b] if b in by_buf else np.zeros(b.arg[2], np.float32 if t.dtype == dtypes.float32 else np.uint16)
+          for i, b in enumerate(si.bufs)}
+  run_kernel(p.uops, bufs, p.local_size[0])
+  return p, bufs[0].reshape(t.shape)
+
+@pytest.mark.parametrize("dt,pads,tile", [("float32", ((0, 0), (0, 4)), "64x64x16t4x4s3"),
+                                          ("float32", ((3, 5), (2, 2)), "128x64x32t8x4s3"),
+                                          ("float16", ((0, 0), (0, 4)), "64x64x32w2x2s3"),
+                                          ("bfloat16", ((3, 5), (8, 0)), "64x64x32w2x2s3")], ids=str)
+def test_padded_operand_read_in_place_interpreted(dt, pads, tile):
+  """A matmul whose operand is a padded view of memory (a.pad(...) @ b) is one tiled kernel: the operand's chunks are
+  copied by bit masks of the padding (teeny_copy16m: the INDEX's gate, valued per element), no padded copy first."""
+  from gpu_interp import to_bits, to_float
+  d = {"float32": dtypes.float32, "float16": dtypes.float16, "bfloat16": dtypes.bfloat16}[dt]
+  rng = np.random.default_rng(3)
+  na, nb = rng.standard_normal((100, 60)).astype(np.float32), rng.standard_normal((76, 72)).astype(np.float32)
+  if d != dtypes.float32: na, nb = to_float(to_bits(na, d), d), to_float(to_bits(nb, d), d)
+  npad = np.pad(na, pads)
+  nb = nb[:npad.shape[1]]
+  a = Tensor.empty(*na.shape, dtype=d, device=NULL_CUDA).realize()
+  b = Tensor.empty(*nb.shape, dtype=d, device=NULL_CUDA).realize()
+  raw = (lambda v: v.ravel()) if d == dtypes.float32 else (lambda v: to_bits(v.ravel(), d))
+  y = a.pad(pads) @ b
+  assert len([s for s in y.schedule() if s.kind == "kernel"]) == 1
+  op = OptOps.SMEM if d == dtypes.float32 else OptOps.TC
+  p, got = interpret_last(y, {a: raw(na), b: raw(nb)}, opts=[Opt(op, None, tile)])
+  assert "teeny_copy16m" in p.src
+  if d != dtypes.float32: got = to_float(got, d)
+  tol = 1e-5 if d == dtypes.float32 else 2e-2
+  want = npad.astype(np.float64) @ nb.astype(np.float64)
+  np.testing.assert_allclose(got, want, rtol=tol, atol=tol * max(1.0, float(np.abs(want).max())))
+
+@pytest.mark.parametrize("arch", ["gfx1100", "gfx90a"])
+def test_padded_operand_on_amd_interpreted_and_compiled(arch):
+  """The same masked chunks rendered for HIP's WMMA and MFMA tiles (teeny_copy16m): values from the interpreter, and
+  clang compiles the kernel for the target."""
+  from gpu_interp import to_bits, to_float
+  from teeny.codegen.render.hip import HIPRenderer
+  from helpers import toolchain
+  r, d = HIPRenderer(arch), dtypes.float16
+  rng = np.random.default_rng(4)
+  na, nb = (to_float(to_bits(rng.standard_normal(sh).astype(np.float32), d), d) for sh in ((40, 50), (56, 72)))
+  a, b = Tensor.empty(40, 50, dtype=d, device="NULL:HIP").realize(), Tensor.empty(56, 72, dtype=d, device="NULL:HIP")
+  b = b.realize()
+  p, got = interpret_last(a.pad(((0, 0), (2, 4))) @ b, {a: to_bits(na.ravel(), d), b: to_bits(nb.ravel(), d)},
+                          renderer=r)
+  assert any(o.op is OptOps.TC for o in p.opts) and "teeny_copy16m(" in p.src
+  want = np.pad(na, ((0, 0), (2, 4))).astype(np.float64) @ nb.astype(np.float64)
+  np.testing.assert_allclose(to_float(got, d), want, rtol=2e-2, atol=2e-2 * np.abs(want).max())
+  c = toolchain(arch)
+  assert c.valid_binary(c.compile(p.src)) if hasattr(c, "valid_binary") else c.compile(p.src)
+
+def test_chunk_gates_cross_rows():
+  """_chunk_gates where a chunk may cross its contiguous group's innermost range (whole-group contiguity, rows of 6
+  values in chunks of 4): each value's gate is the gate at its own position."""
+  from teeny.codegen.tc import _chunk_gates
+  from teeny.uop.ops import AxisType, UOp
+  from teeny.uop.rewrite import graph_rewrite
+  from teeny.uop.symbolic import symbolic
+  r1, r2 = UOp.range(5, 20, AxisType.GLOBAL), UOp.range(6, 21, AxisType.GLOBAL)
+  c = lambda v: UOp.const(dtypes.index, v)
+  gate = (r2 < 4).alu(Ops.AND, (r1 * 2 + r2) < 9)   # an odd mask, to be read at each (r1, r2)
+  ix = UOp(Ops.INDEX, dtypes.float32.ptr(), (UOp(Ops.DEFINE_GLOBAL, dtypes.float32.ptr(), (), (0,)), r1 * 6 + r2, gate))
+  flat = UOp.range(30, 22, AxisType.GLOBAL)
+  for start in range(0, 28, 4):
+    gs = _chunk_gates(ix, [([r1, r2], flat)], 0, 4)
+    for e, g in enumerate(gs):
+      if start + e >= 30: continue
+      i1, i2 = divmod(start + e, 6)
+      v = graph_rewrite(g.substitute({flat: c(start)}), symbolic)
+      assert v.op is Ops.CONST and bool(v.arg) == (i2 < 4 and i1 * 2 + i2 < 9), (start, e, v)
+
 @settings(max_examples=10, deadline=None)
 @given(st.integers(2, 140), st.integers(2, 140), st.integers(2, 160), st.sampled_from(["nn", "nt", "tn", "tt"]),
        st.sampled_from(sorted(SMEM_CONFIGS)), st.booleans(), st.integers(0, 2**31 - 1))
@@ -217,7 +296,7 @@ def interpret_conv(bs: int, cin: int, cout: int, hw: int, k: int, pad: int, dt, 
   if dt != dtypes.float32: x, w = to_float(to_bits(x, dt), dt), to_float(to_bits(w, dt), dt)
   y = Tensor.empty(*x.shape, dtype=dt, device=NULL_CUDA).conv2d(Tensor.empty(*w.shape, dtype=dt, device=NULL_CUDA),
                                                                 padding=pad)
-  si = [s for s in y.schedule() if s.kind == "kernel"][-1]   # (after the padded copy of x)
+  si = [s for s in y.schedule() if s.kind == "kernel"][-1]   # (after any padded copy of x)
   r = renderer or Device[NULL_CUDA].renderer
   mt = tc_match(normalized(si.ast, r), fma=dt == dtypes.float32)
   assert not isinstance(mt, str), mt
@@ -225,7 +304,8 @@ def interpret_conv(bs: int, cin: int, cout: int, hw: int, k: int, pad: int, dt, 
   p = get_program(si.ast, r, opts=[Opt(op, None, tile)] if tile else None)
   assert p.opts[0].op is op, p.opts
   raw = (lambda v: v.ravel()) if dt == dtypes.float32 else (lambda v: to_bits(v.ravel(), dt))
-  xp = np.pad(x, ((0, 0), (0, 0), (pad, pad), (pad, pad)))
+  # (the kernel reads x through its padding in place, by masked chunks, or a padded copy made before it)
+  xp = x if len(mt.a.src) == 3 else np.pad(x, ((0, 0), (0, 0), (pad, pad), (pad, pad)))
   out = next(e.src[0].src[0].arg[0] for e in si.ast.src if e.op is Ops.STORE)
   n_out = int(np.prod(y.shape))
   bufs = {mt.a.src[0].arg[0]: raw(xp), mt.b.src[0].arg[0]: raw(w),
@@ -237,24 +317,31 @@ def interpret_conv(bs: int, cin: int, cout: int, hw: int, k: int, pad: int, dt, 
 @pytest.mark.parametrize("case", [(2, 8, 16, 8, 3, 1, "float32", "64x64x16t4x4s3"),
                                   (1, 4, 24, 12, 3, 1, "float32", "64x64x8t4x4s2"),
                                   (2, 8, 16, 8, 3, 1, "float16", "64x64x32w2x2s3"),
-                                  (1, 6, 20, 16, 1, 0, "float16", None)], ids=str)
+                                  (1, 6, 20, 16, 1, 0, "float16", None),
+                                  # padding read in place (masked chunks): ragged M, N and K; 5x5 with padding 2
+                                  (2, 8, 16, 16, 3, 1, "float32", None), (2, 8, 16, 16, 3, 1, "float16", None),
+                                  (1, 3, 20, 8, 5, 2, "float32", "64x64x16t4x4s3"),
+                                  (1, 3, 20, 8, 5, 2, "bfloat16", "64x64x32w2x2s3")], ids=str)
 def test_conv_as_implicit_gemm_interpreted(case):
   bs, cin, cout, hw, k, pad, dt, tile = case
-  d = {"float32": dtypes.float32, "float16": dtypes.float16}[dt]
+  d = {"float32": dtypes.float32, "float16": dtypes.float16, "bfloat16": dtypes.bfloat16}[dt]
   got, want = interpret_conv(bs, cin, cout, hw, k, pad, d, tile)
   tol = 1e-5 if d == dtypes.float32 else 2e-3
   np.testing.assert_allclose(got, want, rtol=tol, atol=tol * max(1.0, float(np.abs(want).max())))
 
 def test_conv_gemm_chosen_and_compiled():
   """The bench's convolution (32x64x56x56, 3x3): SMEM for float32 (input rows start anywhere: plain loads), TC for
-  float16, each with a tile no wider than its 64 output channels; NVRTC compiles both."""
+  float16, each with a tile no wider than its 64 output channels, reading the padding in place; NVRTC compiles
+  both."""
   c = toolchain("sm_90")
   for dt, op in ((dtypes.float32, OptOps.SMEM), (dtypes.float16, OptOps.TC)):
     x = Tensor.empty(32, 64, 56, 56, dtype=dt, device=NULL_CUDA)
     w = Tensor.empty(64, 64, 3, 3, dtype=dt, device=NULL_CUDA)
-    p = kernel_specs(x.conv2d(w, padding=1))[-1]
+    ps = kernel_specs(x.conv2d(w, padding=1))
+    p = ps[-1]
     assert p.opts[0].op is op and "x64x" in p.opts[0].arg, p.opts
-    assert ("teeny_copy16_f32(" if dt == dtypes.float32 else "teeny_copy16(") in p.src
+    # one kernel: the input read through its padding in place, by masked chunks
+    assert len(ps) == 1 and ("teeny_copy16m_f32(" if dt == dtypes.float32 else "teeny_copy16m(") in p.src
     assert c.valid_binary(c.compile(p.src))
     # unpadded (3x3 valid, and 1x1): one kernel, tiled over the windows of the input where it lies (they were copied
     # first, 9 times the input's size, and the copy's reader lost the tiles)

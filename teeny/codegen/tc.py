@@ -219,7 +219,8 @@ def _loads_of(v: UOp) -> list[UOp] | None:
   out = []
   for s in v.src:
     if s.op is Ops.CAST: s = s.src[0]
-    if s.op is not Ops.LOAD or s.src[0].op is not Ops.INDEX or len(s.src[0].src) != 2: return None
+    # (an INDEX with a gate: a padded view, copied by masked chunks; see _chunk_gates)
+    if s.op is not Ops.LOAD or s.src[0].op is not Ops.INDEX or len(s.src[0].src) not in (2, 3): return None
     out.append(s)
   return out
 
@@ -289,7 +290,14 @@ def tc_match(ast: UOp, fma: bool = False) -> TCMatch | str:
   else: return "an operand is contiguous along neither k nor its output axes"
   # the epilogue (every effect a store of the output element) may read the sum and other values of that element
   if any(e.op is not Ops.STORE for e in ast.src): return "every effect must be a store"
-  return TCMatch(red, ms, ns, kk, batch, ia, ib, am[0], bmj[0], am[1], bmj[1], dt)
+  # a gated operand (a padded view) is copied by masked chunks that value its gate per element (_chunk_gates): the gate
+  # may only read the operand's own ranges
+  for ix, outs in ((ia, ms), (ib, ns)):
+    if len(ix.src) == 3 and any(u.op is Ops.RANGE and u not in (*outs, *kk, *batch) for u in ix.src[2].toposort):
+      return "an operand's mask reads ranges of the other operand"
+  # (a gated operand's chunks are masked plain loads, never cp.async)
+  return TCMatch(red, ms, ns, kk, batch, ia, ib, am[0], bmj[0], am[1] and len(ia.src) == 2, bmj[1] and len(ib.src) == 2,
+                 dt)
 
 # the heuristics' tiles, largest first: the first that gives the GPU enough blocks (TC_MIN_BLOCKS) is taken, else the
 # last (measured on the H200, 4096^3 float16: 128x256 and 128x128 at 260-266 TFLOP/s, 128x64 220, 64x64 177)
@@ -543,6 +551,25 @@ def _swizzled(major: str, bk: int, row: UOp, col: UOp) -> UOp:
   if major == "k": return (row // 8) * 256 + (row % 8) * 32 + (col ^ (row % 8)) * 4
   return (col // 8) * (bk * 32) + (row // 8) * 256 + (row % 8) * 32 + ((col % 8) ^ (row % 8)) * 4
 
+def _chunk_gates(ix: UOp, groups: list[tuple[list[UOp], UOp]], contig: int, vec: int) -> list[UOp]:
+  """For an operand read through a gated INDEX `ix` (a padded view: its gate is in the kernel's own ranges), the gate
+  at each of the `vec` values of a 16-byte chunk: each group's ranges (outermost first) valued by div/mod of the
+  flattened coordinate the chunk starts at (`groups`: (ranges, coordinate)), value e of the chunk e further along
+  group `contig` (the contiguous one). Where a chunk never crosses that group's innermost range (its size a multiple of
+  vec: tc_match's usual contiguity), only that range moves: one div/mod chain for all vec values."""
+  def values(rngs: list[UOp], flat: UOp) -> dict[UOp, UOp]:
+    out, stride = {}, 1
+    for r in reversed(rngs):
+      q = flat if stride == 1 else flat // stride
+      out[r] = q if r is rngs[0] else q % _size(r)
+      stride *= _size(r)
+    return out
+  sub: dict[UOp, UOp] = {}
+  for rngs, flat in groups: sub.update(values(rngs, flat))
+  rngs, flat = groups[contig]
+  if _size(rngs[-1]) % vec == 0: return [ix.src[2].substitute({**sub, rngs[-1]: sub[rngs[-1]] + e}) for e in range(vec)]
+  return [ix.src[2].substitute({**sub, **values(rngs, flat + e)}) for e in range(vec)]
+
 def _tiled(ast: UOp, mt: TCMatch, BM: int, BN: int, BK: int, S: int, threads: int, renderer,
            compute: Callable[[_Tiles], tuple[UOp, Callable[[UOp, UOp], list[UOp]], list[tuple[int, UOp, UOp]],
                                              list[UOp]]],
@@ -588,9 +615,9 @@ def _tiled(ast: UOp, mt: TCMatch, BM: int, BN: int, BK: int, S: int, threads: in
     axis."""
     out = []
     base = stage * stage_words
-    for ix, major, aligned, rows_out, start, axis, size, (nrows, stride), off in (
-        (mt2.a, mt2.a_major, mt2.a_aligned, BM, bm * BM, mr, M, sa, 0),
-        (mt2.b, mt2.b_major, mt2.b_aligned, BN, bn * BN, nr, N, sb, sa[0] * sa[1])):
+    for ix, major, aligned, rows_out, start, axis, size, (nrows, stride), off, orig, outs in (
+        (mt2.a, mt2.a_major, mt2.a_aligned, BM, bm * BM, mr, M, sa, 0, mt.a, mt.ms),
+        (mt2.b, mt2.b_major, mt2.b_aligned, BN, bn * BN, nr, N, sb, sa[0] * sa[1], mt.b, mt.ns)):
       per_row = (BK if major == "k" else rows_out) // vec
       chunks = nrows * per_row
       for j in range(ceil_div(chunks, threads)):
@@ -612,6 +639,16 @@ def _tiled(ast: UOp, mt: TCMatch, BM: int, BN: int, BK: int, S: int, threads: in
           gidx = (n > 0).where(gidx, c(0))
           srcs.append(n * mt2.dtype_in.itemsize)
           fmt = fn + "({0}, {1}, {2}, {3})"
+        if len(orig.src) == 3:
+          # a padded view: each value read where the gate holds there (and where it exists), by a bit mask
+          groups = [(outs, o), (mt.ks, kx)] + ([(mt.batch, batch[0])] if mt.batch else [])
+          gates = _chunk_gates(orig, groups, 1 if major == "k" else 0, vec)
+          if ragged: gates = [g.alu(Ops.AND, c(e * mt2.dtype_in.itemsize) < srcs[3]) for e, g in enumerate(gates)]
+          mask = gates[0].where(c(1), c(0))
+          for e, g in enumerate(gates[1:], 1): mask = mask + g.where(c(1 << e), c(0))
+          srcs[3:] = [mask]
+          gidx = (mask > 0).where(gidx, c(0))
+          fmt = ("teeny_copy16m" if pw == 2 else "teeny_copy16m_f32") + "({0}, {1}, {2}, {3})"
         srcs[2] = UOp(Ops.INDEX, ix.dtype, (ix.src[0], gidx))
         conds = [x for x in (guard, ch < chunks if chunks % threads else None) if x is not None]
         cond = conds[0] if len(conds) == 1 else conds[0].alu(Ops.AND, conds[1]) if conds else None

@@ -49,8 +49,8 @@ from teeny.dtype import dtypes
 from teeny.tensor import Tensor
 from teeny.codegen.opt import cpu_lanes, cpu_tile_rows
 from teeny.codegen.tc import tiles_for
-from teeny.tensor_nn import _pad_or_shrink, _resolve_pads, _tuple, check_conv_args, conv_graph
-from teeny.uop.ops import AxisType, KernelInfo, MemSem, Ops, UOp, in_memory
+from teeny.tensor_nn import _pad_or_shrink, _resolve_pads, _tuple, check_conv_args, conv_graph, padded_input
+from teeny.uop.ops import AxisType, KernelInfo, MemSem, Ops, UOp
 from teeny.kernels.common import acc_dtype, in_range, is_gpu, reduce_sum, use_custom_kernels, with_grad
 
 @dataclass(frozen=True)
@@ -220,9 +220,8 @@ def _gemm_bwd_weight(x: Tensor, grad_out: Tensor, s: ConvShape) -> Tensor:
   time)."""
   f32, sp = dtypes.float32, gw_split(s, x.dtype)
   oh = s.oh // sp
-  # (gemm_route: padding >= 0) the padded copy, as Tensor.pad(...).contiguous() builds it
-  xp = x.uop.pad(((0, 0), (0, 0), (s.pt, s.pb), (s.pl, s.pr)))
-  xp = UOp(Ops.CONTIGUOUS, xp.dtype, (xp,)) if xp is not x.uop or not in_memory(xp) else xp
+  # (gemm_route: padding >= 0) the padded input, read in place by CUDA's tiles
+  xp = padded_input(x.uop, ((s.pt, s.pb), (s.pl, s.pr)), getattr(Device[x.device].renderer, "lang", "") == "CUDA")
   # windows (B, C, OH, OW, KH, KW) -> (B, parts, 1, C, OH/parts, OW, KH, KW)
   xw = xp.window((s.kh, s.kw), (1, 1), (1, 1)).reshape((s.bs, s.cin, sp, oh, s.ow, s.kh, s.kw))
   xw = xw.permute((0, 2, 1, 3, 4, 5, 6)).reshape((s.bs, sp, 1, s.cin, oh, s.ow, s.kh, s.kw)).cast(f32)

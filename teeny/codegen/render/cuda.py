@@ -60,6 +60,23 @@ __device__ __forceinline__ void teeny_copy16_f32(unsigned int* base, int w, cons
 #pragma unroll
   for (int i = 0; i < 4; i++) base[w + i] = __float_as_uint(v[i]);
 }
+// the same where an operand is a padded view (a convolution's input read through its padding): value i read only
+// where bit i of mask is set, zero elsewhere
+__device__ __forceinline__ void teeny_copy16m(unsigned int* base, int w, const unsigned short* src, int mask) {
+  unsigned int v[4];
+#pragma unroll
+  for (int i = 0; i < 4; i++) v[i] = ((mask >> (2 * i)) & 1 ? (unsigned int)src[2 * i] : 0u) |
+                                     (((mask >> (2 * i + 1)) & 1 ? (unsigned int)src[2 * i + 1] : 0u) << 16);
+#pragma unroll
+  for (int i = 0; i < 4; i++) base[w + i] = v[i];
+}
+__device__ __forceinline__ void teeny_copy16m_f32(unsigned int* base, int w, const float* src, int mask) {
+  float v[4];
+#pragma unroll
+  for (int i = 0; i < 4; i++) v[i] = (mask >> i) & 1 ? src[i] : 0.0f;
+#pragma unroll
+  for (int i = 0; i < 4; i++) base[w + i] = __float_as_uint(v[i]);
+}
 // four float32 values (16 bytes, w a multiple of 4) from shared memory into registers
 __device__ __forceinline__ void teeny_lds128(float* r, const unsigned int* base, int w) {
   float4 v = *reinterpret_cast<const float4*>(base + w);

@@ -46,6 +46,13 @@ static inline __attribute__((device)) void teeny_copy16(unsigned int* base, int 
                                             ((2 * i + 1 < n / 2 ? (unsigned int)src[2 * i + 1] : 0u) << 16);
 }
 """
+# (a padded view's chunk: value i read where bit i of mask is set)
+_TCM = r"""
+static inline __attribute__((device)) void teeny_copy16m(unsigned int* base, int w, const unsigned short* src, int m) {
+  for (int i = 0; i < 4; i++) base[w + i] = ((m >> (2 * i)) & 1 ? (unsigned int)src[2 * i] : 0u) |
+                                            (((m >> (2 * i + 1)) & 1 ? (unsigned int)src[2 * i + 1] : 0u) << 16);
+}
+"""
 _AMD_MMA = r"""
 typedef unsigned int teeny_uNA __attribute__((ext_vector_type(NA)));
 typedef float teeny_fNC __attribute__((ext_vector_type(NC)));
@@ -66,6 +73,7 @@ def _amd_mma(name: str, words: int, acc: int, builtin: str, vin: str, extra: str
           .replace("VIN", f"teeny_{vin}").replace("EXTRA", extra).lstrip())
 HIP_HELPERS.update({
   "teeny_copy16": _TC.strip() + "\n",
+  "teeny_copy16m": _TCM.strip() + "\n",
   # gfx11 (RDNA3, wave32): 16x16x16, A and B 16 values a lane (lanes 16-31 repeat 0-15), 8 floats of C
   "teeny_wmma_f16": _amd_mma("wmma_f16", 8, 8, "__builtin_amdgcn_wmma_f32_16x16x16_f16_w32", "_Float16x16"),
   "teeny_wmma_bf16": _amd_mma("wmma_bf16", 8, 8, "__builtin_amdgcn_wmma_f32_16x16x16_bf16_w32", "shortx16"),
