@@ -118,23 +118,30 @@ def padded_input(xu: UOp, pads: Sequence[tuple[int, int]], in_place: bool = Fals
   """A convolution's input (N, C, *in) padded by `pads` (>= 0) on its spatial dims, for windows to read: a copy of the
   padded input (its plain kernels ran several times faster reading a plain buffer than recomputing the input's
   producer and the padding masks for every one of the k*k taps), or with in_place, the input in memory read through a
-  padded view (the GPU tiles copy its chunks by masks: _tiled_conv)."""
+  padded view (the GPU tiles copy its chunks by masks: pads_in_place)."""
   padded = any(b or a for b, a in pads)
   if (in_place or not padded) and not in_memory(xu): xu = UOp(Ops.CONTIGUOUS, xu.dtype, (xu,))
   if not padded: return xu
   xp = xu.pad(((0, 0),) * (len(xu.shape) - len(pads)) + tuple(pads))
   return xp if in_place else UOp(Ops.CONTIGUOUS, xp.dtype, (xp,))
 
-def _tiled_conv(xu: UOp, pads: Sequence[tuple[int, int]], hw: tuple[int, ...], s_: tuple[int, ...],
-                d_: tuple[int, ...], groups: int) -> bool:
+def gemm_shaped(renderer, dtype, w: int, ow: int, hw: tuple[int, ...], s_: tuple[int, ...], d_: tuple[int, ...],
+                groups: int) -> bool:
+  """Whether a convolution takes the tiled GEMMs' implicit-GEMM form (codegen/tc.py: SMEM for float32, TC for 16-bit)
+  on this renderer: 2-d, unit stride and dilation, no groups, rows in (w) and out (ow) a multiple of 8 wide, so that a
+  run of 16 bytes along a row never crosses into the next (the Opts' contiguity rule)."""
+  return len(hw) == 2 and groups == 1 and all(v == 1 for v in (*s_, *d_)) and w % 8 == 0 and ow % 8 == 0 and \
+    tiles_for(renderer, dtype)
+
+def pads_in_place(xu: UOp, pads: Sequence[tuple[int, int]], hw: tuple[int, ...], s_: tuple[int, ...],
+                  d_: tuple[int, ...], groups: int) -> bool:
   """Whether a padded convolution's kernel will be a tiled GEMM that reads the padding in place (CUDA's SMEM and TC
-  tiles, codegen/tc.py: masked 16-byte chunks): 2-d, unit stride and dilation, no groups, rows in and out a multiple of
-  8 wide (as kernels/conv.py's gemm_route). H200, 32x64x56x56 3x3: the padded copy was a kernel of its own (0.04 ms
-  and its launch)."""
-  if len(hw) != 2 or groups != 1 or any(v != 1 for v in (*s_, *d_)) or not any(b or a for b, a in pads): return False
+  tiles copy masked 16-byte chunks: gemm_shaped, on CUDA). H200, 32x64x56x56 3x3: the padded copy was a kernel of its
+  own (0.04 ms and its launch)."""
+  if not any(b or a for b, a in pads): return False
   r = Device[xu.device].renderer
   ow = xu.shape[-1] + pads[-1][0] + pads[-1][1] - hw[-1] + 1
-  return getattr(r, "lang", "") == "CUDA" and xu.shape[-1] % 8 == 0 and ow % 8 == 0 and tiles_for(r, xu.dtype)
+  return getattr(r, "lang", "") == "CUDA" and gemm_shaped(r, xu.dtype, xu.shape[-1], ow, hw, s_, d_, groups)
 
 def conv_graph(xu: UOp, wu: UOp, pads: Sequence[tuple[int, int]], hw: tuple[int, ...], s_: tuple[int, ...],
                d_: tuple[int, ...], groups: int) -> UOp | None:
@@ -155,7 +162,7 @@ def conv_graph(xu: UOp, wu: UOp, pads: Sequence[tuple[int, int]], hw: tuple[int,
   rcout = cout // groups
   oyx = tuple((i - d * (k - 1) - 1) // s + 1 for i, k, s, d in zip(i_, hw, s_, d_))
   if bs * cout * math.prod(oyx) <= 16: return None
-  u = _im2col(padded_input(xu, pads, in_place=_tiled_conv(xu, pads, hw, s_, d_, groups)).window(tuple(hw), s_, d_))
+  u = _im2col(padded_input(xu, pads, in_place=pads_in_place(xu, pads, hw, s_, d_, groups)).window(tuple(hw), s_, d_))
   u = u.reshape((bs, groups, cin, 1, *oyx, *hw))
   full = (bs, groups, cin, rcout, *oyx, *hw)
   if full != u.shape: u = u.expand(full)

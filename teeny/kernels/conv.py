@@ -48,8 +48,8 @@ from teeny.device import Device
 from teeny.dtype import dtypes
 from teeny.tensor import Tensor
 from teeny.codegen.opt import cpu_lanes, cpu_tile_rows
-from teeny.codegen.tc import tiles_for
-from teeny.tensor_nn import _pad_or_shrink, _resolve_pads, _tuple, check_conv_args, conv_graph, padded_input
+from teeny.tensor_nn import (_pad_or_shrink, _resolve_pads, _tuple, check_conv_args, conv_graph, gemm_shaped,
+                             pads_in_place, padded_input)
 from teeny.uop.ops import AxisType, KernelInfo, MemSem, Ops, UOp
 from teeny.kernels.common import acc_dtype, in_range, is_gpu, reduce_sum, use_custom_kernels, with_grad
 
@@ -186,9 +186,8 @@ def gemm_route(s: ConvShape, device: str, dtype) -> bool:
   dtype, for unit stride and dilation, no groups, padding >= 0, and rows (in and out) a multiple of 8 wide, so that
   a run of 16 bytes along a row never crosses into the next (the Opts' contiguity rule). H200, 32x64x56x56 -> 64, 3x3:
   float32 0.26 + 0.30 ms against the hand-written 0.67 (gather) + 1.25 ms; float16 0.08 + 0.08 ms."""
-  if not (is_gpu(device) and s.sh == s.sw == 1 and s.dh == s.dw == 1 and s.groups == 1 and _pads_ok(s)
-          and s.w % 8 == 0 and s.ow % 8 == 0): return False
-  return tiles_for(Device[device].renderer, dtype)
+  return is_gpu(device) and _pads_ok(s) and gemm_shaped(Device[device].renderer, dtype, s.w, s.ow, (s.kh, s.kw),
+                                                        (s.sh, s.sw), (s.dh, s.dw), s.groups)
 
 def _gemm_bwd_input(grad_out: Tensor, weight: Tensor, s: ConvShape) -> Tensor:
   """The input gradient of a unit-stride convolution is the convolution of grad_out, padded by k-1-p on each side,
@@ -221,7 +220,8 @@ def _gemm_bwd_weight(x: Tensor, grad_out: Tensor, s: ConvShape) -> Tensor:
   f32, sp = dtypes.float32, gw_split(s, x.dtype)
   oh = s.oh // sp
   # (gemm_route: padding >= 0) the padded input, read in place by CUDA's tiles
-  xp = padded_input(x.uop, ((s.pt, s.pb), (s.pl, s.pr)), getattr(Device[x.device].renderer, "lang", "") == "CUDA")
+  pads = ((s.pt, s.pb), (s.pl, s.pr))
+  xp = padded_input(x.uop, pads, pads_in_place(x.uop, pads, (s.kh, s.kw), (1, 1), (1, 1), 1))
   # windows (B, C, OH, OW, KH, KW) -> (B, parts, 1, C, OH/parts, OW, KH, KW)
   xw = xp.window((s.kh, s.kw), (1, 1), (1, 1)).reshape((s.bs, s.cin, sp, oh, s.ow, s.kh, s.kw))
   xw = xw.permute((0, 2, 1, 3, 4, 5, 6)).reshape((s.bs, sp, 1, s.cin, oh, s.ow, s.kh, s.kw)).cast(f32)
