@@ -6,7 +6,7 @@ import numpy as np
 from teeny.dtype import DType, dtypes, least_upper_dtype, sum_acc_dtype, to_dtype, float32_to_bf16_bits
 from teeny.helpers import prod, DEBUG, TF32, broadcast_shape as _broadcast_shape, broadcasts_to as _broadcasts_to
 from teeny.device import Device
-from teeny.uop.ops import (GroupOp, KernelInfo, Ops, UOp, implicit_loads, in_memory as _in_memory, toposort_many,
+from teeny.uop.ops import (GroupOp, KernelInfo, Ops, UOp, implicit_loads, in_memory as _in_memory,
                            written_slots)
 # (at module level: the realize path runs these on every call, and a function-local import costs a lookup each time)
 # (create_schedule through its module, where tests may wrap it)
@@ -340,22 +340,23 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
     todo = [_root(tensors[0])] if len(tensors) == 1 else list({id(b): b for b in map(_root, tensors)}.values())
     todo = [t for t in todo if _lazy(t._uop)]
     if not todo: return
-    nodes: list[UOp] | None = _resolve_executed(todo)
+    walked: _schedule.Walk | None = _resolve_executed(todo)
     for t in todo:
       if not _lazy(t._uop):   # (a write that already ran)
-        todo, nodes = [t for t in todo if _lazy(t._uop)], None
+        todo, walked = [t for t in todo if _lazy(t._uop)], None
         break
     if not todo: return
-    if nodes is None: nodes = list(toposort_many([t._uop for t in todo]))
-    while _write_origin and (more := _pending_readers(todo, nodes)):
+    if walked is None: walked = _schedule.walk([t._uop for t in todo])
+    while _write_origin and (more := _pending_readers(todo, walked.nodes)):
       # the readers found may hold pending writes of their own, with readers of their own: until none is left
       _resolve_executed(more)
       todo += more
-      nodes = list(toposort_many([t._uop for t in todo]))
+      walked = _schedule.walk([t._uop for t in todo])
     if DEBUG.value >= 5:
       for t in todo: print(t._uop)
     roots = list(dict.fromkeys([t._uop for t in todo]))
-    items, becomes = _schedule.create_schedule(roots, nodes if nodes is not None and len(roots) == len(todo) else None)
+    # (the walk's key names its roots in order: it serves only when no tensor repeated another's graph)
+    items, becomes = _schedule.create_schedule(roots, walked=walked if len(roots) == len(todo) else None)
     run_schedule(items)
     if _write_origin:
       for n in [n for n in _write_origin if n.op is Ops.CUSTOM_KERNEL and n in _ran_custom]: del _write_origin[n]
@@ -1927,11 +1928,15 @@ def _check_writable(target: UOp, prev: UOp):
       raise RuntimeError("cannot write through a sliding-window view: windows overlap in memory; write into a .clone()")
     n = n.src[0]
 
-def _resolve_executed(ts: list[Tensor]) -> list[UOp]:
+_RESOLVE_OPS = frozenset((Ops.ASSIGN, Ops.KERNEL_OUT))
+
+def _resolve_executed(ts: list[Tensor]) -> _schedule.Walk:
   """Swap writes that already ran (ASSIGNs, custom-kernel outputs) in the tensors' graphs for the versions they made,
-  in one walk shared by all of them; returns the nodes of the (resolved) graphs, sources first."""
+  and nodes realized before for their memory, in one walk shared by all of them; returns the walk of the (resolved)
+  graphs (their nodes, sources first, and what the scheduler's cache needs)."""
   roots = [t._uop for t in ts]
-  nodes = list(toposort_many(roots))
+  w = _schedule.walk(roots, _RESOLVE_OPS, _REALIZED_AS)
+  if not w.flagged: return w
   def ran_as(u: UOp) -> UOp | None:
     """The version a write that already ran made (an ASSIGN, or an output of a custom kernel that ran)."""
     if u.op is Ops.ASSIGN: return _done_writes.get(u)
@@ -1939,15 +1944,15 @@ def _resolve_executed(ts: list[Tensor]) -> list[UOp]:
     return None
   mapping: dict[UOp, UOp] = {}
   rootset: set[UOp] | None = None
-  for n in nodes:
+  for n in w.flagged:
     if (n.op is Ops.ASSIGN or n.op is Ops.KERNEL_OUT) and (v := ran_as(n)) is not None: mapping[n] = v
     elif (r := n.__dict__.get(_REALIZED_AS)) is not None and (v := r()) is not None:
       if rootset is None: rootset = set(roots)
       # (a root gets memory of its own; a buffer overwritten since is not the node's value any more)
       if n not in rootset and buffer_for(v.base).version == v.base.arg[3]: mapping[n] = v
-  if not mapping: return nodes
+  if not mapping: return w
   memo: dict[UOp, UOp] = {}
-  for n in nodes:
+  for n in w.nodes:
     if n in mapping:
       memo[n] = mapping[n]
       continue
@@ -1970,7 +1975,7 @@ def _resolve_executed(ts: list[Tensor]) -> list[UOp]:
                                .values())
   for t in ts:
     if (u := memo[t._uop]) is not t._uop: t._set_uop(u)
-  return list(toposort_many([t._uop for t in ts]))
+  return _schedule.walk([t._uop for t in ts])
 
 def _pending_readers(todo: list[Tensor], nodes: list[UOp]) -> list[Tensor]:
   """Lazy tensors outside `todo` that read contents a write in this realize overwrites: they are realized in the same

@@ -3,10 +3,10 @@ movement ops into index expressions so elementwise chains, reduce prologues and 
 from __future__ import annotations
 import itertools, weakref
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 from teeny.dtype import dtypes
 from teeny.helpers import DEBUG, prod
-from teeny.uop.ops import AxisType, GroupOp, KernelInfo, Ops, UOp, toposort_many, written_slots
+from teeny.uop.ops import AxisType, GroupOp, KernelInfo, Ops, UOp, written_slots
 from teeny.uop.rewrite import graph_rewrite
 from teeny.uop.symbolic import symbolic, sprod, sstr, sym_max, unbind_sint, bind_sint, VARIABLES_MADE
 from teeny.uop.view import linear_index, movement_index, and_valid
@@ -288,13 +288,51 @@ def _reads_at_other_index(ast: UOp) -> bool:
 # schedules by graph structure: a training step builds the same graph every time, only its buffers differ
 _schedule_cache: dict[tuple, tuple] = {}
 
+class Walk(NamedTuple):
+  """One walk of some roots' graphs (`walk`): what realizing them needs to know before scheduling."""
+  nodes: list[UOp]      # every node, each after its sources
+  key: tuple            # _structure's key: equal for graphs that differ only in which buffers they read
+  bufs: list[UOp]       # the distinct BUFFER nodes, in first-seen order
+  flagged: list[UOp]    # the non-BUFFER nodes whose op is in `ops`, or whose __dict__ holds `attr`
+
+def walk(roots: list[UOp], ops: frozenset = frozenset(), attr: str = "") -> Walk:
+  """toposort_many, _structure and a scan for flagged nodes in one pass over the graph (a small graph's realize is
+  host-bound, and each of the three walks cost about as much as the others together)."""
+  index: dict[UOp, int] = {}
+  pos = index.__getitem__
+  parts: list[tuple] = []
+  bufs: list[UOp] = []
+  flagged: list[UOp] = []
+  for root in roots:
+    if root in index: continue
+    stack = [(root, iter(root.src))]
+    while stack:
+      n, it = stack[-1]
+      for s in it:   # the next source not yet walked is walked first; with none left, n is done
+        if s not in index:
+          stack.append((s, iter(s.src)))
+          break
+      else:
+        stack.pop()
+        if (op := n.op) is Ops.BUFFER:
+          parts.append((op, n.dtype, n.arg[1], n.arg[2], len(bufs)))
+          bufs.append(n)
+        else:
+          src = n.src
+          parts.append((op, n.dtype, n.arg, (index[src[0]],) if len(src) == 1 else tuple(map(pos, src))))
+          if op in ops or attr in n.__dict__: flagged.append(n)
+        index[n] = len(parts) - 1
+  return Walk(list(index), (tuple(parts), tuple(map(pos, roots))), bufs, flagged)
+
 def _structure(roots: list[UOp], nodes: list[UOp] | None = None) -> tuple[tuple, list[UOp], list[UOp]]:
   """A key equal for graphs that differ only in which buffers they read, the distinct buffers in first-seen order, and
   the nodes in walk order (`nodes`, when the caller already walked the roots' graphs with toposort_many)."""
   index: dict[UOp, int] = {}
   parts: list[tuple] = []
   bufs: list[UOp] = []
-  if nodes is None: nodes = list(toposort_many(roots))
+  if nodes is None:
+    w = walk(roots)
+    return w.key, w.bufs, w.nodes
   pos = index.__getitem__
   for i, n in enumerate(nodes):
     index[n] = i
@@ -304,18 +342,22 @@ def _structure(roots: list[UOp], nodes: list[UOp] | None = None) -> tuple[tuple,
     else: parts.append((n.op, n.dtype, n.arg, tuple(map(pos, n.src))))
   return (tuple(parts), tuple(map(pos, roots))), bufs, nodes
 
-def create_schedule(roots: list[UOp], nodes: list[UOp] | None = None) -> tuple[list[ScheduleItem], dict[UOp, UOp]]:
+def create_schedule(roots: list[UOp], nodes: list[UOp] | None = None,
+                    walked: Walk | None = None) -> tuple[list[ScheduleItem], dict[UOp, UOp]]:
   """The kernels that realize `roots`, in a valid order, and for each root (and each ASSIGN the schedule runs) the UOp
   (a view of a BUFFER version) it becomes. Graphs seen before (up to which buffers they read) reuse their schedule:
   only new output buffers and version nodes are made. A graph with symbolic shapes is scheduled with its variables
   unbound (so its kernels, and its cached schedule, serve every value) and each item carries the values to launch
-  with."""
-  if nodes is None: nodes = list(toposort_many(roots))
+  with. `walked`: walk(roots), when the caller has it."""
+  if walked is not None: nodes = walked.nodes
+  elif nodes is None:
+    walked = walk(roots)
+    nodes = walked.nodes
   if MULTI_MADE[0] and any(n.op is Ops.MULTI for n in nodes): return schedule_multi(roots, create_schedule, _ran_custom)
   if VARIABLES_MADE[0]:   # (a process that never made a Variable pays nothing here)
     for n in nodes:
       if n.op in _SYM_OPS and _arg_has_sym(n.op, n.arg): return _create_symbolic(roots, nodes)
-  return _create_plain(roots, nodes)
+  return _create_plain(roots, nodes, walked)
 
 # the ops whose arg may hold a symbolic size
 _SYM_OPS = frozenset((Ops.RESHAPE, Ops.EXPAND, Ops.SHRINK, Ops.PAD, Ops.ARANGE))
@@ -381,8 +423,9 @@ def _sym_leaves(n: UOp) -> tuple:
   if n.op is Ops.SHRINK or n.op is Ops.PAD: return tuple(x for p in n.arg for x in p)
   return tuple(n.arg)
 
-def _create_plain(roots: list[UOp], nodes: list[UOp]) -> tuple[list[ScheduleItem], dict[UOp, UOp]]:
-  key, bufs, nodes = _structure(roots, nodes)
+def _create_plain(roots: list[UOp], nodes: list[UOp],
+                  walked: Walk | None = None) -> tuple[list[ScheduleItem], dict[UOp, UOp]]:
+  key, bufs, nodes = (walked.key, walked.bufs, walked.nodes) if walked is not None else _structure(roots, nodes)
   if (tpl := _schedule_cache.get(key)) is not None: return _instantiate(tpl, roots, bufs, nodes)
   items, becomes = _create_schedule(roots, nodes)
   _schedule_cache[key] = _template(items, becomes, roots, bufs, nodes)

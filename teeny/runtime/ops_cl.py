@@ -39,7 +39,12 @@ class CLCompiler(Compiler):
     cl = _cl()
     try: prg = cl.Program(self.dev.ctx, src).build(options=["-w"])
     except cl.RuntimeError as e:
-      raise RuntimeError(compile_error(f"OpenCL compile on {self.dev.cl_device.name}", src, str(e))) from None
+      msg = str(e)
+      if "unknown target CPU" in msg:   # (a PoCL whose LLVM is older than the CPU: it has no code generator for it)
+        msg += ("\nThis OpenCL platform's compiler does not know this CPU. Use a PoCL built with a newer LLVM (on "
+                "Debian: apt-get install pocl-opencl-icd; DEV=CL:n picks the n-th device over all platforms, "
+                "DEBUG=1 names the one opened), or run on DEV=CPU")
+      raise RuntimeError(compile_error(f"OpenCL compile on {self.dev.cl_device.name}", src, msg)) from None
     return prg.get_info(cl.program_info.BINARIES)[0]
 
 class CLProgram:

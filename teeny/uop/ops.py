@@ -243,8 +243,10 @@ class UOpMetaClass(type):
     # the fields go straight into the new node's __dict__ (type.__call__ and an __init__ of four object.__setattr__
     # calls took twice as long: a TinyJit replay makes a node for every memory version it writes)
     ret = object.__new__(cls)  # type: ignore[arg-type]  # (cls is UOp)
-    d: dict[str, Any] = ret.__dict__
-    d["op"], d["dtype"], d["src"], d["arg"] = op, dtype, src, arg
+    _set_op(ret, op)
+    _set_dtype(ret, dtype)
+    _set_src(ret, src)
+    _set_arg(ret, arg)
     ref = cache[key] = WeakKeyed(ret, _forget)
     ref.key = key
     return ret
@@ -256,7 +258,9 @@ def _forget(r: WeakKeyed, cache: dict = UOpMetaClass.cache):
 
 class UOp(metaclass=UOpMetaClass):
   """An immutable node. Building an equal node twice returns the same object, so `is` is equality."""
-  # the fields, set once by UOpMetaClass.__call__ (declared for type checkers; no class attributes)
+  # the fields, set once by UOpMetaClass.__call__, in slots: reading one is several times cheaper than reading from the
+  # instance __dict__ (which holds only the cached attributes: shape, toposort, a BUFFER's memory, ...)
+  __slots__ = ("op", "dtype", "src", "arg", "__dict__", "__weakref__")
   op: Ops
   dtype: DType
   src: tuple[UOp, ...]
@@ -593,6 +597,9 @@ class UOp(metaclass=UOpMetaClass):
   def vmin(self): return self.vmin_vmax[0]
   @property
   def vmax(self): return self.vmin_vmax[1]
+
+# the slots' setters, for UOpMetaClass.__call__ (UOp.__setattr__ refuses every write)
+_set_op, _set_dtype, _set_src, _set_arg = (getattr(UOp, f).__set__ for f in ("op", "dtype", "src", "arg"))
 
 def _symbolic_unsupported(x: UOp):
   """A symbolic dimension reached code that needs a concrete int: name the tensor op the user called."""
