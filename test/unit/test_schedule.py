@@ -2,7 +2,8 @@
 import gc, weakref
 import numpy as np
 import pytest
-from helpers import needs_values
+from hypothesis import event, given, settings, strategies as st
+from helpers import is_null, needs_values
 from teeny import Context, GlobalCounters, Tensor
 from teeny.engine.realize import _by_id, buffer_for
 from teeny.uop.ops import Ops
@@ -240,3 +241,45 @@ def test_costly_elementwise_read_through_an_expand_gets_its_own_kernel():
   if x.device.startswith("CPU"):
     np.testing.assert_allclose((x.erf() @ w).numpy(), np_erf(x.numpy()) @ w.numpy(), rtol=1e-4, atol=1e-5)
     np.testing.assert_allclose(g.numpy(), np.sin(np.exp(x.numpy()) * 3) @ w.numpy(), rtol=1e-4, atol=1e-4)
+
+# ---- schedule.walk: the one walk a realize makes (toposort, the schedule cache's key, the nodes to resolve) must agree
+# with the separate walks it replaced, on any graph: random op chains over a few shared inputs, several roots
+_UNARY = [lambda t: t.exp2(), lambda t: t.reshape(-1).reshape(t.shape),
+          lambda t: t.permute(1, 0).contiguous().permute(1, 0), lambda t: t.sum(0, keepdim=True).expand(t.shape),
+          lambda t: t[1:].pad(((1, 0), (0, 0))), lambda t: t.relu()]
+_BINARY = [lambda a, b: a + b, lambda a, b: a * b, lambda a, b: a.maximum(b), lambda a, b: (a < b).where(a, b)]
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 3), st.integers(0, 5), st.integers(0, 10), st.integers(0, 10)), min_size=1,
+                max_size=12), st.lists(st.integers(0, 30), min_size=1, max_size=3))
+def test_walk_agrees_with_toposort_and_structure(steps, root_picks):
+  from teeny.engine.schedule import _structure, walk
+  from teeny.tensor import _REALIZED_AS, _RESOLVE_OPS
+  from teeny.uop.ops import toposort_many
+  pool = [Tensor.full((3, 4), float(i + 1)).contiguous().realize() for i in range(3)]
+  made = list(pool)
+  for kind, op, i, j in steps:
+    a, b = made[i % len(made)], made[j % len(made)]
+    if kind == 2: a.realize()   # graphs built on a's lazy node before now hold a realized node (resolved by the walk)
+    elif kind == 3: pool[i % 3] += 1   # a lazy write (an ASSIGN) that later graphs read
+    else: made.append(_UNARY[op](a) if kind == 0 else _BINARY[op % len(_BINARY)](a, b))
+  roots = list(dict.fromkeys(made[k % len(made)].uop for k in root_picks))
+  w = walk(roots, _RESOLVE_OPS, _REALIZED_AS)
+  nodes = list(toposort_many(roots))
+  assert w.nodes == nodes
+  key, bufs, _ = _structure(roots, nodes)
+  assert w.key == key and w.bufs == bufs
+  assert w.flagged == [n for n in nodes
+                       if n.op is not Ops.BUFFER and (n.op in _RESOLVE_OPS or _REALIZED_AS in n.__dict__)]
+  event(f"flagged: {bool(w.flagged)}")
+
+def test_walk_keys_tell_shared_inputs_apart():
+  """a*a and a*b have one structure but not one schedule (one buffer read twice, or two): their keys differ, and each
+  computes its own values."""
+  from teeny.engine.schedule import walk
+  a, b = Tensor([1.0, 2.0]).realize(), Tensor([3.0, 4.0]).realize()
+  assert walk([(a * a).uop]).key != walk([(a * b).uop]).key
+  assert walk([(a * b).uop]).key == walk([(b * a).uop]).key
+  if not is_null():
+    np.testing.assert_equal((a * a).numpy(), [1.0, 4.0])
+    np.testing.assert_equal((a * b).numpy(), [3.0, 8.0])
