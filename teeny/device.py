@@ -1,6 +1,6 @@
 """Device registry (DEV env), Buffer, and the Allocator / Compiler / Program base classes every runtime implements."""
 from __future__ import annotations
-import contextlib, hashlib, importlib, os, re, struct, subprocess, tempfile, time, weakref
+import contextlib, hashlib, importlib, os, re, struct, subprocess, sys, tempfile, time
 from typing import Any, Callable
 import numpy as np
 from teeny.dtype import DType, dtypes
@@ -310,11 +310,17 @@ class Buffer:
   def allocator(self) -> Allocator: return Device[self.device].allocator
   def ensure_allocated(self) -> Buffer:
     if not self._allocated:
-      allocator = self.allocator
+      allocator = self._allocator = self.allocator
       self._opaque = allocator.alloc(max(self.nbytes, 1))
       self._allocated = True
-      weakref.finalize(self, allocator.free, self._opaque, max(self.nbytes, 1))
     return self
+  def __del__(self, _finalizing=sys.is_finalizing):
+    # the memory goes back to its allocator when the Buffer is dropped (a weakref.finalize per buffer cost a few
+    # thousand interpreter instructions on every eager op's output); at interpreter exit the process's memory is
+    # released with it, after the device runtimes may be gone
+    if self._allocated and not _finalizing():
+      self._allocated = False
+      self._allocator.free(self._opaque, max(self.nbytes, 1))
   @property
   def opaque(self) -> Any: return self.ensure_allocated()._opaque
   def copyin(self, data: memoryview) -> Buffer:
