@@ -276,3 +276,22 @@ class TestTorchKinds:
   def test_one_hot_negative(self):
     with pytest.raises(RuntimeError) as e: Tensor([1, -2]).one_hot(4)
     _names(str(e.value), "-2")
+
+def test_opencl_compiler_that_does_not_know_the_cpu_names_the_fix(monkeypatch):
+  """pyopencl's wheel bundles a PoCL on LLVM 14, which cannot build for a CPU its LLVM does not know (AMD Zen 5): the
+  error says so and names the fixes, instead of only PoCL's "unknown target CPU 'generic'"."""
+  import types
+  from teeny.runtime import ops_cl
+  class FakeCLError(Exception): pass
+  class FakeProgram:
+    def __init__(self, ctx, src): pass
+    def build(self, options=()):
+      raise FakeCLError("clBuildProgram failed: BUILD_PROGRAM_FAILURE\nerror: unknown target CPU 'generic'")
+  monkeypatch.setattr(ops_cl, "_cl", lambda: types.SimpleNamespace(RuntimeError=FakeCLError, Program=FakeProgram))
+  comp = object.__new__(ops_cl.CLCompiler)
+  comp.dev = types.SimpleNamespace(ctx=None, cl_device=types.SimpleNamespace(name="pthread-test"))
+  with pytest.raises(RuntimeError) as e:
+    comp.compile("__kernel void k(__global float *a) { a[0] = 1.0f; }")
+  msg = str(e.value)
+  assert "unknown target CPU" in msg and "does not know this CPU" in msg
+  assert "apt-get install pocl-opencl-icd" in msg and "DEV=CPU" in msg
