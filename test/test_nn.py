@@ -402,8 +402,8 @@ def test_sgd_step_fused_schedule():
   before = [p.numpy().copy() for p in (l1.weight, l1.bias, l2.weight, l2.bias)] if not is_null() else None
   made = []   # every schedule the step makes: (roots, items, becomes)
   real = sched.create_schedule
-  def recording(roots, nodes=None, walked=None):
-    items, becomes = real(roots, nodes, walked)
+  def recording(roots, walked=None):
+    items, becomes = real(roots, walked)
     made.append((roots, items, becomes))
     return items, becomes
   # the fused autograd graph (GPUs route cross-entropy through the hand-written kernel, which trades kernels for

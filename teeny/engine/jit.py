@@ -60,7 +60,7 @@ from teeny.engine import realize
 from teeny.codegen.kernel import launch_work
 from teeny.engine.realize import buffer_for, check_version, copy_buffer, launch_vals
 from teeny.engine.schedule import new_buffer_uop, next_version, _as_shaped, _buffer_ids, _done_writes, _reapply_views, \
-  _structure, _version_ids, rebind_view, unbind_view
+  _version_ids, rebind_view, unbind_view, walk
 import teeny.tensor as tensor
 from teeny.tensor import Tensor, _hash32_py, _root
 
@@ -137,7 +137,7 @@ def _input_key(t, var_vals: dict) -> tuple:
   if tensor._has_sym(u.shape): u, _ = unbind_view(u, var_vals)
   b = u.base
   if b.op is Ops.BUFFER and (u is b or (u.op is Ops.RESHAPE and u.src[0] is b)): return (u.shape, u.dtype, b.arg[1])
-  return (u.shape, u.dtype, u.device, _structure([u])[0])
+  return (u.shape, u.dtype, u.device, walk([u]).key)
 
 def _lazy(t) -> bool: return tensor._lazy(_root(t)._uop)
 

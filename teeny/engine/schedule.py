@@ -291,13 +291,14 @@ _schedule_cache: dict[tuple, tuple] = {}
 class Walk(NamedTuple):
   """One walk of some roots' graphs (`walk`): what realizing them needs to know before scheduling."""
   nodes: list[UOp]      # every node, each after its sources
-  key: tuple            # _structure's key: equal for graphs that differ only in which buffers they read
+  key: tuple            # the schedule cache's key: the graph with every BUFFER replaced by its first-seen
+                        # position (equal for graphs that differ only in which buffers they read)
   bufs: list[UOp]       # the distinct BUFFER nodes, in first-seen order
   flagged: list[UOp]    # the non-BUFFER nodes whose op is in `ops`, or whose __dict__ holds `attr`
 
 def walk(roots: list[UOp], ops: frozenset = frozenset(), attr: str = "") -> Walk:
-  """toposort_many, _structure and a scan for flagged nodes in one pass over the graph (a small graph's realize is
-  host-bound, and each of the three walks cost about as much as the others together)."""
+  """The nodes in toposort_many's order, the schedule cache's structure key and the flagged nodes, in one pass over the
+  graph (a small graph's realize is host-bound: these were three walks, each about as costly as the other two)."""
   index: dict[UOp, int] = {}
   pos = index.__getitem__
   parts: list[tuple] = []
@@ -324,40 +325,19 @@ def walk(roots: list[UOp], ops: frozenset = frozenset(), attr: str = "") -> Walk
         index[n] = len(parts) - 1
   return Walk(list(index), (tuple(parts), tuple(map(pos, roots))), bufs, flagged)
 
-def _structure(roots: list[UOp], nodes: list[UOp] | None = None) -> tuple[tuple, list[UOp], list[UOp]]:
-  """A key equal for graphs that differ only in which buffers they read, the distinct buffers in first-seen order, and
-  the nodes in walk order (`nodes`, when the caller already walked the roots' graphs with toposort_many)."""
-  index: dict[UOp, int] = {}
-  parts: list[tuple] = []
-  bufs: list[UOp] = []
-  if nodes is None:
-    w = walk(roots)
-    return w.key, w.bufs, w.nodes
-  pos = index.__getitem__
-  for i, n in enumerate(nodes):
-    index[n] = i
-    if n.op is Ops.BUFFER:
-      parts.append((Ops.BUFFER, n.dtype, n.arg[1], n.arg[2], len(bufs)))
-      bufs.append(n)
-    else: parts.append((n.op, n.dtype, n.arg, tuple(map(pos, n.src))))
-  return (tuple(parts), tuple(map(pos, roots))), bufs, nodes
-
-def create_schedule(roots: list[UOp], nodes: list[UOp] | None = None,
-                    walked: Walk | None = None) -> tuple[list[ScheduleItem], dict[UOp, UOp]]:
+def create_schedule(roots: list[UOp], walked: Walk | None = None) -> tuple[list[ScheduleItem], dict[UOp, UOp]]:
   """The kernels that realize `roots`, in a valid order, and for each root (and each ASSIGN the schedule runs) the UOp
   (a view of a BUFFER version) it becomes. Graphs seen before (up to which buffers they read) reuse their schedule:
   only new output buffers and version nodes are made. A graph with symbolic shapes is scheduled with its variables
   unbound (so its kernels, and its cached schedule, serve every value) and each item carries the values to launch
   with. `walked`: walk(roots), when the caller has it."""
-  if walked is not None: nodes = walked.nodes
-  elif nodes is None:
-    walked = walk(roots)
-    nodes = walked.nodes
+  if walked is None: walked = walk(roots)
+  nodes = walked.nodes
   if MULTI_MADE[0] and any(n.op is Ops.MULTI for n in nodes): return schedule_multi(roots, create_schedule, _ran_custom)
   if VARIABLES_MADE[0]:   # (a process that never made a Variable pays nothing here)
     for n in nodes:
       if n.op in _SYM_OPS and _arg_has_sym(n.op, n.arg): return _create_symbolic(roots, nodes)
-  return _create_plain(roots, nodes, walked)
+  return _create_plain(roots, walked)
 
 # the ops whose arg may hold a symbolic size
 _SYM_OPS = frozenset((Ops.RESHAPE, Ops.EXPAND, Ops.SHRINK, Ops.PAD, Ops.ARANGE))
@@ -412,8 +392,7 @@ def _create_symbolic(roots: list[UOp], nodes: list[UOp]) -> tuple[list[ScheduleI
                            f"({free.arg[0]}.bind(value)) before realizing")
   back = {memo[n]: n for n in nodes}
   uroots = [memo[r] for r in roots]
-  unodes = list(dict.fromkeys(memo[n] for n in nodes))
-  items, becomes = _create_plain(uroots, unodes)
+  items, becomes = _create_plain(uroots, walk(uroots))
   for it in items: it.var_vals = {**it.var_vals, **var_vals} if it.var_vals else var_vals
   return items, {back.get(k, k): rebind_view(v, var_vals) for k, v in becomes.items()}
 
@@ -423,9 +402,8 @@ def _sym_leaves(n: UOp) -> tuple:
   if n.op is Ops.SHRINK or n.op is Ops.PAD: return tuple(x for p in n.arg for x in p)
   return tuple(n.arg)
 
-def _create_plain(roots: list[UOp], nodes: list[UOp],
-                  walked: Walk | None = None) -> tuple[list[ScheduleItem], dict[UOp, UOp]]:
-  key, bufs, nodes = (walked.key, walked.bufs, walked.nodes) if walked is not None else _structure(roots, nodes)
+def _create_plain(roots: list[UOp], walked: Walk) -> tuple[list[ScheduleItem], dict[UOp, UOp]]:
+  key, bufs, nodes = walked.key, walked.bufs, walked.nodes
   if (tpl := _schedule_cache.get(key)) is not None: return _instantiate(tpl, roots, bufs, nodes)
   items, becomes = _create_schedule(roots, nodes)
   _schedule_cache[key] = _template(items, becomes, roots, bufs, nodes)

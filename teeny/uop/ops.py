@@ -240,8 +240,8 @@ class UOpMetaClass(type):
     try: r = cache.get(key)
     except TypeError: raise TypeError(f"UOp arg must be hashable, got {arg!r}") from None
     if r is not None and (ret := r()) is not None: return ret
-    # the fields go straight into the new node's __dict__ (type.__call__ and an __init__ of four object.__setattr__
-    # calls took twice as long: a TinyJit replay makes a node for every memory version it writes)
+    # the fields go straight into the new node's slots through their setters (type.__call__ and an __init__ of four
+    # object.__setattr__ calls took twice as long: a TinyJit replay makes a node for every memory version it writes)
     ret = object.__new__(cls)  # type: ignore[arg-type]  # (cls is UOp)
     _set_op(ret, op)
     _set_dtype(ret, dtype)
