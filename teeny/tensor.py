@@ -2174,7 +2174,7 @@ def _matmul_body(x: Tensor, w: Tensor) -> Tensor | None:
   xu, wu = x.uop, w.uop
   if xu.dtype is not wu.dtype or not isinstance(xu.device, str) or not isinstance(wu.device, str): return None
   xsh, wsh = xu.shape, wu.shape
-  if any(not isinstance(v, int) for v in xsh + wsh): return None
+  if UOp in map(type, xsh + wsh): return None   # (a symbolic size)
   if Tensor._no_grad and (x.requires_grad or w.requires_grad): return None
   batch = _broadcast_shape(xsh[:-2], wsh[:-2]) if len(xsh) > 2 or len(wsh) > 2 else ()
   n, k, m = xsh[-2], xsh[-1], wsh[-1]
@@ -2203,12 +2203,12 @@ def _tile_aligned(x: Tensor, w: Tensor, tiles: bool | None = None) -> tuple[Tens
   bytes, and B transposed to [n][k] and padded the same: the sum gains only zeros, and the kernel's copies are the
   fast ones. Elsewhere the operands are returned as they are. (tiles: whether the device has such tiles, asked of its
   renderer unless given.)"""
-  dt = x.dtype
-  if w.dtype != dt or not isinstance(x.device, str) or x.device != w.device: return x, w
-  xsh, wsh = x.shape, w.shape
+  xu, wu = x.uop, w.uop
+  dt, xsh, wsh = xu.dtype, xu.shape, wu.shape
   k, n = xsh[-1], wsh[-1]
   vec = 16 // dt.itemsize
   if type(k) is int and type(n) is int and k % vec == 0 and n % vec == 0: return x, w   # (aligned: the usual case)
+  if wu.dtype != dt or not isinstance(xu.device, str) or xu.device != wu.device: return x, w
   if any(not isinstance(v, int) for v in xsh + wsh): return x, w
   if k % vec == 0 and n % vec == 0: return x, w
   if prod(_broadcast_shape(x.shape[:-2], w.shape[:-2])) * x.shape[-2] * n * k < TILE_ALIGN_MIN_WORK: return x, w

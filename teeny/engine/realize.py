@@ -107,6 +107,10 @@ def run_schedule(items: list[ScheduleItem]):
   if recorder is not None: recorder.schedule(items)
   compiled = GlobalCounters.compile_count
   for it in items:
+    if it.kind == "kernel":   # (it checks the versions it reads as it looks up their memory)
+      _run_kernel(it)
+      if it.bumps: _bump(it)
+      continue
     for u in it.consumed(): check_version(u)
     if it.kind == "allreduce":
       _run_allreduce(it)
@@ -117,13 +121,17 @@ def run_schedule(items: list[ScheduleItem]):
       if recorder is not None: recorder.copy(it, dst, src)
       continue
     _run_kernel(it)
-    for slot, new in it.bumps:
-      b = buffer_for(it.bufs[slot])
-      bind_buffer(new, b)
-      b.version = new.arg[3]
+    _bump(it)
   if DEBUG.value >= 1 and GlobalCounters.compile_count != compiled:
     print(f"teeny: compiled {GlobalCounters.compile_count - compiled} programs ({GlobalCounters.compile_count} since "
           "the counters' reset)")
+
+def _bump(it: ScheduleItem):
+  """After an item that writes in place ran: each written memory holds its new version."""
+  for slot, new in it.bumps:
+    b = buffer_for(it.bufs[slot])
+    bind_buffer(new, b)
+    b.version = new.arg[3]
 
 def _run_allreduce(it: ScheduleItem):
   """Every device's output gets the elementwise reduction of every device's partial (runtime/collectives.py)."""
@@ -153,17 +161,26 @@ def launch_vals(spec, var_vals: dict | None) -> tuple[int, ...]:
 
 
 def _run_kernel(it: ScheduleItem):
-  device = it.bufs[0].arg[1]
-  bufs = [buffer_for(b) for b in it.bufs]
+  ubufs = it.bufs
+  device = ubufs[0].arg[1]
+  # each version's memory (the node's own, one dict lookup, once it has been looked up before), refusing a version
+  # that an in-place write has overwritten since: the versions read are every slot but the output (all of them for an
+  # in-place write, whose output slot is read too)
+  bufs = []
+  for i, u in enumerate(ubufs):
+    if (b := u.__dict__.get("_buffer")) is None: b = buffer_for(u)
+    if b.version != u.arg[3] and (i or it.bumps): check_version(u)
+    bufs.append(b)
   ast = it.ast
   assert ast is not None   # a kernel item always has its AST
   prg, spec = get_runner(device, ast, bufs)
+  opaque = []
   for b in bufs:
     if b.device != device:
       raise RuntimeError(f"kernel {spec.name} runs on {device} but a buffer lives on {b.device}; "
                          f"move it with .to({device!r})")
+    opaque.append(b._opaque if b._allocated else b.ensure_allocated()._opaque)
   if tuple(map(_dtype_of, bufs)) != spec.param_dtypes: _check_args(spec, bufs, spec.name)   # (it says what differs)
-  opaque = [b._opaque if b._allocated else b.ensure_allocated()._opaque for b in bufs]
   vals = launch_vals(spec, it.var_vals) if spec.vars else ()
   wait = DEBUG.value >= 2
   t = prg(*opaque, global_size=spec.global_size, local_size=spec.local_size, vals=vals, wait=wait, work=spec.work)

@@ -3,6 +3,7 @@ movement ops into index expressions so elementwise chains, reduce prologues and 
 from __future__ import annotations
 import itertools, weakref
 from dataclasses import dataclass
+from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 from teeny.dtype import dtypes
 from teeny.helpers import DEBUG, prod
@@ -325,7 +326,7 @@ def walk(roots: list[UOp], ops: frozenset = frozenset(), attr: str = "") -> Walk
         index[n] = len(parts) - 1
   return Walk(list(index), (tuple(parts), tuple(map(pos, roots))), bufs, flagged)
 
-def create_schedule(roots: list[UOp], walked: Walk | None = None) -> tuple[list[ScheduleItem], dict[UOp, UOp]]:
+def create_schedule(roots: list[UOp], walked: Walk | None = None) -> tuple[list[ScheduleItem], Mapping[UOp, UOp]]:
   """The kernels that realize `roots`, in a valid order, and for each root (and each ASSIGN the schedule runs) the UOp
   (a view of a BUFFER version) it becomes. Graphs seen before (up to which buffers they read) reuse their schedule:
   only new output buffers and version nodes are made. A graph with symbolic shapes is scheduled with its variables
@@ -380,7 +381,7 @@ def unbind_view(u: UOp, var_vals: dict | None = None) -> tuple[UOp, dict]:
   var_vals = {} if var_vals is None else var_vals
   return _unbind_nodes(list(u.toposort), var_vals)[u], var_vals
 
-def _create_symbolic(roots: list[UOp], nodes: list[UOp]) -> tuple[list[ScheduleItem], dict[UOp, UOp]]:
+def _create_symbolic(roots: list[UOp], nodes: list[UOp]) -> tuple[list[ScheduleItem], Mapping[UOp, UOp]]:
   var_vals: dict[UOp, int] = {}
   memo = _unbind_nodes(nodes, var_vals)
   for n in nodes:
@@ -402,7 +403,7 @@ def _sym_leaves(n: UOp) -> tuple:
   if n.op is Ops.SHRINK or n.op is Ops.PAD: return tuple(x for p in n.arg for x in p)
   return tuple(n.arg)
 
-def _create_plain(roots: list[UOp], walked: Walk) -> tuple[list[ScheduleItem], dict[UOp, UOp]]:
+def _create_plain(roots: list[UOp], walked: Walk) -> tuple[list[ScheduleItem], Mapping[UOp, UOp]]:
   key, bufs, nodes = walked.key, walked.bufs, walked.nodes
   if (tpl := _schedule_cache.get(key)) is not None: return _instantiate(tpl, roots, bufs, nodes)
   items, becomes = _create_schedule(roots, nodes)
@@ -436,21 +437,41 @@ def _template(items: list[ScheduleItem], becomes: dict[UOp, UOp], roots: list[UO
   return titems, tbecomes, customs, tuple(make)
 
 def _instantiate(tpl: tuple, roots: list[UOp], bufs: list[UOp],
-                 nodes: list[UOp]) -> tuple[list[ScheduleItem], dict[UOp, UOp]]:
+                 nodes: list[UOp]) -> tuple[list[ScheduleItem], Mapping[UOp, UOp]]:
   titems, tbecomes, customs, make = tpl
   v = list(bufs)   # slot -> this instance's buffer version (a version's source slot comes before it)
   for m in make: v.append(new_buffer_uop(m[1], m[2], m[3]) if m[0] == "new" else next_version(v[m[1]]))
   items = [ScheduleItem(kind, ast, [v[i] for i in tb], meta=meta,
                         bumps=tuple([(k, v[i]) for k, i in tv]) if tv else (), var_vals=vv)
            for kind, ast, tb, meta, tv, vv in titems]
-  becomes: dict[UOp, UOp] = {r: r for r in roots}
-  for p, pb, i in tbecomes:
-    n, base = nodes[p], nodes[pb]
-    becomes[n] = _reapply_views(n, base, _as_shaped(v[i], base.shape))
   for p, tb in customs: _ran_custom[nodes[p]] = tuple([v[i] for i in tb])
   if DEBUG.value >= 1:
     print(f"teeny: scheduled {sum(1 for i in items if i.kind != 'copy')} kernels, {len(items)} items (cached)")
-  return items, becomes
+  def becomes() -> dict[UOp, UOp]:
+    out: dict[UOp, UOp] = {r: r for r in roots}
+    for p, pb, i in tbecomes:
+      n, base = nodes[p], nodes[pb]
+      out[n] = _reapply_views(n, base, _as_shaped(v[i], base.shape))
+    return out
+  return items, Becomes(becomes)
+
+class Becomes(Mapping):
+  """A cached schedule's `becomes`, made when first read: realize reads it once the kernels are launched, so building
+  the result views does not delay the launch (a small kernel's end-to-end time is mostly host time before it)."""
+  __slots__ = ("_make", "_d")
+  def __init__(self, make: Callable[[], dict[UOp, UOp]]):
+    self._make: Callable[[], dict[UOp, UOp]] | None = make
+    self._d: dict[UOp, UOp] | None = None
+  def _dict(self) -> dict[UOp, UOp]:
+    if self._d is None:
+      assert self._make is not None
+      self._d, self._make = self._make(), None
+    return self._d
+  def __getitem__(self, k): return (self._d if self._d is not None else self._dict())[k]
+  def __iter__(self): return iter(self._dict())
+  def __len__(self) -> int: return len(self._dict())
+  def items(self): return self._dict().items()   # (the dict's own views: Mapping's go through __getitem__ per key)
+  def get(self, k, default=None): return self._dict().get(k, default)
 
 def _memory_of(n: UOp, buffer_of: dict[UOp, UOp]) -> UOp:
   return n if n.op is Ops.BUFFER else buffer_of[n]

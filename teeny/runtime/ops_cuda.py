@@ -186,6 +186,7 @@ class CUDAProgram:
     self.tmaps = list(zip(_tmap_slots(spec), getattr(spec, "tmaps", ()))) if spec is not None else []
     self._argc, self._lock = -1, threading.Lock()
     self._map_ptrs: dict[tuple, tuple] = {}
+    self._dims_of: tuple = (None, None, ())   # (global_size, local_size, grid + block) of the last launch
   def _args(self, n: int) -> tuple[Any, Any]:
     """The launch's argument cells (8 bytes each: a buffer's address, or an int32 variable in the low half) for n of
     them, and the kernelParams array: one pointer per cell, then one per tensor map (set per launch). Made once per
@@ -217,11 +218,15 @@ class CUDAProgram:
         for j, ptr in enumerate(ptrs[0]): argv[at + j] = ptr
       # straight into libcuda through ctypes: cuda-python's cuLaunchKernel cost 20-30 us of host time a launch on the
       # H200 machine's host, longer than many kernels
-      grid, block = _dims(global_size), _dims(local_size)
-      ret = _cu().cuLaunchKernel(self.fxn_handle, *grid, *block, self.smem, None, ctypes.addressof(argv), None)
+      # (a program launches with its spec's sizes, the same objects every time: their six dims are kept)
+      gs, ls, dims = self._dims_of
+      if gs is not global_size or ls is not local_size:
+        dims = (*_dims(global_size), *_dims(local_size))
+        self._dims_of = (global_size, local_size, dims)
+      ret = _cu().cuLaunchKernel(self.fxn_handle, *dims, self.smem, None, ctypes.addressof(argv), None)
     if ret != 0:
       from cuda.bindings import driver
-      _check(driver.CUresult(ret), f"launching {self.name} grid {grid} block {block}")
+      _check(driver.CUresult(ret), f"launching {self.name} grid {list(dims[:3])} block {list(dims[3:])}")
     if not wait: return 0.0
     _check(driver.cuEventRecord(en, 0), "cuEventRecord")
     _check(driver.cuEventSynchronize(en), f"running {self.name}")

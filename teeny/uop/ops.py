@@ -439,21 +439,30 @@ class UOp(metaclass=UOpMetaClass):
     u = UOp(Ops.PERMUTE, self.dtype, (self,), order)
     return u if (sh := self._known_shape) is None else _with_shape(u, tuple(sh[i] for i in order))
   def pad(self, arg: tuple[tuple[int, int], ...]) -> UOp:
-    return self if all(b == 0 and e == 0 for b, e in arg) else UOp(Ops.PAD, self.dtype, (self,), tuple(arg))
+    if all(b == 0 and e == 0 for b, e in arg): return self
+    return self._shaped(UOp(Ops.PAD, self.dtype, (self,), tuple(arg)))
   def shrink(self, arg: tuple[tuple[int, int], ...]) -> UOp:
     return (self if all(b == 0 and e == s for (b, e), s in zip(arg, self.shape))
-            else UOp(Ops.SHRINK, self.dtype, (self,), tuple(arg)))
+            else self._shaped(UOp(Ops.SHRINK, self.dtype, (self,), tuple(arg))))
   def flip(self, axes: tuple[int, ...]) -> UOp:
     axes = tuple(a for a in axes if self.shape[a] > 1)
-    return self if not axes else UOp(Ops.FLIP, self.dtype, (self,), tuple(sorted(axes)))
+    return self if not axes else self._shaped(UOp(Ops.FLIP, self.dtype, (self,), tuple(sorted(axes))))
   def window(self, k: tuple[int, ...], s: tuple[int, ...], d: tuple[int, ...]) -> UOp:
     """Sliding windows over the last len(k) dims: (..., *in) -> (..., *out, *k), out[o] + k[j] reading in[o*s + j*d]."""
-    return UOp(Ops.WINDOW, self.dtype, (self,), (tuple(k), tuple(s), tuple(d)))
+    return self._shaped(UOp(Ops.WINDOW, self.dtype, (self,), (tuple(k), tuple(s), tuple(d))))
+  def _shaped(self, u: UOp) -> UOp:
+    """u (built over self), its shape computed now where self's is known: one step, where asking later would walk
+    down a chain of new nodes."""
+    if "shape" in self.__dict__: u.shape   # (the cached attribute, computed for its side effect)
+    return u
   def r(self, op: Ops, axes: tuple[int, ...]) -> UOp:
     """Reduce over `axes`, keeping them as size 1."""
-    axes = tuple(sorted(a for a in axes if self.shape[a] != 1))
+    sh = self.shape
+    axes = tuple(sorted(a for a in axes if sh[a] != 1))
     if not axes: return self
-    return UOp(Ops.REDUCE_AXIS, self.dtype, (self,), (op, axes))
+    # (the summed axes kept as size 1: the shape the attribute would compute, set here so nothing walks back for it)
+    return _with_shape(UOp(Ops.REDUCE_AXIS, self.dtype, (self,), (op, axes)),
+                       tuple(1 if i in axes else v for i, v in enumerate(sh)))
   def const_shaped(self, value: Any, dtype: DType | None = None) -> UOp:
     """A constant with this node's shape and device (a broadcast view, no memory)."""
     dt = dtype or self.dtype
