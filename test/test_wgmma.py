@@ -61,18 +61,21 @@ def test_every_wgmma_tile_compiles(tile):
 def test_heuristics_take_wgmma_on_sm90a_only(monkeypatch):
   a, b, _, _ = operands("NULL:CUDA", 4096, 4096, 4096, dtypes.float16)
   ast = _ast(a @ b)
-  assert [o.arg for o in hand_coded_opts(ast, SM90A) if o.op is OptOps.TC] == [WG_ORDER[0] + "t"]
+  assert [o.arg for o in hand_coded_opts(ast, SM90A) if o.op is OptOps.TC] == ["wg256x128x64s4t"]   # (the fastest)
   # sm_90 (and any GPU but Hopper) keeps mma.sync; so does WGMMA=0
   assert not isinstance(TC_CONFIGS[next(o.arg for o in hand_coded_opts(ast, CUDARenderer("sm_90"))
                                         if o.op is OptOps.TC)], WGConfig)
   import teeny.codegen.tc as tc
   monkeypatch.setattr(tc, "WGMMA", 0)
   assert not isinstance(TC_CONFIGS[next(o.arg for o in hand_coded_opts(ast, SM90A) if o.op is OptOps.TC)], WGConfig)
-  # the pick weighs each tile's speed by how full its waves of blocks are: 1000x3000 takes 128x192 (8 x 16 = 128 blocks,
-  # one wave of 132 SMs) over 128x128 (192 blocks: two waves, the second half empty)
+  # the pick weighs each tile's speed by how full its waves of blocks are: 1000x3000 takes 256x128 (4 x 24 = 96 blocks,
+  # one wave of 132 SMs) over 128x128 (192 blocks: two waves, the second half empty); 128x192's one wave of 128 blocks
+  # is fuller but slower (its speed, measured in this very shape)
   monkeypatch.setattr(tc, "WGMMA", 1)
   a2, b2, _, _ = operands("NULL:CUDA", 1000, 3000, 2000, dtypes.bfloat16)
-  assert [o.arg for o in hand_coded_opts(_ast(a2 @ b2), SM90A) if o.op is OptOps.TC] == ["wg128x192x64s4t"]
+  assert [o.arg for o in hand_coded_opts(_ast(a2 @ b2), SM90A) if o.op is OptOps.TC] == ["wg256x128x64s4t"]
+  a5, b5, _, _ = operands("NULL:CUDA", 1024, 3072, 2048, dtypes.float16)   # (the same by waves: 128x128 is 192 blocks)
+  assert [o.arg for o in hand_coded_opts(_ast(a5 @ b5), SM90A) if o.op is OptOps.TC] != ["wg128x128x64s4t"]
   a3, b3, _, _ = operands("NULL:CUDA", 40, 24, 72, dtypes.float16)   # small: the smallest tile, the most blocks
   assert [o.arg for o in hand_coded_opts(_ast(a3 @ b3), SM90A) if o.op is OptOps.TC] == ["wg64x64x64s4t"]
   # rows that are not 16-byte multiples are no tensor maps: cp.async tiles; and TMA=0 keeps to those
@@ -101,7 +104,8 @@ def test_wgmma_rendering_needs_sm90a():
   p = wg_program(128, 128, 64, "nn", dtypes.float16, "wg64x64x64s2")
   assert "teeny_wgmma_n64_f16<0, 0, 16, 16>" in p.src or "teeny_wgmma_n64_f16<0, 1, 16, 8192>" in p.src
   wmma = next(u for u in p.uops if u.op.name == "WMMA")
-  with pytest.raises(NotImplementedError, match="no wgmma"): CUDARenderer("sm_90").render_wmma(wmma.arg, "a", "b", "c")
+  with pytest.raises(NotImplementedError, match="no wgmma"):
+    CUDARenderer("sm_90").render_wgmma(wmma.arg, "a", "s", "b", "c")
 
 # ---- values: the kernels played by gpu_interp (its wgmma reads the swizzled tiles through the descriptors)
 

@@ -311,10 +311,12 @@ WG_ORDER = ("wg128x256x64s4", "wg256x128x64s4", "wg128x192x64s4", "wg128x128x64s
             "wg64x192x64s4", "wg64x128x64s4", "wg64x64x64s4")
 WG_SPEED = {"wg128x256x64s4": 1.0, "wg256x128x64s4": 0.97, "wg128x192x64s4": 0.96, "wg128x128x64s4": 0.92,
             "wg64x256x64s4": 0.9, "wg64x192x64s4": 0.88, "wg64x128x64s4": 0.85, "wg64x64x64s4": 0.72,
-            # TMA tiles, relative to 128x256's 551 TFLOP/s at 4096^3 float16 (H200; 64-row tiles: from the 128-row
-            # ones' ratios above, not measured with TMA)
-            "wg128x256x64s4t": 1.0, "wg256x128x64s4t": 1.0, "wg128x192x64s4t": 0.83, "wg128x128x64s4t": 0.86,
-            "wg64x256x64s4t": 0.81, "wg64x192x64s4t": 0.75, "wg64x128x64s4t": 0.73, "wg64x64x64s4t": 0.62}
+            # TMA tiles, relative to 256x128's 671-673 TFLOP/s at 4096^3 float16 (H200, kernels launched back to back,
+            # each tile's time divided by its share of full waves: notes/gpu_s15_sweep_all.log). 128x192 measured 0.89
+            # there but 0.69 alone in 1000x3000x2000's single wave, where its 128 blocks draw more of L2's bandwidth
+            # than 256x128's 96 (26.3 against 28.6 us): 0.72 keeps 256x128 there
+            "wg256x128x64s4t": 1.0, "wg128x256x64s4t": 0.95, "wg128x192x64s4t": 0.72, "wg128x128x64s4t": 0.84,
+            "wg64x256x64s4t": 0.63, "wg64x192x64s4t": 0.52, "wg64x128x64s4t": 0.65, "wg64x64x64s4t": 0.54}
 WG_INPUTS = (dtypes.float16, dtypes.bfloat16)   # what the wgmma tiles multiply
 TC_MIN_BLOCKS = 128
 WGMMA = getenv("WGMMA", 1)   # WGMMA=0: the heuristics keep to mma.sync tiles (BEAM may still try wgmma's)

@@ -119,9 +119,12 @@ __device__ __forceinline__ void teeny_mma_tf32(float* c, const unsigned int* a, 
 # shared memory (start address, leading byte offset, stride byte offset 1024: 8 rows of 128 bytes, swizzle mode 1),
 # issued asynchronously; the fence before and the wait after name the accumulators as operands, so the compiler
 # keeps every other access to them outside
+# (from the shared array's address, computed once, and a word offset into it: 32-bit sums in the k loop, where a
+# conversion of each operand's pointer to a shared address cost ~8 instructions a descriptor between the wgmmas)
 CUDA_HELPERS["teeny_wgdesc"] = r"""
-__device__ __forceinline__ unsigned long long teeny_wgdesc(const unsigned int* p, int lbo) {
-  return (unsigned long long)((teeny_smem(p) & 0x3FFFF) >> 4) | ((unsigned long long)((lbo >> 4) & 0x3FFF) << 16) |
+__device__ __forceinline__ unsigned long long teeny_wgdesc(unsigned int base, int w, int lbo) {
+  // (base: the array's shared address with only its low 18 bits, which the sum does not outgrow: 228 KB at most)
+  return (unsigned long long)(((base + 4u * (unsigned int)w) >> 4) | (((lbo >> 4) & 0x3FFF) << 16)) |
          (64ull << 32) | (1ull << 62);
 }
 """.lstrip()
@@ -207,11 +210,13 @@ def _wgmma_helpers(n: int) -> dict[str, str]:
   for dt in ("f16", "bf16"):
     out[f"teeny_wgmma_n{n}_{dt}"] = (
       f"template <int TA, int TB, int LA, int LB>\n__device__ __forceinline__ void teeny_wgmma_n{n}_{dt}(float* d, "
-      "const unsigned int* a, const unsigned int* b, int acc = 1) {\n"
+      "const unsigned int* s, int a, int b, int acc = 1) {\n"
+      "  unsigned int base = teeny_smem(s) & 0x3FFFF;\n"
       f'  asm volatile("{{\\n\\t.reg .pred p;\\n\\tsetp.ne.b32 p, %{h + 2}, 0;\\n\\t"\n'
       f'    "wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{dt}.{dt} {{{regs}}}, %{h}, %{h + 1}, p, 1, 1, %{h + 3}, '
       f'%{h + 4};\\n\\t}}"\n'
-      f'    : {acc}\n    : "l"(teeny_wgdesc(a, LA)), "l"(teeny_wgdesc(b, LB)), "r"(acc), "n"(TA), "n"(TB));\n}}\n')
+      f'    : {acc}\n    : "l"(teeny_wgdesc(base, a, LA)), "l"(teeny_wgdesc(base, b, LB)), "r"(acc), "n"(TA), "n"(TB));'
+      '\n}\n')
   return out
 for _n in WGMMA_N: CUDA_HELPERS.update(_wgmma_helpers(_n))
 
@@ -241,15 +246,23 @@ class CUDARenderer(GPULanguage):
     # (1024-byte aligned: wgmma's swizzled tiles repeat every 1024 bytes of address)
     st.emit(f"extern __shared__ __align__(1024) {self.render_storage(u.dtype.base)} local{u.arg[0]}[];   "
             f"// {u.arg[1]} values, provided at launch")
+  def _r_wmma(self, st, u):
+    if u.arg.smem is None: return super()._r_wmma(st, u)
+    # wgmma: the operands' sources index one shared array; passed as the array and the two start words
+    ia, ib = u.src[1], u.src[2]
+    assert ia.src[0] is ib.src[0], "wgmma's operands lie in the kernel's one shared array"
+    st.emit(self.render_wgmma(u.arg, st.ptr(u.src[0]), st.val(ia.src[0]), st.val(ia), st.val(ib),
+                              *[st.val(s) for s in u.src[3:]]) + ";")
+  def render_wgmma(self, arg, acc: str, smem: str, a: str, b: str, accumulate: str | None = None) -> str:
+    """wgmma: a and b are the operands' start words in shared array smem (accumulate 0: D = A@B)."""
+    n = wgmma_n(arg.layout)
+    if not self.wgmma or n not in WGMMA_N or arg.dtype_in not in _MMA_IN:
+      raise NotImplementedError(f"CUDA renderer ({self.arch}): no wgmma for {arg}")
+    (ma, la), (mb, lb) = arg.smem
+    flags = f"{int(ma == 'mn')}, {int(mb == 'mn')}, {la}, {lb}"   # (transposes: MN-major operands)
+    more = "" if accumulate is None else ", " + accumulate
+    return f"teeny_wgmma_n{n}_{_MMA_IN[arg.dtype_in]}<{flags}>({acc}, {smem}, {a}, {b}{more})"
   def render_wmma(self, arg, acc: str, a: str, b: str, accumulate: str | None = None) -> str:
-    if arg.smem is not None:   # wgmma: a and b are the operands' start words in shared memory (accumulate 0: D = A@B)
-      n = wgmma_n(arg.layout)
-      if not self.wgmma or n not in WGMMA_N or arg.dtype_in not in _MMA_IN:
-        raise NotImplementedError(f"CUDA renderer ({self.arch}): no wgmma for {arg}")
-      (ma, la), (mb, lb) = arg.smem
-      flags = f"{int(ma == 'mn')}, {int(mb == 'mn')}, {la}, {lb}"   # (transposes: MN-major operands)
-      more = "" if accumulate is None else ", " + accumulate
-      return f"teeny_wgmma_n{n}_{_MMA_IN[arg.dtype_in]}<{flags}>({acc}, {a}, {b}{more})"
     if arg.layout == "cuda_m16n8k8_tf32" and arg.dtype_in == dtypes.float32 and arg.dtype_acc == dtypes.float32:
       return f"teeny_mma_tf32({acc}, {a}, {b})"
     if arg.layout != "cuda_m16n8k16" or arg.dtype_acc != dtypes.float32 or arg.dtype_in not in _MMA_IN:
