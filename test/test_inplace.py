@@ -195,6 +195,23 @@ def test_reader_of_a_rebuilt_pending_write(first):
   for i in [first] + [i for i in range(4) if i != first]:
     np.testing.assert_allclose(ts[i].numpy(), tt[i].numpy(), err_msg=f"tensor {i}")
 
+def test_a_stale_schedule_refuses_the_versions_it_names():
+  """A schedule built before a write names the versions it read; run after the write (their memory overwritten), its
+  kernels refuse them with the error that names the fix, for a plain kernel and for an in-place write's (whose output
+  slot is read too), instead of computing from the new contents."""
+  from teeny.engine.realize import run_schedule
+  a = Tensor([1., 2., 3.]).realize()
+  r = a * 2
+  stale = r.schedule()
+  a.assign(Tensor([5., 6., 7.])).realize()
+  np.testing.assert_equal(r.numpy(), [2., 4., 6.])   # (the lazy reader was realized before the write)
+  with pytest.raises(RuntimeError, match="before it was modified in place"): run_schedule(stale)
+  b = Tensor([1., 2., 3.]).realize()
+  stale = b.assign(b + 1).schedule()
+  b.assign(Tensor([5., 6., 7.])).realize()
+  with pytest.raises(RuntimeError, match="before it was modified in place"): run_schedule(stale)
+  np.testing.assert_equal(b.numpy(), [5., 6., 7.])
+
 def test_one_kernel_reads_old_and_new_version():
   x = Tensor([1., 2., 3.]).realize()
   old = x + 0
