@@ -6,7 +6,9 @@
 Each figure is the median of RUNS timed runs after warm-up. "teeny" is end to end (graph, schedule, launch, wait for the
 GPU); "kernel" is teeny's kernel time alone (events around each launch); "jit" is end to end again with the call
 captured by TinyJit and replayed (the kernels launched as one CUDA graph, no graph building or scheduling); ratios are
-teeny / torch (> 1: teeny faster), k.ratio and j.ratio the same for kernel and jit.
+teeny / torch (> 1: teeny faster), k.ratio and j.ratio the same for kernel and jit. Where tinygrad is importable (and
+TINYGRAD=0 is not set), it runs the same cases in a process of its own, end to end and under its TinyJit ("tg",
+"tg.jit"), and "/tg" is teeny's end-to-end figure over tinygrad's (TG_BEAM=2: tinygrad's kernels searched by its BEAM).
 BENCH=mm32,sum picks cases. "BEAM=2" is teeny again with its kernels searched by BEAM=2 (from an empty cache directory,
 so the search really runs; "search s" is its time over all the case's kernels); NOBEAM=1 leaves it out.
 """
@@ -64,6 +66,10 @@ def make_inputs(rng, key: str) -> list[np.ndarray]:
 def fns_teeny(Tensor):
   return {"fused": lambda a, b, c: (a * b + c).relu(), "sum": lambda a: a.sum(), "softmax": lambda a: a.softmax(-1),
           **{k: (lambda a, b: a @ b) for k in ("mm32", "mm32tf32", "mm16", "mmbf16", "mm16odd", "mm16rect")}}
+
+def case_inputs(key: str) -> list[np.ndarray]:
+  """The case's inputs, the same in every process (one seed per case)."""
+  return make_inputs(np.random.default_rng([i for i, c in enumerate(CASES) if c[0] == key][0]), key)
 
 def fns_torch(torch):
   return {"fused": lambda a, b, c: torch.relu(a * b + c), "sum": lambda a: a.sum(),
@@ -134,8 +140,45 @@ def bench_torch(key, xs):
   got = fn(*ts).float().cpu().numpy()
   return got, median(lambda: fn(*ts), torch.cuda.synchronize)
 
+def tinygrad_worker():
+  """Run in a process of its own (tinygrad and teeny each hold their own CUDA context): every case but the TF32 one,
+  end to end and replayed under tinygrad's TinyJit; prints one JSON line {key: [seconds, jit seconds]}."""
+  import json
+  from tinygrad import Device as TD, Tensor as TT, TinyJit as TJ, dtypes as tdt
+  only = [k for k in os.environ.get("BENCH", "").split(",") if k]
+  fns = fns_teeny(TT)
+  TGDEV = os.environ.get("TG_DEVICE", "CUDA")   # (CPU: a check of this code on a machine without a GPU)
+  out: dict[str, list] = {}
+  for key, *_ in CASES:
+    if key == "mm32tf32" or (only and key not in only): continue
+    try:
+      ts = [TT(x, device=TGDEV) for x in case_inputs(key)]
+      ts = [(t.cast(tdt.bfloat16) if key in BF16 else t).contiguous().realize() for t in ts]
+      fn, sync = fns[key], TD[TGDEV].synchronize
+      t = median(lambda: fn(*ts).realize(), sync)
+      jf = TJ(lambda *a: fn(*a).realize())
+      out[key] = [t, median(lambda: jf(*ts), sync)]
+    except Exception as e: out[key] = [None, None, f"{type(e).__name__}: {str(e)[:200]}"]
+  print("TINYGRAD " + json.dumps(out))
+
+def tinygrad_times() -> tuple[dict[str, list], str]:
+  """tinygrad's figures from a worker process, and a line saying which tinygrad ran (or why none did)."""
+  import importlib.util, json, subprocess
+  if os.environ.get("TINYGRAD") == "0" or importlib.util.find_spec("tinygrad") is None:
+    return {}, "tinygrad: not importable (or TINYGRAD=0): no tg columns"
+  env = {**os.environ, "CUDA": "1", "DEV": "CUDA"}
+  env.pop("BEAM", None)
+  if os.environ.get("TG_BEAM"): env["BEAM"] = os.environ["TG_BEAM"]   # tinygrad's own kernel search
+  p = subprocess.run([sys.executable, __file__, "--tinygrad-worker"], env=env, capture_output=True, text=True)
+  line = next((ln for ln in p.stdout.splitlines() if ln.startswith("TINYGRAD ")), None)
+  if line is None: return {}, f"tinygrad: the worker failed: {(p.stderr or p.stdout)[-600:]}"
+  from importlib.metadata import PackageNotFoundError, version
+  try: ver = version("tinygrad")
+  except PackageNotFoundError: ver = "?"
+  kernels = f"BEAM={os.environ['TG_BEAM']}" if os.environ.get("TG_BEAM") else "its default kernels (no BEAM)"
+  return json.loads(line[9:]), f"tinygrad {ver} on CUDA, {kernels}, in a process of its own"
+
 def main():
-  rng = np.random.default_rng(0)
   try:
     import torch
     have_torch = torch.cuda.is_available()
@@ -149,16 +192,21 @@ def main():
     torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = False
     print(f"GPU: {torch.cuda.get_device_name()} · torch {torch.__version__} · TF32 matmul "
           f"{torch.backends.cuda.matmul.allow_tf32}")
+  tg, tg_note = tinygrad_times()
+  print(tg_note)
+  for key, v in tg.items():
+    if len(v) > 2: print(f"tinygrad {key}: FAILED: {v[2]}")
   beam = not os.environ.get("NOBEAM")
   print(f"{'case':34s} {'unit':8s} {'teeny':>10s} {'kernel':>10s} {'jit':>10s} {'torch':>10s} {'ratio':>7s} "
         f"{'k.ratio':>7s} {'j.ratio':>7s} {'target':>7s}  kernels  check"
+        + (f" {'tg':>9s} {'tg.jit':>9s} {'/tg':>6s}" if tg else "")
         + (f" {'BEAM=2':>9s} {'/heur.':>7s} {'search s':>8s}" if beam else ""))
   only = [k for k in os.environ.get("BENCH", "").split(",") if k]
   for key, label, unit, work, target in CASES:
     if only and key not in only: continue
     scale = 1e-12 if unit == "TFLOP/s" else 1e-9
     try:
-      xs = make_inputs(rng, key)
+      xs = case_inputs(key)
       tol = 2e-2 if key.startswith("mm") and key != "mm32" else 1e-3   # 16-bit results (and TF32's inputs)
       tf32 = key == "mm32tf32"   # TF32 on both sides for this case only (Tensor.allow_tf32, torch's switch)
       Tensor.allow_tf32 = tf32
@@ -177,6 +225,10 @@ def main():
       line = (f"{label:34s} {unit:8s} {fig(t):10.1f} {fig(k):10.1f} {fig(tj):10.1f} "
               f"{fig(tt) if tt else float('nan'):10.1f} {ratio} {kratio} {jratio} "
               f"{'≥' + str(target) if target else '':>7s}  {nk:7d}  {ok:5s}")
+      if tg:
+        tgt, tgj = (tg.get(key) or [None, None])[:2]
+        line += (f" {fig(tgt):9.1f} {fig(tgj):9.1f} {fig(t) / fig(tgt):6.2f}" if tgt
+                 else f" {'-':>9s} {'-':>9s} {'-':>6s}")
       if beam:
         tb, searched, bgot = bench_teeny_beam(key, xs)
         same = np.allclose(bgot.astype(np.float64), got.astype(np.float64), rtol=tol,
@@ -189,4 +241,5 @@ def main():
       traceback.print_exc()
 
 if __name__ == "__main__":
-  main()
+  if "--tinygrad-worker" in sys.argv: tinygrad_worker()
+  else: main()
