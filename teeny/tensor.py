@@ -746,10 +746,15 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
     a, b = a._float(), b._float()
     return a._alu(Ops.FDIV, b)
   def _idiv_safe(self, b: Tensor) -> Tensor:
-    """C division with the zero divisor guarded (gives 0, like numpy, instead of crashing)."""
+    """C division with the zero divisor guarded (gives 0, like numpy, instead of crashing), and for signed ints the
+    divisor -1 too: INT_MIN / -1 traps on x86 (SIGFPE killed the process); it is a negation, wrapping to INT_MIN as in
+    torch."""
     zero = b == 0
-    safe_b = zero.where(b._const(1), b)
-    return zero.where(self._const(0), self._alu(Ops.IDIV, safe_b))
+    if self.dtype.kind != "i":
+      return zero.where(self._const(0), self._alu(Ops.IDIV, zero.where(b._const(1), b)))
+    neg1 = b == -1
+    q = self._alu(Ops.IDIV, (zero | neg1).where(b._const(1), b))
+    return zero.where(self._const(0), neg1.where(-q, q))
   def _floordiv(self, b: Tensor) -> Tensor:
     if self.dtype.kind == "f":
       # Python's (and torch's) float floor division, consistent with % : (a - fmod(a, b)) / b is exact up to one

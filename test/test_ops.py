@@ -365,6 +365,18 @@ class TestBinary:
     with np.errstate(all="ignore"): ref = np.stack([a // b, a % b])  # numpy gives 0 for integer x//0 and x%0
     helper_test_op(None, lambda x, y: ref, lambda x, y: Tensor.stack(x // y, x % y), vals=[a, b])
 
+  @pytest.mark.parametrize("dtype", [np.int8, np.int16, np.int32, np.int64])
+  def test_int_min_div_minus_one(self, dtype):
+    # INT_MIN / -1 traps on x86 (SIGFPE killed the process): torch gives INT_MIN for //, trunc division, and 0 for %,
+    # fmod and remainder; the divisor a tensor (a Python -1 folds away)
+    m = np.iinfo(dtype).min
+    a, b = np.array([m, m, 7, -7], dtype), np.array([-1, 1, -1, -1], dtype)
+    x, y = Tensor(a), Tensor(b)
+    want_q = np.array([m, m, -7, 7], dtype)
+    for got in (x // y, x.div(y, rounding_mode="trunc"), x.div(y, rounding_mode="floor")):
+      np.testing.assert_array_equal(got.numpy(), want_q)
+    for got in (x % y, x.fmod(y), x.remainder(y)): np.testing.assert_array_equal(got.numpy(), np.zeros(4, dtype))
+
   @pytest.mark.parametrize("k", [3, -3, 1, 0])
   def test_int_floordiv_mod_scalar(self, k):
     a = np.arange(-10, 11, dtype=np.int32)
