@@ -750,11 +750,9 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
     divisor -1 too: INT_MIN / -1 traps on x86 (SIGFPE killed the process); it is a negation, wrapping to INT_MIN as in
     torch."""
     zero = b == 0
-    if self.dtype.kind != "i":
-      return zero.where(self._const(0), self._alu(Ops.IDIV, zero.where(b._const(1), b)))
-    neg1 = b == -1
-    q = self._alu(Ops.IDIV, (zero | neg1).where(b._const(1), b))
-    return zero.where(self._const(0), neg1.where(-q, q))
+    neg1 = b == -1 if self.dtype.kind == "i" else None
+    q = self._alu(Ops.IDIV, (zero if neg1 is None else zero | neg1).where(b._const(1), b))
+    return zero.where(self._const(0), q if neg1 is None else neg1.where(-q, q))
   def _floordiv(self, b: Tensor) -> Tensor:
     if self.dtype.kind == "f":
       # Python's (and torch's) float floor division, consistent with % : (a - fmod(a, b)) / b is exact up to one

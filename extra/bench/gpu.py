@@ -67,6 +67,11 @@ def fns_teeny(Tensor):
   return {"fused": lambda a, b, c: (a * b + c).relu(), "sum": lambda a: a.sum(), "softmax": lambda a: a.softmax(-1),
           **{k: (lambda a, b: a @ b) for k in ("mm32", "mm32tf32", "mm16", "mmbf16", "mm16odd", "mm16rect")}}
 
+def selected(key: str) -> bool:
+  """Whether BENCH (a comma-separated list of case keys; empty: all) picks the case."""
+  only = [k for k in os.environ.get("BENCH", "").split(",") if k]
+  return not only or key in only
+
 def case_inputs(key: str) -> list[np.ndarray]:
   """The case's inputs, the same in every process (one seed per case)."""
   return make_inputs(np.random.default_rng([i for i, c in enumerate(CASES) if c[0] == key][0]), key)
@@ -145,12 +150,11 @@ def tinygrad_worker():
   end to end and replayed under tinygrad's TinyJit; prints one JSON line {key: [seconds, jit seconds]}."""
   import json
   from tinygrad import Device as TD, Tensor as TT, TinyJit as TJ, dtypes as tdt
-  only = [k for k in os.environ.get("BENCH", "").split(",") if k]
   fns = fns_teeny(TT)
   TGDEV = os.environ.get("TG_DEVICE", "CUDA")   # (CPU: a check of this code on a machine without a GPU)
   out: dict[str, list] = {}
   for key, *_ in CASES:
-    if key == "mm32tf32" or (only and key not in only): continue
+    if key == "mm32tf32" or not selected(key): continue
     try:
       ts = [TT(x, device=TGDEV) for x in case_inputs(key)]
       ts = [(t.cast(tdt.bfloat16) if key in BF16 else t).contiguous().realize() for t in ts]
@@ -201,9 +205,8 @@ def main():
         f"{'k.ratio':>7s} {'j.ratio':>7s} {'target':>7s}  kernels  check"
         + (f" {'tg':>9s} {'tg.jit':>9s} {'/tg':>6s}" if tg else "")
         + (f" {'BEAM=2':>9s} {'/heur.':>7s} {'search s':>8s}" if beam else ""))
-  only = [k for k in os.environ.get("BENCH", "").split(",") if k]
   for key, label, unit, work, target in CASES:
-    if only and key not in only: continue
+    if not selected(key): continue
     scale = 1e-12 if unit == "TFLOP/s" else 1e-9
     try:
       xs = case_inputs(key)
