@@ -794,8 +794,10 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
     return (b == 0).where(a._const(0), a - a._idiv_safe(b) * b)
   def pow(self, x, reverse=False) -> Tensor:
     if not reverse and isinstance(x, (int, float)) and not isinstance(x, bool):
-      if x == 2: return self * self
-      if x == 1: return self + 0 if self.dtype.kind != "b" else self.cast(dtypes.default_int)
+      # (a float exponent makes an int tensor's result float, as in torch: x ** 2.0 is not x * x for ints)
+      if x == 2 and (type(x) is int or self.dtype.kind == "f"): return self * self
+      if x == 1 and (type(x) is int or self.dtype.kind == "f"):
+        return self + 0 if self.dtype.kind != "b" else self.cast(dtypes.default_int)
       if x == 0.5 and self.dtype.kind == "f": return self.sqrt()
       if x == -1 and self.dtype.kind == "f": return self.reciprocal()
     a, b = self._binop(x, reverse)
@@ -821,9 +823,16 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
     shape = _broadcast_shape(cond.shape, xx.shape, yy.shape)
     cond, xx, yy = cond._broadcast_to(shape), xx._broadcast_to(shape), yy._broadcast_to(shape)
     return cond._wrap(UOp(Ops.WHERE, xx.dtype, (cond.uop, xx.uop, yy.uop)), xx, yy)
-  def clip(self, min_=None, max_=None) -> Tensor:
-    """min(max(x, min_), max_) (torch.clamp): the gradient passes where min_ <= x <= max_, bounds included, and goes to
-    a tensor bound where it clips; nan stays nan (with a 0 gradient); min_ > max_ gives max_ everywhere."""
+  def clip(self, min_=None, max_=None, *, min=None, max=None) -> Tensor:  # (torch.clamp's keywords)
+    """min(max(x, min_), max_) (torch.clamp, whose keywords min= and max= work too): the gradient passes where
+    min_ <= x <= max_, bounds included, and goes to a tensor bound where it clips; nan stays nan (with a 0 gradient);
+    min_ > max_ gives max_ everywhere."""
+    if min is not None:
+      if min_ is not None: raise TypeError("clip: give the lower bound once, as min_ or min=")
+      min_ = min
+    if max is not None:
+      if max_ is not None: raise TypeError("clip: give the upper bound once, as max_ or max=")
+      max_ = max
     if min_ is None and max_ is None: raise ValueError("clip needs at least one of min_ or max_")
     out = self
     if min_ is not None: out = (out < min_).where(min_, out)
@@ -1288,7 +1297,12 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
           unbiased: bool | None = None) -> Tensor:
     if self.dtype in HALF:
       return self.cast(dtypes.float32).std(axis, keepdim, correction, dim, unbiased).cast(self.dtype)
-    return self.var(axis, keepdim, correction, dim, unbiased).sqrt()
+    v = self.var(axis, keepdim, correction, dim, unbiased)
+    if not self.requires_grad: return v.sqrt()
+    # zero variance: sqrt's gradient there is 1/0, and 0 * inf made the gradient nan; torch gives 0 (the sqrt of a
+    # stand-in 1 there keeps its gradient finite, and the where sends none of it back)
+    zero = v == 0
+    return zero.where(0.0, zero.where(1.0, v).sqrt())
   def var_mean(self, axis=None, keepdim=False, correction=1):
     return self.var(axis, keepdim, correction), self.mean(axis, keepdim)
   def std_mean(self, axis=None, keepdim=False, correction=1):
