@@ -276,10 +276,13 @@ class ToolCompiler(Compiler):
     try: ver = subprocess.run([tool, "--version"], capture_output=True, text=True, timeout=30).stdout.splitlines()[0]
     except Exception: ver = "unknown"
     self.cache_key = f"{tool} {ver} {' '.join(self.flags + self.after)}"
+  def flags_for(self, src: str) -> list[str]:
+    """The flags for this source (the cache key holds the source, so flags chosen from it need no key of their own)."""
+    return self.flags
   def compile(self, src: str) -> bytes:
     with tempfile.TemporaryDirectory() as d:
       out = os.path.join(d, "k.o")
-      proc = subprocess.run([self.tool, *self.flags, "-", "-o", out, *self.after], input=src.encode(),
+      proc = subprocess.run([self.tool, *self.flags_for(src), "-", "-o", out, *self.after], input=src.encode(),
                             capture_output=True)
       if proc.returncode != 0: raise RuntimeError(self.error(proc.stderr.decode(errors="replace"), src))
       with open(out, "rb") as f: return f.read()

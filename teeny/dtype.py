@@ -149,6 +149,43 @@ def least_upper_dtype(*ds: DType) -> DType:
   for d in ds[1:]: out = _promote2(out, d)
   return out
 
+_CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2}
+
+def result_type(dimensioned: tuple[DType, ...] | list[DType], zero_dim: tuple[DType, ...] | list[DType] = (),
+                scalars: tuple[DType, ...] | list[DType] = ()) -> DType:
+  """torch.result_type's rule over three tiers of operands: tensors with dims, 0-dim tensors, then Python scalars.
+  Each tier promotes within itself (least_upper_dtype); a lower tier only counts when its category (bool < int <
+  float) is higher than the higher tier's: float16 tensor + 0-dim float32 -> float16, int8 tensor + 0-dim int64 ->
+  int8, int32 tensor + 0-dim float64 -> float64."""
+  out: DType | None = None
+  for tier in (scalars, zero_dim, dimensioned):   # lowest priority first; each higher tier wins within its category
+    if not tier: continue
+    d = least_upper_dtype(*tier)
+    out = d if out is None or _CATEGORY[out.kind] <= _CATEGORY[d.kind] else _promote2(d, out)
+  if out is None: raise ValueError("result_type needs at least one operand")
+  return out
+
+def can_cast(frm: DType, to: DType) -> bool:
+  """Whether a result of dtype frm may be written into a tensor of dtype to (torch.can_cast): never float to an int or
+  bool, never a non-bool to bool."""
+  return not ((frm.kind == "f" and to.kind != "f") or (frm.kind != "b" and to.kind == "b"))
+
+def check_scalar_fits(x, d: DType) -> None:
+  """Raise OverflowError when the Python number x cannot be stored in integer dtype d without overflow (torch's check
+  when a scalar is written into a tensor: setitem, full, fill). As in torch a negative int may wrap into an unsigned
+  dtype when its magnitude fits (-1 -> 255 for uint8); a float must be finite and in range."""
+  if d.kind not in "iu" or isinstance(x, (bool, np.bool_)): return
+  if isinstance(x, (int, np.integer)):
+    v = int(x)
+    lo = -dtypes.max(d) if d.kind == "u" else dtypes.min(d)
+    if lo <= v <= dtypes.max(d): return
+  elif isinstance(x, (float, np.floating)):
+    if math.isfinite(x) and dtypes.min(d) <= x <= dtypes.max(d): return
+  else: return
+  raise OverflowError(f"value {x!r} cannot be converted to {d.name} without overflow (its range is "
+                      f"{dtypes.min(d)}..{dtypes.max(d)}; torch raises too); use a wider dtype, or wrap it yourself, "
+                      f"e.g. Tensor({x!r}).cast(dtypes.{d.name})")
+
 def sum_acc_dtype(d: DType) -> DType:
   """The dtype `sum` returns: bools and small ints sum as the default int (int64 stays), floats keep theirs."""
   if d.kind in "bi": return dtypes.int64 if d == dtypes.int64 else dtypes.default_int

@@ -5,6 +5,78 @@ import numpy as np
 from teeny.device import Device
 from teeny.dtype import dtypes
 from teeny.helpers import CHECK_INDICES, broadcast_shape, broadcasts_to, prod
+from teeny.uop.ops import Ops, UOp
+
+def _address(u: UOp, root: UOp, idx: list[int]) -> int | None:
+  """The row-major position in `root` that element `idx` of the view `u` (movement ops over root) reads; None for a
+  position a PAD made (it has no address)."""
+  while u is not root:
+    op, arg, ins = u.op, u.arg, u.src[0].shape
+    if op is Ops.RESHAPE:
+      flat = 0
+      for i, s in zip(idx, u.shape): flat = flat * s + i
+      idx = [0] * len(ins)
+      for k in range(len(ins) - 1, -1, -1): flat, idx[k] = divmod(flat, ins[k])
+    elif op is Ops.PERMUTE:
+      out = [0] * len(arg)
+      for k, a in enumerate(arg): out[a] = idx[k]
+      idx = out
+    elif op is Ops.EXPAND: idx = [0 if s == 1 else i for i, s in zip(idx, ins)]
+    elif op is Ops.SHRINK: idx = [i + b for i, (b, _) in zip(idx, arg)]
+    elif op is Ops.FLIP: idx = [s - 1 - i if k in arg else i for k, (i, s) in enumerate(zip(idx, ins))]
+    elif op is Ops.PAD:
+      idx = [i - b for i, (b, _) in zip(idx, arg)]
+      if any(not 0 <= i < s for i, s in zip(idx, ins)): return None
+    elif op is Ops.WINDOW:
+      k_, s_, d_ = arg
+      n, lead = len(k_), len(ins) - len(k_)
+      idx = idx[:lead] + [idx[lead + w] * s_[w] + idx[lead + n + w] * d_[w] for w in range(n)]
+    elif op is not Ops.DETACH: return None   # (not a view of root)
+    u = u.src[0]
+  flat = 0
+  for i, s in zip(idx, root.shape): flat = flat * s + i
+  return flat
+
+def view_strides(u: UOp, root: UOp) -> tuple[int, ...] | None:
+  """The strides (in elements of root, row-major) of the view `u` (movement ops and DETACHes over root) if every
+  element has an address, else None. Every view a tensor holds is strided (torch's layout: basic indexing, permute,
+  expand, a reshape that strides express...), so the steps from element 0 along each dim are its strides."""
+  shape = u.shape
+  if not all(isinstance(s, int) for s in shape) or not all(isinstance(s, int) for s in root.shape): return None
+  zero = [0] * len(shape)
+  if 0 in shape: return tuple(zero)   # (no elements: any strides)
+  if (a0 := _address(u, root, zero)) is None: return None
+  out = []
+  for d, s in enumerate(shape):
+    if s <= 1:
+      out.append(0)
+      continue
+    step = list(zero)
+    step[d] = 1
+    if (a := _address(u, root, step)) is None: return None
+    out.append(a - a0)
+  return tuple(out)
+
+def reshape_keeps_strides(shape: tuple[int, ...], strides: tuple[int, ...], new_shape: tuple[int, ...]) -> bool:
+  """Can elements at `strides` be seen in `new_shape` (row-major order) with strides too, as torch's reshape needs to
+  return a view? Each run of dims that is contiguous with the next (stride = next stride * next size) may be split
+  or merged freely; a new dim must not span two runs."""
+  if prod(shape) == 0: return True
+  dims = [(s, st) for s, st in zip(shape, strides) if s != 1]
+  runs: list[int] = []   # the total size of each run of dims that merge
+  for k, (s, st) in enumerate(dims):
+    if k and dims[k - 1][1] == st * s: runs[-1] *= s
+    else: runs.append(s)
+  left = 1   # what is left of the current run for the next new dims
+  r = 0
+  for n in new_shape:
+    if n == 1: continue
+    if left == 1:
+      if r == len(runs): return False
+      left, r = runs[r], r + 1
+    if left % n: return False
+    left //= n
+  return left == 1 and r == len(runs)
 
 def _reads_allowed(device: str) -> bool:
   """May an index check read the index's values from `device`? The CPU yes (its memory is the host's) unless
@@ -100,15 +172,17 @@ def getitem(t, indices):
       check_index_range(i, s, dim=dim, negative=True, hint=f"tensor indices must be in [{-s}, {s})")
       shrink.append((0, s)); flips.append(False); steps.append(1); final_shape.append(("tensor", i))
     dim += 1
+  # (views throughout, built on the UOps: Tensor.flip and Tensor.pad make new tensors, as torch's do, and a strided
+  # slice's intermediate reshapes are no views in torch's sense, though the slice is)
   x = x.shrink(tuple(shrink)) if shrink else x
-  if any(flips): x = x.flip(tuple(d for d, f in enumerate(flips) if f))
+  if any(flips): x = x._view(x.uop.flip(tuple(d for d, f in enumerate(flips) if f)))
   if any(s != 1 for s in steps):
     # strided slices: pad each dim to a multiple of its step, split it, keep the first of each group
     pads = tuple((0, (-x.shape[d]) % st) for d, st in enumerate(steps))
-    x = x.pad(pads)
-    x = x.reshape(*[v for d, st in enumerate(steps) for v in (x.shape[d] // st, st)])
+    x = x._view(x.uop.pad(pads))
+    x = x._view(x.uop.reshape(tuple(v for d, st in enumerate(steps) for v in (x.shape[d] // st, st))))
     x = x.shrink(tuple(r for d in range(len(steps)) for r in ((0, x.shape[2 * d]), (0, 1))))
-    x = x.reshape(*[x.shape[2 * d] for d in range(len(steps))])
+    x = x._view(x.uop.reshape(tuple(x.shape[2 * d] for d in range(len(steps)))))
   # now x has one dim per consumed index; build the view shape, then apply tensor indices
   shape, tdims, d = [], [], 0
   for f in final_shape:
@@ -116,7 +190,7 @@ def getitem(t, indices):
     elif f[0] == "drop": d += 1
     elif f[0] == "keep": shape.append(x.shape[d]); d += 1
     else: tdims.append((len(shape), f[1])); shape.append(x.shape[d]); d += 1
-  x = x.reshape(*shape)
+  if tuple(shape) != x.shape: x = x._view(x.uop.reshape(tuple(shape)))   # (adds and drops size-1 dims only)
   if tdims: x = _advanced(x, tdims)
   return x
 

@@ -3,7 +3,8 @@ from __future__ import annotations
 import contextvars, dataclasses, functools, math, sys, weakref
 from typing import Any, Callable, Literal, Sequence, TypeVar, cast, overload
 import numpy as np
-from teeny.dtype import DType, dtypes, least_upper_dtype, sum_acc_dtype, to_dtype, float32_to_bf16_bits
+from teeny.dtype import DType, dtypes, least_upper_dtype, to_dtype, float32_to_bf16_bits
+from teeny.dtype import can_cast, check_scalar_fits, result_type
 from teeny.helpers import prod, DEBUG, TF32, broadcast_shape as _broadcast_shape, broadcasts_to as _broadcasts_to
 from teeny.device import Device
 from teeny.uop.ops import (GroupOp, KernelInfo, Ops, UOp, implicit_loads, in_memory as _in_memory,
@@ -14,8 +15,9 @@ from teeny.engine import schedule as _schedule
 from teeny.engine.schedule import new_buffer_uop, _as_shaped, _done_writes, _ran_custom, _reapply_views
 from teeny.engine.realize import buffer_for, check_version, run_schedule
 from teeny.uop.symbolic import VARIABLES_MADE as _VARS
-from teeny.tensor_nn import KERNEL_ROUTES, NNMixin, sum_uop
+from teeny.tensor_nn import KERNEL_ROUTES, NNMixin, dot_uop, widen
 from teeny.tensor_select import SelectMixin
+from teeny.indexing import reshape_keeps_strides, view_strides
 
 # Side tables keyed weakly by graph node (an entry lives as long as some graph still holds the node), so finding what a
 # realize or a backward needs costs what its own graph costs, never what the whole process holds:
@@ -145,6 +147,10 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
   _seed: int = 0
   _rng_counter: int = 0
   __array_priority__ = 1000  # numpy defers to Tensor for `ndarray op Tensor`
+  # copy-on-write: the result of an op torch copies (pad, flip, repeat, a reshape that no strides express...) reads its
+  # source lazily, fused into its readers, without aliasing it: a write into it first gives it memory of its own, and a
+  # write into its source first copies it (`_give_memory`, `_pending_readers`). Set on the instance by `_copy_result`.
+  _cow = False
 
   def __init__(self, data: Any, device: str | None = None, dtype: DType | str | None = None,
                requires_grad: bool | None = None):
@@ -174,6 +180,7 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
         self._link((data,))
     elif isinstance(data, (bool, int, float, np.bool_, np.integer, np.floating)) and not isinstance(data, np.ndarray):
       dev = Device.canonicalize(device)
+      if dt is not None and not isinstance(data, (np.integer, np.floating)): check_scalar_fits(data, dt)
       dt = dt or (dtypes.from_np(np.asarray(data).dtype) if isinstance(data, (np.integer, np.floating))
                   else dtypes.from_py(data))
       self._uop = UOp.const(dt, data, dev)
@@ -473,15 +480,17 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
     value = x.uop if record or not x.requires_grad else UOp(Ops.DETACH, x.dtype, (x.uop,))
     target = self.uop
     prev = target.base
-    if prev.op not in (Ops.BUFFER, Ops.ASSIGN):
+    if base._cow or prev.op not in (Ops.BUFFER, Ops.ASSIGN):
       # (a recorded write that drops the old value entirely still connects it to autograd, with zero gradient)
       if self is base and index is None and not (record and base._uop not in value.toposort):
-        # the whole of a tensor that has no memory: its value simply becomes x (views of it follow)
+        # the whole of a tensor that has no memory (or reads another's, copy-on-write): its value simply becomes x
+        # (views of it follow)
         base._set_uop(value)
+        base._cow = False
         if record: base._requires_grad = True
         return self
-      # a part of one: give its current value a node of its own to be written into (a buffer when scheduled)
-      base._set_uop(UOp(Ops.CONTIGUOUS, base.dtype, (base._uop,)))
+      # a part of one: give its current value memory of its own to be written into
+      _give_memory(base)
       target = self.uop
       prev = target.base
     _check_writable(target, prev)
@@ -512,6 +521,7 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
   def full(shape, fill_value: Any, dtype: DType | str | None = None, device: str | None = None, **kw) -> Tensor:
     shape = _shape_arg((shape,) if isinstance(shape, int) else tuple(shape))
     dt = to_dtype(dtype) if dtype else dtypes.from_py(fill_value)
+    check_scalar_fits(fill_value, dt)   # (full((2,), 2**31 + 5, dtype=int32) raises, as in torch: no silent wrap)
     c = UOp.const(dt, fill_value, Device.canonicalize(device))
     return Tensor(c.reshape((1,) * len(shape)).expand(shape) if shape else c, **kw)
   @staticmethod
@@ -679,22 +689,28 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
   # ---- elementwise
   def _const(self, v: Any, dtype: DType | None = None) -> Tensor:
     return Tensor(UOp.const(dtype or self.dtype, v, self.device))
-  def _binop(self, x: Any, reverse: bool = False) -> tuple[Tensor, Tensor]:
-    """Broadcast and promote two operands (Python scalars take the tensor's dtype unless they need a higher
-    category)."""
+  def _binop(self, x: Any, reverse: bool = False, to_float: bool = False) -> tuple[Tensor, Tensor]:
+    """Broadcast and promote two operands as torch.result_type does: Python scalars take the tensor's dtype unless
+    they need a higher category, and so do 0-dim tensors next to a tensor with dims (float16 tensor + Tensor(1.0) is
+    float16). to_float: the op computes in floats (true division, copysign): an int result dtype becomes the default
+    float, and a Python scalar is made a float directly, never wrapped into the int dtype first (int8 tensor / 200)."""
     if isinstance(x, Tensor):
       if x.device != self.device:
         raise RuntimeError(f"operands are on different devices: {self.device} and {x.device}; "
                            f"move one with .to(), e.g. x.to({self.device!r})")
-      dt = least_upper_dtype(self.dtype, x.dtype)
+      if self.dtype == x.dtype: dt = self.dtype
+      elif (self.ndim == 0) == (x.ndim == 0): dt = least_upper_dtype(self.dtype, x.dtype)
+      else: dt = result_type(*(([self.dtype], [x.dtype]) if x.ndim == 0 else ([x.dtype], [self.dtype])))
+      if to_float and dt.kind != "f": dt = dtypes.default_float
       a, b = self, x
     else:
-      if isinstance(x, (list, tuple, np.ndarray)): return self._binop(Tensor(x, device=self.device), reverse)
+      if isinstance(x, (list, tuple, np.ndarray)): return self._binop(Tensor(x, device=self.device), reverse, to_float)
       rank = {"b": 0, "i": 1, "u": 1, "f": 2}
       xk = ("b" if isinstance(x, (bool, np.bool_)) else "i" if isinstance(x, (int, np.integer))
             else dtypes.from_py(x).kind)
       # a scalar of a lower or equal category takes the tensor's dtype (a float tensor times 2**70 is fine)
       dt = self.dtype if rank[self.dtype.kind] >= rank[xk] else dtypes.from_py(x)
+      if to_float and dt.kind != "f": dt = dtypes.default_float
       # the scalar is built already broadcast: one internal tensor, not a const plus a reshape view and an expand view
       c = UOp.const(dt, x, self.device)
       shape = self.shape
@@ -736,15 +752,14 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
     if rounding_mode not in (None, "trunc", "floor"):
       raise RuntimeError("div expected rounding_mode to be one of None, 'trunc', or 'floor' "
                          f"but found {rounding_mode!r}")
-    a, b = self._binop(x, reverse)
+    a, b = self._binop(x, reverse, to_float=rounding_mode is None)
     if rounding_mode is not None and a.dtype.kind in "iu" and _host_zero(x if not reverse else self):
       raise ZeroDivisionError(f"integer division by zero in div(rounding_mode={rounding_mode!r}) "
                               "(torch raises on the CPU too)")
     if rounding_mode == "floor": return a._floordiv(b)
     if rounding_mode == "trunc":
       return a._idiv_safe(b) if a.dtype.kind in "iub" else (a._float()._alu(Ops.FDIV, b._float())).trunc()
-    a, b = a._float(), b._float()
-    return a._alu(Ops.FDIV, b)
+    return a._alu(Ops.FDIV, b)   # (floats already: _binop's to_float)
   def _idiv_safe(self, b: Tensor) -> Tensor:
     """C division with the zero divisor guarded (gives 0, like numpy, instead of crashing), and for signed ints the
     divisor -1 too: INT_MIN / -1 traps on x86 (SIGFPE killed the process); it is a negation, wrapping to INT_MIN as in
@@ -793,18 +808,59 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
     if a.dtype.kind == "b": raise TypeError("fmod of bool tensors is not supported")
     return (b == 0).where(a._const(0), a - a._idiv_safe(b) * b)
   def pow(self, x, reverse=False) -> Tensor:
-    if not reverse and isinstance(x, (int, float)) and not isinstance(x, bool):
-      # (a float exponent makes an int tensor's result float, as in torch: x ** 2.0 is not x * x for ints)
+    """self ** x. Integer ** integer is exact and wraps on overflow as in torch (no float64 detour: 3 ** 39 in int64
+    keeps every bit); a negative Python int exponent of an int tensor raises (torch), a negative tensor exponent gives
+    1 for base 1, +-1 for base -1 and 0 otherwise (torch). A float exponent makes an int tensor's result float."""
+    if not reverse and isinstance(x, (int, float)) and not isinstance(x, bool) and self.dtype.kind != "b":
+      # (x ** 2.0 is not x * x for ints: a float exponent gives a float result, as in torch)
       if x == 2 and (type(x) is int or self.dtype.kind == "f"): return self * self
-      if x == 1 and (type(x) is int or self.dtype.kind == "f"):
-        return self + 0 if self.dtype.kind != "b" else self.cast(dtypes.default_int)
+      if x == 1 and (type(x) is int or self.dtype.kind == "f"): return self + 0
       if x == 0.5 and self.dtype.kind == "f": return self.sqrt()
       if x == -1 and self.dtype.kind == "f": return self.reciprocal()
+    if not reverse and self.dtype.kind == "b" and isinstance(x, (bool, np.bool_)): return self | (not x)  # bool (torch)
     a, b = self._binop(x, reverse)
-    if a.dtype.kind in "iub":
-      out = a.cast(dtypes.float64)._alu(Ops.POW, b.cast(dtypes.float64)).round()
-      return out.cast(a.dtype if a.dtype.kind != "b" else dtypes.default_int)
-    return a._alu(Ops.POW, b)
+    if a.dtype.kind not in "iub": return a._alu(Ops.POW, b)
+    if a.dtype.kind == "b": a, b = a.cast(dtypes.default_int), b.cast(dtypes.default_int)   # (torch refuses bool**bool)
+    if not reverse and isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_)):
+      if x < 0: raise RuntimeError(f"Integers to negative integer powers are not allowed (torch): {self.dtype.name} ** "
+                                   f"{x}; use a float, e.g. x.float() ** {x}")
+      return a._ipow_const(int(x))
+    e = self if reverse else x
+    if isinstance(e, Tensor):
+      hr = e.host_range()   # (exponents known on the host, Tensor([2]): only their bits are looped over)
+      lo, hi = (int(v) for v in (hr if hr is not None else (dtypes.min(e.dtype), dtypes.max(e.dtype))))
+      if not dtypes.min(b.dtype) <= lo <= hi <= dtypes.max(b.dtype): lo, hi = dtypes.min(b.dtype), dtypes.max(b.dtype)
+    else: lo = hi = int(e)   # a Python int exponent with a Python int base (reverse)
+    return a._ipow(b, max(hi, 0).bit_length(), lo < 0)
+  def _ipow_const(self, e: int) -> Tensor:
+    """self ** e for an int tensor and a Python int e >= 0: square-and-multiply unrolled over e's bits, wrapping."""
+    k = self.dtype.bits - 2
+    # powers of an odd number mod 2**bits repeat with a period dividing 2**(bits-2); an even base to a power >= bits
+    # is 0 mod 2**bits
+    big, e = e >> k != 0, e & ((1 << k) - 1) if e >> k else e
+    out, sq = None, self
+    while e:
+      if e & 1: out = sq if out is None else out * sq
+      e >>= 1
+      if e: sq = sq * sq
+    if out is None: out = self._const(1)._broadcast_to(self.shape)
+    elif out is self: out = self + 0   # (a new tensor, as every op gives)
+    return ((self & 1) == 0).where(self._const(0), out) if big else out
+  def _ipow(self, e: Tensor, ebits: int, signed: bool) -> Tensor:
+    """self ** e, both ints of one dtype, e a tensor: square-and-multiply over e's low bits with where-selects (one
+    fused kernel). ebits: how many bits e's non-negative values can use (from its dtype or its host data)."""
+    k = self.dtype.bits - 2
+    n = min(ebits, k)
+    out, sq = self._const(1)._broadcast_to(self.shape), self
+    for i in range(n):
+      out = ((e & (1 << i)) != 0).where(out * sq, out)
+      if i < n - 1: sq = sq * sq
+    if ebits > k:   # (see _ipow_const: the loop used e mod 2**k, exact for odd bases; an even base gives 0)
+      out = ((e >= (1 << k)) & ((self & 1) == 0)).where(self._const(0), out)
+    if signed:   # torch's negative exponents: 1 ** e = 1, (-1) ** e = +-1, else 0
+      neg = (self == -1).where(((e & 1) != 0).where(self._const(-1), self._const(1)), (self == 1).cast(self.dtype))
+      out = (e < 0).where(neg, out)
+    return out
   def maximum(self, x) -> Tensor:
     a, b = self._binop(x)
     return a._alu(Ops.MAX, b)
@@ -961,19 +1017,13 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
     return (self == math.inf) | (self == -math.inf)
   def isfinite(self) -> Tensor: return (self.isnan() | self.isinf()).logical_not()
   def relu(self) -> Tensor: return (self <= 0).where(0, self)
-  def relu6(self) -> Tensor: return self.relu().minimum(6)
   def sigmoid(self) -> Tensor:
     """1 / (1 + exp(-x)), from exp(-|x|) <= 1 so nothing overflows: no nan in the value or the gradient at any |x|."""
     x = self._float()
     neg = x < 0
     e = neg.where(x, -x).exp()
     return neg.where(e / (e + 1), (e + 1).reciprocal())
-  def hardsigmoid(self, alpha=1/6, beta=0.5): return (alpha * self + beta).relu().minimum(1)
   def logsigmoid(self) -> Tensor: return -(-self).softplus()
-  def leaky_relu(self, neg_slope: float = 0.01) -> Tensor: return (self < 0).where(self * neg_slope, self)
-  def elu(self, alpha: float = 1.0) -> Tensor: return (self > 0).where(self, (self._float().exp() - 1) * alpha)
-  def celu(self, alpha: float = 1.0) -> Tensor: return self.maximum(0) + (alpha * ((self / alpha).exp() - 1)).minimum(0)
-  def selu(self, alpha=1.67326, gamma=1.0507): return gamma * (self >= 0).where(self, alpha * (self.exp() - 1))
   def gelu(self, approximate: str = "none") -> Tensor:
     x = self._float()
     if approximate == "tanh": return 0.5 * x * (1 + (math.sqrt(2 / math.pi) * (x + 0.044715 * x * x * x)).tanh())
@@ -985,8 +1035,6 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
     x = self._float() * beta
     return (x.maximum(0) + (-x.abs()).exp().log1p()) * (1 / beta)
   def mish(self) -> Tensor: return self * self.softplus().tanh()
-  def hardtanh(self, min_val=-1.0, max_val=1.0): return self.clip(min_val, max_val)
-  def hardswish(self): return self * (self + 3).relu6() * (1 / 6)
   def softsign(self): return self / (1 + self.abs())
   def lerp(self, end: Tensor, weight) -> Tensor: return self + (end - self) * weight
 
@@ -1065,16 +1113,14 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
   def copysign(self, other) -> Tensor:
     """|self| with the sign of other (torch.copysign), sign bit included: -0.0 and -nan count as negative. Ints give
     floats. The gradient is +-1 for self (0 where self is 0) and 0 for other."""
-    a, b = self._binop(other)
-    a, b = a._float(), b._float()
+    a, b = self._binop(other, to_float=True)
     sb = b.detach().cast(dtypes.float32) if b.dtype in HALF else b.detach()   # (OpenCL cannot bitcast a half)
     neg = sb.bitcast(dtypes.int64 if sb.dtype == dtypes.float64 else dtypes.int32) < 0
     mag = a.abs()
     return neg.where(-mag, mag)
   def logaddexp(self, other) -> Tensor:
     """log(exp(self) + exp(other)) without overflow or underflow (torch.logaddexp); ties split the gradient evenly."""
-    a, b = self._binop(other)
-    a, b = a._float(), b._float()
+    a, b = self._binop(other, to_float=True)
     d = (a == b).where(0.0, a - b)    # two equal infinities: no inf - inf
     return a.maximum(b) + (-d.abs()).exp().log1p()
   def logcumsumexp(self, axis: int = 0, dim=None) -> Tensor:
@@ -1178,10 +1224,19 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
   def __rrshift__(self, x): return self.rshift(x, True)
   def __matmul__(self, x): return self.matmul(x)
   def __rmatmul__(self, x): return Tensor(x, device=self.device).matmul(self)
-  def __iadd__(self, x): return self.assign(self + x)  # type: ignore[misc]  # += never passes add's reverse=
-  def __isub__(self, x): return self.assign(self - x)  # type: ignore[misc]  # -= never passes sub's reverse=
-  def __imul__(self, x): return self.assign(self * x)  # type: ignore[misc]  # *= never passes mul's reverse=
-  def __itruediv__(self, x): return self.assign(self / x)  # type: ignore[misc]  # /= never passes div's reverse=
+  def __iadd__(self, x): return self._inplace(self + x, "+")  # type: ignore[misc]  # += never passes reverse=
+  def __isub__(self, x): return self._inplace(self - x, "-")  # type: ignore[misc]  # -= never passes reverse=
+  def __imul__(self, x): return self._inplace(self * x, "*")  # type: ignore[misc]  # *= never passes reverse=
+  def __itruediv__(self, x): return self._inplace(self / x, "/")  # type: ignore[misc]  # /= never passes reverse=
+  def _inplace(self, out: Tensor, op: str) -> Tensor:
+    """x op= y: the result is written into x, cast to x's dtype where torch allows that cast (float32 into float16,
+    int64 into int8), an error where it does not (a float into an int, a non-bool into a bool), as in torch."""
+    if not can_cast(out.dtype, self.dtype):
+      alt = "x.div(y, rounding_mode='floor')" if op == "/" else f"(x {op} y).cast(x.dtype)"
+      raise RuntimeError(f"result type {out.dtype.name} of x {op}= y can't be cast to the desired output type "
+                         f"{self.dtype.name} (x's dtype; torch refuses it too): write x = x {op} y for a new "
+                         f"{out.dtype.name} tensor, or x.assign({alt}) to keep {self.dtype.name}")
+    return self.assign(out)
 
   # ---- reductions
   def _axes(self, axis) -> tuple[int, ...]:
@@ -1222,7 +1277,8 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
     return self._wrap(part.r(op, (n - 2,)).reshape(shape))
   def sum(self, axis=None, keepdim: bool = False, dtype: DType | str | None = None, dim=None) -> Tensor:
     axis = dim if dim is not None else axis
-    acc = to_dtype(dtype) if dtype else sum_acc_dtype(self.dtype)
+    # bools and ints sum in int64, as in torch (an int32 sum of 2**31 - 1 and 1 wrapped); dtype= casts the input first
+    acc = to_dtype(dtype) if dtype else dtypes.int64 if self.dtype.kind in "biu" else self.dtype
     x = self.cast(acc)
     if acc in HALF: return x.cast(dtypes.float32)._reduce(Ops.ADD, axis, keepdim).cast(acc)
     return x._reduce(Ops.ADD, axis, keepdim)
@@ -1292,7 +1348,8 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
     if x.dtype in HALF: return x.cast(dtypes.float32).var(axis, keepdim, correction).cast(x.dtype)
     n = prod(self.shape[a] for a in self._axes(axis))
     sq = (x - x.mean(axis, keepdim=True)).square().sum(axis, keepdim)
-    return sq / max(n - correction, 0) if n - correction > 0 else sq * math.nan
+    # as torch: divided by max(n - correction, 0), so correction >= n gives inf (0/0 = nan for a constant slice)
+    return sq / max(n - correction, 0)
   def std(self, axis=None, keepdim: bool = False, correction: int = 1, dim=None,
           unbiased: bool | None = None) -> Tensor:
     if self.dtype in HALF:
@@ -1344,18 +1401,20 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
     m = x - x.amax(axis, keepdim=True).detach()
     return m - m.exp().sum(axis, keepdim=True).log()
   def cumsum(self, axis: int = 0, dim=None, dtype: DType | str | None = None) -> Tensor:
-    """Running sums along `axis`; dtype= casts the input first (torch)."""
-    x = self.cast(dtype) if dtype is not None else self
-    return x._cumulative(Ops.ADD, dim if dim is not None else axis)
+    """Running sums along `axis`; dtype= casts the input first and the sums are in it (torch). Bools and ints
+    accumulate in int64 (torch)."""
+    return self._cum_input(dtype)._cumulative(Ops.ADD, dim if dim is not None else axis)
   def cumprod(self, axis: int = 0, dim=None, dtype: DType | str | None = None) -> Tensor:
-    """Running products along `axis`; dtype= casts the input first (torch)."""
-    x = self.cast(dtype) if dtype is not None else self
-    return x._cumulative(Ops.MUL, dim if dim is not None else axis)
+    """Running products along `axis`; dtype= casts the input first and the products are in it (torch). Bools and
+    ints accumulate in int64 (torch: int8 10 * 10 * 10 is 1000, not -24)."""
+    return self._cum_input(dtype)._cumulative(Ops.MUL, dim if dim is not None else axis)
+  def _cum_input(self, dtype: DType | str | None) -> Tensor:
+    if dtype is not None: return self.cast(dtype)
+    return self.cast(dtypes.int64) if self.dtype.kind in "biu" else self
   def _cumulative(self, op: Ops, axis: int) -> Tensor:
     ax = _axis(axis, self.ndim)
     if self.ndim == 0: return self
     x = self.transpose(ax, -1) if ax != self.ndim - 1 else self
-    if op is Ops.ADD and x.dtype.kind in "biu": x = x.cast(sum_acc_dtype(x.dtype))
     if op in (Ops.ADD, Ops.MUL) and x.dtype in HALF:  # running sums and products of float16 accumulate in float32
       return self.cast(dtypes.float32)._cumulative(op, axis).cast(self.dtype)
     out = x._cum_last(op)
@@ -1394,7 +1453,10 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
       shape = tuple(self.numel() // known if s == -1 else s for s in shape)
     if prod(shape) != self.numel() or any(s < 0 for s in shape):
       raise ShapeError(f"cannot reshape tensor of shape {self.shape} ({self.numel()} elements) into {shape}")
-    return self if shape == self.shape else self._view(self.uop.reshape(shape))
+    if shape == self.shape: return self
+    v = self._view(self.uop.reshape(shape))
+    # (as torch's: a view where strides express it, else a new tensor, copy-on-write)
+    return v if self._base is None or _reshape_is_view(self, shape) else _copy_result(self, v)
   view = reshape
   def expand(self, *shape) -> Tensor:
     shape = _shape_arg(shape, allow_neg=True)
@@ -1459,7 +1521,7 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
       if len(padding) != self.ndim:
         raise ValueError(f"padding {padding} needs one (before, after) pair per dim ({self.ndim})")
       pairs = [(0, 0) if p is None else (int(p[0]), int(p[1])) for p in padding]
-    if mode != "constant": return self._pad_mode(pairs, mode)
+    if mode != "constant": return _copy_result(self, self._pad_mode(pairs, mode))
     for d, ((b, e), s) in enumerate(zip(pairs, self.shape)):
       if s + min(b, 0) + min(e, 0) < 0:
         raise RuntimeError(f"pad: padding {(b, e)} crops more than the {s} elements of dim {d} (shape {self.shape})")
@@ -1468,9 +1530,10 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
     if any(b < 0 or e < 0 for b, e in pairs):
       x = x.shrink(tuple((-min(b, 0), s + min(e, 0)) for (b, e), s in zip(pairs, x.shape)))
       pairs = [(max(b, 0), max(e, 0)) for b, e in pairs]
-    if all(b == 0 and e == 0 for b, e in pairs): return x
+    # (a new tensor, as torch's: copy-on-write, so writes into the padding are kept and never reach self)
+    if all(b == 0 and e == 0 for b, e in pairs): return _copy_result(self, x)
     out = x._view(x.uop.pad(tuple(pairs)))
-    if value is None or value == 0: return out
+    if value is None or value == 0: return _copy_result(self, out)
     mask = Tensor(UOp.const(dtypes.bool, True, self.device)).reshape((1,) * x.ndim).expand(x.shape)
     mask = Tensor(mask.uop.pad(tuple(pairs)))
     return mask.where(out, out._const(value)._broadcast_to(out.shape))
@@ -1514,8 +1577,8 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
     ax = dims if dims is not None else (axis[0] if len(axis) == 1 else (axis if axis else None))
     axes = (tuple(range(self.ndim)) if ax is None
             else _dims((ax,) if isinstance(ax, (int, np.integer)) else ax, self.ndim))
-    if not self.ndim: return self
-    return self._view(self.uop.flip(axes))
+    # (a new tensor, as torch's: copy-on-write. Basic indexing's negative steps flip a view instead, as numpy's)
+    return _copy_result(self, self._view(self.uop.flip(axes)) if self.ndim else self)
   def _window(self, k_: Sequence[int], s_: Sequence[int], d_: Sequence[int]) -> Tensor:
     """Sliding windows over the last len(k_) dims, (..., *in) -> (..., *out, *k_): a view, no copy."""
     n = len(k_)
@@ -1533,12 +1596,14 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
     x = self.reshape(*base)
     inter = [d for s in base for d in (1, s)]
     x = x.reshape(*inter).expand(*[d for r, s in zip(reps, base) for d in (r, s)])
-    return x.reshape(*[r * s for r, s in zip(reps, base)])
+    # (a new tensor, as torch's: copy-on-write, so it can be written, unlike the expanded view it reads)
+    return _copy_result(self, x._view(x.uop.reshape(tuple(r * s for r, s in zip(reps, base)))))
   def repeat_interleave(self, repeats: int, dim: int | None = None) -> Tensor:
     x = self.flatten() if dim is None else self
     d = 0 if dim is None else _axis(dim, self.ndim)
     x = x.unsqueeze(d + 1)
-    return x.expand(*x.shape[:d + 1], repeats, *x.shape[d + 2:]).flatten(d, d + 1)
+    x = x.expand(*x.shape[:d + 1], repeats, *x.shape[d + 2:])
+    return _copy_result(self, x._view(x.uop.reshape(x.shape[:d] + (x.shape[d] * repeats,) + x.shape[d + 2:])))
   def cat(self, *others: Tensor, dim: int = 0) -> Tensor:
     if isinstance(self, (list, tuple)): self, others = self[0], tuple(self[1:]) + others  # Tensor.cat([a, b])
     if len(others) == 1 and isinstance(others[0], (list, tuple)): others = tuple(others[0])
@@ -1638,11 +1703,15 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
     xs = x.unsqueeze(0) if len(xsh) == 1 else x
     ws = w.unsqueeze(-1) if len(wsh) == 1 else w
     xs, ws = xs.cast(dt), ws.cast(dt)
+    # 16-bit inputs are multiplied in float32 (each product exact), summed there and rounded once, as torch does (in
+    # their own dtype each product would be rounded: 16-bit results round at every op). Widened before the broadcast,
+    # so the backward's sums stay float32 too. _matmul_body builds the same graph
+    if dt in HALF: xs, ws = xs.float(), ws.float()
     batch = _broadcast_shape(xs.shape[:-2], ws.shape[:-2])
     n, k, m = xs.shape[-2], xs.shape[-1], ws.shape[-1]
     a = xs.reshape(*xs.shape[:-1], 1, k)._broadcast_to((*batch, n, m, k))
     b = ws.transpose(-1, -2).reshape(*ws.shape[:-2], 1, m, k)._broadcast_to((*batch, n, m, k))
-    out = (a * b).sum(-1, dtype=dt)
+    out = (a * b).sum(-1).cast(dt) if dt in HALF else (a * b).sum(-1, dtype=dt)
     if x.ndim == 1: out = out.squeeze(-2)
     if w.ndim == 1: out = out.squeeze(-1)
     return out
@@ -1706,14 +1775,19 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
       ts.append((sp, t))
     letters = list(out_labels) + sorted(set(sizes) - set(out_labels))
     out = None
+    red = tuple(range(len(out_labels), len(letters)))
     for sp, t in ts:
       order = [sp.index(c) for c in letters if c in sp]
       x = t.permute(*order) if order else t
+      if red and x.dtype in HALF: x = x.float()   # (a contraction of 16-bit operands: exact products, as matmul)
       x = x.reshape(*[sizes[c] if c in sp and t.shape[sp.index(c)] != 1 else 1 for c in letters])
       out = x if out is None else out * x
     out = out.expand(*[sizes[c] for c in letters])  # type: ignore[union-attr]  # ts is not empty: out is set
-    red = tuple(range(len(out_labels), len(letters)))
-    return out.sum(red) if red else out
+    if not red: return out
+    dt = least_upper_dtype(*[t.dtype for _, t in ts])
+    if dt in HALF: return out.sum(red).cast(dt)
+    # an int contraction keeps the operands' dtype (torch: its bmm); one operand summed is a sum (int64, as torch)
+    return out.sum(red, dtype=dt if len(ts) > 1 and dt.kind in "iu" else None)
   def _einsum_diagonal(self, p: int, q: int, what: str) -> Tensor:
     """The diagonal of dims p < q, as a new last dim: flatten them, pad each row of n by one, keep column 0."""
     n = self.shape[p]
@@ -1933,6 +2007,43 @@ def _differentiable(root: UOp) -> UOp:
     memo[n] = n if all(a is b for a, b in zip(new_src, n.src)) else n.replace(src=new_src)
   return memo[root]
 
+def _give_memory(t: Tensor) -> None:
+  """Give t (not a view: a lazy value, or a copy-on-write result still reading its source) memory of its own that
+  holds its current value, for a write into part of it: a write of that value into a fresh buffer. The buffer makes
+  the memory t's alone: two tensors whose values are one hash-consed node (`r0 = b * 2; r1 = b * 2`, two clones of one
+  tensor) are written in separate memories, as a node of their own (CONTIGUOUS(value)) would not be."""
+  u = t._uop
+  if isinstance(u.device, tuple) or not all(isinstance(s, int) for s in u.shape) or prod(u.shape) == 0:
+    # (several devices, symbolic sizes: a node of its own, as before; no elements: nothing to share, and a write of
+    # nothing keeps its memory's version, which would then stand for the write that made it)
+    t._set_uop(UOp(Ops.CONTIGUOUS, u.dtype, (u,)))
+  else:
+    if u.op is Ops.CONTIGUOUS: u = u.src[0]   # (a clone: the write into the buffer is its copy)
+    buf = _as_shaped(new_buffer_uop(u.device, prod(u.shape), u.dtype), u.shape)
+    t._set_uop(_as_shaped(UOp(Ops.ASSIGN, u.dtype, (buf, u)), u.shape))
+  t._cow = False
+
+def _reshape_is_view(t: Tensor, shape: tuple) -> bool:
+  """Does torch's reshape of the view t give a view: do t's elements, at their strides in its base's storage, have
+  strides in the new shape too? (Else torch copies: `x.T.reshape(-1)`, `x[:, 1:].reshape(-1)`.)"""
+  root = cast(Tensor, t._base)._uop
+  n = u = t.uop
+  while n is not root and (n.op is Ops.RESHAPE or n.op is Ops.DETACH): n = n.src[0]
+  if n is root: return True   # the whole base, reshaped: contiguous
+  st = view_strides(u, root)
+  if st is None: return _has_sym(t.shape)   # (symbolic sizes: a view, as before; an element in padding: no strides)
+  return reshape_keeps_strides(t.shape, st, shape)
+
+def _copy_result(src: Tensor, t: Tensor) -> Tensor:
+  """t, a view of src's storage that an op torch copies made (pad, flip, repeat...), as a new tensor: still the same
+  lazy graph (no copy kernel: fused into whatever reads it) but copy-on-write (Tensor._cow), never an alias of src."""
+  if t is src: t = src._view(src.uop)
+  if t._base is None: return t   # (a computation already)
+  t.uop   # (brought up to date with its base before it stops following it)
+  t._base = t._seen = None
+  t._cow = True
+  return t
+
 def _check_writable(target: UOp, prev: UOp):
   """A write through a view must give every element its own memory location (torch refuses the same)."""
   n = target
@@ -2028,7 +2139,12 @@ def _pending_readers(todo: list[Tensor], nodes: list[UOp]) -> list[Tensor]:
       del t
       if not _held_outside(r): continue
       tb = _root(stack[-1])
-      if id(tb) not in mine and _lazy(tb._uop) and not tb._hub:
+      if id(tb) not in mine and (_lazy(tb._uop) or tb._cow) and not tb._hub:
+        if tb._cow:
+          # a copy-on-write result still reads the memory this write overwrites: its copy is due now (realized as it
+          # is, it would stay a view of that memory)
+          tb._set_uop(UOp(Ops.CONTIGUOUS, tb.dtype, (tb._uop,)))
+          tb._cow = False
         mine.add(id(tb))
         out.append(tb)
   return out
@@ -2038,9 +2154,12 @@ def _held_outside(r: weakref.ref) -> bool:
   that only later tensors hold (the product inside a matmul) is never read on its own: realizing it would only cost a
   kernel, and the tensors that hold it are found and realized themselves."""
   t = cast(Tensor, r())  # the caller holds it
-  inner = 0
+  inner, counted = 0, set()
   for ur, _ in (t._users or ()):
-    if (u := ur()) is not None: inner += sum(1 for x in u._srcs if x is t) + (u._base is t)
+    # (a user registered twice, `b[...] = r; b[...] = r`, holds t only as often as its _srcs name it: count it once)
+    if (u := ur()) is not None and id(u) not in counted:
+      counted.add(id(u))
+      inner += sum(1 for x in u._srcs if x is t) + (u._base is t)
   # not counted as outside: this frame's `t`, getrefcount's argument, and the caller's walk stack
   return sys.getrefcount(t) - 3 > inner
 
@@ -2157,6 +2276,8 @@ def _from_host(data: Any, device: str, dtype: DType | None) -> UOp:
         dtypes.int_for_range(int(arr.min()), int(arr.max()))  # ints beyond int64: numpy made objects; raises
         raise OverflowError(f"integers in [{arr.min()}, {arr.max()}] fit no single integer dtype")
       else: raise TypeError(f"cannot make a tensor from a sequence of {arr.dtype}")
+    elif dtype.kind in "iu" and arr.dtype.kind in "iu" and arr.size:   # Tensor([300], dtype=int8) raises, as in torch
+      for v in (arr.min(), arr.max()): check_scalar_fits(int(v), dtype)
   elif isinstance(data, np.ndarray):
     arr = data
     if dtype is None: dtype = dtypes.from_np(arr.dtype)
@@ -2190,6 +2311,7 @@ def _matmul_body(x: Tensor, w: Tensor) -> Tensor | None:
   symbolic sizes, no-grad mode on a tensor that wants gradients, a tiny output that sum splits in two)."""
   xu, wu = x.uop, w.uop
   if xu.dtype is not wu.dtype or not isinstance(xu.device, str) or not isinstance(wu.device, str): return None
+  dt = xu.dtype
   xsh, wsh = xu.shape, wu.shape
   if UOp in map(type, xsh + wsh): return None   # (a symbolic size)
   if Tensor._no_grad and (x.requires_grad or w.requires_grad): return None
@@ -2203,10 +2325,9 @@ def _matmul_body(x: Tensor, w: Tensor) -> Tensor | None:
     return u.expand(full) if u.shape != full else u
   nd = len(wsh)
   order = tuple(range(nd - 2)) + (nd - 1, nd - 2)
-  a = bcast(xu.reshape((*xsh[:-1], 1, k)))
-  b = bcast(wu.permute(order).reshape((*wsh[:-2], 1, m, k)))
-  u = a.alu(Ops.MUL, b)
-  t = x._wrap(sum_uop(u, (len(full) - 1,), u.dtype), w)
+  a = bcast(widen(xu).reshape((*xsh[:-1], 1, k)))
+  b = bcast(widen(wu).permute(order).reshape((*wsh[:-2], 1, m, k)))
+  t = x._wrap(dot_uop(a, b, (len(full) - 1,), dt, dt), w)
   if t.dtype.kind != "f": t._requires_grad = None
   return t
 

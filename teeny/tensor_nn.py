@@ -104,6 +104,18 @@ def sum_uop(u: UOp, axes: tuple[int, ...], acc) -> UOp:
   red = red.reshape(tuple(v for i, v in enumerate(u.shape) if i not in axes))
   return red.cast(acc) if half else red
 
+def widen(u: UOp) -> UOp:
+  """A 16-bit float operand of a sum of products (matmul, convolution) as float32: its products are then exact and
+  summed in float32, the sum rounded once, as torch does (16-bit Tensor results round at every op, so products in
+  their own dtype would each be rounded). Widened before the broadcast, so the backward's sums stay float32 too."""
+  return u.cast(dtypes.float32) if u.dtype in (dtypes.float16, dtypes.bfloat16) else u
+
+def dot_uop(a: UOp, b: UOp, axes: tuple[int, ...], dt, acc) -> UOp:
+  """The sum over `axes` of a*b for operands of dtype dt (widened by `widen` where 16-bit): 16-bit sums in float32
+  rounded to dt, others in acc (matmul: dt itself, as torch's integer matmul; the convolutions: sum_acc_dtype)."""
+  if dt in (dtypes.float16, dtypes.bfloat16): return sum_uop(a.alu(Ops.MUL, b), axes, dtypes.float32).cast(dt)
+  return sum_uop(a.alu(Ops.MUL, b), axes, acc)
+
 def _im2col(u: UOp) -> UOp:
   """A convolution's windows `u`, copied first (im2col) where they lie straight over memory (an unpadded input) on the
   CPU, as they always were: its kernels ran faster on the copy (2 cores, 16x32x30x30 -> 32 3x3: 31 ms against 40
@@ -163,14 +175,13 @@ def conv_graph(xu: UOp, wu: UOp, pads: Sequence[tuple[int, int]], hw: tuple[int,
   oyx = tuple((i - d * (k - 1) - 1) // s + 1 for i, k, s, d in zip(i_, hw, s_, d_))
   if bs * cout * math.prod(oyx) <= 16: return None
   u = _im2col(padded_input(xu, pads, in_place=pads_in_place(xu, pads, hw, s_, d_, groups)).window(tuple(hw), s_, d_))
-  u = u.reshape((bs, groups, cin, 1, *oyx, *hw))
+  u = widen(u).reshape((bs, groups, cin, 1, *oyx, *hw))
   full = (bs, groups, cin, rcout, *oyx, *hw)
   if full != u.shape: u = u.expand(full)
   u = u.permute((0, 1, 3, *[4 + i for i in range(n)], 2, *[4 + n + i for i in range(n)]))
-  w = wu.reshape((1, groups, rcout, *[1] * n, cin, *hw))
+  w = widen(wu).reshape((1, groups, rcout, *[1] * n, cin, *hw))
   if w.shape != u.shape: w = w.expand(u.shape)
-  prod_ = u.alu(Ops.MUL, w)
-  red = sum_uop(prod_, tuple(range(len(u.shape) - 1 - n, len(u.shape))), sum_acc_dtype(prod_.dtype))
+  red = dot_uop(u, w, tuple(range(len(u.shape) - 1 - n, len(u.shape))), xu.dtype, sum_acc_dtype(xu.dtype))
   return red.reshape((bs, cout, *oyx))
 
 def _conv_body(x: Tensor, weight: Tensor, pads: Sequence[tuple[int, int]], hw: tuple[int, ...], s_: tuple[int, ...],
@@ -185,6 +196,61 @@ def _conv_body(x: Tensor, weight: Tensor, pads: Sequence[tuple[int, int]], hw: t
 
 class NNMixin:
   """Mixed into Tensor: nn.functional-style methods."""
+
+  # ***** piecewise activations *****
+  # Each picks its branch by comparisons written so that the gradient at a kink (and at nan) is torch's: where(c, a, b)
+  # sends the gradient to the branch taken only, so `<=` against `<` decides which side a boundary point belongs to.
+
+  def leaky_relu(self: Tensor, neg_slope: float = 0.01) -> Tensor:  # type: ignore[misc]  # mixin: self is a Tensor
+    """x for x > 0, else neg_slope * x; the gradient at 0 (and nan) is neg_slope, as torch's."""
+    return (self > 0).where(self, self * neg_slope)
+
+  def hardtanh(self: Tensor, min_val=-1.0, max_val=1.0) -> Tensor:  # type: ignore[misc]  # mixin: self is a Tensor
+    """x clipped to [min_val, max_val]. Unlike clip (torch.clamp), the gradient is 0 at the bounds themselves, as
+    torch's hardtanh: it passes only strictly inside (and at nan, which stays nan)."""
+    if isinstance(min_val, (int, float)) and isinstance(max_val, (int, float)) and min_val > max_val:
+      raise ValueError(f"hardtanh: min_val ({min_val}) cannot be greater than max_val ({max_val})")
+    return (self <= min_val).where(min_val, (self >= max_val).where(max_val, self))
+
+  def relu6(self: Tensor) -> Tensor:  # type: ignore[misc]  # mixin: self is a Tensor
+    """min(max(x, 0), 6): hardtanh(0, 6), gradient 0 at 0 and at 6 as torch's."""
+    return self.hardtanh(0, 6)  # (int bounds: an int tensor stays int)
+
+  def hardsigmoid(self: Tensor, alpha: float = 1 / 6,  # type: ignore[misc]  # mixin: self is a Tensor
+                  beta: float = 0.5) -> Tensor:
+    """min(max(alpha * x + beta, 0), 1) (torch's is alpha=1/6, beta=0.5: 0 from x <= -3, 1 from x >= 3); the gradient is
+    alpha strictly between the kinks and 0 at them and outside (nan: nan, gradient 0), as torch's."""
+    default = alpha == 1 / 6 and beta == 0.5
+    u = (self + 3) / 6 if default else alpha * self + beta  # (x + 3) / 6 rounds as torch's
+    if alpha > 0:  # the kinks in x, so a boundary point is judged on x itself (x = 3 gives exactly 1, not 1 - ulp)
+      lo, hi = (-3.0, 3.0) if default else (-beta / alpha, (1 - beta) / alpha)
+      inside, below, above = (self > lo) & (self < hi), self <= lo, self >= hi
+    else: inside, below, above = (u > 0) & (u < 1), u <= 0, u >= 1
+    return inside.where(u, below.where(0.0, above.where(1.0, u.detach())))
+
+  def hardswish(self: Tensor) -> Tensor:  # type: ignore[misc]  # mixin: self is a Tensor
+    """x * relu6(x + 3) / 6: 0 from x <= -3, x from x >= 3; the gradient is (2x + 3) / 6 strictly between, 0 at -3 and 1
+    at 3 (and at nan), as torch's."""
+    return (self <= -3).where(0.0, (self < 3).where(self * (self + 3) / 6, self))
+
+  def elu(self: Tensor, alpha: float = 1.0) -> Tensor:  # type: ignore[misc]  # mixin: self is a Tensor
+    """x for x > 0, else alpha * (exp(x) - 1) (by expm1: accurate near 0); the gradient at 0 is alpha, as torch's."""
+    x = self._float()
+    neg = x <= 0
+    # the branch not taken reads 0, so its gradient is never 0 * inf = nan (exp(100) overflows float32)
+    return neg.where(alpha * neg.where(x, 0.0).expm1(), x)
+
+  def celu(self: Tensor, alpha: float = 1.0) -> Tensor:  # type: ignore[misc]  # mixin: self is a Tensor
+    """max(0, x) + min(0, alpha * (exp(x / alpha) - 1)); the gradient at 0 is 1, as torch's."""
+    x = self._float()
+    neg = x <= 0
+    return neg.where(alpha * (neg.where(x, 0.0) / alpha).expm1(), x)
+
+  def selu(self: Tensor, alpha: float = 1.6732632423543772,  # type: ignore[misc]  # mixin: self is a Tensor
+           gamma: float = 1.0507009873554805) -> Tensor:
+    """gamma * elu(x, alpha) with torch's constants; the gradient at 0 is gamma * alpha (the negative side's), as
+    torch's."""
+    return gamma * self.elu(alpha)
 
   # ***** windows *****
 
@@ -227,12 +293,17 @@ class NNMixin:
     x = _pad_or_shrink(self, pads).contiguous()   # (as conv_graph: windows over a materialised padded input)
     x = x._pool(hw, s_, d_)  # (bs, groups*cin, *oyx, *hw)
     if (cols := _im2col(x.uop)) is not x.uop: x = x._wrap(cols)
+    dt, w = x.dtype, weight
+    half = dt in (dtypes.float16, dtypes.bfloat16) and w.dtype == dt   # (exact products, as conv_graph's widen)
+    if half: x, w = x.float(), w.float()
     rcout, oyx = cout // groups, tuple(x.shape[2:2 + n])
     x = x.reshape(bs, groups, cin, 1, *oyx, *hw).expand(bs, groups, cin, rcout, *oyx, *hw)
     # to (bs, groups, rcout, *oyx, cin, *hw)
     x = x.permute(0, 1, 3, *[4 + i for i in range(n)], 2, *[4 + n + i for i in range(n)])
-    w = weight.reshape(1, groups, rcout, *[1] * n, cin, *hw)
-    ret = (x * w).sum(tuple(range(-1 - n, 0))).reshape(bs, cout, *oyx)
+    w = w.reshape(1, groups, rcout, *[1] * n, cin, *hw)
+    xw = x * w
+    ret = xw.sum(tuple(range(-1 - n, 0)), dtype=None if half else sum_acc_dtype(xw.dtype))
+    ret = (ret.cast(dt) if half else ret).reshape(bs, cout, *oyx)
     return ret if bias is None else ret + bias.reshape(1, -1, *[1] * n)
 
   def conv1d(self: Tensor, weight: Tensor, bias: Tensor | None = None,  # type: ignore[misc]  # mixin: self is a Tensor
@@ -701,17 +772,28 @@ class NNMixin:
                       hint=f"{fn} over {nc} classes: targets must be in [0, {nc}) or equal ignore_index={ignore_index}")
 
   def cross_entropy(self: Tensor, target: Tensor,  # type: ignore[misc]  # mixin: self is a Tensor
-                    reduction: str = "mean", label_smoothing: float = 0.0, ignore_index: int = -100) -> Tensor:
-    """PyTorch's F.cross_entropy on logits; target holds class indices (int) or probabilities (float, input's shape)."""
+                    reduction: str = "mean", label_smoothing: float = 0.0, ignore_index: int = -100,
+                    weight: Tensor | None = None) -> Tensor:
+    """PyTorch's F.cross_entropy on logits; target holds class indices (int) or probabilities (float, input's shape).
+
+    weight (one per class) scales each class's terms as torch's: with class indices, reduction='mean' divides by the
+    sum of the weights of the (not ignored) targets; with probabilities, by the number of samples."""
     _check_reduction(reduction)
     if not 0.0 <= label_smoothing <= 1.0: raise ValueError(f"label_smoothing must be in [0, 1], got {label_smoothing}")
     # a hand-written backward where teeny.kernels says it pays (kernels/nll.py: route_cross_entropy)
     route = KERNEL_ROUTES.get("cross_entropy")
-    if route is not None and (out := route(self, target, reduction, label_smoothing, ignore_index)) is not None:
+    if weight is None and route is not None and \
+       (out := route(self, target, reduction, label_smoothing, ignore_index)) is not None:
       return out
     cdim = 1 if self.ndim >= 2 else 0
     nc = self.shape[cdim]
     logp = self.log_softmax(cdim)
+    if weight is not None:
+      if tuple(weight.shape) != (nc,):
+        raise ValueError(f"cross_entropy: weight shape {tuple(weight.shape)} must be ({nc},), one per class")
+      # logp * w: every term below takes its class's weight (a constant: torch has no gradient for it either)
+      wt = weight.detach().cast(logp.dtype).reshape(*[nc if d == cdim else 1 for d in range(self.ndim)])
+      logp = logp * wt
     if tuple(target.shape) == tuple(self.shape):
       if not dtypes.is_float(target.dtype):
         raise TypeError(f"cross_entropy: probability targets (shape {tuple(target.shape)}) must be float, "
@@ -727,7 +809,8 @@ class NNMixin:
     if label_smoothing: nll = nll * (1 - label_smoothing) - valid.where(logp.sum(cdim), 0) * (label_smoothing / nc)
     if reduction == "none": return nll
     if reduction == "sum": return nll.sum()
-    return nll.sum() / valid.sum().cast(nll.dtype)
+    if weight is None: return nll.sum() / valid.sum().cast(nll.dtype)
+    return nll.sum() / onehot.where(wt, 0).sum()
 
   def nll_loss(self: Tensor, target: Tensor,  # type: ignore[misc]  # mixin: self is a Tensor
                weight: Tensor | None = None, ignore_index: int = -100, reduction: str = "mean") -> Tensor:
@@ -773,11 +856,19 @@ class NNMixin:
 
   def binary_crossentropy(self: Tensor, y: Tensor,  # type: ignore[misc]  # mixin: self is a Tensor
                           reduction: str = "mean") -> Tensor:
-    """PyTorch's F.binary_cross_entropy on probabilities (logs clamped at -100 like torch)."""
+    """PyTorch's F.binary_cross_entropy on probabilities (logs clamped at -100 like torch).
+
+    The gradient to the input is torch's closed form (p - y) / max(p * (1 - p), 1e-12), finite at p = 0 and p = 1
+    (differentiating the clamped logs there gives 0 * inf = nan). The target's gradient is the difference of the clamped
+    logs (torch's is unclamped: +-inf at p = 0 or 1)."""
     if tuple(y.shape) != tuple(self.shape):
       raise ValueError(f"binary_crossentropy: target {tuple(y.shape)} != input {tuple(self.shape)}")
     y = y.cast(self.dtype)
-    return _reduce(-(y * self.log().maximum(-100) + (1 - y) * (1 - self).log().maximum(-100)), reduction)
+    p = self.detach()
+    loss = -(y * p.log().maximum(-100) + (1 - y) * (1 - p).log().maximum(-100))
+    # plus a term of value 0 (self - p is exactly 0 for every p in [0, 1]) whose gradient to self is dloss/dp
+    loss = loss + (self - p) * ((p - y.detach()) / (p * (1 - p)).maximum(1e-12))
+    return _reduce(loss, reduction)
 
   def binary_crossentropy_logits(self: Tensor, y: Tensor,  # type: ignore[misc]  # mixin: self is a Tensor
                                  reduction: str = "mean", pos_weight: Tensor | None = None) -> Tensor:

@@ -187,10 +187,12 @@ class SelectMixin:
     r0, c0 = (0, min(offset, b)) if offset >= 0 else (min(-offset, a), 0)
     m = max(min(a - r0, b - c0), 0)
     x = x.shrink(tuple((0, s) for s in lead) + ((r0, r0 + m), (c0, c0 + m)))
-    if m <= 1: return x.reshape(*lead, m)
+    # (a view throughout, built on the UOps: Tensor.pad makes a new tensor, and the flattening reshape is no view in
+    # torch's sense, though the diagonal is)
+    if m <= 1: return x._view(x.uop.reshape((*lead, m)))
     # the m diagonal elements sit m + 1 apart in the flattened (m, m) block: pad it to (m, m + 1) rows, take column 0
-    x = x.reshape(*lead, m * m).pad(tuple((0, 0) for _ in lead) + ((0, m),)).reshape(*lead, m, m + 1)
-    return x.shrink(tuple((0, s) for s in lead) + ((0, m), (0, 1))).reshape(*lead, m)
+    u = x.uop.reshape((*lead, m * m)).pad(tuple((0, 0) for _ in lead) + ((0, m),)).reshape((*lead, m, m + 1))
+    return x._view(u.shrink(tuple((0, s) for s in lead) + ((0, m), (0, 1))).reshape((*lead, m)))
 
   def diag(self: Tensor, diagonal: int = 0) -> Tensor:  # type: ignore[misc]  # mixin: self is a Tensor
     """torch.diag: a 1-D tensor -> the square matrix with it on diagonal `diagonal`; a 2-D tensor -> that diagonal."""

@@ -2,7 +2,11 @@
 out."""
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
+from helpers import needs_values
 from teeny import Tensor, dtypes
+
+pytestmark = needs_values
 
 def test_clamp_takes_torchs_keywords():
   x = Tensor([1.0, 5.0, 9.0])
@@ -35,3 +39,49 @@ def test_std_gradient_at_zero_variance_is_zero():
   # torch: [[0, 0, 0], [-0.5, 0, 0.5]] (d std / dx = (x - mean) / ((n - 1) std), 0 where std is 0)
   np.testing.assert_allclose(t.grad.numpy(), [[0, 0, 0], [-0.5, 0, 0.5]], atol=1e-6)
   np.testing.assert_allclose(Tensor([[2.0, 2.0, 2.0], [1.0, 2.0, 3.0]]).std(1).numpy(), [0, 1], atol=1e-7)
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 2**31 - 1), st.sampled_from(["float16", "bfloat16"]))
+def test_16bit_results_round_at_every_op_when_fused(seed, dt):
+  """A fused chain of 16-bit ops gives what it gives op by op (and torch): each result rounded to its dtype, not kept
+  in float32 until the store. Before, (x*y).float() for float16 x = y = 31.65625 gave 1002.118 (torch: 1002)."""
+  torch = pytest.importorskip("torch")
+  rng = np.random.default_rng(seed)
+  x, y, z = (rng.standard_normal(64).astype(np.float32) * 40 for _ in range(3))
+  tx, ty, tz = (torch.tensor(v).to(getattr(torch, dt)) for v in (x, y, z))
+  want = ((tx * ty + tz) * tx - ty / tz).float().numpy()
+  a, b, c = (Tensor(v).cast(dt) for v in (x, y, z))
+  fused = ((a * b + c) * a - b / c).float().numpy()
+  np.testing.assert_array_equal(fused, want)
+  # a comparison and an int cast of the rounded product
+  np.testing.assert_array_equal(((a * b) == (a * b).realize()).numpy(), np.ones(64, bool))
+  np.testing.assert_array_equal((a * b).int().numpy(), (tx * ty).int().numpy())
+
+@pytest.mark.parametrize("dt", ["float16", "bfloat16"])
+def test_16bit_matmul_and_conv_sum_exact_products(dt):
+  """matmul, einsum and conv2d of 16-bit inputs multiply in float32 and round the sum once, as torch: with every
+  product rounded first, a sum of 256 products drifts from torch's."""
+  torch = pytest.importorskip("torch")
+  rng = np.random.default_rng(0)
+  a, b = rng.standard_normal((16, 256)).astype(np.float32), rng.standard_normal((256, 8)).astype(np.float32)
+  ta, tb = (torch.tensor(v).to(getattr(torch, dt)) for v in (a, b))
+  want = (ta.float() @ tb.float()).to(getattr(torch, dt)).float().numpy()   # exact products, one rounding
+  ea, eb = Tensor(a).cast(dt), Tensor(b).cast(dt)
+  for got in ((ea @ eb), Tensor.einsum("ik,kj->ij", ea, eb)):
+    np.testing.assert_allclose(got.float().numpy(), want, rtol=0, atol=np.abs(want).max() * 2.0 ** -10)
+  x, w = rng.standard_normal((2, 16, 8, 8)).astype(np.float32), rng.standard_normal((4, 16, 3, 3)).astype(np.float32)
+  tx, tw = (torch.tensor(v).to(getattr(torch, dt)) for v in (x, w))
+  want = torch.nn.functional.conv2d(tx.float(), tw.float(), padding=1).to(getattr(torch, dt)).float().numpy()
+  got = Tensor(x).cast(dt).conv2d(Tensor(w).cast(dt), padding=1).float().numpy()
+  np.testing.assert_allclose(got, want, rtol=0, atol=np.abs(want).max() * 2.0 ** -10)
+
+@pytest.mark.parametrize("dt, v, c", [("int8", 100, 2), ("int32", 2**31 - 1, 4), ("int16", -20000, 6),
+                                      ("uint8", 200, 2)])
+def test_no_div_mod_fold_across_a_wrapping_product(dt, v, c):
+  """(x*c)//c is x only where x*c cannot wrap: fused or realized in between, teeny gives torch's wrapped answer."""
+  torch = pytest.importorskip("torch")
+  x, tx = Tensor([v, 3], dtype=dt), torch.tensor([v, 3], dtype=getattr(torch, dt))
+  for k in (c, c // 2 if c > 2 else 1):
+    np.testing.assert_array_equal(((x * c) // k).numpy(), ((tx * c) // k).numpy())
+    np.testing.assert_array_equal(((x * c).realize() // k).numpy(), ((tx * c) // k).numpy())
+    np.testing.assert_array_equal(((x * c) % (k + 1)).numpy(), ((tx * c) % (k + 1)).numpy())

@@ -3,6 +3,7 @@ data-parallel training, the vocab-sharded embedding. The devices are the default
 (DEV=CPU), NULL and NULL:1 (DEV=NULL: scheduled and rendered, values skipped), CUDA:0 and CUDA:1 (DEV=CUDA, skipped
 with fewer than two GPUs)."""
 from __future__ import annotations
+import os
 import numpy as np
 import pytest
 import torch
@@ -397,6 +398,18 @@ def _seed_case(dim=8):
 
 def _cpu_only():
   if Device.DEFAULT.split(":")[0] != "CPU": pytest.skip("the seed's CUSTOM atomics are C (CPU) and HIP strings")
+  from teeny.runtime.ops_cpu import find_cc
+  if "clang" not in os.path.basename(find_cc()):
+    pytest.skip("the seed's CUSTOM code calls __atomic_fetch_add on a float*, which clang compiles and gcc rejects")
+
+def test_gcc_rejecting_a_float_atomic_names_the_fix():
+  """A user's Ops.CUSTOM float __atomic_fetch_add under gcc: the compile error says what to use instead."""
+  from teeny.runtime.ops_cpu import CCompiler
+  err = "<stdin>:10:9: error: operand type 'float *' is incompatible with argument 1 of '__atomic_fetch_add'"
+  cc = CCompiler.__new__(CCompiler)   # (no compiler is looked for: only its error message is read)
+  cc.tool = "gcc"
+  msg = cc.error(err, "void k() {}")
+  assert "UOp.atomic('add'" in msg and "apt-get install clang" in msg and "incompatible" in msg
 
 def test_seed_kernel_one_device():
   _cpu_only()

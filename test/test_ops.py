@@ -759,8 +759,9 @@ class TestReduce:
                    atol=tol, rtol=tol)
     if name == "sum": helper_test_op([(3, 5)], npf, lambda x: x.sum(), dtype=dtype, low=lo, high=hi, atol=tol, rtol=tol)
 
-  @pytest.mark.parametrize("dtype,want", [(np.bool_, dtypes.int32), (np.int8, dtypes.int32), (np.int16, dtypes.int32),
-                                          (np.int32, dtypes.int32), (np.int64, dtypes.int64),
+  # bools and ints sum in int64, as in torch (test_dtype_parity.py checks them against torch)
+  @pytest.mark.parametrize("dtype,want", [(np.bool_, dtypes.int64), (np.int8, dtypes.int64), (np.int16, dtypes.int64),
+                                          (np.int32, dtypes.int64), (np.int64, dtypes.int64),
                                           (np.float16, dtypes.float16),
                                           (np.float32, dtypes.float32), (np.float64, dtypes.float64)])
   def test_sum_dtype(self, dtype, want):
@@ -770,9 +771,9 @@ class TestReduce:
 
   def test_sum_int8_no_overflow(self):
     helper_test_op(None, lambda x: np.sum(x, dtype=np.int64), lambda x: x.sum(), vals=[[100] * 10], dtype=np.int8,
-                   out_dtype=dtypes.int32)
+                   out_dtype=dtypes.int64)
     helper_test_op(None, lambda x: np.sum(x, dtype=np.int64), lambda x: x.sum(), vals=[[True] * 300], dtype=np.bool_,
-                   out_dtype=dtypes.int32)
+                   out_dtype=dtypes.int64)
 
   @pytest.mark.parametrize("dtype", [np.int8, np.int32, np.uint8, np.bool_])
   def test_mean_int_is_float(self, dtype):

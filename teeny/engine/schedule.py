@@ -524,13 +524,19 @@ def _create_schedule(roots: list[UOp], nodes: list[UOp]) -> tuple[list[ScheduleI
         # memory of its own. A value that is only a view of other memory is read where it is; a view of this memory
         # (t[1:] = t[:-1], t.assign(t.flip(0))) is copied like any other value: read in place, the kernel would read
         # elements it had already overwritten
+        copied = buffer_of
         for v in (value, index):
           if v is None or (v.base.op is Ops.BUFFER and v.base.arg[0] != pbuf.arg[0]): continue
           tmp = new_buffer_uop(target.device, _alloc_size(v.shape), v.dtype)
-          kb2 = KernelBuilder(v, tmp, buffer_of)
+          # (built as a plain copy: a value that has memory already, an earlier write into this memory
+          # `a[0] = 5; a[::-1] = a`, is loaded from it, never lowered as a write of its own)
+          kb2 = KernelBuilder(n, tmp, buffer_of)
           items.append(ScheduleItem("kernel", kb2.build(v, v.shape), kb2.bufs))
-          buffer_of[v] = tmp
-        kb = KernelBuilder(n, pbuf, buffer_of)
+          # a value with memory keeps it for everything else (the version an earlier write made): only this write
+          # reads the copy
+          if v in buffer_of: copied = {**copied, v: tmp}
+          else: buffer_of[v] = tmp
+        kb = KernelBuilder(n, pbuf, copied)
         ast = kb.build_write(target, prev, value, index)
       new = next_version(pbuf)
       buffer_of[n] = new

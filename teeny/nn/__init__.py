@@ -18,10 +18,15 @@ def _param(t: Tensor) -> Tensor:
 def _uniform(shape: Sequence[int], bound: float) -> Tensor:
   return _param(Tensor.uniform(*shape, low=-bound, high=bound))
 
+def _bound(fan_in: int) -> float:
+  """torch's init bound 1/sqrt(fan_in) (kaiming_uniform(a=sqrt(5)) and the bias); 0 for fan_in 0 (an empty weight,
+  zeros for the bias, as torch's)."""
+  return 1 / math.sqrt(fan_in) if fan_in > 0 else 0.0
+
 class Linear:
   """y = x @ W.T + b, W of shape (out_features, in_features)."""
   def __init__(self, in_features: int, out_features: int, bias: bool = True):
-    bound = 1 / math.sqrt(in_features)  # kaiming_uniform(a=sqrt(5)) and torch's bias init both give 1/sqrt(fan_in)
+    bound = _bound(in_features)  # in_features=0: output is the bias, broadcast
     self.weight = _uniform((out_features, in_features), bound)
     self.bias = _uniform((out_features,), bound) if bias else None
   def __call__(self, x: Tensor) -> Tensor:
@@ -39,7 +44,7 @@ class _ConvNd:
     self.kernel_size = _tuple(kernel_size, self.n, "kernel_size")
     self.stride, self.padding, self.dilation, self.groups = stride, padding, dilation, groups
     self.padding_mode = padding_mode
-    bound = 1 / math.sqrt(in_channels // groups * prod(self.kernel_size))
+    bound = _bound(in_channels // groups * prod(self.kernel_size))
     self.weight = _uniform((out_channels, in_channels // groups, *self.kernel_size), bound)
     self.bias = _uniform((out_channels,), bound) if bias else None
   def __call__(self, x: Tensor) -> Tensor:
@@ -72,7 +77,7 @@ class ConvTranspose2d:
     self.kernel_size = _tuple(kernel_size, 2, "kernel_size")
     self.stride, self.padding, self.output_padding = stride, padding, output_padding
     self.groups, self.dilation = groups, dilation
-    bound = 1 / math.sqrt(out_channels // groups * prod(self.kernel_size))  # torch's fan_in: weight.shape[1] * prod(k)
+    bound = _bound(out_channels // groups * prod(self.kernel_size))  # torch's fan_in: weight.shape[1] * prod(k)
     self.weight = _uniform((in_channels, out_channels // groups, *self.kernel_size), bound)
     self.bias = _uniform((out_channels,), bound) if bias else None
   def __call__(self, x: Tensor) -> Tensor:
@@ -80,9 +85,12 @@ class ConvTranspose2d:
                               self.dilation)
 
 class BatchNorm:
-  """Batch norm over dim 1 of (N, C, ...) inputs; running statistics are updated (lazily, via assign) while training."""
-  def __init__(self, num_features: int, eps: float = 1e-5, momentum: float = 0.1, affine: bool = True,
+  """Batch norm over dim 1 of (N, C, ...) inputs; running statistics are updated (lazily, via assign) while training.
+  momentum=None keeps a cumulative average (each batch weighted 1/num_batches_tracked), as torch's."""
+  def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = True,
                track_running_stats: bool = True):
+    if momentum is not None and not isinstance(momentum, (int, float)):
+      raise TypeError(f"BatchNorm momentum must be a float or None, got {type(momentum).__name__}")
     self.eps, self.momentum, self.track_running_stats = eps, momentum, track_running_stats
     self.weight = _param(Tensor.ones(num_features)) if affine else None
     self.bias = _param(Tensor.zeros(num_features)) if affine else None
@@ -96,6 +104,9 @@ class BatchNorm:
     if x.ndim < 2: raise ValueError(f"BatchNorm wants (N, C, ...) inputs, got shape {tuple(x.shape)}")
     shape = (1, -1) + (1,) * (x.ndim - 2)
     if Tensor.training or not self.track_running_stats:
+      n = x.numel() // x.shape[1] if isinstance(x.shape[1], int) and x.shape[1] > 0 else 0
+      if isinstance(n, int) and n == 1:  # torch's check: the batch variance of one value is 0 (and its unbiased nan)
+        raise ValueError(f"Expected more than 1 value per channel when training, got input size {tuple(x.shape)}")
       axes = tuple(a for a in range(x.ndim) if a != 1)
       # float16/bfloat16 batches: statistics in float32 ((x - mean)**2 overflows float16 from 256 on)
       xs = x.cast(dtypes.float32) if x.dtype in (dtypes.float16, dtypes.bfloat16) else x
@@ -103,11 +114,12 @@ class BatchNorm:
       y = xs - mean.detach().reshape(shape)  # d(var)/d(mean) is 0, so detaching keeps the graph smaller
       var = (y * y).mean(axes)
       if self.track_running_stats and Tensor.training:
-        n = x.numel() // x.shape[1]
-        m = self.momentum
+        nbt = self.num_batches_tracked + 1
+        # momentum=None: the cumulative average, weight 1/(batches seen) for this one
+        m = self.momentum if self.momentum is not None else 1 / nbt.cast(dtypes.float32)
         self.running_mean.assign((1 - m) * self.running_mean + m * mean.detach())
         self.running_var.assign((1 - m) * self.running_var + m * (n / max(n - 1, 1)) * var.detach())
-        self.num_batches_tracked.assign(self.num_batches_tracked + 1)
+        self.num_batches_tracked.assign(nbt)
     else:
       mean, var = self.running_mean, self.running_var
     return x.batchnorm(self.weight, self.bias, mean, var.add(self.eps).rsqrt())
@@ -159,19 +171,34 @@ class Embedding:
   """A lookup table of `num_embeddings` vectors of size `embedding_dim`, initialised N(0, 1) like torch. With
   `shard=devices` the table is split by rows over the devices (vocab-sharded: each holds num_embeddings / len(devices)
   rows); a lookup gathers each token from the device that owns it and gives every device the result, and the backward
-  adds each device's own tokens into its own rows (teeny/kernels/embedding_sharded.py)."""
-  def __init__(self, num_embeddings: int, embedding_dim: int, shard: tuple | list | None = None):
-    self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
-    self.weight = _param(Tensor.randn(num_embeddings, embedding_dim))
+  adds each device's own tokens into its own rows (teeny/kernels/embedding_sharded.py).
+
+  padding_idx (torch's): that row starts as zeros and gets no gradient (its lookups still read it); negative counts
+  from the end."""
+  def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx: int | None = None,
+               shard: tuple | list | None = None):
+    if padding_idx is not None:
+      if not -num_embeddings <= padding_idx < num_embeddings:
+        raise ValueError(f"Embedding: padding_idx {padding_idx} must be within num_embeddings ({num_embeddings})")
+      padding_idx %= num_embeddings
+    self.num_embeddings, self.embedding_dim, self.padding_idx = num_embeddings, embedding_dim, padding_idx
+    w = Tensor.randn(num_embeddings, embedding_dim)
+    if padding_idx is not None: w = (Tensor.arange(num_embeddings).reshape(-1, 1) == padding_idx).where(0.0, w)
+    self.weight = _param(w)
     self.shard = None if shard is None else tuple(shard)
     if self.shard is not None: self.weight.shard_(self.shard, 0)
   def __call__(self, idx: Tensor) -> Tensor:
+    if not isinstance(idx, Tensor): idx = Tensor(idx, dtype=dtypes.int32)
     if self.shard is not None or isinstance(self.weight.device, tuple):
       from teeny.kernels.embedding_sharded import sharded_embedding
-      return sharded_embedding(self.weight, idx)
-    if not isinstance(idx, Tensor): idx = Tensor(idx, dtype=dtypes.int32)
-    if not dtypes.is_int(idx.dtype): raise TypeError(f"Embedding ids must be an integer tensor, got {idx.dtype}")
-    # gather forward, atomic scatter-add backward (plain graph when disabled); ids out of range raise IndexError there
-    from teeny.kernels import embedding
-    return embedding(self.weight, idx)
-
+      out = sharded_embedding(self.weight, idx)
+    else:
+      if not dtypes.is_int(idx.dtype): raise TypeError(f"Embedding ids must be an integer tensor, got {idx.dtype}")
+      # gather forward, atomic scatter-add backward (plain graph when disabled); ids out of range raise IndexError there
+      from teeny.kernels import embedding
+      out = embedding(self.weight, idx)
+    if self.padding_idx is None: return out
+    # the padding row's lookups pass no gradient back: it gets only zeros
+    keep = (idx != self.padding_idx).unsqueeze(-1)
+    if keep.device != out.device: keep = keep.to(out.device)
+    return keep.where(out, out.detach())

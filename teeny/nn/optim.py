@@ -80,32 +80,55 @@ class LAMB(Optimizer):
   """LAMB (You et al. 2019): Adam's update scaled per tensor by the trust ratio ||w|| / ||update||.
 
   adam=True drops the trust ratio (that is AdamW); decoupled=False adds weight decay to the gradient (Adam's L2).
+  Each param keeps its own step count (param_steps, one int32 vector), as torch's: a param without a grad at some step
+  is skipped then, and its bias corrections 1 - b**t count only the steps it took. They are computed as
+  -expm1(t * log(b)), accurate in float32 where 1 - b**t from a float32 b**t loses digits (1 - 0.999f is off by 5e-5).
   """
   def __init__(self, params: list[Tensor], lr: float = 0.001, b1: float = 0.9, b2: float = 0.999, eps: float = 1e-6,
                weight_decay: float = 0.0, adam: bool = False, decoupled: bool = True):
     super().__init__(params, lr)
+    if not (0.0 <= b1 < 1.0 and 0.0 <= b2 < 1.0): raise ValueError(f"betas must be in [0, 1), got ({b1}, {b2})")
     self.b1, self.b2, self.eps, self.wd, self.adam, self.decoupled = b1, b2, eps, weight_decay, adam, decoupled
-    self.b1_t = Tensor([1.0], dtype=dtypes.float32, device=self.device).contiguous().realize()
-    self.b2_t = Tensor([1.0], dtype=dtypes.float32, device=self.device).contiguous().realize()
+    self.param_steps = Tensor(np.zeros(len(self.params), np.int32), dtype=dtypes.int32,
+                              device=self.device).contiguous().realize()
+    self.param_steps.requires_grad = False
     self.m, self.v = self._zeros_like_params(), self._zeros_like_params()
 
-  def state_tensors(self): return super().state_tensors() + [self.b1_t, self.b2_t] + self.m + self.v
+  def state_tensors(self): return super().state_tensors() + [self.param_steps] + self.m + self.v
+
+  def _increments(self, live: set[int]) -> Tensor | int:
+    """1 for the params that step now, 0 for the others (kernel constants: runs of equal values, concatenated)."""
+    n = len(self.params)
+    if len(live) == n: return 1
+    runs: list[tuple[int, int]] = []
+    for i in range(n):
+      v = int(i in live)
+      if runs and runs[-1][0] == v: runs[-1] = (v, runs[-1][1] + 1)
+      else: runs.append((v, 1))
+    parts = [Tensor.full((k,), v, dtype=dtypes.int32, device=self.device) for v, k in runs]
+    return parts[0].cat(*parts[1:]) if len(parts) > 1 else parts[0]
+
+  @staticmethod
+  def _correction(b: float, t: Tensor) -> Tensor:
+    """1 - b**t for t >= 1."""
+    return -(t * math.log(b)).expm1() if b > 0 else t.full_like(1.0)
 
   def _update(self, live):
-    self.b1_t.assign(self.b1_t * self.b1)
-    self.b2_t.assign(self.b2_t * self.b2)
-    c1, c2 = (1.0 - self.b1_t).reshape(()), (1.0 - self.b2_t).reshape(())
-    for i, t in live:
-      g = t.grad.cast(t.dtype)
-      if self.wd and not self.decoupled: g = g + self.wd * t.detach()
+    self.param_steps.assign(self.param_steps + self._increments({i for i, _ in live}))
+    t = self.param_steps.cast(dtypes.float32)
+    c1, c2 = self._correction(self.b1, t), self._correction(self.b2, t)
+    for i, p in live:
+      c1i, c2i = c1[i].cast(p.dtype), c2[i].cast(p.dtype)
+      g = p.grad.cast(p.dtype)
+      if self.wd and not self.decoupled: g = g + self.wd * p.detach()
       self.m[i].assign(self.b1 * self.m[i] + (1.0 - self.b1) * g)
       self.v[i].assign(self.b2 * self.v[i] + (1.0 - self.b2) * (g * g))
-      up = (self.m[i] / c1.cast(t.dtype)) / ((self.v[i] / c2.cast(t.dtype)).sqrt() + self.eps)
-      if self.wd and self.decoupled: up = up + self.wd * t.detach()
+      up = (self.m[i] / c1i) / ((self.v[i] / c2i).sqrt() + self.eps)
+      if self.wd and self.decoupled: up = up + self.wd * p.detach()
       if not self.adam:
-        r1, r2 = (t.detach() * t.detach()).sum().sqrt(), (up * up).sum().sqrt()
+        r1, r2 = (p.detach() * p.detach()).sum().sqrt(), (up * up).sum().sqrt()
         up = up * ((r1 > 0) & (r2 > 0)).where(r1 / r2, 1.0)
-      t.assign((t.detach() - self.lr.reshape(()).cast(t.dtype) * up).cast(t.dtype))
+      p.assign((p.detach() - self.lr.reshape(()).cast(p.dtype) * up).cast(p.dtype))
 
 class Adam(LAMB):
   """Adam; weight_decay is torch's coupled L2 (added to the gradient)."""

@@ -102,6 +102,19 @@ class CCompiler(ToolCompiler):
     self.cache_key += f" target={self.target.macros}"
   @property
   def cc(self) -> str: return self.tool
+  def flags_for(self, src: str) -> list[str]:
+    # float16 through the compiler's half type (render/c.py C_F16): where the target computes float16 natively
+    # (AVX512-FP16: Sapphire Rapids), gcc narrows a float op between two float16 roundings to a float16 op, and
+    # contraction then fuses a*b+c into one float16 FMA, skipping the product's rounding that every op must keep
+    # (render_round16): 1 ulp off torch in 20 of 64 values on an H200 host. Such kernels are compiled uncontracted
+    return self.flags + ["-ffp-contract=off"] if "TEENY_F16" in src else self.flags
+  def error(self, err: str, src: str) -> str:
+    msg = super().error(err, src)
+    if "__atomic_fetch_" in err and "incompatible" in err:   # gcc: "operand type 'float *' is incompatible with ..."
+      msg += ("\n(gcc has no atomic read-modify-write on floats, which this kernel's Ops.CUSTOM code calls: build the "
+              "scatter with UOp.atomic('add', ...) instead, which compiles as a compare-and-swap loop on any C "
+              "compiler, or install clang (apt-get install clang), which teeny's CPU device prefers)")
+    return msg
 
 _CORES = os.cpu_count() or 1
 _ENV_ZERO = os.environ.get("CPU_THREADS", "").strip() == "0"  # read once, as the switch itself is

@@ -95,6 +95,12 @@ def fold_divmod(x: UOp, c: int, is_mod: bool, orig: UOp) -> UOp | None:
   if c <= 0 or x.vmin < 0: return None
   if x.vmax < c: return x if is_mod else UOp.const(x.dtype, 0)
   terms, const = decompose(x)
+  # a value dtype wraps: regrouping the sum is only sound where it cannot (unsigned (200*2)//2 is 72 in uint8, and its
+  # clamped bounds, [0, 255], say nothing of the wrap). Index math is exact (addresses are checked when narrowed)
+  if x.dtype != dtypes.index:
+    lo = const + sum(min(k * t.vmin, k * t.vmax) for t, k in terms)
+    hi = const + sum(max(k * t.vmin, k * t.vmax) for t, k in terms)
+    if lo < dtypes.min(x.dtype) or hi > dtypes.max(x.dtype): return None
   q_terms, r_terms = [], []
   for t, k in terms:
     # k*t = (k//c)*c*t + (k%c)*t: the first part divides evenly when t >= 0 and k > 0
@@ -125,14 +131,23 @@ def fold_divmod(x: UOp, c: int, is_mod: bool, orig: UOp) -> UOp | None:
                     qc + (rdiv.arg if rdiv.op is Ops.CONST else 0), x.dtype)
   return None if ret is orig else ret
 
+def _dead_index(d: UOp, k: int) -> UOp | None:
+  """Index math divided by a constant 0 (a size-0 dim's address, under a gate that is never true): 0. Left in, C's
+  x % 0 is undefined, and gcc compiles it to a trap (ud2: SIGILL) that runs before the gate is tested."""
+  return UOp.const(d.dtype, 0) if k == 0 and d.dtype == dtypes.index else None
+
 def _div(x: UOp, c: UOp, d: UOp) -> UOp | None:
   if not _is_int(d): return None
   k = c.arg
+  if k == 0: return _dead_index(d, k)
   if k == 1: return x
   if k == -1: return x.alu(Ops.NEG)
-  if x.op is Ops.IDIV and x.src[1].op is Ops.CONST and x.src[1].arg > 0 and k > 0 and x.src[0].vmin >= 0:
+  if x.op is Ops.IDIV and x.src[1].op is Ops.CONST and x.src[1].arg > 0 and k > 0 and x.src[0].vmin >= 0 and \
+     x.src[1].arg * k <= dtypes.max(d.dtype):
     return x.src[0].alu(Ops.IDIV, UOp.const(d.dtype, x.src[1].arg * k))
-  if x.op is Ops.MUL and x.src[1].op is Ops.CONST and k != 0 and x.src[1].arg % k == 0:
+  # (x*c1)//k -> x*(c1//k) only where x*c1 cannot wrap: a wrapped product (int8 100*2 = -56) divides to another value
+  if x.op is Ops.MUL and x.src[1].op is Ops.CONST and k != 0 and x.src[1].arg % k == 0 and \
+     _scaled_fits(d, x.src[1].arg, x.src[0]):
     return x.src[0].alu(Ops.MUL, UOp.const(d.dtype, x.src[1].arg // k))
   if x.op is Ops.MOD and x.src[1].op is Ops.CONST and k > 0 and x.src[1].arg % k == 0 and x.src[0].vmin >= 0:
     return x.src[0].alu(Ops.IDIV, c).alu(Ops.MOD, UOp.const(d.dtype, x.src[1].arg // k))
@@ -141,10 +156,12 @@ def _div(x: UOp, c: UOp, d: UOp) -> UOp | None:
 def _mod(x: UOp, c: UOp, d: UOp) -> UOp | None:
   if not _is_int(d): return None
   k = c.arg
+  if k == 0: return _dead_index(d, k)
   if k == 1 or k == -1: return UOp.const(d.dtype, 0)
   if x.op is Ops.MOD and x.src[1].op is Ops.CONST and k > 0 and x.src[1].arg % k == 0 and x.src[0].vmin >= 0:
     return x.src[0].alu(Ops.MOD, c)
-  if x.op is Ops.MUL and x.src[1].op is Ops.CONST and k != 0 and x.src[1].arg % k == 0: return UOp.const(d.dtype, 0)
+  if x.op is Ops.MUL and x.src[1].op is Ops.CONST and k != 0 and x.src[1].arg % k == 0 and \
+     _scaled_fits(d, x.src[1].arg, x.src[0]): return UOp.const(d.dtype, 0)
   return fold_divmod(x, k, True, d)
 
 def _and_has(v: UOp, g: UOp) -> bool:

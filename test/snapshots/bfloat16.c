@@ -13,10 +13,10 @@ void r_8_8(unsigned short* restrict data0, const float* restrict data1, int core
     float acc2 = 0.0f;
     #pragma omp simd reduction(+:acc2)
     for (long r1 = 0; r1 < 8; r1++) {
-      float val3 = ((float)((teeny_bf2f(teeny_f2bf(data1[(val1+r1)]))*2.0f)));
+      float val3 = ((float)(teeny_bf2f(teeny_f2bf((teeny_bf2f(teeny_f2bf(data1[(val1+r1)]))*2.0f)))));
       acc2 = (acc2+val3);
     }
-    data0[g0] = teeny_f2bf(teeny_bf2f(teeny_f2bf(acc2)));
+    data0[g0] = teeny_f2bf(acc2);
   }
 }
 void teeny_entry(void **a, int core, int ncores) { r_8_8(a[0], a[1], core, ncores); }

@@ -10,9 +10,9 @@ extern "C" __attribute__((global)) void __attribute__((amdgpu_flat_work_group_si
     int val1 = (g0*8);
     float acc2 = 0.0f;
     for (int r1 = 0; r1 < 8; r1++) {
-      float val3 = ((float)((teeny_bf2f(teeny_f2bf(data1[(val1+r1)]))*2.0f)));
+      float val3 = ((float)(teeny_bf2f(teeny_f2bf((teeny_bf2f(teeny_f2bf(data1[(val1+r1)]))*2.0f)))));
       acc2 = (acc2+val3);
     }
-    data0[g0] = teeny_f2bf(teeny_bf2f(teeny_f2bf(acc2)));
+    data0[g0] = teeny_f2bf(acc2);
   }
 }

@@ -1,13 +1,25 @@
 #include <math.h>
 #include <stdint.h>
+#if defined(__clang__)
+#define TEENY_F16 __fp16
+#else
+#define TEENY_F16 _Float16
+#endif
 static inline float teeny_h2f(unsigned short h) {
+#if (defined(__F16C__) || defined(__aarch64__)) && (defined(__clang__) || defined(__FLT16_MAX__))
+  TEENY_F16 v; __builtin_memcpy(&v, &h, 2); return (float)v;
+#else
   unsigned int s = (unsigned int)(h & 0x8000) << 16, e = (h >> 10) & 0x1f, m = h & 0x3ff, bits;
   if (e == 0) { if (m == 0) bits = s; else { e = 113; while (!(m & 0x400)) { m <<= 1; e--; } bits = s | (e << 23) | ((m & 0x3ff) << 13); } }
   else if (e == 31) bits = s | 0x7f800000 | (m << 13);
   else bits = s | ((e + 112) << 23) | (m << 13);
   float f; __builtin_memcpy(&f, &bits, 4); return f;
+#endif
 }
 static inline unsigned short teeny_f2h(float f) {
+#if (defined(__F16C__) || defined(__aarch64__)) && (defined(__clang__) || defined(__FLT16_MAX__))
+  TEENY_F16 v = (TEENY_F16)f; unsigned short h; __builtin_memcpy(&h, &v, 2); return h;
+#else
   unsigned int x; __builtin_memcpy(&x, &f, 4);
   unsigned int s = (x >> 16) & 0x8000, a = x & 0x7fffffff;
   if (a > 0x7f800000) return (unsigned short)(s | 0x7e00);
@@ -21,6 +33,7 @@ static inline unsigned short teeny_f2h(float f) {
   }
   unsigned int r = a + 0xc8000fff + ((a >> 13) & 1);
   return (unsigned short)(s | (r >> 13));
+#endif
 }
 void E_16(unsigned short* restrict data0, const unsigned short* restrict data1, const unsigned short* restrict data2, int core, int ncores) {
   int g0_per = (16 + ncores - 1) / ncores, g0_lo = core * g0_per, g0_hi = g0_lo + g0_per < 16 ? g0_lo + g0_per : 16;

@@ -3,6 +3,6 @@ __kernel void E_24(__global double* restrict data0, __global const float* restri
   int g0 = (int)get_global_id(0);
   {
     float val1 = data1[g0];
-    data0[g0] = (((double)(((5.0f<val1)?((int)(val1)):(data2[g0]*3))))/7.0);
+    data0[g0] = (((double)(((5.0f<val1)?((int)(val1)):((int)(((uint)(data2[g0]))*3u)))))/7.0);
   }
 }

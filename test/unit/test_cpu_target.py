@@ -1,6 +1,6 @@
 """CPU target facts (teeny/runtime/ops_cpu.py): TEENY_CPU_ARCH picks the -march target, its vector width comes from the
 compiler's predefined macros, the C heuristics size their tiles from it, and an unknown target is a clear error."""
-import os, platform, subprocess, sys
+import os, platform, shutil, subprocess, sys
 import pytest
 from teeny import Tensor
 from teeny.codegen.opt import OptOps, hand_coded_opts
@@ -65,3 +65,33 @@ def test_beam_tiles_fit_the_register_file():
   avx2, avx512, sse = CRenderer(32, None, 16), CRenderer(64, None, 32), CRenderer(16, None, 16)
   assert (register_elems(avx2), register_elems(avx512), register_elems(sse)) == (128, 512, 64)
   assert 64 in upcast_amounts(avx512) and 64 not in upcast_amounts(avx2)
+
+_F16_CODE = """import numpy as np; from teeny import Tensor
+bits = np.arange(65536, dtype=np.uint16)
+want = bits.view(np.float16).astype(np.float32)
+got = Tensor(bits).bitcast('float16').float().numpy()
+assert np.array_equal(np.isnan(got), np.isnan(want)) and np.array_equal(got[~np.isnan(want)], want[~np.isnan(want)])
+rng = np.random.default_rng(0)
+f = np.concatenate([rng.standard_normal(20000).astype(np.float32) * s for s in (1e-7, 1e-5, 1, 300, 3e4)] + [
+  np.float32([0, -0.0, 65504, 65519.99, 65520, 1e9, -1e9, np.inf, -np.inf, 2**-24, 2**-25, 3 * 2**-26, 2**-14])])
+g = bits.view(np.float16).astype(np.float32)
+f = np.concatenate([f, g[np.isfinite(g)] + 2.0 ** -30])   # just past the values: rounding near ties
+h, w = Tensor(f).cast('float16').bitcast('uint16').numpy(), f.astype(np.float16).view(np.uint16)
+assert np.array_equal(h, w), np.nonzero(h != w)
+assert np.isnan(Tensor(np.float32([np.nan])).cast('float16').float().numpy()[0])
+print("ok")
+"""
+
+@x86
+@pytest.mark.parametrize("arch,cc", [("x86-64", "clang"), ("x86-64-v3", "clang"), ("x86-64", "gcc"),
+                                     ("x86-64-v3", "gcc")])
+def test_float16_conversions_match_numpy(tmp_path, arch, cc):
+  """teeny_h2f/teeny_f2h are F16C instructions where the target has them (clang's __fp16, gcc's _Float16) and integer
+  code elsewhere (x86-64 has no F16C): both give numpy's values for every float16 and round float32 to nearest even
+  (ties, subnormals, the overflow edge at 65520, infinities)."""
+  if shutil.which(cc) is None: pytest.skip(f"{cc} is not installed")
+  env = {**os.environ, "TEENY_CPU_ARCH": arch, "TEENY_CACHE_DIR": str(tmp_path), "DEV": "CPU", "CC": cc}
+  root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+  out = subprocess.run([sys.executable, "-c", _F16_CODE], env=env, cwd=root, capture_output=True, text=True,
+                       timeout=300)
+  assert out.returncode == 0 and "ok" in out.stdout, out.stderr[-2000:]

@@ -69,6 +69,13 @@ def test_fold_constant_div_mod_c_semantics():
   check(c(-7) % c(2), c(-1))
   check(c(7) % c(-2), c(1))
 
+def test_index_div_mod_by_zero_is_zero():
+  """A size-0 dim's address divides by 0 under a gate that is never true; left in, C's x % 0 is undefined and gcc
+  compiled it to a trap (SIGILL) that ran before the gate was tested. Index math folds it to 0."""
+  r = UOp.range(c(4), 0)
+  for op in (Ops.MOD, Ops.IDIV):
+    assert simplify(((r - 1) // c(3)).alu(op, c(0))) is c(0)
+
 def test_fold_constant_comparisons():
   check(c(3) < c(4), UOp.const(dtypes.bool, True))
   check(c(3).ne(c(3)), UOp.const(dtypes.bool, False))

@@ -18,14 +18,21 @@ STREAM_BYTES = 8 << 20
 C_PRELUDE = (r"""#include <math.h>
 #include <stdint.h>
 static inline float teeny_h2f(unsigned short h) {
+#if (defined(__F16C__) || defined(__aarch64__)) && (defined(__clang__) || defined(__FLT16_MAX__))
+  TEENY_F16 v; __builtin_memcpy(&v, &h, 2); return (float)v;
+#else
   unsigned int s = (unsigned int)(h & 0x8000) << 16, e = (h >> 10) & 0x1f, m = h & 0x3ff, bits;
   if (e == 0) { if (m == 0) bits = s; else { e = 113; while (!(m & 0x400)) { m <<= 1; e--; } """
   r"""bits = s | (e << 23) | ((m & 0x3ff) << 13); } }
   else if (e == 31) bits = s | 0x7f800000 | (m << 13);
   else bits = s | ((e + 112) << 23) | (m << 13);
   float f; __builtin_memcpy(&f, &bits, 4); return f;
+#endif
 }
 static inline unsigned short teeny_f2h(float f) {
+#if (defined(__F16C__) || defined(__aarch64__)) && (defined(__clang__) || defined(__FLT16_MAX__))
+  TEENY_F16 v = (TEENY_F16)f; unsigned short h; __builtin_memcpy(&h, &v, 2); return h;
+#else
   unsigned int x; __builtin_memcpy(&x, &f, 4);
   unsigned int s = (x >> 16) & 0x8000, a = x & 0x7fffffff;
   if (a > 0x7f800000) return (unsigned short)(s | 0x7e00);
@@ -39,6 +46,7 @@ static inline unsigned short teeny_f2h(float f) {
   }
   unsigned int r = a + 0xc8000fff + ((a >> 13) & 1);
   return (unsigned short)(s | (r >> 13));
+#endif
 }
 static inline float teeny_bf2f(unsigned short h) { unsigned int b = (unsigned int)h << 16; float f; """
   r"""__builtin_memcpy(&f, &b, 4); return f; }
@@ -52,6 +60,15 @@ static inline float teeny_fmin(float a, float b) { return (a < b || a != a) ? a 
 static inline double teeny_fmax64(double a, double b) { return (a > b || a != a) ? a : b; }
 static inline double teeny_fmin64(double a, double b) { return (a < b || a != a) ? a : b; }
 """)
+
+# float16 conversions in hardware where the target has them (x86's F16C, every AArch64): clang's __fp16 (any version)
+# or gcc's _Float16 (12 and later); elsewhere teeny_h2f/teeny_f2h convert in integer code (the same values: RNE)
+C_F16 = """#if defined(__clang__)
+#define TEENY_F16 __fp16
+#else
+#define TEENY_F16 _Float16
+#endif
+"""
 
 def _helpers(prelude: str) -> dict[str, str]:
   """Split the prelude into named helper functions, each kept with what it needs."""
@@ -76,6 +93,7 @@ class CRenderer(CStyleLanguage):
   simd_reduce = {Ops.ADD: "+", Ops.MUL: "*", Ops.MAX: "max", Ops.MIN: "min"}
   no_vectorize = "#pragma clang loop vectorize(disable)"   # (gcc ignores a clang pragma)
   wide_index = "long"
+  wraps_signed = True   # (-fwrapv: runtime/ops_cpu.py)
   helpers = {**_helpers(C_PRELUDE), **C_ATOMIC_HELPERS}   # atomics: CAS loops for float (gcc has no float fetch_add)
   def render_kernel_footer(self, name: str, params: list[str]) -> list[str]:
     """`teeny_entry`: the kernel with its parameters in one array (buffer addresses, then variable values), which
@@ -84,7 +102,9 @@ class CRenderer(CStyleLanguage):
     return [f"void teeny_entry(void **a, int core, int ncores) {{ {name}({args}{', ' if args else ''}core, ncores); }}"]
   def render_prelude(self, body: str) -> str:
     used = [h for n, h in self.helpers.items() if n in body]
-    return "#include <math.h>\n#include <stdint.h>\n" + (C_STREAM if "teeny_stream(" in body else "") + "".join(used)
+    f16 = C_F16 if any(n in body for n in ("teeny_h2f", "teeny_f2h")) else ""
+    stream = C_STREAM if "teeny_stream(" in body else ""
+    return "#include <math.h>\n#include <stdint.h>\n" + stream + f16 + "".join(used)
   def streams(self, store: UOp) -> bool:
     """A fill (a store of a value that reads no memory: zeros, ones, arange) of a buffer bigger than the caches streams
     past them: with no read-for-ownership of every line it writes, zeroing 153 MB took 3.3 instead of 8.3 ms on 2 cores

@@ -15,6 +15,14 @@ def _contiguous_tile_load(idx: UOp, core_loop: UOp, tile: set[UOp]) -> bool:
   topo = idx.src[1].toposort
   return core_loop in topo and any(s in tile for a in topo if a.op is Ops.ADD for s in a.src)
 
+def _balanced(x: str) -> bool:
+  """Is x one expression as far as brackets go (never closing more than it opened)?"""
+  depth = 0
+  for c in x:
+    depth += (c == "(") - (c == ")")
+    if depth < 0: return False
+  return depth == 0
+
 def _f(fn32: str, fn64: str | None = None) -> Callable:
   return lambda x, dt: f"{fn64 if dt == dtypes.float64 and fn64 else fn32}({x})"
 
@@ -51,6 +59,9 @@ class CStyleLanguage:
   # the type of address math (loop counters and index values that only compute addresses and their masks), None: their
   # dtype's. C: 64-bit, so `int` index math under -fwrapv does not cost a sign extension per load (see RenderState.wide)
   wide_index: str | None = None
+  # does the compiler wrap signed int overflow (C: -fwrapv)? Where it does not (NVRTC, HIP's clang, OpenCL: undefined,
+  # and NVRTC folded int32 (x*4)//2 to x*2), int32/int64 +, -, * on values are rendered through their unsigned type
+  wraps_signed = False
 
   # ---- small tables a language overrides
   def render_dtype(self, dt: DType) -> str: return self.type_map[dt]
@@ -73,14 +84,19 @@ class CStyleLanguage:
     if dt == dtypes.bfloat16 and not self.half_native: return f"teeny_bf2f({buf}[{idx}])"
     return f"{buf}[{idx}]"
   def render_store_value(self, v: str, dt: DType) -> str:
-    if dt == dtypes.float16 and not self.half_native: return f"teeny_f2h({v})"
-    if dt == dtypes.bfloat16 and not self.half_native: return f"teeny_f2bf({v})"
-    return v
+    if dt not in (dtypes.float16, dtypes.bfloat16) or self.half_native: return v
+    to, back = ("teeny_f2h", "teeny_h2f") if dt == dtypes.float16 else ("teeny_f2bf", "teeny_bf2f")
+    # a value rounded to the dtype (render_round16) is stored as its rounding's 16 bits, not converted back and forth
+    head = f"{back}({to}("
+    if v.startswith(head) and v.endswith("))") and _balanced(v[len(head):-2]): return v[len(back) + 1:-1]
+    return f"{to}({v})"
+  def render_round16(self, x: str, dt: DType) -> str:
+    """A float value rounded to float16/bfloat16 and held as float again (16-bit floats are computed in float)."""
+    return f"teeny_h2f(teeny_f2h({x}))" if dt == dtypes.float16 else f"teeny_bf2f(teeny_f2bf({x}))"
   def render_cast(self, x: str, src: DType, dst: DType) -> str:
     if dst == dtypes.bool: return f"({x}!=0)"
     if dst in (dtypes.float16, dtypes.bfloat16) and not self.half_native:
-      inner = x if src.kind == "f" else f"(float)({x})"
-      return f"teeny_h2f(teeny_f2h({inner}))" if dst == dtypes.float16 else f"teeny_bf2f(teeny_f2bf({inner}))"
+      return self.render_round16(x if src.kind == "f" else f"(float)({x})", dst)
     return f"(({self.render_dtype(dst)})({x}))"
   def render_bitcast(self, x: str, src: DType, dst: DType) -> str:
     # 16-bit floats are held as float values in C: go through their 16-bit patterns
@@ -230,7 +246,22 @@ class CStyleLanguage:
     if red.arg in (Ops.MAX, Ops.MIN): st.emit(f"{a} = {self.render_max(a, st.val(v), red.dtype, red.arg is Ops.MAX)};")
     else: st.emit(f"{a} = {self.render_alu(red.arg, [a, st.val(v)], red.dtype, red.dtype)};")
   def _r_alu(self, st: RenderState, u: UOp):
-    st.define(u, self.render_alu(u.op, [st.val(s) for s in u.src], u.dtype, u.src[-1].dtype))
+    srcs = [st.val(s) for s in u.src]
+    if not self.wraps_signed and u.dtype.kind == "i" and u.dtype.itemsize >= 4 and u.op in (Ops.ADD, Ops.SUB, Ops.MUL) \
+       and u not in st.addr:   # (address math never wraps: it keeps its type and the compiler's freedom)
+      udt = dtypes.uint32 if u.dtype.itemsize == 4 else dtypes.uint64
+      us = [self.render_const(s.arg % (1 << 8 * udt.itemsize), udt) if s.op is Ops.CONST else
+            f"(({self.render_dtype(udt)})({x}))" for s, x in zip(u.src, srcs)]
+      out = self.render_alu(u.op, us, udt, udt)
+      return st.define(u, f"(({self.render_dtype(u.dtype)}){out})")
+    out = self.render_alu(u.op, srcs, u.dtype, u.src[-1].dtype)
+    # a 16-bit float result is rounded to its dtype at every op, as if each op wrote it to memory: a fused chain gives
+    # the values it gives unfused (and torch's). Selecting ops (where, max, min, negation) return an operand unchanged.
+    # A reduce's accumulator (_r_assign) is not rounded: it keeps float, as torch's 16-bit sums do
+    if u.dtype in (dtypes.float16, dtypes.bfloat16) and not self.half_native and \
+       u.op not in (Ops.WHERE, Ops.MAX, Ops.MIN, Ops.NEG):
+      out = self.render_round16(out, u.dtype)
+    st.define(u, out)
   def _r_cast(self, st: RenderState, u: UOp):
     conv = self.render_cast if u.op is Ops.CAST else self.render_bitcast
     st.define(u, conv(st.val(u.src[0]), u.src[0].dtype, u.dtype))
@@ -327,7 +358,8 @@ class RenderState:
     self.const_bounds = len(set(loops)) < len(loops)
     if not self.const_bounds and (fg := self.first_global) is not None and (tile := self._tile(uops)):
       self.const_bounds = any(_contiguous_tile_load(u.src[0], fg, tile) for u in uops if u.op is Ops.LOAD)
-    self.wide = self._address_math(uops) if lang.wide_index else set()
+    self.addr = self._address_math(uops)
+    self.wide = self.addr if lang.wide_index else set()
 
   @staticmethod
   def _address_math(uops: list[UOp]) -> set[UOp]:
