@@ -998,7 +998,15 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
   def trunc(self): return self._rounding(Ops.TRUNC)
   def floor(self): return self._rounding(Ops.FLOOR)
   def ceil(self): return self._rounding(Ops.CEIL)
-  def round(self): return self._rounding(Ops.RINT)
+  def round(self, decimals: int = 0) -> Tensor:
+    """Round half to even; decimals=d rounds to d places (negative: to tens, hundreds...) as torch: x * 10**d rounded,
+    divided back (so its results carry that division's rounding, as torch's)."""
+    if decimals == 0: return self._rounding(Ops.RINT)
+    if self.dtype.kind in "iub":
+      raise TypeError(f"round(decimals={decimals}) needs a float tensor, got {self.dtype} (torch: not implemented for "
+                      "integers); cast first, e.g. x.float().round(decimals)")
+    if decimals > 0: return (self * 10.0 ** decimals).round() / 10.0 ** decimals
+    return (self / 10.0 ** -decimals).round() * 10.0 ** -decimals
   def abs(self) -> Tensor:
     """|x|; abs(-0.0) is 0.0, and the gradient is 0 at 0 and at nan (torch)."""
     if self.dtype.kind in "ub": return self
@@ -1228,6 +1236,14 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
   def __isub__(self, x): return self._inplace(self - x, "-")  # type: ignore[misc]  # -= never passes reverse=
   def __imul__(self, x): return self._inplace(self * x, "*")  # type: ignore[misc]  # *= never passes reverse=
   def __itruediv__(self, x): return self._inplace(self / x, "/")  # type: ignore[misc]  # /= never passes reverse=
+  # torch's in-place methods: the same writes as the operators (returning self)
+  def add_(self, x, alpha=1) -> Tensor: return self._inplace(self + (x * alpha if alpha != 1 else x), "+")
+  def sub_(self, x, alpha=1) -> Tensor: return self._inplace(self - (x * alpha if alpha != 1 else x), "-")
+  def mul_(self, x) -> Tensor: return self._inplace(self * x, "*")
+  def div_(self, x) -> Tensor: return self._inplace(self / x, "/")
+  def clamp_(self, min=None, max=None) -> Tensor: return self._inplace(self.clamp(min, max), "clamp")
+  def zero_(self) -> Tensor: return self.assign(self.zeros_like())
+  def fill_(self, value) -> Tensor: return self.assign(self.full_like(value))
   def _inplace(self, out: Tensor, op: str) -> Tensor:
     """x op= y: the result is written into x, cast to x's dtype where torch allows that cast (float32 into float16,
     int64 into int8), an error where it does not (a float into an int, a non-bool into a bool), as in torch."""
@@ -1381,22 +1397,28 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
   def logsumexp(self, axis=None, keepdim: bool = False, dim=None) -> Tensor:
     axis = dim if dim is not None else axis
     x = self._float()
+    if any(x.shape[a] == 0 for a in x._axes(axis)):   # (an empty sum: log 0, as torch)
+      return x.sum(axis, keepdim=keepdim).cast(x.dtype).full_like(-math.inf)
     if x.dtype in HALF: return x.cast(dtypes.float32).logsumexp(axis, keepdim).cast(x.dtype)
     m = x.amax(axis, keepdim=True)
     m = m.isinf().where(0, m).detach()
     out = (x - m).exp().sum(axis, keepdim=True).log() + m
     return out if keepdim else out.reshape(tuple(s for i, s in enumerate(self.shape) if i not in self._axes(axis)))
-  def softmax(self, axis: int = -1, dim=None) -> Tensor:
+  def softmax(self, axis: int = -1, dim=None, dtype: DType | str | None = None) -> Tensor:
+    """exp(x) / sum(exp(x)) along axis; dtype= casts the input first (torch)."""
     axis = dim if dim is not None else axis
-    x = self._float()
+    x = (self.cast(dtype) if dtype is not None else self)._float()
+    if 0 in [x.shape[a] for a in x._axes(axis)]: return x   # (no values along axis: nothing to normalise, as torch)
     if x.dtype in HALF: return x.cast(dtypes.float32).softmax(axis).cast(x.dtype)
     # GPUs: one kernel, the row read once (kernels/softmax.py, registered by teeny.kernels)
     if (route := KERNEL_ROUTES.get("softmax")) is not None and (out := route(x, axis)) is not None: return out
     e = (x - x.amax(axis, keepdim=True).detach()).exp()
     return e / e.sum(axis, keepdim=True)
-  def log_softmax(self, axis: int = -1, dim=None) -> Tensor:
+  def log_softmax(self, axis: int = -1, dim=None, dtype: DType | str | None = None) -> Tensor:
+    """x - logsumexp(x) along axis; dtype= casts the input first (torch)."""
     axis = dim if dim is not None else axis
-    x = self._float()
+    x = (self.cast(dtype) if dtype is not None else self)._float()
+    if 0 in [x.shape[a] for a in x._axes(axis)]: return x
     if x.dtype in HALF: return x.cast(dtypes.float32).log_softmax(axis).cast(x.dtype)
     m = x - x.amax(axis, keepdim=True).detach()
     return m - m.exp().sum(axis, keepdim=True).log()

@@ -10,6 +10,7 @@ from teeny.device import Device
 from teeny.dtype import dtypes, least_upper_dtype, sum_acc_dtype
 from teeny.codegen.tc import tiles_for
 from teeny.indexing import check_index_range
+from teeny.helpers import broadcast_shape
 from teeny.uop.ops import Ops, UOp, in_memory
 
 if TYPE_CHECKING:
@@ -274,7 +275,10 @@ class NNMixin:
 
   def conv2d(self: Tensor, weight: Tensor, bias: Tensor | None = None,  # type: ignore[misc]  # mixin: self is a Tensor
              stride=1, padding=0, dilation=1, groups: int = 1) -> Tensor:
-    """PyTorch's F.conv2d (also 1d/3d: the number of spatial dims comes from the weight)."""
+    """PyTorch's F.conv2d (also 1d/3d: the number of spatial dims comes from the weight); an unbatched input (C, H, W)
+    gives an unbatched output, as torch."""
+    if self.ndim == weight.ndim - 1 and self.ndim >= 2:
+      return self.unsqueeze(0).conv2d(weight, bias, stride, padding, dilation, groups).squeeze(0)
     hw = tuple(weight.shape[2:])
     if self.ndim != weight.ndim or self.ndim < 3:
       raise ValueError(f"conv input {tuple(self.shape)} and weight {tuple(weight.shape)} need the same ndim (>= 3)")
@@ -309,15 +313,17 @@ class NNMixin:
   def conv1d(self: Tensor, weight: Tensor, bias: Tensor | None = None,  # type: ignore[misc]  # mixin: self is a Tensor
              stride=1, padding=0, dilation=1, groups: int = 1) -> Tensor:
     """PyTorch's F.conv1d: input (N, C, L), weight (O, C/groups, K)."""
-    if self.ndim != 3 or weight.ndim != 3:
-      raise ValueError(f"conv1d wants a 3-d input and weight, got {tuple(self.shape)} and {tuple(weight.shape)}")
+    if self.ndim not in (2, 3) or weight.ndim != 3:
+      raise ValueError(f"conv1d wants a 3-d (or unbatched 2-d) input and a 3-d weight, got {tuple(self.shape)} and "
+                       f"{tuple(weight.shape)}")
     return self.conv2d(weight, bias, stride, padding, dilation, groups)
 
   def conv3d(self: Tensor, weight: Tensor, bias: Tensor | None = None,  # type: ignore[misc]  # mixin: self is a Tensor
              stride=1, padding=0, dilation=1, groups: int = 1) -> Tensor:
     """PyTorch's F.conv3d: input (N, C, D, H, W), weight (O, C/groups, kD, kH, kW); padding also 'same' or 'valid'."""
-    if self.ndim != 5 or weight.ndim != 5:
-      raise ValueError(f"conv3d wants a 5-d input and weight, got {tuple(self.shape)} and {tuple(weight.shape)}")
+    if self.ndim not in (4, 5) or weight.ndim != 5:
+      raise ValueError(f"conv3d wants a 5-d (or unbatched 4-d) input and a 5-d weight, got {tuple(self.shape)} and "
+                       f"{tuple(weight.shape)}")
     return self.conv2d(weight, bias, stride, padding, dilation, groups)
 
   def conv_transpose2d(self: Tensor, weight: Tensor,  # type: ignore[misc]  # mixin: self is a Tensor
@@ -667,6 +673,45 @@ class NNMixin:
     x = self.shrink(tuple((0, i) if d != dim else (0, s) for d, (s, i) in enumerate(zip(self.shape, index.shape))))
     x = x.unsqueeze(-1).transpose(-1, dim)
     return index.unsqueeze(-1)._one_hot_along_dim(self.shape[dim]).where(x, 0).sum(-1).cast(self.dtype)
+
+  def index_select(self: Tensor, dim: int, index: Tensor) -> Tensor:  # type: ignore[misc]  # mixin: self is a Tensor
+    """torch.index_select: the entries of self at the 1-D integer `index` along dim (in [0, size); not wrapped)."""
+    Tensor = type(self)
+    if not isinstance(index, Tensor) or not dtypes.is_int(index.dtype) or index.ndim > 1:
+      what = f"{index.ndim}-D {index.dtype}" if isinstance(index, Tensor) else type(index).__name__
+      raise TypeError(f"index_select: index must be a 0-D or 1-D integer tensor, got {what}")
+    if self.ndim == 0:
+      if index.numel() != 1:
+        raise RuntimeError(f"index_select: a 0-D tensor takes exactly one index, got {index.numel()}")
+      return self.reshape(1).index_select(0, index.reshape(1)).reshape(())
+    d = dim % self.ndim if -self.ndim <= dim < self.ndim else None
+    if d is None: raise IndexError(f"index_select: dim {dim} out of range for a {self.ndim}-D tensor")
+    n = index.numel()
+    shape = tuple(n if i == d else s for i, s in enumerate(self.shape))
+    idx = index.reshape(*[n if i == d else 1 for i in range(self.ndim)]).expand(*shape)
+    check_index_range(idx, self.shape[d], "index_select: index", IndexError, dim=d,
+                      hint=f"indices must be in [0, {self.shape[d]}); negative ones are not wrapped")
+    return self._gather(d, idx)
+
+  def take_along_dim(self: Tensor, indices: Tensor, dim: int | None = None) -> Tensor:  # type: ignore[misc]
+    """torch.take_along_dim: gather along dim with self and indices broadcast over the other dims (dim=None: over
+    the flattened tensor)."""
+    Tensor = type(self)
+    if not isinstance(indices, Tensor) or not dtypes.is_int(indices.dtype):
+      raise TypeError(f"take_along_dim: indices must be an integer tensor, got "
+                      f"{getattr(indices, 'dtype', type(indices).__name__)}")
+    if dim is None: return self.reshape(-1).gather(0, indices.reshape(-1))
+    if indices.ndim != self.ndim:
+      raise RuntimeError(f"take_along_dim: indices ({indices.ndim}-D) must have as many dims as self ({self.ndim}-D)")
+    d = dim % self.ndim
+    try:
+      rest = broadcast_shape(tuple(1 if i == d else s for i, s in enumerate(self.shape)),
+                             tuple(1 if i == d else s for i, s in enumerate(indices.shape)))
+    except ValueError:
+      raise RuntimeError(f"take_along_dim: self {tuple(self.shape)} and indices {tuple(indices.shape)} do not "
+                         f"broadcast outside dim {d}") from None
+    x = self.expand(*[self.shape[d] if i == d else s for i, s in enumerate(rest)])
+    return x.gather(d, indices.expand(*[indices.shape[d] if i == d else s for i, s in enumerate(rest)]))
 
   def _scatter_parts(self: Tensor, fn: str, dim: int, index: Tensor,  # type: ignore[misc]  # mixin: self is a Tensor
                      src) -> tuple[int, Tensor, Tensor]:

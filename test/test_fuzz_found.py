@@ -85,3 +85,92 @@ def test_no_div_mod_fold_across_a_wrapping_product(dt, v, c):
     np.testing.assert_array_equal(((x * c) // k).numpy(), ((tx * c) // k).numpy())
     np.testing.assert_array_equal(((x * c).realize() // k).numpy(), ((tx * c) // k).numpy())
     np.testing.assert_array_equal(((x * c) % (k + 1)).numpy(), ((tx * c) % (k + 1)).numpy())
+
+@settings(max_examples=20, deadline=None)
+@given(st.lists(st.integers(1, 4), min_size=1, max_size=3), st.integers(0, 2**31 - 1))
+def test_index_select_and_take_along_dim_match_torch(shape, seed):
+  torch = pytest.importorskip("torch")
+  rng = np.random.default_rng(seed)
+  a = rng.standard_normal(shape).astype(np.float32)
+  dim = int(rng.integers(-len(shape), len(shape)))
+  idx = rng.integers(0, shape[dim], int(rng.integers(0, 6)))
+  got = Tensor(a).index_select(dim, Tensor(idx, dtype=dtypes.int64))
+  want = torch.tensor(a).index_select(dim, torch.tensor(idx, dtype=torch.int64))
+  assert got.shape == tuple(want.shape)
+  np.testing.assert_array_equal(got.numpy(), want.numpy())
+  # indices broadcast with self outside dim (a size-1 dim on either side)
+  ishape = [1 if rng.random() < 0.5 else s for s in shape]
+  ishape[dim] = int(rng.integers(1, 5))
+  ind = rng.integers(0, shape[dim], ishape)
+  got = Tensor(a).take_along_dim(Tensor(ind), dim)
+  want = torch.take_along_dim(torch.tensor(a), torch.tensor(ind), dim)
+  assert got.shape == tuple(want.shape)
+  np.testing.assert_array_equal(got.numpy(), want.numpy())
+  np.testing.assert_array_equal(Tensor(a).take_along_dim(Tensor(ind)).numpy(),
+                                torch.take_along_dim(torch.tensor(a), torch.tensor(ind)).numpy())
+
+def test_index_select_gradient_and_errors():
+  torch = pytest.importorskip("torch")
+  a = np.arange(12, dtype=np.float32).reshape(3, 4)
+  t, p = Tensor(a, requires_grad=True), torch.tensor(a, requires_grad=True)
+  t.index_select(1, Tensor([0, 0, 3])).sum().backward()
+  p.index_select(1, torch.tensor([0, 0, 3])).sum().backward()
+  np.testing.assert_array_equal(t.grad.numpy(), p.grad.numpy())
+  with pytest.raises(IndexError, match="index_select: index 4 is out of bounds"):
+    Tensor(a).index_select(1, Tensor([4])).numpy()
+  with pytest.raises(TypeError, match="integer tensor"): Tensor(a).index_select(0, Tensor([0.0]))
+  with pytest.raises(RuntimeError, match="broadcast"): Tensor(a).take_along_dim(Tensor([[0, 1], [1, 0]]), 1)
+
+@settings(max_examples=20, deadline=None)
+@given(st.integers(-3, 4), st.integers(0, 2**31 - 1))
+def test_round_decimals_matches_torch(decimals, seed):
+  torch = pytest.importorskip("torch")
+  x = (np.random.default_rng(seed).standard_normal(64) * 10.0 ** np.random.default_rng(seed).integers(-2, 5)).astype(
+    np.float32)
+  np.testing.assert_array_equal(Tensor(x).round(decimals=decimals).numpy(),
+                                torch.tensor(x).round(decimals=decimals).numpy())
+  with pytest.raises(TypeError, match="float tensor"): Tensor([15]).round(decimals=-1)
+
+def test_softmax_dtype_and_empty_axes():
+  torch = pytest.importorskip("torch")
+  x = np.float32([[1, 2, 3], [0, -1, 5]])
+  for fn in ("softmax", "log_softmax"):
+    got = getattr(Tensor(x), fn)(1, dtype="float64")
+    want = getattr(torch.tensor(x), fn)(1, dtype=torch.float64)
+    assert got.dtype == dtypes.float64
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12)
+    assert getattr(Tensor.zeros(2, 0), fn)(1).shape == (2, 0)
+  np.testing.assert_array_equal(Tensor.zeros(0, 3).logsumexp(0).numpy(), torch.zeros(0, 3).logsumexp(0).numpy())
+  assert Tensor.zeros(2, 0).logsumexp(1, keepdim=True).shape == (2, 1)
+
+def test_inplace_methods_match_torch():
+  torch = pytest.importorskip("torch")
+  x = np.float32([[1, -2, 3], [4, 5, -6]])
+  t, p = Tensor(x), torch.tensor(x)
+  tv, pv = t[1], p[1]   # a view sees every write
+  for f in (lambda a: a.add_(2), lambda a: a.add_(a, alpha=0.5), lambda a: a.sub_(1, alpha=3), lambda a: a.mul_(-2),
+            lambda a: a.div_(4), lambda a: a.clamp_(min=-1.5), lambda a: a.clamp_(max=2)):
+    assert f(t) is t and f(p) is p
+    np.testing.assert_allclose(t.numpy(), p.numpy(), rtol=1e-6)
+    np.testing.assert_allclose(tv.numpy(), pv.numpy(), rtol=1e-6)
+  assert tv.fill_(7) is tv and pv.fill_(7) is pv
+  np.testing.assert_array_equal(t.numpy(), p.numpy())
+  t.zero_()
+  np.testing.assert_array_equal(t.numpy(), np.zeros((2, 3)))
+  with pytest.raises(RuntimeError, match="can't be cast"): Tensor([1, 2]).mul_(2.5)
+
+@pytest.mark.parametrize("n", [1, 2, 3])
+def test_unbatched_conv_matches_torch(n):
+  """torch's conv takes an unbatched (C, *spatial) input and gives an unbatched output."""
+  torch = pytest.importorskip("torch")
+  rng = np.random.default_rng(n)
+  x, w = rng.standard_normal((4, *[6] * n)).astype(np.float32), rng.standard_normal((3, 4, *[3] * n)).astype(np.float32)
+  b = rng.standard_normal(3).astype(np.float32)
+  fn = {1: "conv1d", 2: "conv2d", 3: "conv3d"}[n]
+  got = getattr(Tensor(x), fn)(Tensor(w), Tensor(b), padding=1)
+  want = getattr(torch.nn.functional, fn)(torch.tensor(x), torch.tensor(w), torch.tensor(b), padding=1)
+  assert got.shape == tuple(want.shape)
+  np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-4, atol=1e-4)
+  layer = {1: "Conv1d", 2: "Conv2d", 3: "Conv3d"}[n]
+  from teeny import nn
+  if hasattr(nn, layer): assert getattr(nn, layer)(4, 3, 3)(Tensor(x)).shape == (3, *[4] * n)
