@@ -688,9 +688,10 @@ class NNMixin:
     if d is None: raise IndexError(f"index_select: dim {dim} out of range for a {self.ndim}-D tensor")
     n = index.numel()
     shape = tuple(n if i == d else s for i, s in enumerate(self.shape))
-    idx = index.reshape(*[n if i == d else 1 for i in range(self.ndim)]).expand(*shape)
-    check_index_range(idx, self.shape[d], "index_select: index", IndexError, dim=d,
+    # (checked before the broadcast: indices made from host data are then checked for free on every device)
+    check_index_range(index, self.shape[d], "index_select: index", IndexError, dim=d,
                       hint=f"indices must be in [0, {self.shape[d]}); negative ones are not wrapped")
+    idx = index.reshape(*[n if i == d else 1 for i in range(self.ndim)]).expand(*shape)
     return self._gather(d, idx)
 
   def take_along_dim(self: Tensor, indices: Tensor, dim: int | None = None) -> Tensor:  # type: ignore[misc]
