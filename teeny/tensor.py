@@ -1232,15 +1232,15 @@ class Tensor(SelectMixin, NNMixin, metaclass=_TensorMeta):
   def __rrshift__(self, x): return self.rshift(x, True)
   def __matmul__(self, x): return self.matmul(x)
   def __rmatmul__(self, x): return Tensor(x, device=self.device).matmul(self)
-  def __iadd__(self, x): return self._inplace(self + x, "+")  # type: ignore[misc]  # += never passes reverse=
-  def __isub__(self, x): return self._inplace(self - x, "-")  # type: ignore[misc]  # -= never passes reverse=
-  def __imul__(self, x): return self._inplace(self * x, "*")  # type: ignore[misc]  # *= never passes reverse=
-  def __itruediv__(self, x): return self._inplace(self / x, "/")  # type: ignore[misc]  # /= never passes reverse=
-  # torch's in-place methods: the same writes as the operators (returning self)
+  # torch's in-place methods, which the operators +=, -=, *= and /= are (returning self)
   def add_(self, x, alpha=1) -> Tensor: return self._inplace(self + (x * alpha if alpha != 1 else x), "+")
   def sub_(self, x, alpha=1) -> Tensor: return self._inplace(self - (x * alpha if alpha != 1 else x), "-")
   def mul_(self, x) -> Tensor: return self._inplace(self * x, "*")
   def div_(self, x) -> Tensor: return self._inplace(self / x, "/")
+  def __iadd__(self, x): return self.add_(x)  # type: ignore[misc]  # += never passes reverse=
+  def __isub__(self, x): return self.sub_(x)  # type: ignore[misc]  # -= never passes reverse=
+  def __imul__(self, x): return self.mul_(x)  # type: ignore[misc]  # *= never passes reverse=
+  def __itruediv__(self, x): return self.div_(x)  # type: ignore[misc]  # /= never passes reverse=
   def clamp_(self, min=None, max=None) -> Tensor: return self._inplace(self.clamp(min, max), "clamp")
   def zero_(self) -> Tensor: return self.assign(self.zeros_like())
   def fill_(self, value) -> Tensor: return self.assign(self.full_like(value))

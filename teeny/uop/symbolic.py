@@ -131,22 +131,22 @@ def fold_divmod(x: UOp, c: int, is_mod: bool, orig: UOp) -> UOp | None:
                     qc + (rdiv.arg if rdiv.op is Ops.CONST else 0), x.dtype)
   return None if ret is orig else ret
 
-def _dead_index(d: UOp, k: int) -> UOp | None:
+def _dead_index(d: UOp) -> UOp | None:
   """Index math divided by a constant 0 (a size-0 dim's address, under a gate that is never true): 0. Left in, C's
   x % 0 is undefined, and gcc compiles it to a trap (ud2: SIGILL) that runs before the gate is tested."""
-  return UOp.const(d.dtype, 0) if k == 0 and d.dtype == dtypes.index else None
+  return UOp.const(d.dtype, 0) if d.dtype == dtypes.index else None
 
 def _div(x: UOp, c: UOp, d: UOp) -> UOp | None:
   if not _is_int(d): return None
   k = c.arg
-  if k == 0: return _dead_index(d, k)
+  if k == 0: return _dead_index(d)
   if k == 1: return x
   if k == -1: return x.alu(Ops.NEG)
   if x.op is Ops.IDIV and x.src[1].op is Ops.CONST and x.src[1].arg > 0 and k > 0 and x.src[0].vmin >= 0 and \
      x.src[1].arg * k <= dtypes.max(d.dtype):
     return x.src[0].alu(Ops.IDIV, UOp.const(d.dtype, x.src[1].arg * k))
   # (x*c1)//k -> x*(c1//k) only where x*c1 cannot wrap: a wrapped product (int8 100*2 = -56) divides to another value
-  if x.op is Ops.MUL and x.src[1].op is Ops.CONST and k != 0 and x.src[1].arg % k == 0 and \
+  if x.op is Ops.MUL and x.src[1].op is Ops.CONST and x.src[1].arg % k == 0 and \
      _scaled_fits(d, x.src[1].arg, x.src[0]):
     return x.src[0].alu(Ops.MUL, UOp.const(d.dtype, x.src[1].arg // k))
   if x.op is Ops.MOD and x.src[1].op is Ops.CONST and k > 0 and x.src[1].arg % k == 0 and x.src[0].vmin >= 0:
@@ -156,11 +156,11 @@ def _div(x: UOp, c: UOp, d: UOp) -> UOp | None:
 def _mod(x: UOp, c: UOp, d: UOp) -> UOp | None:
   if not _is_int(d): return None
   k = c.arg
-  if k == 0: return _dead_index(d, k)
+  if k == 0: return _dead_index(d)
   if k == 1 or k == -1: return UOp.const(d.dtype, 0)
   if x.op is Ops.MOD and x.src[1].op is Ops.CONST and k > 0 and x.src[1].arg % k == 0 and x.src[0].vmin >= 0:
     return x.src[0].alu(Ops.MOD, c)
-  if x.op is Ops.MUL and x.src[1].op is Ops.CONST and k != 0 and x.src[1].arg % k == 0 and \
+  if x.op is Ops.MUL and x.src[1].op is Ops.CONST and x.src[1].arg % k == 0 and \
      _scaled_fits(d, x.src[1].arg, x.src[0]): return UOp.const(d.dtype, 0)
   return fold_divmod(x, k, True, d)
 
