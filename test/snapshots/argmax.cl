@@ -20,7 +20,7 @@ __kernel void r_6_40(__global int* restrict data0, __global const float* restric
     int acc3 = (-2147483647-1);
     for (int r1 = 0; r1 < 40; r1++) {
       float val4 = data1[(val1+r1)];
-      int val5 = ((int)(((uint)(((int)(((val4==val2)|(val4!=val4))))))*((uint)(((int)(((uint)(((int)(((uint)(r1))*4294967295u))))+40u))))));
+      int val5 = (((int)(((val4==val2)|(val4!=val4))))*((r1*-1)+40));
       acc3 = ((acc3>val5)?acc3:val5);
     }
     data0[g0] = ((int)(((uint)(((int)(((uint)(acc3))*4294967295u))))+40u));

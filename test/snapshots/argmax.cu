@@ -21,7 +21,7 @@ extern "C" __global__ void __launch_bounds__(6) r_6_40(int* __restrict__ data0, 
     int acc3 = (-2147483647-1);
     for (int r1 = 0; r1 < 40; r1++) {
       float val4 = data1[(val1+r1)];
-      int val5 = ((int)(((unsigned int)(((int)(((val4==val2)|(val4!=val4))))))*((unsigned int)(((int)(((unsigned int)(((int)(((unsigned int)(r1))*4294967295u))))+40u))))));
+      int val5 = (((int)(((val4==val2)|(val4!=val4))))*((r1*-1)+40));
       acc3 = ((acc3>val5)?acc3:val5);
     }
     data0[g0] = ((int)(((unsigned int)(((int)(((unsigned int)(acc3))*4294967295u))))+40u));

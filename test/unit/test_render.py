@@ -159,3 +159,18 @@ def test_masked_gather_with_64_bit_addresses():
   x = np.arange(24, dtype=np.float32).reshape(4, 6)
   got = Tensor(x).pad(((1, 2), (3, 0))).flip(0)[:, ::2].numpy()
   np.testing.assert_array_equal(got, np.pad(x, ((1, 2), (3, 0)))[::-1, ::2])
+
+def test_gpu_int_math_goes_unsigned_only_where_it_can_wrap():
+  """GPU compilers do not wrap signed overflow (NVRTC folded int32 (x*4)//2 to x*2), so value int math that may leave
+  int32 is rendered through unsigned; math whose operand bounds keep it in range (an arange's i*-1+3) stays plain."""
+  from teeny.codegen.render.cuda import CUDARenderer
+  def src(t: Tensor) -> str:
+    with Context(DEBUG=0):
+      (si,) = [si for si in t.schedule() if si.kind == "kernel"]
+      return get_program(si.ast, CUDARenderer()).src
+  bounded = src(Tensor.arange(10, dtype=dtypes.int32) * -1 + 3)
+  assert "unsigned" not in bounded and "*-1)+3)" in bounded, bounded
+  data = src((Tensor(np.arange(16, dtype=np.int32)) * 4) // 2)
+  assert "((unsigned int)(data1[" in data and "*4u" in data, data
+  # the same product of an arange that can pass 2**31 wraps: unsigned
+  assert "unsigned" in src(Tensor.arange(8, dtype=dtypes.int32) * (1 << 29))

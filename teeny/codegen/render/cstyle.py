@@ -15,6 +15,15 @@ def _contiguous_tile_load(idx: UOp, core_loop: UOp, tile: set[UOp]) -> bool:
   topo = idx.src[1].toposort
   return core_loop in topo and any(s in tile for a in topo if a.op is Ops.ADD for s in a.src)
 
+def _may_wrap(u: UOp) -> bool:
+  """Can this int ADD/SUB/MUL leave its dtype's range? Not where its operands' bounds (vmin_vmax, sound for wrapped
+  values too) keep the exact result inside: such math (an arange's `i*-1`, a masked index) needs no unsigned detour."""
+  (a0, a1), (b0, b1) = (s.vmin_vmax for s in u.src)
+  if u.op is Ops.ADD: lo, hi = a0 + b0, a1 + b1
+  elif u.op is Ops.SUB: lo, hi = a0 - b1, a1 - b0
+  else: lo, hi = min(c := (a0 * b0, a0 * b1, a1 * b0, a1 * b1)), max(c)
+  return lo < dtypes.min(u.dtype) or hi > dtypes.max(u.dtype)
+
 def _balanced(x: str) -> bool:
   """Is x one expression as far as brackets go (never closing more than it opened)?"""
   depth = 0
@@ -248,7 +257,7 @@ class CStyleLanguage:
   def _r_alu(self, st: RenderState, u: UOp):
     srcs = [st.val(s) for s in u.src]
     if not self.wraps_signed and u.dtype.kind == "i" and u.dtype.itemsize >= 4 and u.op in (Ops.ADD, Ops.SUB, Ops.MUL) \
-       and u not in st.addr:   # (address math never wraps: it keeps its type and the compiler's freedom)
+       and u not in st.addr and _may_wrap(u):   # (address math never wraps: it keeps its type and the compiler's freedom)
       udt = dtypes.uint32 if u.dtype.itemsize == 4 else dtypes.uint64
       us = [self.render_const(s.arg % (1 << 8 * udt.itemsize), udt) if s.op is Ops.CONST else
             f"(({self.render_dtype(udt)})({x}))" for s, x in zip(u.src, srcs)]
