@@ -1,5 +1,6 @@
 """Regressions for what fuzzing teeny against torch found (notes of 2026-12-03): each case is torch's answer, written
 out."""
+import math
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -174,3 +175,28 @@ def test_unbatched_conv_matches_torch(n):
   layer = {1: "Conv1d", 2: "Conv2d", 3: "Conv3d"}[n]
   from teeny import nn
   if hasattr(nn, layer): assert getattr(nn, layer)(4, 3, 3)(Tensor(x)).shape == (3, *[4] * n)
+
+@needs_values
+def test_signed_zero_constants_are_not_merged():
+  """0.0 == -0.0 and both hash alike: the schedule cache's key keeps the sign, so x/-0.0 after x/0.0 (and x*-0.0,
+  where(c, -0.0, 1)) is not the earlier graph's replay."""
+  x = Tensor([3.0])
+  assert (x / 0.0).tolist() == [math.inf] and (x / -0.0).tolist() == [-math.inf]
+  assert (x / -0.0).tolist() == [-math.inf] and (x / 0.0).tolist() == [math.inf]
+  assert (1 / (x * 0.0)).tolist() == [math.inf] and (1 / (x * -0.0)).tolist() == [-math.inf]
+  c = Tensor([True])
+  assert (1 / c.where(0.0, 1.0)).tolist() == [math.inf] and (1 / c.where(-0.0, 1.0)).tolist() == [-math.inf]
+
+@needs_values
+def test_plus_zero_is_not_folded_for_floats():
+  """IEEE: -0.0 + 0.0 is +0.0, so a float x + 0.0 is not x (x + -0.0 and x - 0.0 are); torch gives +inf for 1/that."""
+  x = Tensor([-0.0, 2.0])
+  assert (1 / (x + 0.0)).tolist() == [math.inf, 0.5]
+  assert (1 / (x - -0.0)).tolist() == [math.inf, 0.5]
+  assert (1 / (x - 0.0)).tolist() == [-math.inf, 0.5] and (1 / (x + -0.0)).tolist() == [-math.inf, 0.5]
+
+def test_jit_tells_signed_zero_arguments_apart():
+  from teeny import TinyJit
+  h = TinyJit(lambda x, s: (x / s).realize())
+  for _ in range(3): h(Tensor([3.0]), 0.0)
+  with pytest.raises(ValueError, match="is -0.0 but was 0.0"): h(Tensor([3.0]), -0.0)

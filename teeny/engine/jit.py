@@ -50,7 +50,7 @@ What a replay does, and what it cannot see:
 - Capturing is not thread-safe: another thread's kernels run during a capture would be captured too.
 """
 from __future__ import annotations
-import functools, weakref
+import functools, math, weakref
 from typing import Any, Callable
 import numpy as np
 from teeny.helpers import CHECK_INDICES, DEBUG, JIT, Context, GlobalCounters
@@ -100,8 +100,10 @@ def _same(a: Any, b: Any) -> bool:
   if type(a) is not type(b): return False
   if isinstance(a, _VarArg): return a.var is b.var
   if isinstance(a, np.ndarray):
-    return a.shape == b.shape and a.dtype == b.dtype and bool(np.array_equal(a, b, equal_nan=True))
-  if isinstance(a, float) and a != a: return b != b
+    return a.shape == b.shape and a.dtype == b.dtype and bool(np.array_equal(a, b, equal_nan=a.dtype.kind in "fc")) \
+      and (a.dtype.kind != "f" or bool(np.array_equal(np.signbit(a), np.signbit(b))))
+  if isinstance(a, (float, np.floating)):   # nan is the same as nan; -0.0 is not 0.0 (x / s gives -inf, not inf)
+    return bool(a != a and b != b) or bool(a == b and math.copysign(1.0, a) == math.copysign(1.0, b))
   if isinstance(a, _SIMPLE + (np.generic,)): return bool(a == b)
   return False   # any other object must be the captured one itself
 

@@ -1,7 +1,7 @@
 """Tensor graph -> ordered ScheduleItems. Decides where to cut (realize) and builds each kernel's AST, turning
 movement ops into index expressions so elementwise chains, reduce prologues and epilogues fuse."""
 from __future__ import annotations
-import itertools, weakref
+import itertools, math, weakref
 from dataclasses import dataclass
 from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
@@ -321,7 +321,10 @@ def walk(roots: list[UOp], ops: frozenset = frozenset(), attr: str = "") -> Walk
           bufs.append(n)
         else:
           src = n.src
-          parts.append((op, n.dtype, n.arg, (index[src[0]],) if len(src) == 1 else tuple(map(pos, src))))
+          arg = n.arg
+          # (-0.0 == 0.0 in a tuple's comparison: the sign is part of the key, else x/-0.0 replays x/0.0's schedule)
+          if op is Ops.CONST and arg == 0 and type(arg) is float and math.copysign(1.0, arg) < 0: arg = (arg, "-0")
+          parts.append((op, n.dtype, arg, (index[src[0]],) if len(src) == 1 else tuple(map(pos, src))))
           if op in ops or attr in n.__dict__: flagged.append(n)
         index[n] = len(parts) - 1
   return Walk(list(index), (tuple(parts), tuple(map(pos, roots))), bufs, flagged)

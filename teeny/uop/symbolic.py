@@ -59,6 +59,8 @@ def _merge_terms(terms: list[tuple[UOp, int]]) -> list[tuple[UOp, int]]:
   for t, k in terms: merged[t] = merged.get(t, 0) + k
   return [(t, k) for t, k in merged.items() if k != 0]
 
+def _signbit(v) -> bool: return isinstance(v, float) and math.copysign(1.0, v) < 0
+
 def simplify_add(a: UOp) -> UOp | None:
   """Combine like terms, fold constants, and rebuild (x//c)*c + x%c as x."""
   if not _is_int(a): return None
@@ -183,8 +185,10 @@ symbolic = PatternMatcher([
   # commutative ops keep constants on the right
   (UPat(GroupOp.Commutative, src=(UPat.cvar("c"), UPat.var("v")), name="a"), lambda a, c, v: a.replace(src=(v, c))),
   # identities
-  (UPat(Ops.ADD, src=(x, UPat.cvar("c"))), lambda x, c: x if c.arg == 0 else None),
-  (UPat(Ops.SUB, src=(x, UPat.cvar("c"))), lambda x, c: x if c.arg == 0 else None),
+  # (a float x + 0.0 is not x where x is -0.0: IEEE gives +0.0; only x + -0.0 and x - 0.0 keep every x)
+  (UPat(Ops.ADD, src=(x, UPat.cvar("c"))), lambda x, c: x if c.arg == 0 and (_is_int(x) or _signbit(c.arg)) else None),
+  (UPat(Ops.SUB, src=(x, UPat.cvar("c"))),
+   lambda x, c: x if c.arg == 0 and (_is_int(x) or not _signbit(c.arg)) else None),
   (UPat(Ops.MUL, src=(x, UPat.cvar("c"))),
    lambda x, c: x if c.arg == 1 else (c if c.arg == 0 and _is_int(x) else None)),
   (UPat(Ops.FDIV, src=(x, UPat.cvar("c"))), lambda x, c: x if c.arg == 1 else None),
