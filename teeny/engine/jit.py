@@ -201,6 +201,14 @@ class _Recorder:
                          "only the captured kernels, so the value would be frozen. Return the tensor and read it after "
                          "the call (or call the function without TinyJit, JIT=0)")
 
+def _own_memory(ts) -> None:
+  """Copy-on-write results (pad, flip, repeat of a tensor: copies in torch, lazily still reading their source) among a
+  call's inputs or outputs get memory of their own, as a write of their value: a capture would take them for views of
+  the source, so an input would change under the step's writes to that source, and an output would be one tensor
+  that every replay returns and the next write invalidates."""
+  for t in ts:
+    if t._cow: tensor._give_memory(t)
+
 def _run_recorded(rec: _Recorder, fxn: Callable, args: tuple, kwargs: dict) -> Any:
   if realize.recorder is not None: raise RuntimeError("internal: a TinyJit recorder is already installed")
   realize.recorder = rec
@@ -209,6 +217,7 @@ def _run_recorded(rec: _Recorder, fxn: Callable, args: tuple, kwargs: dict) -> A
     with Context(TEENY_CHECK_INDICES=0) if rec.capture and int(CHECK_INDICES) < 0 else Context():
       ret = fxn(*args, **kwargs)
     outs, _, _ = _flatten((ret,), {})
+    _own_memory(t for _, t in outs)
     pending = [t for refs in list(tensor._write_origin.values()) for r in refs if (t := r()) is not None and _lazy(t)]
     Tensor.realize_all(*[t for _, t in outs], *pending)
   finally: realize.recorder = None
@@ -451,6 +460,7 @@ class TinyJit:
     if not JIT or realize.recorder is not None: return self.fxn(*args, **kwargs)   # JIT=0, or inside another capture
     inputs, others, sig = _flatten(args, kwargs)
     _flush_pending_writes()
+    _own_memory(t for _, t in inputs)
     if lazy := [t for _, t in inputs if _lazy(t)]: Tensor.realize_all(*lazy)
     mems: dict[int, int] = {}
     parts = []
