@@ -412,3 +412,10 @@ def test_jit_copy_results_of_written_state(op):
     fed = [g(mk(v)).item() for _ in range(5)]
     return [o.tolist() for o in outs], fed
   assert run(True) == run(False)
+
+def test_jit_names_another_object_clearly():
+  l1, l2 = nn.Linear(2, 2), nn.Linear(2, 2)
+  f = TinyJit(lambda m, x: m(x).realize())
+  for _ in range(3): f(l1, Tensor.ones(1, 2))
+  with pytest.raises(ValueError, match="another Linear object than the one it was captured with"):
+    f(l2, Tensor.ones(1, 2))

@@ -354,6 +354,11 @@ class _Capture:
   def replay(self, inputs: list, others: list, var_vals: dict) -> Any:
     for (path, v), (_, cv) in zip(others, self.others):
       if not _same(v, cv):
+        if type(v) is type(cv) and not isinstance(v, _SIMPLE + (np.generic, np.ndarray, _VarArg)):
+          raise ValueError(f"TinyJit: argument {path} of {self.name} is another {type(v).__name__} object than the one "
+                           "it was captured with; objects other than Tensors are constants of the capture (its "
+                           "kernels read the captured object's tensors), so pass the same object each call, or its "
+                           "tensors as arguments, or use a TinyJit per object")
         raise ValueError(f"TinyJit: argument {path} of {self.name} is {_short(v)} but was {_short(cv)} when the "
                          "function was captured; replays run the captured kernels, in which it is a constant. Pass a "
                          "value that changes as a Tensor (an optimizer's lr already is one), or use a new TinyJit")
