@@ -3,7 +3,7 @@ from __future__ import annotations
 import contextvars, dataclasses, functools, math, sys, weakref
 from typing import Any, Callable, Literal, Sequence, TypeVar, cast, overload
 import numpy as np
-from teeny.dtype import DType, dtypes, least_upper_dtype, to_dtype, float32_to_bf16_bits
+from teeny.dtype import DType, dtypes, least_upper_dtype, to_dtype, float32_to_bf16_bits, bf16_bits_to_float32
 from teeny.dtype import can_cast, check_scalar_fits, result_type
 from teeny.helpers import prod, DEBUG, TF32, broadcast_shape as _broadcast_shape, broadcasts_to as _broadcasts_to
 from teeny.device import Device
@@ -190,6 +190,8 @@ class Tensor(SelectMixin, NNMixin, LossMixin, metaclass=_TensorMeta):
       if self._uop.dtype.kind in "iu" and isinstance(data, (list, tuple, np.ndarray)) and self.numel():
         # integer values known on the host (token ids, labels): range checks need no device read
         arr = np.asarray(data)
+        if arr.dtype.kind in "fO" and isinstance(data, (list, tuple)):   # (exact past 2**53)
+          arr = _exact_ints(data, arr.shape, self._uop.dtype)
         self._host_range = (self._uop, int(arr.min()), int(arr.max()))
     if requires_grad is not None: self.requires_grad = requires_grad
 
@@ -540,6 +542,8 @@ class Tensor(SelectMixin, NNMixin, LossMixin, metaclass=_TensorMeta):
     if _VARS[0] and _has_sym(start, stop, step): return _sym_arange(start, stop, step, dtype, device, kw)
     if stop is None: start, stop = 0, start
     if step == 0: raise ValueError("arange: step must not be zero")
+    if dtype and to_dtype(dtype).kind in "iu" and any(isinstance(x, float) for x in (start, stop, step)):
+      return _arange_int_of_floats(start, stop, step, to_dtype(dtype), device, kw)
     n = max(0, math.ceil((stop - start) / step))
     if dtype: dt = to_dtype(dtype)
     elif any(isinstance(x, float) for x in (start, stop, step)): dt = dtypes.default_float
@@ -574,7 +578,13 @@ class Tensor(SelectMixin, NNMixin, LossMixin, metaclass=_TensorMeta):
     return out
   @staticmethod
   def eye(n: int, m: int | None = None, dtype: DType | str | None = None, device: str | None = None, **kw) -> Tensor:
+    """torch.eye: an (n, m) matrix (m defaults to n) with ones on the diagonal; n and m must be ints >= 0."""
     m = n if m is None else m
+    for name, v in (("n", n), ("m", m)):
+      if not isinstance(v, (int, np.integer)) or isinstance(v, (bool, np.bool_)):
+        raise TypeError(f"eye: {name} must be an int, got {v!r}")
+      if v < 0: raise RuntimeError(f"eye: {name} must be greater or equal to 0, got {v}")
+    n, m = int(n), int(m)
     r = Tensor.arange(n, device=device).reshape(n, 1)
     c = Tensor.arange(m, device=device).reshape(1, m)
     out = (r == c).cast(to_dtype(dtype) if dtype else dtypes.default_float)
@@ -601,11 +611,19 @@ class Tensor(SelectMixin, NNMixin, LossMixin, metaclass=_TensorMeta):
     return h
   @staticmethod
   def rand(*shape, dtype: DType | str | None = None, device: str | None = None, **kw) -> Tensor:
-    """Uniform in [0, 1)."""
+    """Uniform in [0, 1), as torch makes it: k / 2**m for a random int k of m bits, m the dtype's mantissa width plus
+    one (24 for float32, 53 for float64 from two 32-bit draws, 11 for float16, 8 for bfloat16), so 1.0 never comes."""
     shape = _shape_arg(shape)
     dt = _random_float_dtype("rand", dtype)
-    bits = Tensor._random_bits(prod(shape), device)
-    out = ((bits >> 8).cast(dtypes.float32) * (1.0 / (1 << 24))).cast(dt).reshape(shape)
+    n = prod(shape)
+    if dt == dtypes.float64:
+      bits = Tensor._random_bits(2 * n, device)
+      hi, lo = bits.shrink(((0, n),)), bits.shrink(((n, 2 * n),))
+      out = ((hi >> 5).cast(dtypes.float64) * float(1 << 26) + (lo >> 6).cast(dtypes.float64)) * (0.5 ** 53)
+    else:
+      m = {dtypes.float16: 11, dtypes.bfloat16: 8}.get(dt, 24)
+      out = ((Tensor._random_bits(n, device) >> (32 - m)).cast(dtypes.float32) * (0.5 ** m)).cast(dt)
+    out = out.reshape(shape)
     out.requires_grad = kw.get("requires_grad")
     return out
   def rand_like(self, **kw) -> Tensor:
@@ -623,20 +641,53 @@ class Tensor(SelectMixin, NNMixin, LossMixin, metaclass=_TensorMeta):
   def randn_like(self, **kw) -> Tensor:
     return Tensor.randn(*self.shape, **{"dtype": self.dtype, "device": self.device, **kw})
   @staticmethod
-  def randint(*args, low: int = 0, high: int = 10, shape=None, dtype=None, device: str | None = None, **kw) -> Tensor:
-    """randint(low, high, shape) or randint(*shape, low=, high=): integers in [low, high)."""
-    if len(args) >= 2 and shape is None and isinstance(args[0], int) and isinstance(args[1], int) and len(args) <= 3:
+  def randint(*args, low: int | None = None, high: int | None = None, shape=None, dtype=None,
+              device: str | None = None, **kw) -> Tensor:
+    """randint(low, high, shape), randint(high, shape) or randint(*shape, low=0, high=10) (two ints alone: low, high
+    and shape (1,)): integers in [low, high), every one equally likely (torch.randint). Built from integer random bits:
+    one 32-bit draw when the range has at most 2**16 values, else 64 bits from two draws, taken modulo the range (so a
+    value's share is off by at most range / 2**32, resp. range / 2**64). The dtype defaults to the default int, or
+    int64 when low or high - 1 does not fit it."""
+    ints = all(isinstance(a, int) for a in args[:2])
+    if low is None and high is None and ints and (len(args) == 3 and shape is None or len(args) == 2):
       low, high = args[0], args[1]
-      shape = args[2] if len(args) == 3 else (1,)
+      shape = args[2] if len(args) == 3 else (1,) if shape is None else shape
+    elif low is None and high is None and len(args) == 2 and isinstance(args[0], int) and \
+        isinstance(args[1], (tuple, list)):
+      high, shape = args
     elif shape is None: shape = args
+    low, high = 0 if low is None else low, 10 if high is None else high
     shape = _shape_arg(tuple(shape) if not isinstance(shape, int) else (shape,))
+    for name, v in (("low", low), ("high", high)):
+      if not isinstance(v, (int, np.integer)) or isinstance(v, (bool, np.bool_)):
+        raise TypeError(f"randint: {name} must be an int, got {v!r}")
+    low, high = int(low), int(high)
     if high <= low: raise ValueError(f"randint: high ({high}) must be greater than low ({low})")
-    r = (Tensor.rand(*shape, device=device, dtype=dtypes.float64) * (high - low)).floor() + low
-    return r.cast(to_dtype(dtype) if dtype else dtypes.default_int)
+    dt = to_dtype(dtype) if dtype else dtypes.int_for_range(low, high - 1)
+    if dt.kind in "iu":
+      for name, v in (("low", low), ("high - 1", high - 1)):
+        if not dtypes.min(dt) <= v <= dtypes.max(dt):
+          raise RuntimeError(f"randint: {name} = {v} is out of bounds for {dt.name} (range {dtypes.min(dt)}.."
+                             f"{dtypes.max(dt)}); pass a wider dtype")
+    if high - low > 1 << 64: raise RuntimeError(f"randint: the range [{low}, {high}) is wider than 2**64")
+    n, r = prod(shape), high - low
+    if r <= 1 << 16: k = (Tensor._random_bits(n, device) % r).cast(dtypes.uint64)
+    else:
+      bits = Tensor._random_bits(2 * n, device).cast(dtypes.uint64)
+      k = (bits.shrink(((0, n),)) << 32) | bits.shrink(((n, 2 * n),))
+      if r < 1 << 64: k = k % r
+    # low + k in wrapping 64-bit math: exact for every result in [low, high)
+    out = (k + (low & ((1 << 64) - 1))).bitcast(dtypes.int64).cast(dt).reshape(shape)
+    out.requires_grad = kw.get("requires_grad")
+    return out
   @staticmethod
   def uniform(*shape, low: float = 0.0, high: float = 1.0, dtype=None, device=None, **kw) -> Tensor:
-    _random_float_dtype("uniform", dtype)
-    out = Tensor.rand(*shape, device=device, dtype=dtype) * (high - low) + low
+    """Uniform in [low, high): low + (high - low) * rand, in float32 for 16-bit dtypes; a value that rounds up to
+    high becomes low, as torch does."""
+    dt = _random_float_dtype("uniform", dtype)
+    ct = dtypes.float32 if dt in HALF else dt
+    out = (Tensor.rand(*shape, device=device, dtype=dt).cast(ct) * (high - low) + low).cast(dt)
+    out = (out >= high).where(out._const(low), out) if high > low else out
     out.requires_grad = kw.get("requires_grad")
     return out
   @staticmethod
@@ -663,13 +714,45 @@ class Tensor(SelectMixin, NNMixin, LossMixin, metaclass=_TensorMeta):
     s = _shape_arg(shape)
     std = math.sqrt(2.0 / (1 + a ** 2)) / math.sqrt(prod(s[1:]))
     return Tensor.normal(*s, mean=0.0, std=std, **kw)
+  @staticmethod
+  def randperm(n: int, dtype: DType | str | None = None, device: str | None = None, **kw) -> Tensor:
+    """A random permutation of 0..n-1 (torch.randperm): an argsort of random 32-bit keys (ties, rare, keep index
+    order). The dtype defaults to int64 as in torch, like teeny's other index results (sort, topk)."""
+    if not isinstance(n, (int, np.integer)) or isinstance(n, (bool, np.bool_)):
+      raise TypeError(f"randperm: n must be an int, got {n!r}")
+    if n < 0: raise RuntimeError(f"randperm: n must be non-negative, got {n}")
+    dt = to_dtype(dtype) if dtype is not None else dtypes.int64
+    if dt.kind not in "iuf" or dt in HALF:
+      raise RuntimeError(f"randperm: dtype must be an int, float32 or float64 dtype, not {dt}")
+    if n > 0 and n - 1 > dtypes.max(dt):
+      raise RuntimeError(f"randperm: n = {n} is too large for {dt.name} (largest value {dtypes.max(dt)}); pass a "
+                         "wider dtype")
+    if n == 0: out = Tensor.empty(0, dtype=dt, device=device)
+    else:
+      key = Tensor._random_bits(int(n), device).cast(dtypes.int64)
+      out = key.argsort().cast(dt)
+    out.requires_grad = kw.get("requires_grad")
+    return out
+  def bernoulli(self, p: float | None = None) -> Tensor:
+    """torch.bernoulli / Tensor.bernoulli: 1 where a uniform draw falls below the probability (each element of self,
+    or the float p for every element), else 0, in self's dtype (float32 draws; float64 for a float64 self). Not
+    differentiable; probabilities outside [0, 1] are not checked (that would read the data): they act as clamped."""
+    if p is not None and (not isinstance(p, (int, float)) or not 0 <= p <= 1):
+      raise RuntimeError(f"bernoulli: p must be a number in [0, 1], got {p!r}")
+    dt = self.dtype
+    u = Tensor.rand(*self.shape, device=self.device, dtype=dtypes.float64 if self.dtype == dtypes.float64 else None)
+    prob = self.detach() if p is None else p
+    return (u < prob).cast(dt)
   def multinomial(self, num_samples: int = 1, replacement: bool = False) -> Tensor:
-    """Sample indices from (unnormalised) probabilities along the last axis, by inverse CDF."""
+    """Sample int32 indices from (unnormalised) probabilities along the last axis: by inverse CDF with replacement;
+    without it, the num_samples largest of log(w) + Gumbel noise (Gumbel top-k: a draw without replacement), in
+    draw order. Reads the weights once to check them (as torch does)."""
     if self.ndim not in (1, 2): raise ValueError(f"multinomial needs a 1-D or 2-D tensor, got shape {self.shape}")
     if not isinstance(num_samples, int) or num_samples <= 0:
       raise ValueError(f"multinomial: num_samples must be a positive int, got {num_samples!r}")
-    if num_samples > 1 and not replacement:
-      raise NotImplementedError("multinomial without replacement needs num_samples=1")
+    if num_samples > self.shape[-1] and not replacement:
+      raise RuntimeError(f"multinomial: cannot sample num_samples={num_samples} > {self.shape[-1]} categories without "
+                         "replacement; pass replacement=True or fewer samples")
     if self.shape[-1] == 0: raise ValueError(f"multinomial: the weights of shape {self.shape} have no categories")
     w = self.reshape(1, -1) if self.ndim == 1 else self
     if not Device[self.device].runs_nothing:
@@ -681,6 +764,13 @@ class Tensor(SelectMixin, NNMixin, LossMixin, metaclass=_TensorMeta):
       if f & 1: raise RuntimeError("multinomial: the probability tensor contains inf, nan or an element < 0")
       if f & 2:
         raise RuntimeError("multinomial: invalid distribution, a row of weights sums to 0 (sum of probabilities <= 0)")
+    if num_samples > 1 and not replacement:
+      # Gumbel top-k: u in (0, 1), so the noise is finite; a zero weight is -inf and never beats a positive one (when
+      # a row has fewer positive weights than num_samples, zero-weight categories fill the rest, as in torch)
+      u = Tensor.rand(*w.shape, device=self.device) + 0.5 ** 25
+      keys = w.detach().float().log() - (-u.log()).log()
+      idx = keys.topk(num_samples, dim=-1).indices.cast(dtypes.int32)
+      return idx.reshape(num_samples) if self.ndim == 1 else idx
     cdf = w.cumsum(1)
     cdf = cdf / cdf[:, -1:]
     u = Tensor.rand(w.shape[0], num_samples, 1, device=self.device)
@@ -1014,8 +1104,10 @@ class Tensor(SelectMixin, NNMixin, LossMixin, metaclass=_TensorMeta):
     if self.dtype.kind != "f": return (self < 0).where(-self, self)
     return (self > 0).where(self, (self < 0).where(-self, self - self))   # x - x: +0.0 for +-0.0, nan for nan
   def sign(self) -> Tensor:
+    """-1, 0 or 1; sign(nan) and sign(-0.0) are 0 (torch), and the gradient is 0."""
     if self.dtype == dtypes.bool: return self
-    return (self > 0).where(self._const(1), (self < 0).where(self._const(-1), self * 0))
+    zero = self * 0 if self.dtype.kind != "f" else (self == self).where(self - self, 0.0)   # (+0.0 for -0.0 and nan)
+    return (self > 0).where(self._const(1), (self < 0).where(self._const(-1), zero))
   def isnan(self) -> Tensor: return self != self if self.dtype.kind == "f" else self.full_like(False, dtype=dtypes.bool)
   def isinf(self, detect_positive: bool = True, detect_negative: bool = True) -> Tensor:
     """True at +inf (detect_positive) and -inf (detect_negative)."""
@@ -1257,8 +1349,9 @@ class Tensor(SelectMixin, NNMixin, LossMixin, metaclass=_TensorMeta):
 
   # ---- reductions
   def _axes(self, axis) -> tuple[int, ...]:
-    """The dims a reduction's axis/dim argument names, sorted (None: all); each checked by _axis, none twice."""
-    if axis is None: return tuple(range(self.ndim))
+    """The dims a reduction's axis/dim argument names, sorted (None, or an empty tuple as in torch: all); each checked
+    by _axis, none twice."""
+    if axis is None or (isinstance(axis, (tuple, list)) and len(axis) == 0): return tuple(range(self.ndim))
     axes = _dims((axis,) if isinstance(axis, (int, np.integer)) else tuple(axis), self.ndim)
     return tuple(sorted(axes)) if self.ndim else ()
   def _reduce(self, op: Ops, axis=None, keepdim: bool = False) -> Tensor:
@@ -1339,9 +1432,15 @@ class Tensor(SelectMixin, NNMixin, LossMixin, metaclass=_TensorMeta):
     if index: return idx
     return Tensor.arange(n, device=self.device).reshape(*[n if i == ax else 1 for i in range(self.ndim)]) == idx
   def any(self, axis=None, keepdim: bool = False, dim=None) -> Tensor:
-    return self.cast(dtypes.bool)._reduce(Ops.MAX, dim if dim is not None else axis, keepdim)
+    """Whether any element over `axis` is nonzero; an empty tuple reduces nothing (torch's any/all, unlike its sum)."""
+    axis = dim if dim is not None else axis
+    if isinstance(axis, (tuple, list)) and len(axis) == 0: return self.cast(dtypes.bool)
+    return self.cast(dtypes.bool)._reduce(Ops.MAX, axis, keepdim)
   def all(self, axis=None, keepdim: bool = False, dim=None) -> Tensor:
-    return self.cast(dtypes.bool)._reduce(Ops.MIN, dim if dim is not None else axis, keepdim)
+    """Whether every element over `axis` is nonzero; an empty tuple reduces nothing, as for any."""
+    axis = dim if dim is not None else axis
+    if isinstance(axis, (tuple, list)) and len(axis) == 0: return self.cast(dtypes.bool)
+    return self.cast(dtypes.bool)._reduce(Ops.MIN, axis, keepdim)
   def mean(self, axis=None, keepdim: bool = False, dim=None, dtype: DType | str | None = None) -> Tensor:
     """The mean over `axis`; dtype= casts the input first and must be a float dtype (as in torch). An int tensor's mean
     is a float (tinygrad; torch refuses it)."""
@@ -1357,6 +1456,51 @@ class Tensor(SelectMixin, NNMixin, LossMixin, metaclass=_TensorMeta):
     n = prod(self.shape[a] for a in self._axes(axis))
     s = x.sum(axis, keepdim)
     return s / n if n else s * math.nan
+  def nansum(self, axis=None, keepdim: bool = False, dtype: DType | str | None = None, dim=None) -> Tensor:
+    """sum with NaN counted as 0 (torch.nansum); dtypes as sum's."""
+    x = (self != self).where(0.0, self) if self.dtype.kind == "f" else self
+    return x.sum(dim if dim is not None else axis, keepdim, dtype=dtype)
+  def nanmean(self, axis=None, keepdim: bool = False, dim=None, dtype: DType | str | None = None) -> Tensor:
+    """The mean of the non-NaN elements over axis (torch.nanmean): NaN where a slice has none. The input must be a
+    float tensor, as in torch (dtype= casts it first)."""
+    axis = dim if dim is not None else axis
+    if self.dtype.kind != "f":
+      raise RuntimeError(f"nanmean(): expected a floating point input, got {self.dtype}; cast it first")
+    x = self.cast(to_dtype(dtype)) if dtype is not None else self
+    if x.dtype in HALF: return x.cast(dtypes.float32).nanmean(axis, keepdim).cast(x.dtype)
+    n = (x == x).sum(axis, keepdim).cast(x.dtype)
+    return x.nansum(axis, keepdim) / n
+  def count_nonzero(self, dim=None) -> Tensor:
+    """The number of nonzero elements over dim (None: all; an int or a tuple), int64 (torch.count_nonzero)."""
+    return (self != 0).sum(dim)
+  def norm(self, p: float | str | None = "fro", dim=None, keepdim: bool = False,
+           dtype: DType | str | None = None) -> Tensor:
+    """torch.Tensor.norm: the vector p-norm over dim (None: all elements; an int or a tuple), torch.linalg.vector_norm
+    semantics: p = 2 or 'fro' (sqrt of the sum of squares), 1, inf (max |x|), -inf (min |x|), 0 (the number of
+    nonzeros) or any float ((sum |x|**p)**(1/p)). A float input is needed; 16-bit inputs are computed in float32.
+    The gradient is 0 where the norm is 0 (p >= 1), as in torch; inf norms split it evenly among ties."""
+    if p is None: p = "fro"
+    if isinstance(p, str):
+      if p == "nuc": raise NotImplementedError("norm: p='nuc' (the nuclear norm) needs an SVD, which teeny lacks")
+      if p != "fro": raise ValueError(f"norm: p must be a number, 'fro' or 'nuc', got {p!r}")
+      p = 2.0
+    if not isinstance(p, (int, float)) or isinstance(p, bool): raise TypeError(f"norm: p must be a number, got {p!r}")
+    x = self.cast(to_dtype(dtype)) if dtype is not None else self
+    if x.dtype.kind != "f":
+      raise RuntimeError(f"norm: expected a floating point input, got {x.dtype}; cast it first (x.float().norm())")
+    if x.dtype in HALF: return x.cast(dtypes.float32).norm(p, dim, keepdim).cast(x.dtype)
+    axes = x._axes(dim)
+    if x.numel() == 0 and p < 0 or (p == -math.inf and any(x.shape[a] == 0 for a in axes)):
+      raise RuntimeError(f"norm: the {p}-norm of an empty slice (shape {x.shape}) is undefined; reduce a non-empty dim")
+    ab = x.abs()
+    if p == math.inf: return ab.amax(axes, keepdim) if axes else ab
+    if p == -math.inf: return ab.amin(axes, keepdim) if axes else ab
+    if p == 0: return (x != 0).cast(x.dtype).sum(axes, keepdim) if axes else (x != 0).cast(x.dtype)
+    if p == 1: return ab.sum(axes, keepdim)
+    s = (ab * ab).sum(axes, keepdim) if p == 2 else ab.pow(p).sum(axes, keepdim)
+    pos = s > 0
+    safe = pos.where(s, 1.0)
+    return pos.where(safe.sqrt() if p == 2 else safe.pow(1 / p), s if p < 0 else 0.0)
   def var(self, axis=None, keepdim: bool = False, correction: int = 1, dim=None,
           unbiased: bool | None = None) -> Tensor:
     axis = dim if dim is not None else axis
@@ -1511,10 +1655,66 @@ class Tensor(SelectMixin, NNMixin, LossMixin, metaclass=_TensorMeta):
   def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     if self.ndim == 0: return self.reshape(1)
     s, e = _axis(start_dim, self.ndim), _axis(end_dim, self.ndim)
+    if s > e:
+      raise RuntimeError(f"flatten() has invalid args: start_dim cannot come after end_dim (start_dim={start_dim}, "
+                         f"end_dim={end_dim} for {self.ndim} dims); pass start_dim <= end_dim")
     return self.reshape(*self.shape[:s], prod(self.shape[s:e + 1]), *self.shape[e + 1:])
   def unflatten(self, dim: int, sizes) -> Tensor:
+    """torch.unflatten: dim split into `sizes` (non-empty; one entry may be -1, inferred), a view where reshape is."""
+    if self.ndim == 0: raise IndexError(f"unflatten: dim {dim} is out of range: the tensor has no dimensions")
     d = _axis(dim, self.ndim)
+    if not isinstance(sizes, (list, tuple)) or \
+       any(not isinstance(s, (int, np.integer)) or isinstance(s, bool) for s in sizes):
+      raise TypeError(f"unflatten: sizes must be a sequence of ints, got {sizes!r}")
+    sizes = tuple(int(s) for s in sizes)
+    if not sizes: raise RuntimeError("unflatten: sizes must be non-empty")
+    if sizes.count(-1) > 1: raise RuntimeError(f"unflatten: only one dimension can be inferred (-1), got {sizes}")
+    if any(s < -1 for s in sizes): raise RuntimeError(f"unflatten: invalid size {min(sizes)} in {sizes}")
+    n, known = self.shape[d], prod(s for s in sizes if s != -1)
+    if -1 in sizes:
+      if known == 0 or n % known:
+        raise RuntimeError(f"unflatten: cannot infer the -1 in sizes {sizes} for dim {d} of size {n}")
+      sizes = tuple(n // known if s == -1 else s for s in sizes)
+    elif known != n:
+      raise RuntimeError(f"unflatten: provided sizes {list(sizes)} don't multiply up to the size of dim {d} ({n}) "
+                         "in the input tensor")
     return self.reshape(*self.shape[:d], *sizes, *self.shape[d + 1:])
+  def movedim(self, source, destination) -> Tensor:
+    """torch.movedim: the dims in `source` (an int or a sequence) moved to the positions in `destination`, the other
+    dims keeping their order; a view."""
+    src = (source,) if isinstance(source, (int, np.integer)) else tuple(source)
+    dst = (destination,) if isinstance(destination, (int, np.integer)) else tuple(destination)
+    if len(src) != len(dst):
+      raise RuntimeError(f"movedim: source {list(src)} and destination {list(dst)} must name the same number of dims")
+    s_, d_ = tuple(_axis(v, self.ndim) for v in src), tuple(_axis(v, self.ndim) for v in dst)
+    for what, given, vs in (("source", src, s_), ("destination", dst, d_)):
+      if len(set(vs)) != len(vs): raise RuntimeError(f"movedim: repeated dim in `{what}` ({list(given)})")
+    if self.ndim == 0: return self._view(self.uop)
+    rest = iter(i for i in range(self.ndim) if i not in s_)
+    at = dict(zip(d_, s_))
+    return self.permute(*[at[i] if i in at else next(rest) for i in range(self.ndim)])
+  moveaxis = movedim
+  def swapdims(self, dim0: int, dim1: int) -> Tensor:
+    """torch.swapdims (transpose): dims dim0 and dim1 swapped; a view."""
+    return self.transpose(dim0, dim1)
+  def swapaxes(self, axis0: int, axis1: int) -> Tensor:
+    """torch.swapaxes (transpose): dims axis0 and axis1 swapped; a view."""
+    return self.transpose(axis0, axis1)
+  def narrow(self, dim: int, start: int, length: int) -> Tensor:
+    """torch.narrow: `length` elements of dim from `start` (negative counts from the end); a view."""
+    if self.ndim == 0: raise RuntimeError("narrow() cannot be applied to a 0-dim tensor")
+    d = _axis(dim, self.ndim)
+    for name, v in (("start", start), ("length", length)):
+      if not isinstance(v, (int, np.integer)) or isinstance(v, bool):
+        raise TypeError(f"narrow: {name} must be an int, got {v!r}")
+    n = self.shape[d]
+    if not -n <= start <= n:
+      raise IndexError(f"narrow: start out of range (expected to be in range of [{-n}, {n}], but got {start})")
+    if length < 0: raise RuntimeError(f"narrow: length must be non-negative, got {length}")
+    s0 = int(start) + n if start < 0 else int(start)
+    if s0 + length > n:
+      raise RuntimeError(f"narrow: start ({start}) + length ({length}) exceeds dimension size ({n}) of dim {d}")
+    return self.shrink(tuple((s0, s0 + int(length)) if i == d else None for i in range(self.ndim)))
   def squeeze(self, dim=None) -> Tensor:
     if dim is None: return self.reshape(*[s for s in self.shape if s != 1])
     ds = set(_dims((dim,) if isinstance(dim, (int, np.integer)) else dim, self.ndim))
@@ -1621,6 +1821,16 @@ class Tensor(SelectMixin, NNMixin, LossMixin, metaclass=_TensorMeta):
     x = x.reshape(*inter).expand(*[d for r, s in zip(reps, base) for d in (r, s)])
     # (a new tensor, as torch's: copy-on-write, so it can be written, unlike the expanded view it reads)
     return _copy_result(self, x._view(x.uop.reshape(tuple(r * s for r, s in zip(reps, base)))))
+  def tile(self, *reps, dims=None) -> Tensor:
+    """torch.tile: the tensor repeated dims[i] times along each dim (x.tile(2, 3), x.tile((2, 3)) or
+    x.tile(dims=(2, 3))); fewer dims than the tensor's are padded with 1s in front (more add leading dims, as repeat).
+    A new tensor."""
+    if dims is not None: reps = (dims,)
+    reps = tuple(reps[0]) if len(reps) == 1 and isinstance(reps[0], (list, tuple)) else reps
+    if any(not isinstance(r, (int, np.integer)) or isinstance(r, bool) for r in reps):
+      raise TypeError(f"tile: dims must be ints, got {reps!r}")
+    if any(r < 0 for r in reps): raise RuntimeError(f"tile: dims must be non-negative, got {tuple(reps)}")
+    return self.repeat(*((1,) * (self.ndim - len(reps)) + tuple(reps))) if self.ndim or reps else self.clone()
   def repeat_interleave(self, repeats: int, dim: int | None = None) -> Tensor:
     x = self.flatten() if dim is None else self
     d = 0 if dim is None else _axis(dim, self.ndim)
@@ -1628,58 +1838,86 @@ class Tensor(SelectMixin, NNMixin, LossMixin, metaclass=_TensorMeta):
     x = x.expand(*x.shape[:d + 1], repeats, *x.shape[d + 2:])
     return _copy_result(self, x._view(x.uop.reshape(x.shape[:d] + (x.shape[d] * repeats,) + x.shape[d + 2:])))
   def cat(self, *others: Tensor, dim: int = 0) -> Tensor:
-    if isinstance(self, (list, tuple)): self, others = self[0], tuple(self[1:]) + others  # Tensor.cat([a, b])
-    if len(others) == 1 and isinstance(others[0], (list, tuple)): others = tuple(others[0])
-    tensors = [self, *others]
+    """torch.cat: Tensor.cat(a, b, dim=), a.cat(b, dim=) or Tensor.cat([a, b]); dtypes promote as torch.result_type
+    does. As in torch, a 1-D tensor of size 0 is skipped beside tensors of other ranks (the legacy rule) and 0-d
+    tensors are refused."""
+    tensors = list(self) if isinstance(self, (list, tuple)) else [self]
+    tensors += list(others[0]) if len(others) == 1 and isinstance(others[0], (list, tuple)) else list(others)
+    if not tensors: raise ShapeError("cat: expected a non-empty list of Tensors")
     for i, t in enumerate(tensors):
       if not isinstance(t, Tensor): raise TypeError(f"cat: expected Tensors, got {type(t).__name__} at position {i}")
       if t.ndim == 0:
         raise ShapeError(f"cat: zero-dimensional tensor (at position {i}) cannot be concatenated; unsqueeze it")
-    d = _axis(dim, self.ndim)
-    for i, t in enumerate(tensors):
-      if t.ndim != self.ndim:
-        raise ShapeError(f"cat: tensors must have the same number of dimensions: got {self.ndim} and {t.ndim} "
-                         f"(tensor {i})")
-      if any(a != b for j, (a, b) in enumerate(zip(t.shape, self.shape)) if j != d):
+    dt = least_upper_dtype(*[t.dtype for t in tensors])
+    # (only beside tensors of other ranks is an empty 1-D tensor skipped: among 1-D tensors it joins, and its gradient
+    # is an empty tensor, not None)
+    legacy = any(t.ndim != 1 for t in tensors)
+    kept = [(i, t) for i, t in enumerate(tensors) if not (legacy and t.ndim == 1 and t.shape[0] == 0)]
+    ref = kept[0][1]
+    # (tensors all of shape (0,): torch checks no dim)
+    d = 0 if all(t.shape == (0,) for t in tensors) and isinstance(dim, int) else _axis(dim, ref.ndim)
+    for i, t in kept:
+      if t.ndim != ref.ndim:
+        raise ShapeError(f"cat: tensors must have the same number of dimensions: got {ref.ndim} and {t.ndim} "
+                         f"(tensor {i}); only a 1-D tensor of size 0 may differ")
+      if any(a != b for j, (a, b) in enumerate(zip(t.shape, ref.shape)) if j != d):
         raise ShapeError(f"cat: shapes {[tuple(x.shape) for x in tensors]} must match except in dim {d}: tensor {i} "
                          f"has shape {t.shape}")
-    dt = least_upper_dtype(*[t.dtype for t in tensors])
-    tensors = [t.cast(dt) for t in tensors]
-    total = sum(t.shape[d] for t in tensors)
+    parts = [t.cast(dt) for _, t in kept]
+    total = sum(t.shape[d] for t in parts)
     out, off = None, 0
-    for t in tensors:
-      p = t.pad(tuple((off, total - off - t.shape[d]) if i == d else None for i in range(self.ndim)))
+    for t in parts:
+      p = t.pad(tuple((off, total - off - t.shape[d]) if i == d else None for i in range(ref.ndim)))
       out = p if out is None else out + p
       off += t.shape[d]
-    return out  # type: ignore[return-value]  # tensors is not empty: out is set
+    return out  # type: ignore[return-value]  # parts is not empty: out is set
   def stack(self, *others, dim: int = 0) -> Tensor:
-    """Tensor.stack(a, b, dim=) or a.stack(b, dim=); a list of tensors works too."""
+    """torch.stack: Tensor.stack(a, b, dim=), a.stack(b, dim=) or Tensor.stack([a, b]): tensors of one shape joined
+    along a new dim; dtypes promote as in cat."""
     tensors = (self, *others) if isinstance(self, Tensor) else tuple(self) + others
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)): tensors = tuple(tensors[0])
-    if not tensors: raise ValueError("stack needs at least one tensor")
+    if not tensors: raise ShapeError("stack: expected a non-empty list of Tensors")
     for i, t in enumerate(tensors):
+      if not isinstance(t, Tensor): raise TypeError(f"stack: expected Tensors, got {type(t).__name__} at position {i}")
       if t.shape != tensors[0].shape:
         raise ShapeError(f"stack expects each tensor to be equal size, but got {tensors[0].shape} at entry 0 and "
                          f"{t.shape} at entry {i}")
     d = _axis(dim, tensors[0].ndim + 1)
     return tensors[0].unsqueeze(d).cat(*[t.unsqueeze(d) for t in tensors[1:]], dim=d)
   def split(self, sizes, dim: int = 0) -> tuple[Tensor, ...]:
+    """torch.split: pieces of `sizes` (an int: that size each, the last one smaller; a list: those sizes, which add up
+    to the dim's size) along dim; each a view."""
+    if self.ndim == 0: raise RuntimeError("split expects at least a 1-dimensional tensor")
     d = _axis(dim, self.ndim)
     n = self.shape[d]
-    if isinstance(sizes, int):
-      if sizes <= 0: raise ValueError(f"split size must be positive, got {sizes}")
-      sizes = [min(sizes, n - i) for i in range(0, n, sizes)] or [0]
-    if sum(sizes) != n: raise ShapeError(f"split sizes {sizes} do not add up to {n} (dim {d} of shape {self.shape})")
+    if isinstance(sizes, (int, np.integer)) and not isinstance(sizes, bool):
+      if sizes < 0: raise RuntimeError(f"split expects split_size be non-negative, but got split_size={sizes}")
+      if sizes == 0 and n != 0:
+        raise RuntimeError(f"split: split_size can only be 0 if dimension size is 0, but got dimension size of {n}")
+      sizes = [min(sizes, n - i) for i in range(0, n, sizes)] if n else [0]
+    else:
+      if not isinstance(sizes, (list, tuple)) or \
+         any(not isinstance(s, (int, np.integer)) or isinstance(s, bool) for s in sizes):
+        raise TypeError(f"split: sizes must be an int or a sequence of ints, got {sizes!r}")
+      sizes = [int(s) for s in sizes]
+      if any(s < 0 for s in sizes):
+        raise RuntimeError(f"split: split_sizes must be non-negative, got {sizes}")
+      if sum(sizes) != n:
+        raise ShapeError(f"split: split_sizes {sizes} must sum exactly to {n} (dim {d} of shape {self.shape})")
     out, off = [], 0
     for s in sizes:
       out.append(self.shrink(tuple((off, off + s) if i == d else None for i in range(self.ndim))))
       off += s
     return tuple(out)
   def chunk(self, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
-    if not isinstance(chunks, (int, np.integer)) or isinstance(chunks, bool) or chunks <= 0:
-      raise ValueError(f"chunk: chunks must be a positive int, got {chunks!r}")
+    """torch.chunk: pieces of ceil(size / chunks) along dim (so possibly fewer than `chunks`); a dim of size 0 gives
+    `chunks` empty pieces. Each a view."""
+    if not isinstance(chunks, (int, np.integer)) or isinstance(chunks, bool):
+      raise TypeError(f"chunk: chunks must be an int, got {chunks!r}")
+    if chunks <= 0: raise RuntimeError(f"chunk: chunks must be greater than 0, got {chunks}")
+    if self.ndim == 0: raise RuntimeError("chunk expects at least a 1-dimensional tensor")
     n = self.shape[_axis(dim, self.ndim)]
-    return self.split(max(1, -(-n // chunks)), dim)
+    return self.split([0] * int(chunks) if n == 0 else -(-n // chunks), dim)
   def unbind(self, dim: int = 0) -> tuple[Tensor, ...]:
     return tuple(t.squeeze(dim) for t in self.split(1, dim))
 
@@ -1742,6 +1980,87 @@ class Tensor(SelectMixin, NNMixin, LossMixin, metaclass=_TensorMeta):
     """x @ weight + bias, with weight shaped (in, out) as in tinygrad (a 1-D weight scales elementwise)."""
     x = self * weight if weight.ndim == 1 else self.matmul(weight)
     return x + bias if bias is not None else x
+  def outer(self, vec2: Tensor) -> Tensor:
+    """torch.outer: the (n, m) products of two 1-D tensors, dtypes promoted."""
+    for name, v in (("self", self), ("vec2", vec2)):
+      if not isinstance(v, Tensor): raise TypeError(f"outer: {name} must be a Tensor, got {type(v).__name__}")
+      if v.ndim != 1: raise RuntimeError(f"outer: expected a 1-D argument {name}, but got a {v.ndim}-D one")
+    return self.reshape(-1, 1) * vec2.reshape(1, -1)
+  ger = outer
+  def tensordot(self, other: Tensor, dims=2) -> Tensor:
+    """torch.tensordot: contract self's last `dims` dims with other's first `dims` (an int), or the dims listed in a
+    pair (dims_self, dims_other); the free dims of self then of other remain. Both must have one dtype. As in torch, a
+    contracted dim of size 1 on one side broadcasts (the other side is summed over it). Unlike torch, an entry of the
+    pair may be a plain int (numpy's axes=(1, 0))."""
+    if not isinstance(other, Tensor): raise TypeError(f"tensordot: other must be a Tensor, got {type(other).__name__}")
+    if self.dtype != other.dtype:
+      raise RuntimeError(f"tensordot: both inputs should have the same dtype, got {self.dtype} and {other.dtype}")
+    da: list[Any]
+    db: list[Any]
+    if isinstance(dims, (int, np.integer)) and not isinstance(dims, bool):
+      if dims < 0: raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
+      if dims > self.ndim or dims > other.ndim:
+        raise RuntimeError(f"tensordot: dims={dims} is more than the dims of self ({self.ndim}) or other "
+                           f"({other.ndim})")
+      da, db = list(range(self.ndim - int(dims), self.ndim)), list(range(int(dims)))
+    elif isinstance(dims, (list, tuple)) and len(dims) == 2:
+      da, db = [[v] if isinstance(v, (int, np.integer)) else list(v) for v in dims]
+      if len(da) != len(db):
+        raise RuntimeError(f"tensordot: both dimension lists should have the same length, got {da} and {db}")
+    else:
+      raise RuntimeError(f"tensordot expects dims to be an int or a pair of lists of ints, got dims={dims!r}")
+    da, db = list(_dims(da, self.ndim)), list(_dims(db, other.ndim))
+    a, b = self, other
+    for i, j in zip(da, db):
+      sa, sb = a.shape[i], b.shape[j]
+      if sb == 1 and sa != 1: a = a.sum(i, keepdim=True, dtype=a.dtype)   # broadcast: summed right away
+      elif sa == 1 and sb != 1: b = b.sum(j, keepdim=True, dtype=b.dtype)
+      elif sa != sb:
+        raise RuntimeError(f"tensordot: contracted dimensions need to match, but self has size {sa} in dim {i} and "
+                           f"other has size {sb} in dim {j}")
+    fa, fb = [i for i in range(a.ndim) if i not in da], [j for j in range(b.ndim) if j not in db]
+    k = prod(a.shape[i] for i in da)
+    am = a.permute(*fa, *da).reshape(prod(a.shape[i] for i in fa), k)
+    bm = b.permute(*db, *fb).reshape(k, prod(b.shape[j] for j in fb))
+    return am.matmul(bm).reshape(*[a.shape[i] for i in fa], *[b.shape[j] for j in fb])
+  def trace(self) -> Tensor:
+    """torch.trace: the sum of a matrix's main diagonal (ints sum to int64, as torch's)."""
+    if self.ndim != 2: raise RuntimeError(f"trace: expected a matrix, but got a tensor with {self.ndim} dims")
+    if self.dtype == dtypes.bool: raise NotImplementedError("trace is not implemented for bool tensors (as in torch)")
+    return self.diagonal().sum()
+  def kron(self, other: Tensor) -> Tensor:
+    """torch.kron: the Kronecker product; the shorter shape is padded with leading 1s, and dim i of the result has
+    size self.shape[i] * other.shape[i]. Dtypes promote."""
+    if not isinstance(other, Tensor): raise TypeError(f"kron: other must be a Tensor, got {type(other).__name__}")
+    nd = max(self.ndim, other.ndim)
+    sa, sb = (1,) * (nd - self.ndim) + self.shape, (1,) * (nd - other.ndim) + other.shape
+    a = self.reshape(*[v for s in sa for v in (s, 1)])
+    b = other.reshape(*[v for s in sb for v in (1, s)])
+    return (a * b).reshape(*[x * y for x, y in zip(sa, sb)])
+  def cross(self, other: Tensor, dim: int | None = None) -> Tensor:
+    """torch.cross (Tensor.cross): the 3-vector cross product along dim, the other dims broadcast; both tensors must
+    have the same number of dims and one dtype. dim=None picks self's first dim of size 3, as torch's (which warns
+    that this default will become -1, torch.linalg.cross's)."""
+    if not isinstance(other, Tensor): raise TypeError(f"cross: other must be a Tensor, got {type(other).__name__}")
+    if self.ndim != other.ndim:
+      raise RuntimeError(f"cross: inputs must have the same number of dimensions, got shapes {self.shape} and "
+                         f"{other.shape}")
+    if dim is None:
+      dim = next((i for i, s in enumerate(self.shape) if s == 3), None)
+      if dim is None: raise RuntimeError(f"cross: no dimension of size 3 in input of shape {self.shape}; pass dim=")
+    d = _axis(dim, self.ndim)
+    if self.shape[d] != 3 or other.shape[d] != 3:
+      raise RuntimeError(f"cross: inputs dimension {d} must have length 3. Got {self.shape[d]} and {other.shape[d]}")
+    if self.dtype != other.dtype:
+      raise RuntimeError(f"cross: both inputs should have the same dtype, got {self.dtype} and {other.dtype}")
+    if self.dtype == dtypes.bool: raise NotImplementedError("cross is not implemented for bool tensors (as in torch)")
+    try: shape = _broadcast_shape(self.shape, other.shape)
+    except ValueError:
+      raise RuntimeError(f"cross: the shapes {self.shape} and {other.shape} do not broadcast") from None
+    a, b = self.expand(shape), other.expand(shape)
+    a0, a1, a2 = a.split(1, d)
+    b0, b1, b2 = b.split(1, d)
+    return Tensor.cat(a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0, dim=d)
   @staticmethod
   def einsum(formula: str, *operands: Tensor) -> Tensor:
     """torch.einsum: one subscript letter per dim and operand, '...' for broadcast leading/middle dims, and a letter
@@ -1929,8 +2248,12 @@ class Tensor(SelectMixin, NNMixin, LossMixin, metaclass=_TensorMeta):
     return u.arg if u.op is Ops.MULTI else _multi_axis(u)
 
   # ---- autograd
-  def backward(self, gradient: Tensor | None = None) -> Tensor:
-    """Accumulate d(self)/d(leaf) into `.grad` of every leaf that requires grad."""
+  def backward(self, gradient: Tensor | None = None, retain_graph: bool | None = None,
+               create_graph: bool = False) -> Tensor:
+    """Accumulate d(self)/d(leaf) into `.grad` of every leaf that requires grad. retain_graph is accepted and has no
+    effect (teeny keeps the graph: backward may run again). create_graph=True makes each new `.grad` differentiable
+    (requires_grad, built from the leaves) for second derivatives, as torch; read it only after building on it
+    (realizing a tensor keeps its value, not its graph). Tensor.gradient gives the same without touching `.grad`."""
     from teeny.gradient import compute_gradient
     if not self.requires_grad:
       raise RuntimeError("backward(): this tensor does not require grad (it was built from tensors that do not, or "
@@ -1962,6 +2285,7 @@ class Tensor(SelectMixin, NNMixin, LossMixin, metaclass=_TensorMeta):
     for t, g in per.values():
       gt = Tensor(g)
       gt._link((hub,))
+      if create_graph and not Tensor._no_grad: gt._requires_grad = True
       t.grad = gt if t.grad is None else t.grad + gt
     return self
   def gradient(self, *targets: Tensor, gradient: Tensor | None = None) -> list[Tensor]:
@@ -2246,6 +2570,21 @@ def _shape_arg(shape: tuple, allow_neg: bool = False) -> tuple[int, ...]:
     out.append(int(s))
   return tuple(out)
 
+def _arange_int_of_floats(start, stop, step, dt: DType, device, kw) -> Tensor:
+  """arange with float arguments and an int dtype, as torch makes it: start and step truncate toward zero; the length
+  is ceil((stop - start) / step) of the float arguments, except for 64-bit ints, where torch truncates stop as well
+  and a step truncated to 0 is an error (for the others it repeats start)."""
+  for name, v in (("start", start), ("end", stop), ("step", step)):
+    if not math.isfinite(v): raise ValueError(f"arange: {name} must be finite, got {v}")
+  s0, st = math.trunc(start), math.trunc(step)
+  if dt.itemsize == 8:
+    if st == 0: raise ValueError(f"arange: step {step} truncates to 0 for {dt.name}; pass an integer step")
+    n = max(0, -(-(math.trunc(stop) - s0) // st))
+  else: n = max(0, math.ceil((stop - start) / step))
+  out = (Tensor.arange(n, device=device, dtype=dtypes.int64) * st + s0).cast(dt)
+  out.requires_grad = kw.get("requires_grad")
+  return out
+
 def _random_float_dtype(fn: str, dtype) -> DType:
   dt = to_dtype(dtype) if dtype is not None else dtypes.default_float
   if dt.kind != "f":
@@ -2278,6 +2617,19 @@ def _nested_shape(data) -> tuple[int, ...]:
     return (len(data),) + shapes[0]
   return ()
 
+def _exact_ints(data, shape: tuple, dtype: DType) -> np.ndarray:
+  """A nested list for an int dtype that numpy made floats or objects of (ints past 2**53 or 2**63, or ints mixed with
+  floats): each element converted on its own, as torch does: ints exactly, floats truncated toward zero, each checked
+  to fit dtype."""
+  vals = []
+  for v in np.array(data, dtype=object).ravel():
+    if isinstance(v, (float, np.floating)):
+      if not math.isfinite(v): raise ValueError("cannot convert non-finite floats to an integer tensor")
+      v = math.trunc(float(v))
+    check_scalar_fits(int(v), dtype)
+    vals.append(int(v) & ((1 << 8 * dtype.itemsize) - 1) if dtype.kind == "u" else int(v))
+  return np.array(vals, dtype=dtype.np).reshape(shape)
+
 def _from_host(data: Any, device: str, dtype: DType | None) -> UOp:
   if isinstance(device, tuple): return Tensor(data, device[0], dtype).shard(device).uop   # several devices: replicated
   if isinstance(data, (list, tuple)):
@@ -2289,10 +2641,11 @@ def _from_host(data: Any, device: str, dtype: DType | None) -> UOp:
         dtype = dtypes.int_for_range(int(arr.min()), int(arr.max())) if arr.size else dtypes.default_int
       elif arr.dtype.kind == "f":
         # numpy turns ints it has no one dtype for ([2**63, -1]) into float64: an error, as in torch
-        if (arr.size and np.abs(arr).max() >= 2.0 ** 63
-            and all(isinstance(v, int) for v in np.array(data, dtype=object).ravel())):
-          raise OverflowError(f"integers in [{int(arr.min())}, {int(arr.max())}] fit no single integer dtype "
-                              "(int64 or uint64)")
+        if arr.size and np.abs(arr).max() >= 2.0 ** 63:
+          objs = np.array(data, dtype=object).ravel()
+          if all(isinstance(v, (int, np.integer)) for v in objs):
+            raise OverflowError(f"integers in [{min(objs)}, {max(objs)}] fit no single integer dtype (int64 or "
+                                "uint64); pass dtype=dtypes.uint64 for values in 0..2**64-1")
         dtype = dtypes.default_float
       elif arr.size == 0: dtype = dtypes.default_float
       elif arr.dtype == object and all(isinstance(v, (int, np.integer)) for v in arr.reshape(-1)):
@@ -2301,6 +2654,7 @@ def _from_host(data: Any, device: str, dtype: DType | None) -> UOp:
       else: raise TypeError(f"cannot make a tensor from a sequence of {arr.dtype}")
     elif dtype.kind in "iu" and arr.dtype.kind in "iu" and arr.size:   # Tensor([300], dtype=int8) raises, as in torch
       for v in (arr.min(), arr.max()): check_scalar_fits(int(v), dtype)
+    elif dtype.kind in "iu" and arr.dtype.kind in "fO" and arr.size: arr = _exact_ints(data, arr.shape, dtype)
   elif isinstance(data, np.ndarray):
     arr = data
     if dtype is None: dtype = dtypes.from_np(arr.dtype)
@@ -2311,7 +2665,11 @@ def _from_host(data: Any, device: str, dtype: DType | None) -> UOp:
     try: import torch
     except ImportError: torch = None  # type: ignore[assignment]  # torch is optional
     if torch is not None and isinstance(data, torch.Tensor):
-      return _from_host(data.detach().cpu().numpy(), device, dtype)
+      t = data.detach().cpu()
+      if t.dtype == torch.bfloat16:   # numpy has no bfloat16: its bits, widened exactly to float32
+        bits = t.contiguous().view(torch.int16).numpy().view(np.uint16)
+        return _from_host(bf16_bits_to_float32(bits), device, dtype or dtypes.bfloat16)
+      return _from_host(t.numpy(), device, dtype)
     raise TypeError(f"cannot make a Tensor from {type(data).__name__}; pass a list, tuple, numpy array or scalar")
   shape = arr.shape
   if dtype == dtypes.bfloat16: host = float32_to_bf16_bits(arr.astype(np.float32))

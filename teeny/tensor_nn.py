@@ -4,7 +4,7 @@
 They reach the Tensor class as `type(self)`: tensor.py imports this module, so this module never imports tensor.py.
 """
 from __future__ import annotations
-import math
+import itertools, math
 from typing import TYPE_CHECKING, Callable, Sequence
 from teeny.device import Device
 from teeny.dtype import dtypes, least_upper_dtype, sum_acc_dtype
@@ -329,7 +329,13 @@ class NNMixin:
   def conv_transpose2d(self: Tensor, weight: Tensor,  # type: ignore[misc]  # mixin: self is a Tensor
                        bias: Tensor | None = None, stride=1, padding=0, output_padding=0,
                        groups: int = 1, dilation=1) -> Tensor:
-    """PyTorch's F.conv_transpose2d: weight (C_in, C_out/groups, *k); argument order as in torch."""
+    """PyTorch's F.conv_transpose2d: weight (C_in, C_out/groups, *k); argument order as in torch. Also 1d/3d (the number
+    of spatial dims comes from the weight); an unbatched input (C_in, *spatial) gives an unbatched output, and an output
+    size of 0 an empty tensor, as torch's."""
+    Tensor = type(self)
+    if self.ndim == weight.ndim - 1 and self.ndim >= 2:
+      return self.unsqueeze(0).conv_transpose2d(weight, bias, stride, padding, output_padding, groups,
+                                                dilation).squeeze(0)
     hw = tuple(weight.shape[2:])
     n = len(hw)
     if self.ndim != weight.ndim or self.ndim < 3:
@@ -352,9 +358,15 @@ class NNMixin:
     pads = _resolve_pads(padding, hw, d_)
     outs = tuple((i - 1) * s - pb - pa + d * (k - 1) + o + 1
                  for i, s, (pb, pa), d, k, o in zip(self.shape[2:], s_, pads, d_, hw, op_))
-    if any(o < 1 for o in outs) and all(i > 0 for i in self.shape[2:]):
-      raise ValueError(f"conv_transpose: input {tuple(self.shape)} with weight {tuple(weight.shape)}, stride {s_}, "
-                       f"padding {padding}, dilation {d_} gives output size {outs}, which is too small")
+    if any(o < 0 for o in outs) and all(i > 0 for i in self.shape[2:]):
+      raise RuntimeError(f"conv_transpose: input {tuple(self.shape)} with weight {tuple(weight.shape)}, stride {s_}, "
+                         f"padding {padding}, dilation {d_} gives output size {outs}, which is too small (negative); "
+                         "use less padding")
+    if any(o == 0 for o in outs):   # an empty result, still connected to the inputs (their gradients are zeros)
+      dt = least_upper_dtype(self.dtype, weight.dtype)
+      link = self.sum() * 0 + weight.sum() * 0 + (bias.sum() * 0 if bias is not None else 0)
+      return Tensor.zeros(self.shape[0], weight.shape[1] * groups, *[max(o, 0) for o in outs], dtype=dt,
+                          device=self.device) + link.cast(dt)
     cin, rcout = weight.shape[0], weight.shape[1]
     w = weight.reshape(groups, cin // groups, rcout, *hw).permute(0, 2, 1, *range(3, 3 + n))
     w = w.flip(tuple(range(3, 3 + n))).reshape(groups * rcout, cin // groups, *hw)
@@ -368,36 +380,114 @@ class NNMixin:
     conv_pads = [((k - 1) * d - pb, (k - 1) * d - pa + o) for k, d, (pb, pa), o in zip(hw, d_, pads, op_)]
     return _pad_or_shrink(x, conv_pads).conv2d(w, bias, dilation=d_, groups=groups)
 
+  def conv_transpose1d(self: Tensor, weight: Tensor,  # type: ignore[misc]  # mixin: self is a Tensor
+                       bias: Tensor | None = None, stride=1, padding=0, output_padding=0,
+                       groups: int = 1, dilation=1) -> Tensor:
+    """PyTorch's F.conv_transpose1d: input (N, C_in, L) or unbatched (C_in, L), weight (C_in, C_out/groups, K)."""
+    if self.ndim not in (2, 3) or weight.ndim != 3:
+      raise RuntimeError(f"conv_transpose1d wants a 3-d (or unbatched 2-d) input and a 3-d weight, got "
+                         f"{tuple(self.shape)} and {tuple(weight.shape)}")
+    return self.conv_transpose2d(weight, bias, stride, padding, output_padding, groups, dilation)
+
+  def conv_transpose3d(self: Tensor, weight: Tensor,  # type: ignore[misc]  # mixin: self is a Tensor
+                       bias: Tensor | None = None, stride=1, padding=0, output_padding=0,
+                       groups: int = 1, dilation=1) -> Tensor:
+    """PyTorch's F.conv_transpose3d: input (N, C_in, D, H, W) or unbatched (C_in, D, H, W), weight
+    (C_in, C_out/groups, kD, kH, kW)."""
+    if self.ndim not in (4, 5) or weight.ndim != 5:
+      raise RuntimeError(f"conv_transpose3d wants a 5-d (or unbatched 4-d) input and a 5-d weight, got "
+                         f"{tuple(self.shape)} and {tuple(weight.shape)}")
+    return self.conv_transpose2d(weight, bias, stride, padding, output_padding, groups, dilation)
+
   # ***** pooling *****
 
   def _max_pool(self: Tensor, n: int, fn: str, kernel_size, stride,  # type: ignore[misc]  # mixin: self is a Tensor
                 padding, dilation, ceil_mode: bool, return_indices: bool):
-    """Max pooling over the last n dims; with return_indices also torch's int64 indices, flat over each input plane."""
-    Tensor = type(self)
+    """Max pooling over the last n dims, each window scanned as torch's CPU kernel scans it: in row-major order an
+    element replaces the running maximum when it is greater or nan, starting from the window's first element inside the
+    input. So ties go to the first maximum, nans to the last nan, and padding never wins. The values, the int64 indices
+    (return_indices: flat over each input plane) and the gradient (all of it to that one element) follow that pick."""
+    tcls = type(self)
     k_ = _tuple(kernel_size, n, "kernel_size")
     s_, d_ = _tuple(stride if stride is not None else k_, n, "stride"), _tuple(dilation, n, "dilation")
     _check_pool_args(fn, k_, s_, d_, padding)
     if self.ndim < n + 1:
       raise ValueError(f"{fn} wants ({n + 1} or {n + 2})-d input (C, *spatial) or (N, C, *spatial), got "
                        f"{tuple(self.shape)}")
+    if self.dtype == dtypes.bool: raise NotImplementedError(f"{fn} is not implemented for bool; cast to int or float")
     pads = _resolve_pads(padding, k_, d_)
     if any(2 * max(p) > k for p, k in zip(pads, k_)):
       raise ValueError(f"{fn}: padding {padding} must be at most half of kernel {k_}")
-    if ceil_mode: pads = _ceil_mode_pads(self.shape[-n:], pads, k_, s_, d_)
-    win = _pad_or_shrink(self, pads, value=-math.inf if dtypes.is_float(self.dtype) else dtypes.min(self.dtype))
-    win = win._pool(k_, s_, d_)  # (..., *out, *k)
-    if not return_indices: return win.max(tuple(range(-n, 0)))
-    # which window element torch picks: the first (in window order) that equals the max, or is nan, among the elements
-    # inside the input (never the padding); the index is that element's position in its flattened input plane
-    sp, kk = tuple(self.shape[-n:]), math.prod(k_)
-    pos = Tensor.arange(math.prod(sp), device=self.device).reshape(*sp)
-    pos = _pad_or_shrink(pos, pads, value=-1)._pool(k_, s_, d_)
-    win, pos = win.flatten(-n), pos.flatten(-n)  # (..., *out, kk)
-    hit = (pos >= 0) & ((win == win.max(-1, keepdim=True)) | win.isnan())
-    rev = Tensor.arange(kk, 0, -1, device=self.device)
-    first = (kk - hit.where(rev, 0).max(-1, keepdim=True)) == Tensor.arange(kk, device=self.device)
-    # values through the picked element, so the gradient goes to it alone (as torch's; plain max splits ties)
-    return first.where(win, 0).sum(-1).cast(self.dtype), first.where(pos, 0).sum(-1).cast(dtypes.int64)
+    sp = tuple(self.shape[-n:])
+    if ceil_mode: pads = _ceil_mode_pads(sp, pads, k_, s_, d_)
+    if any(d * (k - 1) + 1 > i + pb + pa for k, d, i, (pb, pa) in zip(k_, d_, sp, pads)):
+      raise ValueError(f"{fn}: kernel {k_} (dilation {d_}) is larger than the padded input "
+                       f"{tuple(i + pb + pa for i, (pb, pa) in zip(sp, pads))}: the output would be empty")
+    outs = tuple((i + pb + pa - d * (k - 1) - 1) // s + 1 for i, (pb, pa), k, s, d in zip(sp, pads, k_, s_, d_))
+    # the padded input split by phase: (..., q, r) for position q*s + r, so kernel tap j (at offset j*d) of output o
+    # reads (o + j*d // s, j*d % s), a plain shrink. No windows: their gradient's index math was the cost of a pool.
+    qs = tuple(o + d * (k - 1) // s for o, k, s, d in zip(outs, k_, s_, d_))
+    fill = -math.inf if dtypes.is_float(self.dtype) else dtypes.min(self.dtype)
+    def taps(x: Tensor, fill) -> list[Tensor]:
+      lead = tuple(x.shape[:-n])
+      x = _pad_or_shrink(x, [(pb, q * s - i - pb) for i, (pb, _), q, s in zip(sp, pads, qs, s_)], value=fill)
+      x = x.reshape(*lead, *[v for q, s in zip(qs, s_) for v in (q, s)])
+      out = []
+      for j in itertools.product(*[range(k) for k in k_]):
+        arg = [(0, v) for v in lead]
+        for jj, o, s, d in zip(j, outs, s_, d_): arg += [(jj * d // s, jj * d // s + o), (jj * d % s, jj * d % s + 1)]
+        out.append(x.shrink(tuple(arg)).reshape(*lead, *outs))
+      return out
+    is_float = dtypes.is_float(self.dtype)
+    ws = taps(self.detach() if self.requires_grad else self, fill)
+    grad = bool(self.requires_grad) and not tcls._no_grad
+    if not grad and not return_indices:
+      # the value alone: torch's scan (greater or nan replaces), which keeps the first of tied zeros' signs too
+      m = ws[0]
+      for w in ws[1:]: m = ((w > m) | w.isnan() if is_float else w > m).where(w, m)
+      return m
+    # which element torch picks: the scan without nans (greater replaces: ties keep the first) ...
+    m, sel = ws[0], tcls.full(outs, 0, dtype=dtypes.int32, device=self.device)
+    for t in range(1, len(ws)):
+      c = ws[t] > m
+      m, sel = c.where(ws[t], m), c.where(t, sel)
+    if any(pb for pb, _ in pads):
+      # ... where a window holds only the padding's value (-inf, or the dtype's minimum), its first element inside the
+      # input (tap fv_d = ceil((pb - o*s) / d) along each dim; the padding itself never wins) ...
+      first: Tensor | int = 0
+      for ax, (o, s, d, (pb, _)) in enumerate(zip(outs, s_, d_, pads)):
+        if pb == 0: continue
+        fv = ((tcls.arange(o, device=self.device) * -s + (pb + d - 1)) // d).maximum(0)
+        first = first + fv.reshape(*[o if a == ax else 1 for a in range(n)]) * math.prod(k_[ax + 1:])
+      sel = (m == fill).where(first, sel)
+    if is_float:   # ... and the last nan, where there is one
+      nan = ws[0].isnan().where(0, -1)
+      for t in range(1, len(ws)): nan = ws[t].isnan().where(t, nan)
+      sel, m = (nan >= 0).where(nan, sel), (nan >= 0).where(math.nan, m)
+    if grad:
+      # each output through its picked element alone, so all of its gradient goes there; -0.0 elsewhere changes no
+      # value, not even a zero's sign
+      sel = sel.contiguous()
+      if all(k == s and i % k == 0 and pb == pa == 0 and d == 1 for k, s, i, (pb, pa), d in zip(k_, s_, sp, pads, d_)):
+        # windows that tile the input: its reshape (..., *out, K), so each element's gradient is one select
+        win = self._pool(k_, s_, d_)
+        lead = tuple((0, v) for v in win.shape[:-n])
+        picked = [(sel == t).where(win.shrink(lead + tuple((jj, jj + 1) for jj in j)).reshape(*win.shape[:-n]), -0.0)
+                  for t, j in enumerate(itertools.product(*[range(k) for k in k_]))]
+      else: picked = [(sel == t).where(w, -0.0) for t, w in enumerate(taps(self, fill))]
+      m = picked[0]   # (a sum of elementwise adds: a sum reduce would start from +0.0 and lose -0.0's sign)
+      for v in picked[1:]: m = m + v
+    if not return_indices: return m
+    # the index: the picked element's position in its input plane, o*s - pb + tap*d along each dim (where a window has
+    # no element inside the input, torch's index is that formula's at the first tap past the left padding: so is this)
+    idx: Tensor | int = 0
+    for ax, (o, s, d, (pb, _)) in enumerate(zip(outs, s_, d_, pads)):
+      tap = sel if ax == n - 1 else sel // math.prod(k_[ax + 1:])
+      if ax: tap = tap % k_[ax]
+      p = tcls.arange(-pb, o * s - pb, s, device=self.device).reshape(*[o if a == ax else 1 for a in range(n)])
+      idx = idx + (p + tap * d) * math.prod(sp[ax + 1:])
+    assert isinstance(idx, tcls)
+    return m, idx.cast(dtypes.int64)
 
   def max_pool1d(self: Tensor, kernel_size=2, stride=None, padding=0,  # type: ignore[misc]  # mixin: self is a Tensor
                  dilation=1, ceil_mode: bool = False, return_indices: bool = False):
@@ -407,7 +497,7 @@ class NNMixin:
   def max_pool2d(self: Tensor, kernel_size=2, stride=None, padding=0,  # type: ignore[misc]  # mixin: self is a Tensor
                  dilation=1, ceil_mode: bool = False, return_indices: bool = False):
     """PyTorch's F.max_pool2d over the last two dims; return_indices=True gives (values, int64 indices flat over H*W).
-    The gradient at tied maxima: split evenly without return_indices, all to the returned index with it (torch's)."""
+    Ties and nans pick as torch's scan (first maximum, last nan); the whole gradient goes to that element either way."""
     return self._max_pool(2, "max_pool2d", kernel_size, stride, padding, dilation, ceil_mode, return_indices)
 
   def max_pool3d(self: Tensor, kernel_size=2, stride=None, padding=0,  # type: ignore[misc]  # mixin: self is a Tensor
@@ -472,8 +562,11 @@ class NNMixin:
 
   def _avg_pool(self: Tensor, n: int, fn: str, kernel_size, stride,  # type: ignore[misc]  # mixin: self is a Tensor
                 padding, ceil_mode: bool, count_include_pad: bool, divisor_override: int | None = None) -> Tensor:
-    """Average pooling over the last n dims."""
+    """Average pooling over the last n dims. An integer input gives its own dtype, the window's sum divided by the count
+    (or divisor_override) rounded toward zero, as torch's int64 avg_pool (torch refuses other integer dtypes; here they
+    follow the same rule). bool is refused, as in torch."""
     Tensor = type(self)
+    if self.dtype == dtypes.bool: raise NotImplementedError(f"{fn} is not implemented for bool; cast to int or float")
     k_ = _tuple(kernel_size, n, "kernel_size")
     s_ = _tuple(stride if stride is not None else k_, n, "stride")
     _check_pool_args(fn, k_, s_, (1,) * n, padding)
@@ -488,14 +581,18 @@ class NNMixin:
     pads = _ceil_mode_pads(self.shape[-n:], reg, k_, s_, (1,) * n) if ceil_mode else reg
     axes = tuple(range(-n, 0))
     total = _pad_or_shrink(self, pads)._pool(k_, s_).sum(axes)
-    if divisor_override is not None:
-      return (total if dtypes.is_float(total.dtype) else total.cast(dtypes.default_float)) / divisor_override
+    if not dtypes.is_float(self.dtype):
+      total = total.cast(dtypes.int64)   # (the division is done in int64, then cast back: torch's int64 kernel)
+      if divisor_override is not None: return total.div(divisor_override, rounding_mode="trunc").cast(self.dtype)
+    elif divisor_override is not None: return total / divisor_override
     # the divisor: the window size, less what falls outside the (explicitly padded, if count_include_pad) input
     ones = Tensor.ones(*self.shape[-n:], device=self.device)
     if count_include_pad: ones = _pad_or_shrink(ones, reg, value=1.0)
     extra = [(pb - rb, pa - ra) for (pb, pa), (rb, ra) in zip(pads, reg)] if count_include_pad else pads
     count = _pad_or_shrink(ones, extra)._pool(k_, s_).sum(axes)
-    return total / count.cast(total.dtype) if dtypes.is_float(total.dtype) else total.cast(dtypes.default_float) / count
+    if not dtypes.is_float(self.dtype):
+      return total.div(count.cast(dtypes.int64), rounding_mode="trunc").cast(self.dtype)
+    return total / count.cast(total.dtype)
 
   def avg_pool1d(self: Tensor, kernel_size=2, stride=None, padding=0,  # type: ignore[misc]  # mixin: self is a Tensor
                  ceil_mode: bool = False, count_include_pad: bool = True) -> Tensor:
@@ -514,16 +611,123 @@ class NNMixin:
     """PyTorch's F.avg_pool3d over the last three dims."""
     return self._avg_pool(3, "avg_pool3d", kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
 
+  def _adaptive_pool(self: Tensor, n: int, fn: str, output_size,  # type: ignore[misc]  # mixin: self is a Tensor
+                     is_max: bool, return_indices: bool = False):
+    """Adaptive pooling over the last n dims, torch's bins: output i of a dim of size L covers [floor(i*L/out),
+    ceil((i+1)*L/out)). Bins are products of per-dim ranges, so one dim is pooled at a time, the last first: each dim's
+    bins become windows (..., out, K) (a reshape where out divides L, else a gather of the bins' positions, the shorter
+    bins' extra taps repeating their last element or masked) and are reduced. Max picks as torch's scan does (the first
+    maximum in row-major order, or the last nan), and its gradient goes to that element alone."""
+    tcls = type(self)
+    import numpy as np
+    if self.ndim not in (n + 1, n + 2):
+      raise RuntimeError(f"{fn}: expected a {n + 1}-d (unbatched) or {n + 2}-d (batched) input, got "
+                         f"{list(self.shape)}")
+    sizes = (output_size,) * n if output_size is None or isinstance(output_size, int) else tuple(output_size)
+    if len(sizes) == 1 and n > 1: sizes = sizes * n
+    if len(sizes) != n:
+      raise ValueError(f"{fn}: output_size must be an int or a tuple of {n} (ints or None), got {output_size!r}")
+    sp = tuple(self.shape[-n:])
+    outs = tuple(int(o) if o is not None else i for o, i in zip(sizes, sp))
+    if any(o < 0 for o in outs):
+      raise RuntimeError(f"{fn}: elements of output_size must be greater than or equal to 0, got {outs}")
+    if any(i == 0 for i in sp):
+      raise RuntimeError(f"{fn}: expected an input with non-zero sizes in the pooled dims, got {list(self.shape)}")
+    if self.dtype == dtypes.bool or (not is_max and not dtypes.is_float(self.dtype)):
+      raise NotImplementedError(f"{fn} is not implemented for {self.dtype}; cast the input to a float dtype")
+    x, lead = self, tuple(self.shape[:-n])
+    idx: Tensor | None = None   # (max with indices) each output's flat position over the dims pooled so far
+    for ax in reversed(range(n)):
+      L, o = sp[ax], outs[ax]
+      # this dim last: (..., L) -> windows (..., o, K)
+      perm = tuple(i for i in range(x.ndim) if i != len(lead) + ax) + (len(lead) + ax,)
+      x = x.permute(*perm)
+      if idx is not None: idx = idx.permute(*perm)
+      starts = [(i * L) // o for i in range(o)]
+      ends = [-(-((i + 1) * L) // o) for i in range(o)]
+      K = max([e - s for s, e in zip(starts, ends)], default=1)
+      if o and L % o == 0:
+        def win(t: Tensor) -> Tensor: return t.reshape(*t.shape[:-1], o, K)
+        valid = None
+      else:
+        pos = np.array([[min(s + j, e - 1) for j in range(K)] for s, e in zip(starts, ends)], np.int32).reshape(o, K)
+        ptab = tcls(pos.reshape(-1), device=self.device)
+        valid = None if is_max else tcls(np.array([[s + j < e for j in range(K)] for s, e in zip(starts, ends)])
+                                           .reshape(o, K), device=self.device)
+        def win(t: Tensor) -> Tensor:
+          ix = ptab.reshape(*[1] * (t.ndim - 1), o * K).expand(*t.shape[:-1], o * K)
+          return t.gather(-1, ix).reshape(*t.shape[:-1], o, K)
+      w = win(x)
+      if not is_max:
+        if valid is None: x = w.mean(-1)
+        else:
+          cnt = tcls(np.array([e - s for s, e in zip(starts, ends)], np.float32), device=self.device)
+          x = valid.where(w, 0).sum(-1) / cnt.cast(w.dtype)
+      elif o == 0:
+        x = w.sum(-1)
+        if return_indices: idx = x.cast(dtypes.int64)   # (empty)
+      else:
+        # torch's pick: the last nan if any, else the first maximum; the value through it alone
+        j = tcls.arange(K, device=self.device)
+        wd = w.detach()
+        m = wd.max(-1, keepdim=True)
+        key = (wd == m).where(K - 1 - j, -1)
+        if dtypes.is_float(self.dtype): key = wd.isnan().where(K + j, key)
+        best = key.max(-1, keepdim=True)
+        sel = (best >= K).where(best - K, K - 1 - best) == j
+        x = sel.where(w, -0.0 if dtypes.is_float(self.dtype) else 0).sum(-1).cast(self.dtype)
+        if return_indices:
+          p = tcls(np.array(pos if o and L % o else [[i * K + jj for jj in range(K)] for i in range(o)], np.int32)
+                     .reshape(o, K), device=self.device).cast(dtypes.int64) * math.prod(sp[ax + 1:])
+          here = p if idx is None else win(idx) + p
+          idx = sel.where(here, 0).sum(-1)
+      inv = [0] * x.ndim
+      for i, pi in enumerate(perm): inv[pi] = i
+      x = x.permute(*inv)
+      if idx is not None: idx = idx.permute(*inv)
+    if not return_indices: return x
+    assert idx is not None
+    return x, idx.cast(dtypes.int64)
+
+  def adaptive_avg_pool1d(self: Tensor, output_size) -> Tensor:  # type: ignore[misc]  # mixin: self is a Tensor
+    """torch's F.adaptive_avg_pool1d over the last dim of (C, L) or (N, C, L)."""
+    return self._adaptive_pool(1, "adaptive_avg_pool1d", output_size, False)
+
+  def adaptive_avg_pool2d(self: Tensor, output_size) -> Tensor:  # type: ignore[misc]  # mixin: self is a Tensor
+    """torch's F.adaptive_avg_pool2d over the last two dims; output_size an int, or a pair whose None keeps a dim."""
+    return self._adaptive_pool(2, "adaptive_avg_pool2d", output_size, False)
+
+  def adaptive_avg_pool3d(self: Tensor, output_size) -> Tensor:  # type: ignore[misc]  # mixin: self is a Tensor
+    """torch's F.adaptive_avg_pool3d over the last three dims."""
+    return self._adaptive_pool(3, "adaptive_avg_pool3d", output_size, False)
+
+  def adaptive_max_pool1d(self: Tensor, output_size,  # type: ignore[misc]  # mixin: self is a Tensor
+                          return_indices: bool = False):
+    """torch's F.adaptive_max_pool1d; return_indices: also the int64 argmax positions."""
+    return self._adaptive_pool(1, "adaptive_max_pool1d", output_size, True, return_indices)
+
+  def adaptive_max_pool2d(self: Tensor, output_size,  # type: ignore[misc]  # mixin: self is a Tensor
+                          return_indices: bool = False):
+    """torch's F.adaptive_max_pool2d; return_indices: also the int64 argmax positions, flat over H*W."""
+    return self._adaptive_pool(2, "adaptive_max_pool2d", output_size, True, return_indices)
+
+  def adaptive_max_pool3d(self: Tensor, output_size,  # type: ignore[misc]  # mixin: self is a Tensor
+                          return_indices: bool = False):
+    """torch's F.adaptive_max_pool3d; return_indices: also the int64 argmax positions, flat over D*H*W."""
+    return self._adaptive_pool(3, "adaptive_max_pool3d", output_size, True, return_indices)
+
   # ***** resampling *****
 
   def interpolate(self: Tensor, size=None, scale_factor=None,  # type: ignore[misc]  # mixin: self is a Tensor
                   mode: str = "nearest", align_corners: bool | None = None) -> Tensor:
     """PyTorch's F.interpolate over the spatial dims (all but the first two): nearest, nearest-exact, linear (3-d
-    input), bilinear (4-d), trilinear (5-d). uint8 inputs work for nearest, nearest-exact and bilinear (rounded as torch
-    does); other integer dtypes raise NotImplementedError, as in torch."""
+    input), bilinear (4-d), bicubic (4-d: torch's cubic convolution, A = -0.75, taps clamped at the border), trilinear
+    (5-d), area (adaptive_avg_pool to the output size). uint8 inputs work for nearest, nearest-exact and bilinear
+    (rounded as torch does); other integer dtypes raise NotImplementedError, as in torch."""
     Tensor = type(self)
     import numpy as np
-    modes = {"nearest": None, "nearest-exact": None, "linear": 3, "bilinear": 4, "trilinear": 5}
+    modes = {"nearest": None, "nearest-exact": None, "linear": 3, "bilinear": 4, "bicubic": 4, "trilinear": 5,
+             "area": None}
     n = self.ndim - 2
     if mode not in modes or not 1 <= n <= 3:
       raise NotImplementedError(f"interpolate: only 3-d, 4-d and 5-d inputs and the modes {tuple(modes)} are "
@@ -532,8 +736,8 @@ class NNMixin:
       raise NotImplementedError(f"interpolate: got a {self.ndim}-d input, but {mode} mode needs a {modes[mode]}-d "
                                 "input")
     if modes[mode] is None and align_corners is not None:
-      raise ValueError("interpolate: align_corners can only be set with the interpolating modes linear, bilinear and "
-                       "trilinear")
+      raise ValueError("interpolate: align_corners can only be set with the interpolating modes linear, bilinear, "
+                       "bicubic and trilinear")
     if (size is None) == (scale_factor is None):
       raise ValueError("interpolate: give exactly one of size and scale_factor")
     if not dtypes.is_float(self.dtype) and not (self.dtype == dtypes.uint8 and mode in ("nearest", "nearest-exact",
@@ -551,6 +755,8 @@ class NNMixin:
       outs = tuple(int(math.floor(i * s)) for i, s in zip(ins, fs))
     if any(o <= 0 for o in outs): raise ValueError(f"interpolate: output size {tuple(outs)} must be positive")
     x = self
+    if mode == "area": return self.adaptive_avg_pool2d(outs) if n == 2 else \
+      self.adaptive_avg_pool1d(outs) if n == 1 else self.adaptive_avg_pool3d(outs)
     if mode in ("nearest", "nearest-exact"):
       # each output element copies one input element: a gather along each dim, with torch's float32 index math
       for dim in range(n):
@@ -572,17 +778,63 @@ class NNMixin:
       dst = np.arange(o, dtype=np.float64)
       ratio = (1.0 / sc) if sc is not None else (i / o)
       w = np.zeros((i, o), dtype=np.float32)
-      if align_corners: src = dst * ((i - 1) / (o - 1) if o > 1 else 0.0)
+      if mode == "bicubic":
+        # torch's cubic convolution (A = -0.75) over the taps floor(src) - 1 .. + 2, clamped to the border; the
+        # source index is not clamped at 0 here
+        if align_corners: src = dst * ((i - 1) / (o - 1) if o > 1 else 0.0)
+        else: src = (dst + 0.5) * ratio - 0.5
+        fl = np.floor(src)
+        t, A = src - fl, -0.75
+        cc = [((A * (t + 1) - 5 * A) * (t + 1) + 8 * A) * (t + 1) - 4 * A, ((A + 2) * t - (A + 3)) * t * t + 1,
+              ((A + 2) * (1 - t) - (A + 3)) * (1 - t) * (1 - t) + 1]
+        cc.append(1 - cc[0] - cc[1] - cc[2])
+        for tap, c in zip(range(-1, 3), cc):
+          np.add.at(w, (np.clip(fl.astype(np.int64) + tap, 0, i - 1), np.arange(o)), c.astype(np.float32))
+      elif align_corners: src = dst * ((i - 1) / (o - 1) if o > 1 else 0.0)
       else: src = np.maximum((dst + 0.5) * ratio - 0.5, 0.0)
-      lo = np.minimum(np.floor(src).astype(np.int64), i - 1)
-      hi, frac = np.minimum(lo + 1, i - 1), (src - lo).astype(np.float32)
-      np.add.at(w, (lo, np.arange(o)), 1.0 - frac)
-      np.add.at(w, (hi, np.arange(o)), frac)
+      if mode != "bicubic":
+        lo = np.minimum(np.floor(src).astype(np.int64), i - 1)
+        hi, frac = np.minimum(lo + 1, i - 1), (src - lo).astype(np.float32)
+        np.add.at(w, (lo, np.arange(o)), 1.0 - frac)
+        np.add.at(w, (hi, np.arange(o)), frac)
       axis = 2 + dim
       xt = x.transpose(axis, -1) if axis != x.ndim - 1 else x
       xt = xt.matmul(Tensor(w, device=self.device).cast(x.dtype))
       x = xt.transpose(axis, -1) if axis != x.ndim - 1 else xt
     return x
+
+  def pixel_shuffle(self: Tensor, upscale_factor: int) -> Tensor:  # type: ignore[misc]  # mixin: self is a Tensor
+    """torch's F.pixel_shuffle: (*, C*r*r, H, W) -> (*, C, H*r, W*r), out[c, h*r + i, w*r + j] = in[c*r*r + i*r + j, h,
+    w]."""
+    r = upscale_factor
+    if not isinstance(r, int) or r <= 0:
+      raise RuntimeError(f"pixel_shuffle: upscale_factor must be a positive int, got {r!r}")
+    if self.ndim < 3:
+      raise RuntimeError(f"pixel_shuffle: expected an input of at least 3 dims (*, C, H, W), got {list(self.shape)}")
+    *lead, c, h, w = self.shape
+    if c % (r * r):
+      raise RuntimeError(f"pixel_shuffle: the channel dim (size {c}, dim -3) must be divisible by upscale_factor**2 = "
+                         f"{r * r}")
+    x = self.reshape(*lead, c // (r * r), r, r, h, w)
+    nl = len(lead)
+    x = x.permute(*range(nl), nl, nl + 3, nl + 1, nl + 4, nl + 2)
+    return x.reshape(*lead, c // (r * r), h * r, w * r)
+
+  def pixel_unshuffle(self: Tensor, downscale_factor: int) -> Tensor:  # type: ignore[misc]  # mixin: self is a Tensor
+    """torch's F.pixel_unshuffle, pixel_shuffle's inverse: (*, C, H*r, W*r) -> (*, C*r*r, H, W)."""
+    r = downscale_factor
+    if not isinstance(r, int) or r <= 0:
+      raise RuntimeError(f"pixel_unshuffle: downscale_factor must be a positive int, got {r!r}")
+    if self.ndim < 3:
+      raise RuntimeError(f"pixel_unshuffle: expected an input of at least 3 dims (*, C, H, W), got {list(self.shape)}")
+    *lead, c, h, w = self.shape
+    if h % r or w % r:
+      raise RuntimeError(f"pixel_unshuffle: height {h} and width {w} (dims -2, -1) must be divisible by "
+                         f"downscale_factor {r}")
+    x = self.reshape(*lead, c, h // r, r, w // r, r)
+    nl = len(lead)
+    x = x.permute(*range(nl), nl, nl + 2, nl + 4, nl + 1, nl + 3)
+    return x.reshape(*lead, c * r * r, h // r, w // r)
 
   def _interpolate_uint8(self: Tensor, outs: Sequence[int],  # type: ignore[misc]  # mixin: self is a Tensor
                          scales: Sequence[float | None], align_corners: bool) -> Tensor:
@@ -630,6 +882,93 @@ class NNMixin:
       return self.cast(dtypes.float32).layernorm(axis, eps).cast(self.dtype)
     y = self - self.mean(axis, keepdim=True)
     return y * (y * y).mean(axis, keepdim=True).add(eps).rsqrt()
+
+  def _norm_affine(self: Tensor, fn: str, x: Tensor, weight: Tensor | None,  # type: ignore[misc]  # mixin
+                   bias: Tensor | None, shape: tuple[int, ...], bshape: tuple[int, ...]) -> Tensor:
+    """x (self normalised, in float32 for a 16-bit self) * weight + bias, each of `shape` seen as `bshape`, cast back
+    to self's dtype once. weight/bias: self's dtype, or float32 for a 16-bit self (torch's CPU rule; others raise)."""
+    ok = (self.dtype, dtypes.float32) if self.dtype in (dtypes.float16, dtypes.bfloat16) else (self.dtype,)
+    for name, p in (("weight", weight), ("bias", bias)):
+      if p is None: continue
+      if tuple(p.shape) != shape:
+        raise RuntimeError(f"{fn}: {name} must have shape {shape}, got {tuple(p.shape)}")
+      if p.dtype not in ok:
+        raise RuntimeError(f"{fn}: mixed dtypes: input is {self.dtype}, {name} is {p.dtype}; give the {name} "
+                           f"as {' or '.join(map(str, ok))}")
+    if weight is not None: x = x * weight.cast(x.dtype).reshape(bshape)
+    if bias is not None: x = x + bias.cast(x.dtype).reshape(bshape)
+    return x.cast(self.dtype)
+
+  def _norm_input(self: Tensor, fn: str) -> Tensor:  # type: ignore[misc]  # mixin: self is a Tensor
+    if not dtypes.is_float(self.dtype):
+      raise NotImplementedError(f"{fn} is not implemented for {self.dtype}; cast the input to a float dtype")
+    # 16-bit inputs in float32: (x - mean)**2 overflows float16 from 256 on (torch's CPU kernels accumulate in float32)
+    return self.cast(dtypes.float32) if self.dtype in (dtypes.float16, dtypes.bfloat16) else self
+
+  def layer_norm(self: Tensor, normalized_shape, weight: Tensor | None = None,  # type: ignore[misc]  # mixin
+                 bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
+    """torch's F.layer_norm: normalise over the trailing `normalized_shape` dims (biased variance), then
+    * weight + bias (both of normalized_shape). The result has the input's dtype; 16-bit inputs are computed in
+    float32 and take float32 or same-dtype weight/bias."""
+    ns = (int(normalized_shape),) if isinstance(normalized_shape, int) else tuple(int(v) for v in normalized_shape)
+    if not ns or self.ndim < len(ns) or tuple(self.shape[self.ndim - len(ns):]) != ns:
+      raise RuntimeError(f"layer_norm: normalized_shape={list(ns)} expects an input of shape [*, "
+                         f"{', '.join(map(str, ns))}], got {list(self.shape)}")
+    x, axes = self._norm_input("layer_norm"), tuple(range(-len(ns), 0))
+    y = x - x.mean(axes, keepdim=True)
+    y = y * (y * y).mean(axes, keepdim=True).add(eps).rsqrt()
+    return self._norm_affine("layer_norm", y, weight, bias, ns, ns)
+
+  def group_norm(self: Tensor, num_groups: int, weight: Tensor | None = None,  # type: ignore[misc]  # mixin
+                 bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
+    """torch's F.group_norm: (N, C, *) normalised over each group of C/num_groups channels and all other dims (biased
+    variance), then a per-channel weight and bias (shape (C,)). Input dtype kept, as layer_norm."""
+    if self.ndim < 2:
+      raise RuntimeError(f"group_norm: expected an input of at least 2 dims (N, C, *), got {list(self.shape)}")
+    c = self.shape[1]
+    if not isinstance(num_groups, int) or num_groups <= 0 or c % num_groups:
+      raise RuntimeError(f"group_norm: expected the number of channels in input to be divisible by num_groups, but "
+                         f"got input of shape {list(self.shape)} and num_groups={num_groups}")
+    x = self._norm_input("group_norm").reshape(self.shape[0], num_groups, -1)
+    y = x - x.mean(-1, keepdim=True)
+    y = (y * (y * y).mean(-1, keepdim=True).add(eps).rsqrt()).reshape(self.shape)
+    return self._norm_affine("group_norm", y, weight, bias, (c,), (1, c) + (1,) * (self.ndim - 2))
+
+  def instance_norm(self: Tensor, running_mean: Tensor | None = None,  # type: ignore[misc]  # mixin
+                    running_var: Tensor | None = None, weight: Tensor | None = None, bias: Tensor | None = None,
+                    use_input_stats: bool = True, momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
+    """torch's F.instance_norm: (N, C, *spatial), each (n, c) normalised over its spatial dims (biased variance), then
+    a per-channel weight and bias. With use_input_stats and running stats given, those are updated in place (assign) as
+    torch does: running = (1 - momentum) * running + momentum * (the batch's mean over N of each instance's mean, or
+    of its unbiased variance). use_input_stats=False normalises by running_mean/running_var instead."""
+    if self.ndim < 3:
+      raise ValueError(f"instance_norm: expected an input of at least 3 dims (N, C, *spatial), got {list(self.shape)}; "
+                       "unsqueeze an unbatched (C, *spatial) input to (1, C, *spatial)")
+    c, axes = self.shape[1], tuple(range(2, self.ndim))
+    bshape = (1, c) + (1,) * (self.ndim - 2)
+    for name, r in (("running_mean", running_mean), ("running_var", running_var)):
+      if r is not None and tuple(r.shape) != (c,):
+        raise RuntimeError(f"instance_norm: {name} must have shape ({c},), got {tuple(r.shape)}")
+    x = self._norm_input("instance_norm")
+    if not use_input_stats:
+      if running_mean is None or running_var is None:
+        raise ValueError("instance_norm: use_input_stats=False needs running_mean and running_var")
+      y = (x - running_mean.cast(x.dtype).reshape(bshape)) * running_var.cast(x.dtype).reshape(bshape).add(eps).rsqrt()
+      return self._norm_affine("instance_norm", y, weight, bias, (c,), bshape)
+    L = math.prod(self.shape[2:])
+    if L <= 1:
+      raise ValueError(f"instance_norm: expected more than 1 spatial element when training, got input size "
+                       f"{list(self.shape)}")
+    mean = x.mean(axes, keepdim=True)
+    y = x - mean
+    var = (y * y).mean(axes, keepdim=True)
+    if running_mean is not None:
+      bm = mean.detach().reshape(self.shape[0], c).mean(0)
+      running_mean.assign((1 - momentum) * running_mean + (momentum * bm).cast(running_mean.dtype))
+    if running_var is not None:
+      bv = var.detach().reshape(self.shape[0], c).mean(0) * (L / (L - 1))
+      running_var.assign((1 - momentum) * running_var + (momentum * bv).cast(running_var.dtype))
+    return self._norm_affine("instance_norm", y * var.add(eps).rsqrt(), weight, bias, (c,), bshape)
 
   def batchnorm(self: Tensor, weight: Tensor | None,  # type: ignore[misc]  # mixin: self is a Tensor
                 bias: Tensor | None, mean: Tensor, invstd: Tensor, axis=1) -> Tensor:

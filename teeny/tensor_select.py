@@ -2,8 +2,8 @@
 
 `class Tensor(SelectMixin, NNMixin)` inherits these, so `self` is always a Tensor; they reach the Tensor class as
 `type(self)` (tensor.py imports this module, so this module never imports tensor.py). Everything stays lazy and
-differentiable, except `masked_select` and `nonzero`, whose output shape depends on the values: they realize and read
-what decides it.
+differentiable, except `masked_select`, `nonzero`, `unique` and `unique_consecutive`, whose output shape depends on the
+values: they realize and read what decides it (unique's outputs are not differentiable, as in torch).
 
 Sorting (`sort`, `argsort`, `topk`) is a bitonic sorting network over the sorted dim padded to a power of two: each of
 its log2(n)*(log2(n)+1)/2 stages is one elementwise kernel in which every element meets its partner (the same view
@@ -153,6 +153,55 @@ def meshgrid(*tensors: Tensor, indexing: str = "ij") -> tuple[Tensor, ...]:
   if swap: out[0], out[1] = out[1], out[0]
   return tuple(out)
 
+def cartesian_prod(*tensors: Tensor) -> Tensor:
+  """torch.cartesian_prod: every combination of the elements of N 1-D tensors of one dtype, (prod of sizes, N) in
+  row-major order (one tensor: itself)."""
+  if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)): tensors = tuple(tensors[0])
+  for t in tensors:
+    if t.ndim != 1: raise RuntimeError(f"cartesian_prod: expected 1-D tensors, but got one of shape {tuple(t.shape)}")
+  if len(tensors) == 1: return tensors[0]
+  return type(tensors[0]).stack(*[g.reshape(-1) for g in meshgrid(*tensors, indexing="ij")], dim=1)
+
+def _unique_groups(rows: np.ndarray, consecutive: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+  """Groups of equal rows of a 2-D array (NaN equals nothing, -0.0 equals 0.0): sorted lexicographically (NaN last)
+  unless `consecutive`. Returns each group's first row (in group order), each row's group and each group's size."""
+  n = rows.shape[0]
+  order = np.arange(n) if consecutive or rows.shape[1] == 0 else np.lexsort(rows.T[::-1])
+  s = rows[order]
+  new = np.ones(n, dtype=bool)
+  if n > 1: new[1:] = np.any(s[1:] != s[:-1], axis=1)
+  starts = np.flatnonzero(new)
+  inverse = np.empty(n, dtype=np.int64)
+  inverse[order] = np.cumsum(new) - 1
+  return order[starts].astype(np.int64), inverse, np.diff(np.append(starts, n)).astype(np.int64)
+
+def _unique(x: Tensor, dim, consecutive: bool, return_inverse: bool, return_counts: bool):
+  """unique / unique_consecutive: realizes x and reads it (the number of groups depends on the values); the values
+  are then read from x at each group's first element (a gather, detached: torch has no derivative here either)."""
+  Tensor = type(x)
+  name = "unique_consecutive" if consecutive else "unique"
+  if dim is None:
+    flat = x.detach().reshape(-1)
+    first, inverse, counts = _unique_groups(flat.numpy().reshape(-1, 1), consecutive)
+    vals = flat._gather(0, Tensor(first, device=x.device)) if first.size else flat.shrink(((0, 0),)).contiguous()
+    inv_shape = x.shape
+  else:
+    if x.ndim == 0: raise IndexError(f"{name}: dim {dim} is out of range: the tensor has no dimensions")
+    d = _dim(dim, x.ndim)
+    if x.numel() == 0 and any(s == 0 for i, s in enumerate(x.shape) if i != d):
+      raise RuntimeError(f"{name}: there are 0-sized dimensions other than dim {d} in shape {tuple(x.shape)}, so "
+                         "unique cannot be applied along it")
+    moved = x.detach().transpose(0, d) if d else x.detach()
+    rows = moved.numpy().reshape(moved.shape[0], int(np.prod(moved.shape[1:], dtype=np.int64)))
+    first, inverse, counts = _unique_groups(rows, consecutive)
+    if first.size: vals = x.detach().index_select(d, Tensor(first, device=x.device))
+    else: vals = x.detach().narrow(d, 0, 0).contiguous()
+    inv_shape = (x.shape[d],)
+  out = [vals]
+  if return_inverse: out.append(Tensor(inverse.reshape(inv_shape), device=x.device))
+  if return_counts: out.append(Tensor(counts, device=x.device))
+  return out[0] if len(out) == 1 else tuple(out)
+
 class SelectMixin:
   """Mixed into Tensor: sorting, selection and structure-picking methods."""
 
@@ -231,6 +280,18 @@ class SelectMixin:
       raise RuntimeError(f"topk: selected index k={k} out of range for dim {d} of size {n} (need 0 <= k <= {n})")
     if self.ndim == 0: return ValuesIndices(self.clone(), self.zeros_like(dtype=dtypes.int64))
     return ValuesIndices(*_select(self, d, k, bool(largest), False))
+
+  def median(self: Tensor, dim: int | None = None,  # type: ignore[misc]  # mixin: self is a Tensor
+             keepdim: bool = False) -> Tensor | ValuesIndices:
+    """torch.median: the lower of the two middle values (no averaging). dim=None: the median of all elements, a 0-d
+    tensor (nan for an empty input); with dim: (values, int64 indices) along dim. A slice holding NaN has median NaN
+    (its index is a NaN's). The gradient goes to the picked element (dim=None: split among the elements equal to the
+    median, as torch)."""
+    return _median(self, dim, keepdim, ignore_nan=False)
+  def nanmedian(self: Tensor, dim: int | None = None,  # type: ignore[misc]  # mixin: self is a Tensor
+                keepdim: bool = False) -> Tensor | ValuesIndices:
+    """torch.nanmedian: median's lower middle value of the non-NaN elements; NaN only where a slice is all NaN."""
+    return _median(self, dim, keepdim, ignore_nan=True)
 
   # ***** running extremes *****
 
@@ -326,6 +387,51 @@ class SelectMixin:
       x = x.shrink(tuple(tail)).cat(x.shrink(tuple(head)), dim=d)
     return x if x is not self else self.clone()
 
+  def rot90(self: Tensor, k: int = 1, dims=(0, 1)) -> Tensor:  # type: ignore[misc]  # mixin: self is a Tensor
+    """torch.rot90: rotated k times by 90 degrees in the plane of `dims`, from dims[0] toward dims[1] (k < 0 turns
+    the other way); a new tensor."""
+    k = _int_arg(k, "k")
+    ds = tuple(dims)
+    if len(ds) != 2: raise RuntimeError(f"rot90: expected total rotation dims == 2, but got dims = {len(ds)}")
+    if self.ndim < 2: raise RuntimeError(f"rot90: expected total dims >= 2, but got total dims = {self.ndim}")
+    d0, d1 = _dim(ds[0], self.ndim, "dims"), _dim(ds[1], self.ndim, "dims")
+    if d0 == d1: raise RuntimeError(f"rot90: expected rotation dims to be different, but got dim0 = {ds[0]} and "
+                                    f"dim1 = {ds[1]}")
+    k %= 4
+    if k == 1: return self.flip(d1).transpose(d0, d1)
+    if k == 2: return self.flip((d0, d1))
+    if k == 3: return self.flip(d0).transpose(d0, d1)
+    return self.clone()
+
+  def diff(self: Tensor, n: int = 1, dim: int = -1,  # type: ignore[misc]  # mixin: self is a Tensor
+           prepend: Tensor | None = None, append: Tensor | None = None) -> Tensor:
+    """torch.diff: the n-th forward difference along dim (bool tensors: logical xor), after `prepend` and `append`
+    (tensors of self's dims, matching off `dim`) are concatenated on either side; n=0 returns a copy of self (and
+    ignores them, as torch). Dtypes promote as in cat; ints wrap as in torch's subtraction."""
+    Tensor = type(self)
+    n = _int_arg(n, "n")
+    if n < 0: raise RuntimeError(f"diff: order must be non-negative but got {n}")
+    if self.ndim == 0: raise RuntimeError("diff expects input to be at least one-dimensional")
+    d = _dim(dim, self.ndim)
+    if n == 0: return self.clone()
+    parts = []
+    for name, t in (("prepend", prepend), ("self", self), ("append", append)):
+      if t is None: continue
+      if not isinstance(t, Tensor): raise TypeError(f"diff: {name} must be a Tensor, got {type(t).__name__}")
+      if t.ndim != self.ndim:
+        raise RuntimeError(f"diff expects prepend or append to be the same dimension as input ({self.ndim}), got "
+                           f"{name} of shape {tuple(t.shape)}")
+      if any(a != b for i, (a, b) in enumerate(zip(t.shape, self.shape)) if i != d):
+        raise RuntimeError(f"diff expects the shape of {name} {tuple(t.shape)} to match the input's "
+                           f"{tuple(self.shape)} except along the differencing dim {d}")
+      parts.append(t)
+    x = parts[0].cat(*parts[1:], dim=d) if len(parts) > 1 else self
+    for _ in range(min(n, x.shape[d])):
+      m = x.shape[d]
+      hi, lo = x.narrow(d, 1, m - 1), x.narrow(d, 0, m - 1)
+      x = (hi != lo) if x.dtype == dtypes.bool else hi - lo
+    return x if x is not self else self.clone()
+
   def unfold(self: Tensor, dimension: int, size: int,  # type: ignore[misc]  # mixin: self is a Tensor
              step: int) -> Tensor:
     """torch's Tensor.unfold: every slice of `size` along `dimension`, `step` apart, in a new last dim."""
@@ -345,7 +451,53 @@ class SelectMixin:
     nd = self.ndim
     return w.permute(*range(d), nd - 1, *range(d, nd - 1), nd)
 
+  def unique(self: Tensor, sorted: bool = True, return_inverse: bool = False,  # type: ignore[misc]  # mixin
+             return_counts: bool = False, dim: int | None = None):
+    """torch.unique: the distinct elements, ascending (torch's CPU order, whatever `sorted`), and with the flags the
+    int64 index of each input element's value in them (self's shape) and each value's count. With `dim`, the
+    distinct slices along dim, in lexicographic order (inverse and counts then index dim). NaN equals nothing (each
+    NaN is its own value, after the numbers); -0.0 equals 0.0 (the first met is kept). The output's length depends
+    on the values: this realizes the tensor and reads it (not possible on DEV=NULL). Not differentiable (detached;
+    torch's backward raises)."""
+    return _unique(self, dim, False, return_inverse, return_counts)
+
+  def unique_consecutive(self: Tensor, return_inverse: bool = False,  # type: ignore[misc]  # mixin: self is a Tensor
+                         return_counts: bool = False, dim: int | None = None):
+    """torch.unique_consecutive: runs of equal consecutive elements (or slices along dim) collapsed to one, with the
+    flags each element's run index (int64, self's shape; (size of dim,) with dim) and the runs' lengths. NaN equals
+    nothing. Realizes the tensor and reads it, like unique (not possible on DEV=NULL); not differentiable."""
+    return _unique(self, dim, True, return_inverse, return_counts)
+
   meshgrid = staticmethod(meshgrid)
+  cartesian_prod = staticmethod(cartesian_prod)
+
+def _median(x: Tensor, dim, keepdim: bool, ignore_nan: bool) -> Tensor | ValuesIndices:
+  name = "nanmedian" if ignore_nan else "median"
+  if dim is None:
+    flat = x.reshape(-1)
+    if flat.shape[0] == 0: return x.sum().cast(x.dtype if x.dtype.kind == "f" else dtypes.float32) * float("nan")
+    m = _median(flat, 0, False, ignore_nan).values  # type: ignore[union-attr]  # an int dim gives ValuesIndices
+    if x.dtype.kind != "f": return m
+    # torch splits the gradient evenly among the elements equal to the median: m + mean of (x - m) over them is m
+    hit = flat == m.detach()
+    return m.detach() + hit.where(flat - m.detach(), 0.0).sum() / hit.sum().maximum(1).cast(x.dtype)
+  d = _dim(dim, x.ndim)
+  if x.ndim == 0: return ValuesIndices(x.clone(), x.zeros_like(dtype=dtypes.int64))
+  n = x.shape[d]
+  if n == 0:
+    raise IndexError(f"{name}(): expected reduction dim {d} to have non-zero size (shape {x.shape}); pass a non-empty "
+                     "dim or dim=None")
+  idx = x.sort(d).indices   # NaN sorts last
+  # the number of non-NaN values in each slice: the position of the first NaN in the sorted order
+  cnt = x.isnan().logical_not().sum(d, keepdim=True) if x.dtype.kind == "f" else None
+  if cnt is None: pos: Tensor | int = (n - 1) // 2
+  elif ignore_nan: pos = ((cnt - 1) // 2).maximum(0)
+  else: pos = (cnt < n).where(cnt, (n - 1) // 2)
+  shape = tuple(1 if i == d else s for i, s in enumerate(x.shape))
+  p = pos if isinstance(pos, type(x)) else type(x).full(shape, pos, dtype=dtypes.int64, device=x.device)
+  i = idx._gather(d, p.cast(dtypes.int64))
+  v = x._gather(d, i)
+  return ValuesIndices(v, i) if keepdim else ValuesIndices(v.squeeze(d), i.squeeze(d))
 
 def _scalar_for(value, dtype: DType):
   """A Python scalar converted as torch converts a fill value for a tensor of dtype (floats truncate into ints)."""

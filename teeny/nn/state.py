@@ -1,6 +1,6 @@
-"""State dicts (walk a model's attributes for Tensors) and the safetensors file format."""
+"""State dicts (walk a model's attributes for Tensors), the safetensors file format, and reading PyTorch's .pt files."""
 from __future__ import annotations
-import json, os, struct, tempfile, types
+import json, os, pickle, struct, tempfile, types, zipfile
 from collections import OrderedDict
 import numpy as np
 from teeny.tensor import Tensor
@@ -33,8 +33,10 @@ def get_parameters(obj) -> list[Tensor]:
 
 def load_state_dict(model, state_dict: dict[str, Tensor], strict: bool = True, verbose: bool = False) -> list[str]:
   """Copy `state_dict` into the model's tensors. Everything is checked before anything is written, so a failure leaves
-  the model untouched. strict=True rejects missing and unexpected keys; shape mismatches always raise. Returns the
-  keys that were loaded."""
+  the model untouched. strict=True rejects missing and unexpected keys; shape mismatches raise, except one-element
+  tensors of shape (1,) and () (torch's 0-d num_batches_tracked vs teeny's old (1,)), which load into the model's shape.
+  Each loaded value takes the destination's device and layout: into a tensor sharded over several devices it is split
+  the same way (a replicated copy would lose the sharding). Returns the keys that were loaded."""
   model_sd = get_state_dict(model)
   missing = [k for k in model_sd if k not in state_dict]
   unexpected = [k for k in state_dict if k not in model_sd]
@@ -42,18 +44,31 @@ def load_state_dict(model, state_dict: dict[str, Tensor], strict: bool = True, v
     raise KeyError(f"state dict does not match the model: missing keys {missing}, unexpected keys {unexpected}")
   keys = [k for k in model_sd if k in state_dict]
   bad = [f"{k}: model {tuple(model_sd[k].shape)} vs state dict {tuple(state_dict[k].shape)}" for k in keys
-         if tuple(model_sd[k].shape) != tuple(state_dict[k].shape)]
+         if tuple(model_sd[k].shape) != tuple(state_dict[k].shape)
+         and not _scalar_like(tuple(model_sd[k].shape), tuple(state_dict[k].shape))]
   if bad: raise ValueError("shape mismatch in state dict: " + "; ".join(bad))
   targets: dict[int, Tensor] = {}
   for k in keys:
     dst, src = model_sd[k], state_dict[k]
     if src is dst or id(dst) in targets: continue  # a tensor reachable under two names (tied weights) is written once
-    if src.device != dst.device: src = src.to(dst.device)
+    if src.shape != dst.shape: src = src.reshape(dst.shape)   # (1,) <-> (), checked above
+    src = _placed_like(src, dst)
     dst.assign(src.cast(dst.dtype) if src.dtype != dst.dtype else src.contiguous())
     targets[id(dst)] = dst
     if verbose: print(f"loaded {k} {tuple(dst.shape)}")
   if targets: Tensor.realize(*targets.values())
   return keys
+
+def _scalar_like(a: tuple, b: tuple) -> bool:
+  """Shapes (1,) and () (either way round): one element, loadable into each other."""
+  return {a, b} == {(1,), ()}
+
+def _placed_like(src: Tensor, dst: Tensor) -> Tensor:
+  """src on dst's device(s), split along dst's sharded axis when dst is spread over several devices."""
+  if isinstance(dst.device, tuple):
+    if src.device == dst.device and src.sharded_axis == dst.sharded_axis: return src
+    return src.shard(dst.device, dst.sharded_axis)
+  return src if src.device == dst.device else src.to(dst.device)
 
 # ***** safetensors *****
 
@@ -72,11 +87,12 @@ def _to_bytes(t: Tensor) -> bytes:
     arr = float32_to_bf16_bits(arr.astype(np.float32))
   return np.ascontiguousarray(arr).astype(arr.dtype.newbyteorder("<"), copy=False).tobytes()
 
-def _from_bytes(buf, dtype: DType, shape: tuple[int, ...]) -> Tensor:
+def _from_bytes(buf, dtype: DType, shape: tuple[int, ...], device: str | None = None) -> Tensor:
   if dtype == dtypes.bfloat16:  # widening to float32 is exact, and the Tensor rounds it back to the same bits
-    return Tensor(bf16_bits_to_float32(np.frombuffer(buf, dtype="<u2").reshape(shape)), dtype=dtypes.bfloat16)
+    return Tensor(bf16_bits_to_float32(np.frombuffer(buf, dtype="<u2").reshape(shape)), dtype=dtypes.bfloat16,
+                  device=device)
   arr = np.frombuffer(buf, dtype=dtype.np.newbyteorder("<")).reshape(shape).astype(dtype.np)
-  return Tensor(arr, dtype=dtype)
+  return Tensor(arr, dtype=dtype, device=device)
 
 def safe_save(tensors: dict[str, Tensor], path: str | os.PathLike, metadata: dict[str, str] | None = None) -> None:
   """Write `tensors` as a .safetensors file, atomically: a temp file in the same folder is renamed over `path`."""
@@ -121,8 +137,9 @@ def safe_load_metadata(path: str | os.PathLike) -> tuple[dict, int, bytes]:
   if not isinstance(header, dict): raise ValueError(f"{path}: corrupt safetensors header: not a JSON object")
   return header, 8 + n, raw
 
-def safe_load(path: str | os.PathLike) -> dict[str, Tensor]:
-  """Read a .safetensors file into a dict of Tensors; the file's metadata, if any, is in safe_metadata(path)."""
+def safe_load(path: str | os.PathLike, device: str | None = None) -> dict[str, Tensor]:
+  """Read a .safetensors file into a dict of Tensors (on `device`: the default device if None); the file's metadata,
+  if any, is in safe_metadata(path)."""
   header, start, raw = safe_load_metadata(path)
   out: dict[str, Tensor] = {}
   data_len = len(raw) - start
@@ -139,9 +156,90 @@ def safe_load(path: str | os.PathLike) -> dict[str, Tensor]:
       raise ValueError(f"{path}: tensor {name!r}: data_offsets {[b, e]} don't fit shape {list(shape)} of {code}")
     if e > data_len:
       raise ValueError(f"{path}: truncated safetensors file: tensor {name!r} ends at {e}, data has {data_len} bytes")
-    out[name] = _from_bytes(raw[start + b:start + e], dt, shape)
+    out[name] = _from_bytes(raw[start + b:start + e], dt, shape, device)
   return out
 
 def safe_metadata(path: str | os.PathLike) -> dict[str, str]:
   """The "__metadata__" strings of a .safetensors file ({} when it has none)."""
   return dict(safe_load_metadata(path)[0].get("__metadata__", {}) or {})
+
+# ***** PyTorch checkpoints (torch.save's zip format), read without torch *****
+
+# torch's legacy typed-storage class names (what torch.save writes in each storage's persistent id) -> dtype
+_TORCH_STORAGES = {"FloatStorage": dtypes.float32, "DoubleStorage": dtypes.float64, "HalfStorage": dtypes.float16,
+                   "BFloat16Storage": dtypes.bfloat16, "LongStorage": dtypes.int64, "IntStorage": dtypes.int32,
+                   "ShortStorage": dtypes.int16, "CharStorage": dtypes.int8, "ByteStorage": dtypes.uint8,
+                   "BoolStorage": dtypes.bool}
+
+class _Storage:
+  def __init__(self, dtype: DType): self.dtype = dtype
+
+class _Loaded:
+  """A tensor read from a checkpoint: its elements (contiguous numpy) and dtype, made a Tensor once unpickled."""
+  def __init__(self, arr: np.ndarray, dtype: DType): self.arr, self.dtype = arr, dtype
+
+def _rebuild_tensor(storage: tuple[np.ndarray, DType], offset: int, size, stride, *_) -> _Loaded:
+  arr, dt = storage
+  size, stride = tuple(size), tuple(stride)
+  if 0 in size: return _Loaded(np.zeros(size, arr.dtype), dt)
+  last = offset + sum((n - 1) * st for n, st in zip(size, stride))
+  if any(st < 0 for st in stride) or offset < 0 or last >= arr.size:
+    raise ValueError(f"torch_load: a tensor of size {size}, stride {stride} and offset {offset} does not fit its "
+                     f"storage of {arr.size} elements: the file is corrupt")
+  view = np.lib.stride_tricks.as_strided(arr[offset:], size, tuple(st * arr.itemsize for st in stride))
+  return _Loaded(np.ascontiguousarray(view), dt)
+
+class _TorchUnpickler(pickle.Unpickler):
+  """Unpickles only what torch.save writes for tensors and containers of them: any other global is refused, so a
+  checkpoint cannot run code (pickle.load of an untrusted .pt file can)."""
+  def __init__(self, file, storage):
+    super().__init__(file)
+    self.storage = storage
+  def find_class(self, module: str, name: str):
+    if (module, name) == ("collections", "OrderedDict"): return OrderedDict
+    if module == "torch._utils" and name in ("_rebuild_tensor_v2", "_rebuild_tensor"): return _rebuild_tensor
+    if module == "torch._utils" and name in ("_rebuild_parameter", "_rebuild_parameter_with_state"):
+      return lambda data, *_: data
+    if module == "torch" and name in _TORCH_STORAGES: return _Storage(_TORCH_STORAGES[name])
+    if (module, name) == ("torch", "Size"): return tuple
+    raise pickle.UnpicklingError(f"torch_load: the file refers to {module}.{name}, which is not a tensor, a storage or "
+                                 "a container of them; only state dicts and tensors are read (no code runs from a "
+                                 "checkpoint). Save tensors with torch.save(model.state_dict(), path)")
+  def persistent_load(self, pid):
+    if not (isinstance(pid, tuple) and len(pid) == 5 and pid[0] == "storage" and isinstance(pid[1], _Storage)):
+      raise pickle.UnpicklingError(f"torch_load: unsupported storage reference {pid!r}")
+    return self.storage(pid[1].dtype, str(pid[2]), int(pid[4]))
+
+def torch_load(path: str | os.PathLike, device: str | None = None):
+  """Read a file written by torch.save (its zip format, the default since torch 1.6) without torch: the saved object
+  with every tensor a teeny Tensor (on `device`). State dicts, nested dicts/lists/tuples of tensors, Parameters and
+  views sharing a storage are read; anything else in the pickle is refused, so no code runs from the file."""
+  if not zipfile.is_zipfile(path):
+    raise ValueError(f"torch_load: {path} is not a zip archive: only torch.save's zip format (the default since torch "
+                     "1.6) is read; re-save it with torch.save(obj, path) in a current torch")
+  with zipfile.ZipFile(path) as z:
+    names = z.namelist()
+    pkl = [n for n in names if n.endswith("/data.pkl") or n == "data.pkl"]
+    if len(pkl) != 1:
+      raise ValueError(f"torch_load: {path} has no single data.pkl ({len(pkl)} found): not a torch.save file")
+    root = pkl[0][:-len("data.pkl")]
+    big = root + "byteorder" in names and z.read(root + "byteorder").decode().strip() == "big"
+    cache: dict[str, tuple[np.ndarray, DType]] = {}
+    def storage(dt: DType, key: str, numel: int) -> tuple[np.ndarray, DType]:
+      if key not in cache:
+        if root + "data/" + key not in names: raise ValueError(f"torch_load: {path} lacks the storage data/{key}")
+        np_dt = np.dtype("<u2") if dt == dtypes.bfloat16 else np.dtype(dt.np).newbyteorder(">" if big else "<")
+        raw = z.read(root + "data/" + key)
+        if len(raw) < numel * np_dt.itemsize:
+          raise ValueError(f"torch_load: {path}: storage data/{key} has {len(raw)} bytes for {numel} elements of {dt}")
+        cache[key] = (np.frombuffer(raw, np_dt, numel).astype(np_dt.newbyteorder("=")), dt)
+      return cache[key]
+    with z.open(pkl[0]) as f: obj = _TorchUnpickler(f, storage).load()
+  def to_tensor(x):
+    if isinstance(x, _Loaded):
+      arr = bf16_bits_to_float32(x.arr) if x.dtype == dtypes.bfloat16 else x.arr
+      return Tensor(arr, dtype=x.dtype, device=device)
+    if isinstance(x, dict): return type(x)((k, to_tensor(v)) for k, v in x.items())
+    if isinstance(x, (list, tuple)): return type(x)(to_tensor(v) for v in x)
+    return x
+  return to_tensor(obj)

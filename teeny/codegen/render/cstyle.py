@@ -257,7 +257,7 @@ class CStyleLanguage:
   def _r_alu(self, st: RenderState, u: UOp):
     srcs = [st.val(s) for s in u.src]
     if not self.wraps_signed and u.dtype.kind == "i" and u.dtype.itemsize >= 4 and u.op in (Ops.ADD, Ops.SUB, Ops.MUL) \
-       and u not in st.addr and _may_wrap(u):   # (address math never wraps: it keeps its type and the compiler's freedom)
+       and u not in st.addr and _may_wrap(u):   # (address math never wraps: it keeps its type and compiler freedom)
       udt = dtypes.uint32 if u.dtype.itemsize == 4 else dtypes.uint64
       us = [self.render_const(s.arg % (1 << 8 * udt.itemsize), udt) if s.op is Ops.CONST else
             f"(({self.render_dtype(udt)})({x}))" for s, x in zip(u.src, srcs)]
