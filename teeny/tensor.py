@@ -152,6 +152,7 @@ class Tensor(SelectMixin, NNMixin, LossMixin, metaclass=_TensorMeta):
   # source lazily, fused into its readers, without aliasing it: a write into it first gives it memory of its own, and a
   # write into its source first copies it (`_give_memory`, `_pending_readers`). Set on the instance by `_copy_result`.
   _cow = False
+  _jit: str | None = None   # the TinyJit whose replay returned this tensor (set on the instance: backward's error)
 
   def __init__(self, data: Any, device: str | None = None, dtype: DType | str | None = None,
                requires_grad: bool | None = None):
@@ -327,6 +328,9 @@ class Tensor(SelectMixin, NNMixin, LossMixin, metaclass=_TensorMeta):
   # ---- realizing
   def _wrap(self, u: UOp, *srcs: Tensor, view: bool = False) -> Tensor:
     """A new tensor for `u`, made from self and srcs (gradient tracking follows its sources)."""
+    if srcs and any((d := s.device) != self.device for s in srcs):   # (raised at the op, as torch, not at realize)
+      raise RuntimeError(f"operands are on different devices: {self.device} and {d}; "
+                         f"move one with .to(), e.g. x.to({self.device!r})")
     if not view and u.base.op in (Ops.BUFFER, Ops.ASSIGN) and (u.op in GroupOp.Movement
                                                                or u.op in (Ops.BUFFER, Ops.ASSIGN)):
       # an op that changed nothing (a sum over size-1 axes) still makes a new tensor, not a second owner of the memory
@@ -2252,10 +2256,13 @@ class Tensor(SelectMixin, NNMixin, LossMixin, metaclass=_TensorMeta):
                create_graph: bool = False) -> Tensor:
     """Accumulate d(self)/d(leaf) into `.grad` of every leaf that requires grad. retain_graph is accepted and has no
     effect (teeny keeps the graph: backward may run again). create_graph=True makes each new `.grad` differentiable
-    (requires_grad, built from the leaves) for second derivatives, as torch; read it only after building on it
-    (realizing a tensor keeps its value, not its graph). Tensor.gradient gives the same without touching `.grad`."""
+    (requires_grad, built from the leaves) for second derivatives, as torch (reading or realizing it keeps its graph).
+    Tensor.gradient gives the same without touching `.grad`."""
     from teeny.gradient import compute_gradient
     if not self.requires_grad:
+      if self._jit: raise RuntimeError(f"backward(): this tensor was returned by a replay of TinyJit {self._jit}, "
+                                       "which runs captured kernels and records no gradient graph; call backward() "
+                                       "inside the jitted function (a training step) and return what you need")
       raise RuntimeError("backward(): this tensor does not require grad (it was built from tensors that do not, or "
                          "under no_grad()); create leaves with requires_grad=True and compute it with grad enabled")
     if gradient is None:

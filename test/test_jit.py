@@ -419,3 +419,8 @@ def test_jit_names_another_object_clearly():
   for _ in range(3): f(l1, Tensor.ones(1, 2))
   with pytest.raises(ValueError, match="another Linear object than the one it was captured with"):
     f(l2, Tensor.ones(1, 2))
+
+def test_backward_on_a_replay_output_names_tinyjit():
+  f = TinyJit(lambda x: (x * x).sum().realize())
+  for _ in range(3): y = f(Tensor([1.0, 2.0], requires_grad=True))
+  with pytest.raises(RuntimeError, match="returned by a replay of TinyJit"): y.backward()

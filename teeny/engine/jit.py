@@ -415,6 +415,7 @@ class _Capture:
         _, s, u, base = o
         out = _reapply_views(u, base, _as_shaped(new_nodes[s], base.shape))
         outs.append(Tensor(rebind_view(out, self.graph_vals) if self.graph_vals else out))
+        outs[-1]._jit = self.name   # (backward's error names the replay)
       elif kind == "arg": outs.append(inputs[o[1]][1])
       elif kind == "argview":
         _, k, u, base = o
