@@ -200,3 +200,17 @@ def test_jit_tells_signed_zero_arguments_apart():
   h = TinyJit(lambda x, s: (x / s).realize())
   for _ in range(3): h(Tensor([3.0]), 0.0)
   with pytest.raises(ValueError, match="is -0.0 but was 0.0"): h(Tensor([3.0]), -0.0)
+
+@pytest.mark.parametrize("src,dst", [("bfloat16", "uint16"), ("float16", "int16"), ("float16", "bfloat16"),
+                                     ("uint16", "bfloat16"), ("int16", "float16")])
+def test_bitcast_of_16_bit_floats(src, dst):
+  """16-bit floats are computed as float in every language: a bitcast goes through their 16 bits (the GPU renderers
+  bitcast the float32 value, whose low 16 bits are 0 for a bfloat16)."""
+  # (float16 infinities and its canonical NaN; a float16 NaN's other payloads are not kept by every device's conversion)
+  f16 = "float16" in (src, dst)
+  bits = np.array([0x3FC0, 0x8000, 0x7C00 if f16 else 0x7F80, 0xFC00 if f16 else 0xFF80, 0x0001, 0x3C00,
+                   0x7E00 if f16 else 0x7FC0], np.uint16)
+  t = Tensor(bits).bitcast(getattr(dtypes, src)) if src.endswith("16") and "int" not in src else \
+      Tensor(bits.view(np.dtype(src)))
+  got = t.bitcast(getattr(dtypes, dst)).bitcast(dtypes.uint16 if "int" not in dst else getattr(dtypes, dst))
+  np.testing.assert_array_equal(got.numpy().view(np.uint16), bits)

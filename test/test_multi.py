@@ -498,8 +498,8 @@ def test_tinyjit_refuses_multi_device_steps(devs):
 def test_mixed_devices_raise_at_the_op(op):
   """Every op that combines tensors refuses operands on different devices when it is built (as torch), naming both
   devices and .to(), not later at realize with a kernel's name."""
-  a, b = Tensor([[1.0, 2.0]]), Tensor([[1.0, 2.0]], device="CPU:1")
-  fn = {"matmul": lambda: a @ b.T, "where": lambda: Tensor([[True, False]]).where(b, 0.0),
+  a, b = Tensor([[1.0, 2.0]], device="CPU"), Tensor([[1.0, 2.0]], device="CPU:1")
+  fn = {"matmul": lambda: a @ b.T, "where": lambda: Tensor([[True, False]], device="CPU").where(b, 0.0),
         "index": lambda: a[0][Tensor([0], device="CPU:1")], "cat": lambda: a.cat(b),
         "gather": lambda: a.gather(1, Tensor([[0]], device="CPU:1"))}[op]
   with pytest.raises(RuntimeError, match=r"different devices: CPU and CPU:1.*\.to\("): fn()

@@ -3,7 +3,7 @@ sharded params, BatchNorm's 0-d num_batches_tracked, and torch's SGD/Adam/AdamW 
 and optimizer state compared step by step), plus optimizer.state_dict()/load_state_dict()."""
 import numpy as np
 import pytest
-from teeny import Tensor, TinyJit, nn
+from teeny import Device, Tensor, TinyJit, nn
 from teeny.dtype import dtypes
 from teeny.nn import optim
 from teeny.nn.state import get_state_dict, load_state_dict, safe_save, safe_load
@@ -240,7 +240,7 @@ def test_load_into_sharded_keeps_layout(axis):
   lin = nn.Linear(2, 4)
   lin.weight.shard_(DEVS, axis=axis)
   load_state_dict(lin, {"weight": Tensor(W), "bias": Tensor(np.zeros(4, np.float32))})
-  assert lin.weight.device == tuple(DEVS) and lin.weight.sharded_axis == axis and lin.bias.device == "CPU"
+  assert lin.weight.device == tuple(DEVS) and lin.weight.sharded_axis == axis and lin.bias.device == Device.DEFAULT
   np.testing.assert_equal(lin.weight.numpy(), W)
   # a source sharded another way is resharded like the destination
   load_state_dict(lin, {"weight": Tensor(W + 1).shard(DEVS, 1 if axis == 0 else 0), "bias": Tensor(np.ones(4))})

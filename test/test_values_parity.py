@@ -173,7 +173,7 @@ def test_uniform_stays_below_high(dt, tdtype, low, high):
   assert u.dtype == dt
   x = u.numpy().astype(np.float64)
   t = torch.empty(100000, dtype=tdtype).uniform_(low, high).double().numpy()
-  assert x.max() < high and t.max() < high
+  assert x.max() < high   # (torch 2.13 keeps below high too; 2.11 returned high in bfloat16)
   # (a low that the dtype cannot hold rounds: as torch, values may lie that far below it)
   assert x.min() >= low - abs(low) * 1e-3 and abs(x.mean() - t.mean()) < (high - low) * 0.02
 
@@ -297,6 +297,9 @@ ARANGE_ARGS = [(0, 5, 1.5), (5, 0, -1.5), (10, -10, -3.5), (-0.5, 3, 1), (-2.5, 
 @pytest.mark.parametrize("tdtype", [torch.int32, torch.int64, torch.int16, torch.int8, torch.uint8, torch.float32,
                                     None])
 def test_arange_float_args(args, tdtype):
+  if tdtype == torch.int64 and int(args[2]) == 0:   # (torch 2.11 dies of SIGFPE here; 2.13 raises)
+    with pytest.raises(ValueError, match="truncates to 0"): Tensor.arange(*args, dtype=dtypes.int64)
+    return
   try: ref = torch.arange(*args, dtype=tdtype)
   except (RuntimeError, ValueError):   # torch's int64 path refuses a step that truncates to 0
     with pytest.raises(ValueError, match="truncates to 0"): Tensor.arange(*args, dtype=tdt(tdtype))

@@ -108,10 +108,14 @@ class CStyleLanguage:
       return self.render_round16(x if src.kind == "f" else f"(float)({x})", dst)
     return f"(({self.render_dtype(dst)})({x}))"
   def render_bitcast(self, x: str, src: DType, dst: DType) -> str:
-    # 16-bit floats are held as float values in C: go through their 16-bit patterns
+    # 16-bit floats are held as float values (every language here): go through their 16-bit patterns
     half = {dtypes.float16: ("teeny_f2h", "teeny_h2f"), dtypes.bfloat16: ("teeny_f2bf", "teeny_bf2f")}
+    if not self.half_native and src in half and dst in half: return f"{half[dst][1]}({half[src][0]}({x}))"
     if not self.half_native and src in half: return f"(({self.render_dtype(dst)})({half[src][0]}({x})))"
     if not self.half_native and dst in half: return f"{half[dst][1]}((unsigned short)({x}))"
+    return self.render_bitcast_bits(x, src, dst)
+  def render_bitcast_bits(self, x: str, src: DType, dst: DType) -> str:
+    """The same bits as another type of the same size (not a 16-bit float: render_bitcast handles those)."""
     return (f"({{ {self.render_dtype(src)} _s = {x}; {self.render_dtype(dst)} _d; "
             f"__builtin_memcpy(&_d, &_s, sizeof(_d)); _d; }})")
   def render_max(self, a: str, b: str, dt: DType, is_max: bool) -> str:

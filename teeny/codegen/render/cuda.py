@@ -230,7 +230,7 @@ class CUDARenderer(GPULanguage):
   wide_type = "long long"   # addresses past int32 (codegen/kernel.py: _wide_addresses)
   helpers = CUDA_HELPERS
   def render_kernel_prefix(self, threads: int) -> str: return f'extern "C" __global__ void __launch_bounds__({threads})'
-  def render_bitcast(self, x: str, src, dst) -> str: return f"teeny_bitcast<{self.render_dtype(dst)}>({x})"
+  def render_bitcast_bits(self, x: str, src, dst) -> str: return f"teeny_bitcast<{self.render_dtype(dst)}>({x})"
   def render_tensor_map_param(self, idx: int) -> str: return f"const __grid_constant__ teeny_tmap tmap{idx}"
   tensor_cores = ("cuda_m16n8k16", "cuda_m16n8k8_tf32")   # the TC Opt's layouts (codegen/tc.py; TF32 opt-in)
   smem_tiles = True   # the SMEM Opt's float32 tiles (codegen/tc.py)

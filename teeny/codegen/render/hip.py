@@ -128,4 +128,4 @@ class HIPRenderer(GPULanguage):
     return super().render_alu(op, srcs, dt, src_dt)
   def render_fmod(self, a: str, b: str, dt) -> str:  # no libm (-nogpulib): clang's builtin lowers to LLVM's frem
     return f"__builtin_fmod{'f' if dt != dtypes.float64 else ''}({a},{b})"
-  def render_bitcast(self, x: str, src, dst) -> str: return f"__builtin_bit_cast({self.render_dtype(dst)}, {x})"
+  def render_bitcast_bits(self, x: str, src, dst) -> str: return f"__builtin_bit_cast({self.render_dtype(dst)}, {x})"

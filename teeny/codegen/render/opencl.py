@@ -82,7 +82,7 @@ class OpenCLRenderer(GPULanguage):
     if op is Ops.RECIP and dt == dtypes.float64: return f"(1.0/{srcs[0]})"
     return super().render_alu(op, srcs, dt, src_dt)
   def render_fmod(self, a: str, b: str, dt) -> str: return f"fmod({a},{b})"  # overloaded for float and double
-  def render_bitcast(self, x: str, src, dst) -> str: return f"as_{self.render_dtype(dst)}({x})"
+  def render_bitcast_bits(self, x: str, src, dst) -> str: return f"as_{self.render_dtype(dst)}({x})"
   def render_prelude(self, body: str) -> str:
     pre = "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n" if "double" in body else ""
     return pre + super().render_prelude(body)
