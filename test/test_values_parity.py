@@ -175,7 +175,9 @@ def test_uniform_stays_below_high(dt, tdtype, low, high):
   t = torch.empty(100000, dtype=tdtype).uniform_(low, high).double().numpy()
   assert x.max() < high   # (torch 2.13 keeps below high too; 2.11 returned high in bfloat16)
   # (a low that the dtype cannot hold rounds: as torch, values may lie that far below it)
-  assert x.min() >= low - abs(low) * 1e-3 and abs(x.mean() - t.mean()) < (high - low) * 0.02
+  # (the means agree to 2% of the range; torch 2.11's bfloat16 values included high itself, which moved its mean 6%)
+  tol = (high - low) * (0.02 if t.max() < high else 0.1)
+  assert x.min() >= low - abs(low) * 1e-3 and abs(x.mean() - t.mean()) < tol
 
 def test_rand_dtype_and_shapes():
   for dt in (dtypes.float16, dtypes.bfloat16, dtypes.float64):
