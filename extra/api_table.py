@@ -25,7 +25,6 @@ TORCH: dict[str, tuple[str, str]] = {
   "max": ("max", "values only (torch's max(dim) returns (values, indices)); gradient to the first maximal element "
           "for one dim, split among ties otherwise, as torch"),
   "min": ("min", "values only; gradient as `max`"),
-  "cummax": ("cummax", "values only (torch returns (values, indices))"),
   "sum": ("sum", "`axis=` or `dim=`"), "mean": ("mean", "an int tensor's mean is a float (torch refuses)"),
   "dot": ("dot", "1-D as torch; other ranks are matmul (tinygrad)"),
   "cast": ("to(dtype)", ""), "bitcast": ("view(dtype)", ""), "assign": ("copy_", "lazy; see docs/architecture.md"),
