@@ -2,6 +2,7 @@
 from __future__ import annotations
 import contextlib, math, os
 from typing import TYPE_CHECKING, Any, Iterable, TypeVar
+import numpy as np
 
 T = TypeVar("T")
 
@@ -147,3 +148,7 @@ def cache_dir() -> str:
   os.makedirs(d, exist_ok=True)
   return d
 
+
+def is_int(v) -> bool:
+  """A Python or numpy integer, not a bool: what an int argument (a dim, a size, a count) may be."""
+  return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))

@@ -5,7 +5,8 @@ from typing import Any, Callable, Literal, Sequence, TypeVar, cast, overload
 import numpy as np
 from teeny.dtype import DType, dtypes, least_upper_dtype, to_dtype, float32_to_bf16_bits, bf16_bits_to_float32
 from teeny.dtype import can_cast, check_scalar_fits, result_type
-from teeny.helpers import prod, DEBUG, TF32, broadcast_shape as _broadcast_shape, broadcasts_to as _broadcasts_to
+from teeny.helpers import is_int, prod, DEBUG, TF32
+from teeny.helpers import broadcast_shape as _broadcast_shape, broadcasts_to as _broadcasts_to
 from teeny.device import Device
 from teeny.uop.ops import (GroupOp, KernelInfo, Ops, UOp, implicit_loads, in_memory as _in_memory,
                            written_slots)
@@ -55,7 +56,7 @@ def _axis(axis: int | np.integer, ndim: int, name: str = "dim") -> int:
   """The one check behind every dim argument: an int in [-ndim, ndim) (a 0-d tensor takes 0 and -1, as in torch), else
   IndexError naming the argument and the allowed range (torch's "Dimension out of range")."""
   n = max(ndim, 1)
-  if not isinstance(axis, (int, np.integer)) or isinstance(axis, (bool, np.bool_)):
+  if not is_int(axis):
     raise TypeError(f"{name} must be an int, got {axis!r}")
   if not -n <= axis < n:
     raise IndexError(f"{name} {axis} is out of range for a tensor with {ndim} dimensions (expected to be in range of "
@@ -565,7 +566,7 @@ class Tensor(SelectMixin, NNMixin, LossMixin, metaclass=_TensorMeta):
     """`steps` values from start to stop, both included (torch.linspace): the first half counted up from start and the
     second down from stop, so the last value is exactly stop; an int dtype truncates toward zero. steps=0 is empty,
     steps=1 is [start]."""
-    if not isinstance(steps, (int, np.integer)) or isinstance(steps, bool):
+    if not is_int(steps):
       raise TypeError(f"linspace: steps must be an int, got {steps!r}")
     if steps < 0: raise RuntimeError(f"linspace: number of steps must be non-negative, got {steps}")
     dt = to_dtype(dtype) if dtype else dtypes.default_float
@@ -585,7 +586,7 @@ class Tensor(SelectMixin, NNMixin, LossMixin, metaclass=_TensorMeta):
     """torch.eye: an (n, m) matrix (m defaults to n) with ones on the diagonal; n and m must be ints >= 0."""
     m = n if m is None else m
     for name, v in (("n", n), ("m", m)):
-      if not isinstance(v, (int, np.integer)) or isinstance(v, (bool, np.bool_)):
+      if not is_int(v):
         raise TypeError(f"eye: {name} must be an int, got {v!r}")
       if v < 0: raise RuntimeError(f"eye: {name} must be greater or equal to 0, got {v}")
     n, m = int(n), int(m)
@@ -663,7 +664,7 @@ class Tensor(SelectMixin, NNMixin, LossMixin, metaclass=_TensorMeta):
     low, high = 0 if low is None else low, 10 if high is None else high
     shape = _shape_arg(tuple(shape) if not isinstance(shape, int) else (shape,))
     for name, v in (("low", low), ("high", high)):
-      if not isinstance(v, (int, np.integer)) or isinstance(v, (bool, np.bool_)):
+      if not is_int(v):
         raise TypeError(f"randint: {name} must be an int, got {v!r}")
     low, high = int(low), int(high)
     if high <= low: raise ValueError(f"randint: high ({high}) must be greater than low ({low})")
@@ -722,7 +723,7 @@ class Tensor(SelectMixin, NNMixin, LossMixin, metaclass=_TensorMeta):
   def randperm(n: int, dtype: DType | str | None = None, device: str | None = None, **kw) -> Tensor:
     """A random permutation of 0..n-1 (torch.randperm): an argsort of random 32-bit keys (ties, rare, keep index
     order). The dtype defaults to int64 as in torch, like teeny's other index results (sort, topk)."""
-    if not isinstance(n, (int, np.integer)) or isinstance(n, (bool, np.bool_)):
+    if not is_int(n):
       raise TypeError(f"randperm: n must be an int, got {n!r}")
     if n < 0: raise RuntimeError(f"randperm: n must be non-negative, got {n}")
     dt = to_dtype(dtype) if dtype is not None else dtypes.int64
@@ -916,7 +917,7 @@ class Tensor(SelectMixin, NNMixin, LossMixin, metaclass=_TensorMeta):
     a, b = self._binop(x, reverse)
     if a.dtype.kind not in "iub": return a._alu(Ops.POW, b)
     if a.dtype.kind == "b": a, b = a.cast(dtypes.default_int), b.cast(dtypes.default_int)   # (torch refuses bool**bool)
-    if not reverse and isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_)):
+    if not reverse and is_int(x):
       if x < 0: raise RuntimeError(f"Integers to negative integer powers are not allowed (torch): {self.dtype.name} ** "
                                    f"{x}; use a float, e.g. x.float() ** {x}")
       return a._ipow_const(int(x))
@@ -1668,7 +1669,7 @@ class Tensor(SelectMixin, NNMixin, LossMixin, metaclass=_TensorMeta):
     if self.ndim == 0: raise IndexError(f"unflatten: dim {dim} is out of range: the tensor has no dimensions")
     d = _axis(dim, self.ndim)
     if not isinstance(sizes, (list, tuple)) or \
-       any(not isinstance(s, (int, np.integer)) or isinstance(s, bool) for s in sizes):
+       any(not is_int(s) for s in sizes):
       raise TypeError(f"unflatten: sizes must be a sequence of ints, got {sizes!r}")
     sizes = tuple(int(s) for s in sizes)
     if not sizes: raise RuntimeError("unflatten: sizes must be non-empty")
@@ -1709,7 +1710,7 @@ class Tensor(SelectMixin, NNMixin, LossMixin, metaclass=_TensorMeta):
     if self.ndim == 0: raise RuntimeError("narrow() cannot be applied to a 0-dim tensor")
     d = _axis(dim, self.ndim)
     for name, v in (("start", start), ("length", length)):
-      if not isinstance(v, (int, np.integer)) or isinstance(v, bool):
+      if not is_int(v):
         raise TypeError(f"narrow: {name} must be an int, got {v!r}")
     n = self.shape[d]
     if not -n <= start <= n:
@@ -1831,7 +1832,7 @@ class Tensor(SelectMixin, NNMixin, LossMixin, metaclass=_TensorMeta):
     A new tensor."""
     if dims is not None: reps = (dims,)
     reps = tuple(reps[0]) if len(reps) == 1 and isinstance(reps[0], (list, tuple)) else reps
-    if any(not isinstance(r, (int, np.integer)) or isinstance(r, bool) for r in reps):
+    if any(not is_int(r) for r in reps):
       raise TypeError(f"tile: dims must be ints, got {reps!r}")
     if any(r < 0 for r in reps): raise RuntimeError(f"tile: dims must be non-negative, got {tuple(reps)}")
     return self.repeat(*((1,) * (self.ndim - len(reps)) + tuple(reps))) if self.ndim or reps else self.clone()
@@ -1894,14 +1895,14 @@ class Tensor(SelectMixin, NNMixin, LossMixin, metaclass=_TensorMeta):
     if self.ndim == 0: raise RuntimeError("split expects at least a 1-dimensional tensor")
     d = _axis(dim, self.ndim)
     n = self.shape[d]
-    if isinstance(sizes, (int, np.integer)) and not isinstance(sizes, bool):
+    if is_int(sizes):
       if sizes < 0: raise RuntimeError(f"split expects split_size be non-negative, but got split_size={sizes}")
       if sizes == 0 and n != 0:
         raise RuntimeError(f"split: split_size can only be 0 if dimension size is 0, but got dimension size of {n}")
       sizes = [min(sizes, n - i) for i in range(0, n, sizes)] if n else [0]
     else:
       if not isinstance(sizes, (list, tuple)) or \
-         any(not isinstance(s, (int, np.integer)) or isinstance(s, bool) for s in sizes):
+         any(not is_int(s) for s in sizes):
         raise TypeError(f"split: sizes must be an int or a sequence of ints, got {sizes!r}")
       sizes = [int(s) for s in sizes]
       if any(s < 0 for s in sizes):
@@ -1916,7 +1917,7 @@ class Tensor(SelectMixin, NNMixin, LossMixin, metaclass=_TensorMeta):
   def chunk(self, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
     """torch.chunk: pieces of ceil(size / chunks) along dim (so possibly fewer than `chunks`); a dim of size 0 gives
     `chunks` empty pieces. Each a view."""
-    if not isinstance(chunks, (int, np.integer)) or isinstance(chunks, bool):
+    if not is_int(chunks):
       raise TypeError(f"chunk: chunks must be an int, got {chunks!r}")
     if chunks <= 0: raise RuntimeError(f"chunk: chunks must be greater than 0, got {chunks}")
     if self.ndim == 0: raise RuntimeError("chunk expects at least a 1-dimensional tensor")
@@ -2001,7 +2002,7 @@ class Tensor(SelectMixin, NNMixin, LossMixin, metaclass=_TensorMeta):
       raise RuntimeError(f"tensordot: both inputs should have the same dtype, got {self.dtype} and {other.dtype}")
     da: list[Any]
     db: list[Any]
-    if isinstance(dims, (int, np.integer)) and not isinstance(dims, bool):
+    if is_int(dims):
       if dims < 0: raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
       if dims > self.ndim or dims > other.ndim:
         raise RuntimeError(f"tensordot: dims={dims} is more than the dims of self ({self.ndim}) or other "
@@ -2571,7 +2572,7 @@ def _shape_arg(shape: tuple, allow_neg: bool = False) -> tuple[int, ...]:
     if isinstance(s, UOp):
       out.append(_sym_dim(s))
       continue
-    if not isinstance(s, (int, np.integer)) or isinstance(s, bool):
+    if not is_int(s):
       raise TypeError(f"shape entries must be ints, got {shape}")
     if s < 0 and not (allow_neg and s == -1): raise ShapeError(f"negative dimension {s} in shape {shape}")
     out.append(int(s))

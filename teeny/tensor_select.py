@@ -17,7 +17,7 @@ from collections import namedtuple
 from typing import TYPE_CHECKING, Callable
 import numpy as np
 from teeny.dtype import DType, dtypes
-from teeny.helpers import broadcast_shape
+from teeny.helpers import broadcast_shape, is_int
 from teeny.uop.ops import Ops
 
 if TYPE_CHECKING:
@@ -28,7 +28,7 @@ ValuesIndices = namedtuple("ValuesIndices", ["values", "indices"])
 
 def _dim(d, ndim: int, name: str = "dim") -> int:
   """d normalised into [0, ndim) (a 0-d tensor takes -1 and 0), else IndexError naming the allowed range."""
-  if not isinstance(d, (int, np.integer)) or isinstance(d, bool): raise TypeError(f"{name} must be an int, got {d!r}")
+  if not is_int(d): raise TypeError(f"{name} must be an int, got {d!r}")
   n = max(ndim, 1)
   if not -n <= d < n:
     raise IndexError(f"{name} {d} is out of range for a tensor with {ndim} dimensions (expected to be in range of "
@@ -36,7 +36,7 @@ def _dim(d, ndim: int, name: str = "dim") -> int:
   return int(d) % n
 
 def _int_arg(v, name: str) -> int:
-  if not isinstance(v, (int, np.integer)) or isinstance(v, bool): raise TypeError(f"{name} must be an int, got {v!r}")
+  if not is_int(v): raise TypeError(f"{name} must be an int, got {v!r}")
   return int(v)
 
 # ---------------------------------------------------------------- sorting network helpers
