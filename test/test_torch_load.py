@@ -29,7 +29,9 @@ def test_views_sharing_a_storage_and_nesting(tmp_path):
          "scalar": torch.tensor(3.5), "empty": torch.zeros(0, 3), "n": 7, "s": "text"}
   torch.save(obj, tmp_path / "v.pt")
   got = torch_load(tmp_path / "v.pt")
-  for k in ("T", "slice", "base", "scalar", "empty"): np.testing.assert_array_equal(got[k].numpy(), obj[k].numpy())
+  for k in ("T", "slice", "base", "scalar", "empty"):
+    assert got[k].shape == tuple(obj[k].shape), k   # (0-d stays 0-d)
+    np.testing.assert_array_equal(got[k].numpy(), obj[k].numpy())
   np.testing.assert_array_equal(got["nested"][0].numpy(), base[0].numpy())
   np.testing.assert_array_equal(got["nested"][1][0].numpy(), base[:, 5].numpy())
   np.testing.assert_array_equal(got["nested"][1][1]["k"].numpy(), base[2:3].numpy())
@@ -44,6 +46,7 @@ def test_a_torch_model_state_dict_loads_into_the_same_teeny_model(tmp_path):
   mm = nn.Sequential(nn.Conv2d(3, 4, 3), nn.BatchNorm2d(4), nn.ReLU(), nn.Flatten(), nn.Linear(4 * 6 * 6, 5))
   sd = torch_load(tmp_path / "m.pt")
   assert list(sd) == list(get_state_dict(mm))
+  assert all(sd[k].shape == tuple(v.shape) for k, v in tm.state_dict().items())   # (num_batches_tracked is 0-d)
   load_state_dict(mm, sd)
   x = np.random.default_rng(0).standard_normal((2, 3, 8, 8)).astype(np.float32)
   with Tensor.train(False):

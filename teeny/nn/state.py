@@ -187,7 +187,7 @@ def _rebuild_tensor(storage: tuple[np.ndarray, DType], offset: int, size, stride
     raise ValueError(f"torch_load: a tensor of size {size}, stride {stride} and offset {offset} does not fit its "
                      f"storage of {arr.size} elements: the file is corrupt")
   view = np.lib.stride_tricks.as_strided(arr[offset:], size, tuple(st * arr.itemsize for st in stride))
-  return _Loaded(np.ascontiguousarray(view), dt)
+  return _Loaded(np.array(view), dt)   # (a copy that keeps a 0-d shape: ascontiguousarray gives 1-d)
 
 class _TorchUnpickler(pickle.Unpickler):
   """Unpickles only what torch.save writes for tensors and containers of them: any other global is refused, so a
