@@ -1277,7 +1277,9 @@ class Tensor(SelectMixin, NNMixin, LossMixin, metaclass=_TensorMeta):
     ax = _axis(dim, x.ndim)
     return x / x._pnorm(p, ax).maximum(eps)
   def _pnorm(self, p: float, ax: int) -> Tensor:
-    """||x||_p along ax, keepdim; its gradient is 0 (not nan) where the norm is 0, as torch's."""
+    """||x||_p along ax, keepdim; its gradient is 0 (not nan) where the norm is 0, as torch's. 16-bit inputs are
+    summed in float32 and the norm rounded once (torch's too: a float16 sum of squares overflows at norms near 256)."""
+    if self.dtype in HALF: return self.float()._pnorm(p, ax).cast(self.dtype)
     ab = self.abs()
     if p == math.inf: return ab.amax(ax, keepdim=True)
     if p == -math.inf: return ab.amin(ax, keepdim=True)

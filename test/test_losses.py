@@ -584,3 +584,18 @@ def test_prop_embedding_and_gaussian(n, d, red, margin, full, var_kind, seed):
   v = r.uniform(0.01, 2, vshape).astype(np.float32)
   run(lambda x, t, s: x.gaussian_nll_loss(t, s, full=full, reduction=red),
       lambda x, t, s: F.gaussian_nll_loss(x, t, s, full=full, reduction=red), [a, b, v], atol=1e-5, rtol=1e-4)
+
+def test_float16_distances_do_not_overflow():
+  """The p-norms under cosine_similarity, pairwise_distance, triplet_margin_loss and normalize sum in float32 for
+  16-bit inputs (a float16 sum of squares overflows near norm 256), as torch's; the result is float16."""
+  rng = np.random.default_rng(0)
+  a, b, c = [(rng.standard_normal((2, 64)) * 30).astype(np.float16) for _ in range(3)]
+  ta, tb, tc = (torch.tensor(x) for x in (a, b, c))
+  for got, want in [(Tensor(a).cosine_similarity(Tensor(b)), F.cosine_similarity(ta.float(), tb.float()).half()),
+                    (Tensor(a).pairwise_distance(Tensor(b)), F.pairwise_distance(ta.float(), tb.float()).half()),
+                    (Tensor(a).triplet_margin_loss(Tensor(b), Tensor(c), reduction="none"),
+                     F.triplet_margin_loss(ta.float(), tb.float(), tc.float(), reduction="none").half()),
+                    (Tensor(a).normalize(), F.normalize(ta.float()).half())]:
+    assert got.dtype == dtypes.float16
+    if not is_null(): np.testing.assert_allclose(got.numpy().astype(np.float32), want.numpy().astype(np.float32),
+                                                 rtol=2e-3, atol=2e-3)
