@@ -346,12 +346,7 @@ class Identity:
 class Flatten:
   """x.flatten(start_dim, end_dim), torch's defaults start_dim=1 (keeps the batch dim), end_dim=-1."""
   def __init__(self, start_dim: int = 1, end_dim: int = -1): self.start_dim, self.end_dim = start_dim, end_dim
-  def __call__(self, x: Tensor) -> Tensor:
-    n = max(x.ndim, 1)
-    if all(-n <= d < n for d in (self.start_dim, self.end_dim)) and self.start_dim % n > self.end_dim % n:
-      raise RuntimeError(f"Flatten: start_dim {self.start_dim} cannot come after end_dim {self.end_dim} for a "
-                         f"{x.ndim}-d input")
-    return x.flatten(self.start_dim, self.end_dim)
+  def __call__(self, x: Tensor) -> Tensor: return x.flatten(self.start_dim, self.end_dim)   # (which checks the dims)
 
 class Unflatten:
   """x.unflatten(dim, unflattened_size): dim `dim` becomes the dims `unflattened_size` (one may be -1)."""
