@@ -329,9 +329,7 @@ class Tensor(SelectMixin, NNMixin, LossMixin, metaclass=_TensorMeta):
   # ---- realizing
   def _wrap(self, u: UOp, *srcs: Tensor, view: bool = False) -> Tensor:
     """A new tensor for `u`, made from self and srcs (gradient tracking follows its sources)."""
-    if srcs and any((d := s.device) != self.device for s in srcs):   # (raised at the op, as torch, not at realize)
-      raise RuntimeError(f"operands are on different devices: {self.device} and {d}; "
-                         f"move one with .to(), e.g. x.to({self.device!r})")
+    for s in srcs: self._same_device(s)   # (raised at the op, as torch, not at realize)
     if not view and u.base.op in (Ops.BUFFER, Ops.ASSIGN) and (u.op in GroupOp.Movement
                                                                or u.op in (Ops.BUFFER, Ops.ASSIGN)):
       # an op that changed nothing (a sum over size-1 axes) still makes a new tensor, not a second owner of the memory
@@ -342,6 +340,10 @@ class Tensor(SelectMixin, NNMixin, LossMixin, metaclass=_TensorMeta):
     if rg: t._requires_grad = True
     t._link((self,) + srcs)
     return t
+  def _same_device(self, x: Tensor) -> None:
+    if x.device != self.device:
+      raise RuntimeError(f"operands are on different devices: {self.device} and {x.device}; "
+                         f"move one with .to(), e.g. x.to({self.device!r})")
   def _view(self, u: UOp) -> Tensor:
     """A new tensor for `u`, a chain of movement ops over self's UOp, that shares self's storage: a write through
     either is seen by both (PyTorch's views)."""
@@ -517,7 +519,7 @@ class Tensor(SelectMixin, NNMixin, LossMixin, metaclass=_TensorMeta):
   # ---- creation
   @staticmethod
   def empty(*shape, dtype: DType | str | None = None, device: str | None = None, **kw) -> Tensor:
-    shape = _shape_arg(shape)
+    shape = _shape_arg(_factory_kw("empty", shape, kw))
     dt = to_dtype(dtype) if dtype else dtypes.default_float
     if _VARS[0] and _has_sym(shape): return _sym_empty(shape, dt, device, kw)
     if isinstance(dev := Device.canonicalize(device), tuple):   # several devices: memory of its own on each
@@ -526,16 +528,27 @@ class Tensor(SelectMixin, NNMixin, LossMixin, metaclass=_TensorMeta):
       return t
     return Tensor(new_buffer_uop(dev, prod(shape), dt).reshape(shape), **kw)
   @staticmethod
-  def full(shape, fill_value: Any, dtype: DType | str | None = None, device: str | None = None, **kw) -> Tensor:
-    shape = _shape_arg((shape,) if isinstance(shape, int) else tuple(shape))
+  def full(shape=None, fill_value: Any = None, dtype: DType | str | None = None, device: str | None = None,
+           **kw) -> Tensor:
+    if "size" in kw:
+      if shape is not None: raise TypeError("full: pass the shape either positionally or as size=, not both")
+      shape = kw.pop("size")
+    _factory_kw("full", None, kw)
+    if shape is None: raise TypeError("full: missing the shape (full(shape, fill_value), or size=shape)")
+    if fill_value is None: raise TypeError("full: missing fill_value (full(shape, fill_value))")
+    shape = _shape_arg((shape,) if is_int(shape) else tuple(shape))
     dt = to_dtype(dtype) if dtype else dtypes.from_py(fill_value)
     check_scalar_fits(fill_value, dt)   # (full((2,), 2**31 + 5, dtype=int32) raises, as in torch: no silent wrap)
     c = UOp.const(dt, fill_value, Device.canonicalize(device))
     return Tensor(c.reshape((1,) * len(shape)).expand(shape) if shape else c, **kw)
   @staticmethod
-  def zeros(*shape, **kw) -> Tensor: return Tensor.full(_shape_arg(shape), 0.0, **{"dtype": dtypes.default_float, **kw})
+  def zeros(*shape, **kw) -> Tensor:
+    return Tensor.full(_shape_arg(_factory_kw("zeros", shape, kw, _FACTORY_KW)), 0.0,
+                       **{"dtype": dtypes.default_float, **kw})
   @staticmethod
-  def ones(*shape, **kw) -> Tensor: return Tensor.full(_shape_arg(shape), 1.0, **{"dtype": dtypes.default_float, **kw})
+  def ones(*shape, **kw) -> Tensor:
+    return Tensor.full(_shape_arg(_factory_kw("ones", shape, kw, _FACTORY_KW)), 1.0,
+                       **{"dtype": dtypes.default_float, **kw})
   def full_like(self, fill_value: Any, **kw) -> Tensor:
     return Tensor.full(self.shape, fill_value, **{"dtype": self.dtype, "device": self.device, **kw})
   def zeros_like(self, **kw) -> Tensor: return self.full_like(0, **kw)
@@ -544,6 +557,7 @@ class Tensor(SelectMixin, NNMixin, LossMixin, metaclass=_TensorMeta):
     return Tensor.empty(*self.shape, **{"dtype": self.dtype, "device": self.device, **kw})
   @staticmethod
   def arange(start, stop=None, step=1, dtype: DType | str | None = None, device: str | None = None, **kw) -> Tensor:
+    _factory_kw("arange", None, kw)
     if _VARS[0] and _has_sym(start, stop, step): return _sym_arange(start, stop, step, dtype, device, kw)
     if stop is None: start, stop = 0, start
     if step == 0: raise ValueError("arange: step must not be zero")
@@ -566,6 +580,7 @@ class Tensor(SelectMixin, NNMixin, LossMixin, metaclass=_TensorMeta):
     """`steps` values from start to stop, both included (torch.linspace): the first half counted up from start and the
     second down from stop, so the last value is exactly stop; an int dtype truncates toward zero. steps=0 is empty,
     steps=1 is [start]."""
+    _factory_kw("linspace", None, kw)
     if not is_int(steps):
       raise TypeError(f"linspace: steps must be an int, got {steps!r}")
     if steps < 0: raise RuntimeError(f"linspace: number of steps must be non-negative, got {steps}")
@@ -584,6 +599,7 @@ class Tensor(SelectMixin, NNMixin, LossMixin, metaclass=_TensorMeta):
   @staticmethod
   def eye(n: int, m: int | None = None, dtype: DType | str | None = None, device: str | None = None, **kw) -> Tensor:
     """torch.eye: an (n, m) matrix (m defaults to n) with ones on the diagonal; n and m must be ints >= 0."""
+    _factory_kw("eye", None, kw)
     m = n if m is None else m
     for name, v in (("n", n), ("m", m)):
       if not is_int(v):
@@ -619,6 +635,7 @@ class Tensor(SelectMixin, NNMixin, LossMixin, metaclass=_TensorMeta):
     """Uniform in [0, 1), as torch makes it: k / 2**m for a random int k of m bits, m the dtype's mantissa width plus
     one (24 for float32, 53 for float64 from two 32-bit draws, 11 for float16, 8 for bfloat16), so 1.0 never comes."""
     shape = _shape_arg(shape)
+    shape = _shape_arg(_factory_kw("rand", shape, kw))
     dt = _random_float_dtype("rand", dtype)
     n = prod(shape)
     if dt == dtypes.float64:
@@ -636,7 +653,7 @@ class Tensor(SelectMixin, NNMixin, LossMixin, metaclass=_TensorMeta):
   @staticmethod
   def randn(*shape, dtype: DType | str | None = None, device: str | None = None, **kw) -> Tensor:
     """Standard normal, by Box-Muller."""
-    shape = _shape_arg(shape)
+    shape = _shape_arg(_factory_kw("randn", shape, kw))
     dt = _random_float_dtype("randn", dtype)
     u = Tensor.rand(2, *shape, device=device)
     z = (1 - u[0]).log().mul(-2).sqrt() * (u[1] * (2 * math.pi)).cos()
@@ -652,8 +669,14 @@ class Tensor(SelectMixin, NNMixin, LossMixin, metaclass=_TensorMeta):
     and shape (1,)): integers in [low, high), every one equally likely (torch.randint). Built from integer random bits:
     one 32-bit draw when the range has at most 2**16 values, else 64 bits from two draws, taken modulo the range (so a
     value's share is off by at most range / 2**32, resp. range / 2**64). The dtype defaults to the default int, or
-    int64 when low or high - 1 does not fit it."""
+    int64 when low or high - 1 does not fit it. `size=` is torch's name for the shape."""
+    if "size" in kw:
+      if shape is not None: raise TypeError("randint: pass the shape as shape= or size=, not both")
+      shape = kw.pop("size")
+    _factory_kw("randint", None, kw)
     ints = all(isinstance(a, int) for a in args[:2])
+    if low is None and high is None and len(args) == 1 and shape is not None and is_int(args[0]):
+      high, args = args[0], ()   # randint(high, size=shape), as torch
     if low is None and high is None and ints and (len(args) == 3 and shape is None or len(args) == 2):
       low, high = args[0], args[1]
       shape = args[2] if len(args) == 3 else (1,) if shape is None else shape
@@ -689,6 +712,7 @@ class Tensor(SelectMixin, NNMixin, LossMixin, metaclass=_TensorMeta):
   def uniform(*shape, low: float = 0.0, high: float = 1.0, dtype=None, device=None, **kw) -> Tensor:
     """Uniform in [low, high): low + (high - low) * rand, in float32 for 16-bit dtypes; a value that rounds up to
     high becomes low, as torch does."""
+    shape = _factory_kw("uniform", shape, kw)
     dt = _random_float_dtype("uniform", dtype)
     ct = dtypes.float32 if dt in HALF else dt
     out = (Tensor.rand(*shape, device=device, dtype=dt).cast(ct) * (high - low) + low).cast(dt)
@@ -697,6 +721,7 @@ class Tensor(SelectMixin, NNMixin, LossMixin, metaclass=_TensorMeta):
     return out
   @staticmethod
   def normal(*shape, mean: float = 0.0, std: float = 1.0, dtype=None, device=None, **kw) -> Tensor:
+    shape = _factory_kw("normal", shape, kw)
     _random_float_dtype("normal", dtype)
     out = Tensor.randn(*shape, device=device, dtype=dtype) * std + mean
     out.requires_grad = kw.get("requires_grad")
@@ -723,6 +748,7 @@ class Tensor(SelectMixin, NNMixin, LossMixin, metaclass=_TensorMeta):
   def randperm(n: int, dtype: DType | str | None = None, device: str | None = None, **kw) -> Tensor:
     """A random permutation of 0..n-1 (torch.randperm): an argsort of random 32-bit keys (ties, rare, keep index
     order). The dtype defaults to int64 as in torch, like teeny's other index results (sort, topk)."""
+    _factory_kw("randperm", None, kw)
     if not is_int(n):
       raise TypeError(f"randperm: n must be an int, got {n!r}")
     if n < 0: raise RuntimeError(f"randperm: n must be non-negative, got {n}")
@@ -791,9 +817,7 @@ class Tensor(SelectMixin, NNMixin, LossMixin, metaclass=_TensorMeta):
     float16). to_float: the op computes in floats (true division, copysign): an int result dtype becomes the default
     float, and a Python scalar is made a float directly, never wrapped into the int dtype first (int8 tensor / 200)."""
     if isinstance(x, Tensor):
-      if x.device != self.device:
-        raise RuntimeError(f"operands are on different devices: {self.device} and {x.device}; "
-                           f"move one with .to(), e.g. x.to({self.device!r})")
+      self._same_device(x)   # (before the casts and broadcasts: _wrap checks it again for every op)
       if self.dtype == x.dtype: dt = self.dtype
       elif (self.ndim == 0) == (x.ndim == 0): dt = least_upper_dtype(self.dtype, x.dtype)
       else: dt = result_type(*(([self.dtype], [x.dtype]) if x.ndim == 0 else ([x.dtype], [self.dtype])))
@@ -1276,19 +1300,23 @@ class Tensor(SelectMixin, NNMixin, LossMixin, metaclass=_TensorMeta):
     x = self._float()
     ax = _axis(dim, x.ndim)
     return x / x._pnorm(p, ax).maximum(eps)
-  def _pnorm(self, p: float, ax: int) -> Tensor:
-    """||x||_p along ax, keepdim; its gradient is 0 (not nan) where the norm is 0, as torch's. 16-bit inputs are
-    summed in float32 and the norm rounded once (torch's too: a float16 sum of squares overflows at norms near 256)."""
-    if self.dtype in HALF: return self.float()._pnorm(p, ax).cast(self.dtype)
+  def _pnorm(self, p: float, axes: int | tuple[int, ...], keepdim: bool = True) -> Tensor:
+    """||x||_p over axes (the one computation behind norm, normalize and the distance losses). Its gradient is 0 (not
+    nan) where the norm is 0, as torch's; p = 0 counts the nonzeros (gradient 0); p < 0 of a slice of infs is inf.
+    16-bit inputs are summed in float32 and the norm rounded once (torch's too: a float16 sum of squares overflows at
+    norms near 256)."""
+    if self.dtype in HALF: return self.float()._pnorm(p, axes, keepdim).cast(self.dtype)
+    axes = (axes,) if isinstance(axes, int) else axes
+    def red(t: Tensor, fn: str) -> Tensor: return getattr(t, fn)(axes, keepdim) if axes else t
     ab = self.abs()
-    if p == math.inf: return ab.amax(ax, keepdim=True)
-    if p == -math.inf: return ab.amin(ax, keepdim=True)
-    if p == 1: return ab.sum(ax, keepdim=True)
-    if p == 0: return (self != 0).cast(self.dtype).sum(ax, keepdim=True)
-    s = (ab * ab).sum(ax, keepdim=True) if p == 2 else ab.pow(p).sum(ax, keepdim=True)
+    if p == math.inf: return red(ab, "amax")
+    if p == -math.inf: return red(ab, "amin")
+    if p == 1: return red(ab, "sum")
+    if p == 0: return red((self != 0).where(1.0, self * 0), "sum")   # (x * 0 where x == 0: in the graph, gradient 0)
+    s = red(ab * ab if p == 2 else ab.pow(p), "sum")
     pos = s > 0
     safe = pos.where(s, 1.0)
-    return pos.where(safe.sqrt() if p == 2 else safe.pow(1 / p), 0.0)
+    return pos.where(safe.sqrt() if p == 2 else safe.pow(1 / p), math.inf if p < 0 else 0.0)
 
   def cast(self, dtype: DType | str) -> Tensor:
     dt = to_dtype(dtype)
@@ -1495,19 +1523,10 @@ class Tensor(SelectMixin, NNMixin, LossMixin, metaclass=_TensorMeta):
     x = self.cast(to_dtype(dtype)) if dtype is not None else self
     if x.dtype.kind != "f":
       raise RuntimeError(f"norm: expected a floating point input, got {x.dtype}; cast it first (x.float().norm())")
-    if x.dtype in HALF: return x.cast(dtypes.float32).norm(p, dim, keepdim).cast(x.dtype)
     axes = x._axes(dim)
     if x.numel() == 0 and p < 0 or (p == -math.inf and any(x.shape[a] == 0 for a in axes)):
       raise RuntimeError(f"norm: the {p}-norm of an empty slice (shape {x.shape}) is undefined; reduce a non-empty dim")
-    ab = x.abs()
-    if p == math.inf: return ab.amax(axes, keepdim) if axes else ab
-    if p == -math.inf: return ab.amin(axes, keepdim) if axes else ab
-    if p == 0: return (x != 0).cast(x.dtype).sum(axes, keepdim) if axes else (x != 0).cast(x.dtype)
-    if p == 1: return ab.sum(axes, keepdim)
-    s = (ab * ab).sum(axes, keepdim) if p == 2 else ab.pow(p).sum(axes, keepdim)
-    pos = s > 0
-    safe = pos.where(s, 1.0)
-    return pos.where(safe.sqrt() if p == 2 else safe.pow(1 / p), s if p < 0 else 0.0)
+    return x._pnorm(float(p), axes, keepdim)
   def var(self, axis=None, keepdim: bool = False, correction: int = 1, dim=None,
           unbiased: bool | None = None) -> Tensor:
     axis = dim if dim is not None else axis
@@ -2566,6 +2585,21 @@ def _atan2_pos(num: Tensor, den: Tensor) -> Tensor:
   lo, hi = swap.where(den, num), swap.where(num, den)
   a = _atan_unit(lo / (hi == 0).where(1.0, hi))
   return swap.where(math.pi / 2 - a, a)
+
+_FACTORY_KW = ("requires_grad", "dtype", "device")
+def _factory_kw(fn: str, shape: tuple | None, kw: dict, allowed: tuple[str, ...] = ("requires_grad",)) -> tuple:
+  """The keywords a creation function takes besides its named ones: `requires_grad`, and where it takes a shape
+  (shape not None) torch's `size=` for it (popped from kw and returned as the shape). Any other keyword is a TypeError
+  naming it: never silently ignored."""
+  if shape is not None and "size" in kw:
+    if shape: raise TypeError(f"{fn}: pass the shape either positionally or as size=, not both")
+    size = kw.pop("size")
+    shape = (size,) if is_int(size) else tuple(size)
+  if bad := sorted(set(kw) - set(allowed)):
+    takes = (("size",) if shape is not None else ()) + allowed
+    raise TypeError(f"{fn}: unexpected keyword argument{'s' if len(bad) > 1 else ''} {', '.join(map(repr, bad))} "
+                    f"(besides its own it takes {', '.join(takes)})")
+  return shape or ()
 
 def _shape_arg(shape: tuple, allow_neg: bool = False) -> tuple[int, ...]:
   if len(shape) == 1 and isinstance(shape[0], (tuple, list)): shape = tuple(shape[0])

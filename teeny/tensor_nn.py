@@ -722,8 +722,8 @@ class NNMixin:
                   mode: str = "nearest", align_corners: bool | None = None) -> Tensor:
     """PyTorch's F.interpolate over the spatial dims (all but the first two): nearest, nearest-exact, linear (3-d
     input), bilinear (4-d), bicubic (4-d: torch's cubic convolution, A = -0.75, taps clamped at the border), trilinear
-    (5-d), area (adaptive_avg_pool to the output size). uint8 inputs work for nearest, nearest-exact and bilinear
-    (rounded as torch does); other integer dtypes raise NotImplementedError, as in torch."""
+    (5-d), area (adaptive_avg_pool to the output size). uint8 inputs work for nearest, nearest-exact, bilinear and
+    bicubic (rounded as torch does); other integer dtypes raise NotImplementedError, as in torch."""
     Tensor = type(self)
     import numpy as np
     modes = {"nearest": None, "nearest-exact": None, "linear": 3, "bilinear": 4, "bicubic": 4, "trilinear": 5,
@@ -741,9 +741,10 @@ class NNMixin:
     if (size is None) == (scale_factor is None):
       raise ValueError("interpolate: give exactly one of size and scale_factor")
     if not dtypes.is_float(self.dtype) and not (self.dtype == dtypes.uint8 and mode in ("nearest", "nearest-exact",
-                                                                                         "bilinear")):
-      raise NotImplementedError(f"interpolate: mode {mode!r} does not support {self.dtype} input (torch supports "
-                                "float, and uint8 for nearest, nearest-exact and bilinear); cast it to float first")
+                                                                                         "bilinear", "bicubic")):
+      raise NotImplementedError(f"interpolate: mode {mode!r} does not support {self.dtype} input (teeny supports "
+                                "float, and uint8 for nearest, nearest-exact, bilinear and bicubic); cast it to float "
+                                "first")
     ins = self.shape[2:]
     scales: Sequence[float | None]
     if size is not None:
@@ -771,7 +772,7 @@ class NNMixin:
         idx = idx.expand(*[o if d == 2 + dim else s for d, s in enumerate(x.shape)])
         x = x.gather(2 + dim, idx)
       return x
-    if self.dtype == dtypes.uint8: return self._interpolate_uint8(outs, scales, bool(align_corners))
+    if self.dtype == dtypes.uint8: return self._interpolate_uint8(outs, scales, bool(align_corners), mode == "bicubic")
     for dim in range(n):
       i, o, sc = ins[dim], outs[dim], scales[dim]
       # a constant (in, out) matrix of interpolation weights, applied as a matmul along this dim
@@ -837,9 +838,11 @@ class NNMixin:
     return x.reshape(*lead, c * r * r, h // r, w // r)
 
   def _interpolate_uint8(self: Tensor, outs: Sequence[int],  # type: ignore[misc]  # mixin: self is a Tensor
-                         scales: Sequence[float | None], align_corners: bool) -> Tensor:
-    """torch's uint8 bilinear: one dim at a time (the last first, then the others backwards, skipping dims whose size
-    stays), each a weighted sum with int16 fixed-point weights, rounded and clamped back to uint8 before the next."""
+                         scales: Sequence[float | None], align_corners: bool, bicubic: bool = False) -> Tensor:
+    """torch's uint8 bilinear and bicubic: one dim at a time (the last first, then the others backwards, skipping dims
+    whose size stays), each a weighted sum with int16 fixed-point weights, rounded and clamped back to uint8 before the
+    next. Bilinear's two taps are normalised to sum to 1; bicubic's four (A = -0.75) are clamped at the border, as in
+    the float path."""
     Tensor = type(self)
     import numpy as np
     x, n = self, len(outs)
@@ -850,7 +853,14 @@ class NNMixin:
       else: scale = 1.0 / sc if sc is not None and sc > 0 else i / o
       delta = 0.5 if align_corners else 0.0
       w = np.zeros((i, o), dtype=np.float64)
-      for j in range(o):  # the linear filter's taps for output j, normalised to sum to 1
+      if bicubic:
+        src = scale * (np.arange(o) + 0.5 - delta) - 0.5 + delta
+        fl = np.floor(src)
+        for tap in range(-1, 3):
+          d = np.abs(src - fl - tap)
+          c = np.where(d < 1, (1.25 * d - 2.25) * d * d + 1, (((d - 5) * d + 8) * d - 4) * -0.75)
+          np.add.at(w, (np.clip(fl.astype(np.int64) + tap, 0, i - 1), np.arange(o)), c)
+      for j in range(o if not bicubic else 0):  # the linear filter's taps for output j, normalised to sum to 1
         center = scale * (j + 0.5 - delta)
         lo = max(int(center - 1 + 0.5 + delta), 0)
         size = min(max(min(int(center + 1 + 0.5 + delta), i) - lo, 0), 2)
@@ -929,7 +939,7 @@ class NNMixin:
     if not isinstance(num_groups, int) or num_groups <= 0 or c % num_groups:
       raise RuntimeError(f"group_norm: expected the number of channels in input to be divisible by num_groups, but "
                          f"got input of shape {list(self.shape)} and num_groups={num_groups}")
-    x = self._norm_input("group_norm").reshape(self.shape[0], num_groups, -1)
+    x = self._norm_input("group_norm").reshape(self.shape[0], num_groups, c // num_groups * math.prod(self.shape[2:]))
     y = x - x.mean(-1, keepdim=True)
     y = (y * (y * y).mean(-1, keepdim=True).add(eps).rsqrt()).reshape(self.shape)
     return self._norm_affine("group_norm", y, weight, bias, (c,), (1, c) + (1,) * (self.ndim - 2))

@@ -473,13 +473,15 @@ class SelectMixin:
 
 def _median(x: Tensor, dim, keepdim: bool, ignore_nan: bool) -> Tensor | ValuesIndices:
   name = "nanmedian" if ignore_nan else "median"
+  if x.dtype == dtypes.bool: raise RuntimeError(f"{name}: not implemented for bool input (as in torch); cast it first")
   if dim is None:
     flat = x.reshape(-1)
     if flat.shape[0] == 0: return x.sum().cast(x.dtype if x.dtype.kind == "f" else dtypes.float32) * float("nan")
     m = _median(flat, 0, False, ignore_nan).values  # type: ignore[union-attr]  # an int dim gives ValuesIndices
     if x.dtype.kind != "f": return m
-    # torch splits the gradient evenly among the elements equal to the median: m + mean of (x - m) over them is m
-    hit = flat == m.detach()
+    # torch splits the gradient evenly among the elements equal to the median (a NaN median: among the NaNs): m + the
+    # mean of (x - m) over them is m
+    hit = (flat == m.detach()) | (flat.isnan() & m.detach().isnan())
     return m.detach() + hit.where(flat - m.detach(), 0.0).sum() / hit.sum().maximum(1).cast(x.dtype)
   d = _dim(dim, x.ndim)
   if x.ndim == 0: return ValuesIndices(x.clone(), x.zeros_like(dtype=dtypes.int64))
@@ -491,7 +493,7 @@ def _median(x: Tensor, dim, keepdim: bool, ignore_nan: bool) -> Tensor | ValuesI
   # the number of non-NaN values in each slice: the position of the first NaN in the sorted order
   cnt = x.isnan().logical_not().sum(d, keepdim=True) if x.dtype.kind == "f" else None
   if cnt is None: pos: Tensor | int = (n - 1) // 2
-  elif ignore_nan: pos = ((cnt - 1) // 2).maximum(0)
+  elif ignore_nan: pos = (cnt > 0).where((cnt - 1) // 2, (n - 1) // 2)   # an all-NaN slice: torch's middle index
   else: pos = (cnt < n).where(cnt, (n - 1) // 2)
   shape = tuple(1 if i == d else s for i, s in enumerate(x.shape))
   p = pos if isinstance(pos, type(x)) else type(x).full(shape, pos, dtype=dtypes.int64, device=x.device)

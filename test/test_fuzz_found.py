@@ -215,3 +215,75 @@ def test_bitcast_of_16_bit_floats(src, dst):
       Tensor(bits.view(np.dtype(src)))
   got = t.bitcast(getattr(dtypes, dst)).bitcast(dtypes.uint16 if "int" not in dst else getattr(dtypes, dst))
   np.testing.assert_array_equal(got.numpy().view(np.uint16), bits)
+
+# ---- the fourth fuzz pass (notes/fuzz_2026-12-03d): each against torch
+
+@pytest.mark.parametrize("call,shape,hi", [
+  (lambda: Tensor.randint(5, size=(3,)), (3,), 5), (lambda: Tensor.randint(0, 5, size=(3,)), (3,), 5),
+  (lambda: Tensor.randint(low=2, high=5, size=(4, 2)), (4, 2), 5), (lambda: Tensor.randint(7, shape=(6,)), (6,), 7),
+  (lambda: Tensor.rand(size=(2, 3)), (2, 3), 1), (lambda: Tensor.randn(size=(2, 3)), (2, 3), None),
+  (lambda: Tensor.uniform(size=(4,)), (4,), 1), (lambda: Tensor.normal(size=5), (5,), None),
+  (lambda: Tensor.zeros(size=(2, 3)), (2, 3), 1), (lambda: Tensor.ones(size=[3]), (3,), 2),
+  (lambda: Tensor.empty(size=(0, 2)), (0, 2), None), (lambda: Tensor.full(size=(2,), fill_value=3), (2,), 4)])
+def test_creation_takes_torchs_size_keyword(call, shape, hi):
+  """torch.randint(5, size=(3,)) is three ints in [0, 5): the size keyword was swallowed (shape (5,), values < 10)."""
+  t = call()
+  assert t.shape == shape
+  if hi is not None and t.numel(): assert t.numpy().min() >= 0 and t.numpy().max() < hi
+
+@pytest.mark.parametrize("call,match", [
+  (lambda: Tensor.randint(0, 5, (3,), foo=1), "randint: unexpected keyword argument 'foo'"),
+  (lambda: Tensor.rand(2, size=(3,)), "rand: pass the shape either positionally or as size=, not both"),
+  (lambda: Tensor.zeros(2, bar=1), "zeros: unexpected keyword argument 'bar'"),
+  (lambda: Tensor.arange(3, size=2), "arange: unexpected keyword argument 'size'"),
+  (lambda: Tensor.full((2,), 1, fill=2), "full: unexpected keyword argument 'fill'"),
+  (lambda: Tensor.full(fill_value=1), "full: missing the shape"),
+  (lambda: Tensor.randn(3, generator=None), "randn: unexpected keyword argument 'generator'"),
+  (lambda: Tensor.eye(2, layout=1), "eye: unexpected keyword argument 'layout'")])
+def test_creation_refuses_unknown_keywords(call, match):
+  with pytest.raises(TypeError, match=match): call()
+
+def test_median_of_nans_splits_the_gradient_among_them():
+  x = Tensor([1.0, math.nan, 3.0, math.nan], requires_grad=True)
+  m = x.median()
+  m.backward()
+  assert math.isnan(m.item())
+  np.testing.assert_array_equal(x.grad.numpy(), [0, 0.5, 0, 0.5])   # torch.median's gradient
+
+def test_nanmedian_of_an_all_nan_row_points_at_the_middle():
+  x = Tensor([[math.nan] * 5, [3.0, math.nan, 1.0, 2.0, math.nan]], requires_grad=True)
+  v, i = x.nanmedian(1)
+  v.sum().backward()
+  assert i.tolist() == [2, 3]   # torch: (n - 1) // 2 for the all-NaN row
+  np.testing.assert_array_equal(x.grad.numpy()[0], [0, 0, 1, 0, 0])
+
+def test_median_of_bool_raises():
+  for f in (lambda: Tensor([True, False]).median(), lambda: Tensor([[True, False]]).nanmedian(1)):
+    with pytest.raises(RuntimeError, match="not implemented for bool"): f()
+
+def test_group_norm_of_an_empty_batch():
+  out = Tensor.zeros(0, 4, 3).group_norm(2)
+  assert out.shape == (0, 4, 3) and out.numpy().shape == (0, 4, 3)
+
+def test_zero_norm_is_in_the_graph_with_zero_gradient():
+  x = Tensor([[1.0, 0.0, 2.0], [0.0, 0.0, 3.0]], requires_grad=True)
+  n = x.norm(p=0)
+  assert n.requires_grad and n.item() == 3
+  n.backward()
+  np.testing.assert_array_equal(x.grad.numpy(), np.zeros((2, 3)))
+  y = Tensor([[1.0, 0.0]], requires_grad=True)
+  d = y.pairwise_distance(Tensor([[1.0, 5.0]]), p=0)
+  assert d.requires_grad and d.tolist() == [2.0]   # torch: the eps (1e-6) added to x - y makes both nonzero
+
+def test_negative_p_norm_of_infinities_is_inf():
+  # torch.linalg.vector_norm([inf, inf], -1) = (0) ** -1 = inf; ([0, 1], -1) = 0
+  assert Tensor([math.inf, math.inf]).norm(p=-1).item() == math.inf
+  assert Tensor([0.0, 1.0]).norm(p=-1).item() == 0.0
+  assert Tensor([[3.0, 4.0]]).half().norm(dim=1).tolist() == [5.0]
+
+def test_bicubic_uint8_matches_torch():
+  # torch 2.13 F.interpolate(uint8 (1, 1, 5, 4) of 0, 10, ..., 190, size=(7, 3), mode="bicubic"), written out
+  x = (np.arange(20, dtype=np.uint8) * 10).reshape(1, 1, 5, 4)
+  out = Tensor(x).interpolate(size=(7, 3), mode="bicubic")
+  assert out.dtype == dtypes.uint8
+  np.testing.assert_array_equal(out.numpy().ravel()[:6], [0, 12, 26, 20, 34, 48])
