@@ -287,3 +287,12 @@ def test_bicubic_uint8_matches_torch():
   out = Tensor(x).interpolate(size=(7, 3), mode="bicubic")
   assert out.dtype == dtypes.uint8
   np.testing.assert_array_equal(out.numpy().ravel()[:6], [0, 12, 26, 20, 34, 48])
+
+@settings(max_examples=30, deadline=None)
+@given(h=st.integers(1, 8), w=st.integers(1, 8), oh=st.integers(1, 11), ow=st.integers(1, 11), align=st.booleans(),
+       seed=st.integers(0, 2**16))
+def test_bicubic_uint8_against_torch(h, w, oh, ow, align, seed):
+  torch = pytest.importorskip("torch")
+  x = np.random.default_rng(seed).integers(0, 256, (2, 2, h, w)).astype(np.uint8)
+  ref = torch.nn.functional.interpolate(torch.tensor(x), size=(oh, ow), mode="bicubic", align_corners=align).numpy()
+  np.testing.assert_array_equal(Tensor(x).interpolate(size=(oh, ow), mode="bicubic", align_corners=align).numpy(), ref)
