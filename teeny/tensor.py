@@ -1650,7 +1650,24 @@ class Tensor(SelectMixin, NNMixin, LossMixin, metaclass=_TensorMeta):
     v = self._view(self.uop.reshape(shape))
     # (as torch's: a view where strides express it, else a new tensor, copy-on-write)
     return v if self._base is None or _reshape_is_view(self, shape) else _copy_result(self, v)
-  view = reshape
+  def view(self, *shape) -> Tensor:
+    """torch's view: reshape that always shares memory with self. Where self's strides cannot express the new shape
+    (`x.T.view(-1)`), it raises as torch does, instead of copying as reshape does (a write into the copy would not
+    reach self)."""
+    if len(shape) == 1 and isinstance(shape[0], (DType, str)):
+      raise TypeError(f"view({shape[0]!r}): teeny does not reinterpret memory in place; x.bitcast(dtype) gives the "
+                      "same bits as a new tensor (equal element sizes)")
+    out = self.reshape(*shape)
+    if out._cow and self._base is not None:
+      raise RuntimeError(f"view: shape {tuple(out.shape)} is not compatible with the size and stride of this "
+                         f"{tuple(self.shape)} view (at least one dimension spans across two contiguous subspaces); "
+                         "use .reshape(...) instead, which copies")
+    return out
+  def t(self) -> Tensor:
+    """torch.t: a 2-d tensor transposed; 0-d and 1-d tensors come back as they are."""
+    if self.ndim > 2: raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {self.ndim}-d; use "
+                                         ".transpose(dim0, dim1) or .mT")
+    return self.transpose(0, 1) if self.ndim == 2 else self
   def expand(self, *shape) -> Tensor:
     shape = _shape_arg(shape, allow_neg=True)
     if len(shape) < self.ndim:

@@ -296,3 +296,52 @@ def test_bicubic_uint8_against_torch(h, w, oh, ow, align, seed):
   x = np.random.default_rng(seed).integers(0, 256, (2, 2, h, w)).astype(np.uint8)
   ref = torch.nn.functional.interpolate(torch.tensor(x), size=(oh, ow), mode="bicubic", align_corners=align).numpy()
   np.testing.assert_array_equal(Tensor(x).interpolate(size=(oh, ow), mode="bicubic", align_corners=align).numpy(), ref)
+
+def test_view_raises_where_torch_does_and_shares_memory_where_it_does_not():
+  x = Tensor(np.arange(6, dtype=np.float32).reshape(2, 3)).contiguous().realize()
+  with pytest.raises(RuntimeError, match="use .reshape"): x.T.view(-1)   # (it copied: a write did not reach x)
+  with pytest.raises(RuntimeError, match="use .reshape"): x[:, 1:].view(-1)
+  with pytest.raises(TypeError, match="bitcast"): x.view(dtypes.int32)
+  v = x.view(3, 2)
+  v[0, 0] = 7.0
+  assert x.numpy()[0, 0] == 7
+  np.testing.assert_array_equal(x.T.reshape(-1).numpy(), [7, 3, 1, 4, 2, 5])   # reshape copies instead
+
+def test_t():
+  x = Tensor(np.arange(6, dtype=np.float32).reshape(2, 3))
+  np.testing.assert_array_equal(x.t().numpy(), np.arange(6).reshape(2, 3).T)
+  assert Tensor([1.0, 2.0]).t().shape == (2,) and Tensor(3.0).t().shape == ()
+  with pytest.raises(RuntimeError, match="<= 2 dimensions"): Tensor.zeros(2, 2, 2).t()
+
+@settings(max_examples=40, deadline=None)
+@given(data=st.data())
+def test_view_against_torch(data):
+  """A chain of permutes, slices and expands, then view to a random factoring of the size: raises exactly where
+  torch's view raises, and otherwise gives torch's values."""
+  torch = pytest.importorskip("torch")
+  shape = tuple(data.draw(st.lists(st.integers(1, 4), min_size=1, max_size=4)))
+  a = np.arange(int(np.prod(shape)), dtype=np.float32).reshape(shape)
+  tx, px = Tensor(a).contiguous().realize(), torch.tensor(a)
+  for _ in range(data.draw(st.integers(1, 3))):
+    c = data.draw(st.sampled_from(["perm", "slice", "expand"]))
+    if c == "perm":
+      p = data.draw(st.permutations(range(tx.ndim)))
+      tx, px = tx.permute(*p), px.permute(*p)
+    elif c == "slice":
+      d = data.draw(st.integers(0, tx.ndim - 1))
+      b = data.draw(st.integers(0, tx.shape[d] - 1))
+      e, step = data.draw(st.integers(b + 1, tx.shape[d])), data.draw(st.integers(1, 2))
+      idx = (slice(None),) * d + (slice(b, e, step),)
+      tx, px = tx[idx], px[idx]
+    else: tx, px = tx.unsqueeze(0).expand(2, *tx.shape), px.unsqueeze(0).expand(2, *px.shape)
+  n, new = px.numel(), []
+  for _ in range(data.draw(st.integers(0, 2))):
+    d = data.draw(st.sampled_from([k for k in range(1, n + 1) if n % k == 0]))
+    new.append(d)
+    n //= d
+  new.append(n)
+  try: pv = px.view(new)
+  except RuntimeError:
+    with pytest.raises(RuntimeError, match="use .reshape"): tx.view(new)
+    return
+  np.testing.assert_array_equal(tx.view(new).numpy(), pv.numpy())
