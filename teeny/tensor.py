@@ -19,6 +19,7 @@ from teeny.uop.symbolic import VARIABLES_MADE as _VARS
 from teeny.tensor_nn import KERNEL_ROUTES, NNMixin, dot_uop, widen
 from teeny.tensor_select import SelectMixin
 from teeny.tensor_loss import LossMixin
+from teeny.tensor_math import MathMixin
 from teeny.indexing import reshape_keeps_strides, view_strides
 
 # Side tables keyed weakly by graph node (an entry lives as long as some graph still holds the node), so finding what a
@@ -140,7 +141,7 @@ class _TensorMeta(type):
   @allow_tf32.setter
   def allow_tf32(cls, v: bool): TF32.value = int(bool(v))
 
-class Tensor(SelectMixin, NNMixin, LossMixin, metaclass=_TensorMeta):
+class Tensor(SelectMixin, NNMixin, LossMixin, MathMixin, metaclass=_TensorMeta):
   """A lazy n-dimensional array. `Tensor(data, device=, dtype=, requires_grad=)`."""
   # the calling thread's modes, also read on an instance (t.training); assign them on the class (Tensor.training = True)
   training = property(lambda self: _training_var.get(),
