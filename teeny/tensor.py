@@ -28,6 +28,8 @@ from teeny.indexing import reshape_keeps_strides, view_strides
 _leaf_of: weakref.WeakKeyDictionary[UOp, weakref.ref] = weakref.WeakKeyDictionary()
 # the node a realized tensor that requires grad became -> the graph that computed it (realize never cuts autograd)
 _ad_of: weakref.WeakKeyDictionary[UOp, UOp] = weakref.WeakKeyDictionary()
+# the non-leaf tensors retain_grad() was called on (by id; a dead one is dropped at the next backward)
+_retained: dict[int, weakref.ref] = {}
 # the lazy node a tensor had -> the buffer version it was realized into: a graph still holding the node (built from the
 # tensor before it was realized) reads that buffer instead of computing the node again. Kept in the node's own
 # __dict__ under _REALIZED_AS: the entry lives exactly as long as the node (as a weak-keyed table's would), and every
@@ -278,6 +280,34 @@ class Tensor(SelectMixin, NNMixin, LossMixin, MathMixin, metaclass=_TensorMeta):
   def requires_grad_(self, v: bool = True) -> Tensor:
     self.requires_grad = v
     return self
+  @property
+  def is_leaf(self) -> bool:
+    """torch's is_leaf: a tensor that does not require grad, or one whose requires_grad the user set (not an op's
+    result): backward() fills `.grad` of these."""
+    return not self._requires_grad or self._leaf
+  def retain_grad(self) -> None:
+    """Make backward() fill `.grad` of this non-leaf tensor too (torch's retain_grad); no effect on a leaf."""
+    if not self._requires_grad:
+      raise RuntimeError("retain_grad(): this tensor does not require grad; it has no gradient to keep")
+    if not self._leaf: _retained[id(self)] = self._ref
+  @property
+  def retains_grad(self) -> bool: return not self._leaf and id(self) in _retained and _retained[id(self)]() is self
+  def register_hook(self, hook: Callable[[Tensor], Tensor | None]) -> Callable[[], None]:
+    """torch's register_hook on a leaf: backward() calls hook(grad) with this leaf's gradient before adding it to
+    `.grad`; a tensor it returns replaces the gradient. Returns a handle-like function that removes the hook. Hooks on
+    non-leaf tensors (which change the gradient flowing further back) are not supported."""
+    if not self._requires_grad:
+      raise RuntimeError("register_hook: cannot register a hook on a tensor that does not require grad")
+    if not self._leaf:
+      raise NotImplementedError("register_hook: teeny supports hooks on leaves (tensors you set requires_grad on) "
+                                "only; to see a non-leaf's gradient use retain_grad() or Tensor.gradient()")
+    hooks = self.__dict__.setdefault("_hooks", [])
+    hooks.append(hook)
+    class _Handle:
+      def remove(_) -> None:
+        if hook in hooks: hooks.remove(hook)
+      __call__ = remove
+    return _Handle()
 
   # ---- modes (per thread; each works as a `with` block or a decorator: the overloads give mypy both)
   @overload
@@ -2318,6 +2348,11 @@ class Tensor(SelectMixin, NNMixin, LossMixin, MathMixin, metaclass=_TensorMeta):
       if (r := _leaf_of.get(u)) is not None and (t := r()) is not None and t.requires_grad: leaves[u] = t
     if not leaves:
       raise RuntimeError("backward(): nothing in this graph requires grad (create leaves with requires_grad=True)")
+    for i in [i for i, r in _retained.items() if r() is None]: del _retained[i]
+    if _retained:   # retain_grad() tensors in this graph get their .grad too
+      topo = set(root.toposort)
+      for r in _retained.values():
+        if (t := r()) is not None and t.uop in topo and t.uop not in leaves: leaves[t.uop] = t
     grads = compute_gradient(root, gradient.cast(self.dtype).uop, set(leaves))
     # the gradients read the contents of every tensor this graph read: link them through one hub to the leaves, so a
     # write into any of them (another optimizer's step) first realizes the gradients that still need the old values
@@ -2333,6 +2368,11 @@ class Tensor(SelectMixin, NNMixin, LossMixin, MathMixin, metaclass=_TensorMeta):
       gt = Tensor(g)
       gt._link((hub,))
       if create_graph and not Tensor._no_grad: gt._requires_grad = True
+      for hook in t.__dict__.get("_hooks", ()):
+        if (r := hook(gt)) is not None:
+          if not isinstance(r, Tensor) or r.shape != t.shape:
+            raise RuntimeError(f"register_hook: the hook must return None or a tensor of shape {t.shape}, got {r!r}")
+          gt = r
       t.grad = gt if t.grad is None else t.grad + gt
     return self
   def gradient(self, *targets: Tensor, gradient: Tensor | None = None) -> list[Tensor]:

@@ -206,6 +206,22 @@ class NNMixin:
     """x for x > 0, else neg_slope * x; the gradient at 0 (and nan) is neg_slope, as torch's."""
     return (self > 0).where(self, self * neg_slope)
 
+  def rrelu(self: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,  # type: ignore[misc]  # mixin
+            training: bool = False, inplace: bool = False) -> Tensor:
+    """torch's F.rrelu: x where x > 0, else x * slope. training=True: slope drawn per element uniformly from [lower,
+    upper) (a constant, so a non-positive element's gradient is its slope; nan passes with gradient 1, as torch's);
+    otherwise slope = (lower + upper) / 2 (leaky_relu). inplace is accepted for torch's signature; the result is a new
+    tensor. Float inputs only (torch: not implemented for integers; float16 works here, torch's CPU refuses it)."""
+    if lower > upper:
+      raise RuntimeError(f"rrelu: lower bound ({lower}) should be less than or equal to the upper bound ({upper}); "
+                         "swap them")
+    if not dtypes.is_float(self.dtype):
+      raise TypeError(f"rrelu: input must be a floating-point tensor, got {self.dtype} (torch: not implemented for "
+                      "integers); cast it first, e.g. x.float()")
+    if not training: return self.leaky_relu((lower + upper) / 2)
+    slope = type(self).uniform(*self.shape, low=lower, high=upper, dtype=self.dtype, device=self.device)
+    return (self <= 0).where(self * slope, self)
+
   def hardtanh(self: Tensor, min_val=-1.0, max_val=1.0) -> Tensor:  # type: ignore[misc]  # mixin: self is a Tensor
     """x clipped to [min_val, max_val]. Unlike clip (torch.clamp), the gradient is 0 at the bounds themselves, as
     torch's hardtanh: it passes only strictly inside (and at nan, which stays nan)."""

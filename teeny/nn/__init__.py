@@ -8,7 +8,8 @@ import numpy as np
 from teeny.tensor import Tensor
 from teeny.dtype import dtypes
 from teeny.helpers import prod
-from teeny.tensor_nn import _resolve_pads, _tuple
+from teeny.tensor_nn import _check_reduction, _reduce, _resolve_pads, _tuple
+from teeny.tensor_loss import _clamp_min0
 from teeny.nn import optim, state, datasets  # noqa: F401
 
 def _param(t: Tensor) -> Tensor:
@@ -426,6 +427,18 @@ class LeakyReLU:
     self.negative_slope, self.inplace = negative_slope, inplace
   def __call__(self, x: Tensor) -> Tensor: return x.leaky_relu(self.negative_slope)
 
+def rrelu(x: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False,
+          inplace: bool = False) -> Tensor:
+  """torch's F.rrelu as a function (Tensor.rrelu)."""
+  return x.rrelu(lower, upper, training, inplace)
+
+class RReLU:
+  """Randomized leaky ReLU (F.rrelu): while Tensor.training (`with Tensor.train():`) each non-positive element is
+  multiplied by its own slope drawn uniformly from [lower, upper); else by (lower + upper) / 2."""
+  def __init__(self, lower: float = 1.0 / 8, upper: float = 1.0 / 3, inplace: bool = False):
+    self.lower, self.upper, self.inplace = lower, upper, inplace   # (bounds checked at the call, as torch)
+  def __call__(self, x: Tensor) -> Tensor: return rrelu(x, self.lower, self.upper, Tensor.training, self.inplace)
+
 class PReLU:
   """x for x > 0, else weight * x, with a learnt weight: one shared value (num_parameters=1) or one per channel (dim 1,
   or dim 0 of a 1-d input), initialised to `init`."""
@@ -832,6 +845,90 @@ class BCEWithLogitsLoss:
     self.weight, self.reduction, self.pos_weight = weight, reduction, pos_weight
   def __call__(self, input: Tensor, target: Tensor) -> Tensor:
     return input.binary_cross_entropy_with_logits(target, self.weight, self.reduction, self.pos_weight)
+
+class SoftMarginLoss:
+  """F.soft_margin_loss: log(1 + exp(-target * input)), in the input's dtype."""
+  def __init__(self, reduction: str = "mean"): self.reduction = reduction
+  def __call__(self, input: Tensor, target: Tensor) -> Tensor: return input.soft_margin_loss(target, self.reduction)
+
+class HingeEmbeddingLoss:
+  """F.hinge_embedding_loss: input where target == 1, max(0, margin - input) where target == -1."""
+  def __init__(self, margin: float = 1.0, reduction: str = "mean"): self.margin, self.reduction = margin, reduction
+  def __call__(self, input: Tensor, target: Tensor) -> Tensor:
+    return input.hinge_embedding_loss(target, self.margin, self.reduction)
+
+class PoissonNLLLoss:
+  """F.poisson_nll_loss: exp(input) - target * input (log_input), else input - target * log(input + eps); full adds
+  Stirling's term where target > 1."""
+  def __init__(self, log_input: bool = True, full: bool = False, eps: float = 1e-8, reduction: str = "mean"):
+    self.log_input, self.full, self.eps, self.reduction = log_input, full, eps, reduction
+  def __call__(self, log_input: Tensor, target: Tensor) -> Tensor:
+    return log_input.poisson_nll_loss(target, self.log_input, self.full, self.eps, self.reduction)
+
+class GaussianNLLLoss:
+  """F.gaussian_nll_loss: 0.5 (log(var) + (input - target)**2 / var), var clamped below at eps (in value only); called
+  as loss(input, target, var). Keyword-only arguments, as torch's."""
+  def __init__(self, *, full: bool = False, eps: float = 1e-6, reduction: str = "mean"):
+    self.full, self.eps, self.reduction = full, eps, reduction
+  def __call__(self, input: Tensor, target: Tensor, var: Tensor | float) -> Tensor:
+    return input.gaussian_nll_loss(target, var, self.full, self.eps, self.reduction)
+
+class MultiLabelSoftMarginLoss:
+  """F.multilabel_soft_margin_loss: the per-class logistic loss, times weight (one per class, broadcast along the last
+  dim), averaged over the classes."""
+  def __init__(self, weight: Tensor | None = None, reduction: str = "mean"):
+    self.weight, self.reduction = weight, reduction
+  def __call__(self, input: Tensor, target: Tensor) -> Tensor:
+    return input.multilabel_soft_margin_loss(target, self.weight, self.reduction)
+
+class MarginRankingLoss:
+  """F.margin_ranking_loss: max(0, -target * (input1 - input2) + margin); called as loss(input1, input2, target)."""
+  def __init__(self, margin: float = 0.0, reduction: str = "mean"): self.margin, self.reduction = margin, reduction
+  def __call__(self, input1: Tensor, input2: Tensor, target: Tensor) -> Tensor:
+    return input1.margin_ranking_loss(input2, target, self.margin, self.reduction)
+
+class CosineEmbeddingLoss:
+  """F.cosine_embedding_loss: 1 - cos(x1, x2) where target == 1, max(0, cos(x1, x2) - margin) where target == -1;
+  called as loss(input1, input2, target)."""
+  def __init__(self, margin: float = 0.0, reduction: str = "mean"): self.margin, self.reduction = margin, reduction
+  def __call__(self, input1: Tensor, input2: Tensor, target: Tensor) -> Tensor:
+    return input1.cosine_embedding_loss(input2, target, self.margin, self.reduction)
+
+def _check_margin(margin: float, name: str) -> float:
+  if not margin > 0: raise ValueError(f"{name}: expected margin to be greater than 0, got {margin} instead")
+  return margin
+
+class TripletMarginLoss:
+  """F.triplet_margin_loss: max(0, margin + d(anchor, positive) - d(anchor, negative)), d the pairwise p-norm distance;
+  swap takes min(d(anchor, negative), d(positive, negative)). margin must be > 0 (checked here, as torch's)."""
+  def __init__(self, margin: float = 1.0, p: float = 2.0, eps: float = 1e-6, swap: bool = False,
+               reduction: str = "mean"):
+    self.margin, self.p, self.eps = _check_margin(margin, "TripletMarginLoss"), p, eps
+    self.swap, self.reduction = swap, reduction
+  def __call__(self, anchor: Tensor, positive: Tensor, negative: Tensor) -> Tensor:
+    return anchor.triplet_margin_loss(positive, negative, self.margin, self.p, self.eps, self.swap, self.reduction)
+
+class TripletMarginWithDistanceLoss:
+  """F.triplet_margin_with_distance_loss: TripletMarginLoss with any distance_function(x1, x2) -> Tensor (default
+  pairwise_distance); keyword-only arguments and margin > 0, as torch's."""
+  def __init__(self, *, distance_function=None, margin: float = 1.0, swap: bool = False, reduction: str = "mean"):
+    if distance_function is not None and not callable(distance_function):
+      raise TypeError(f"TripletMarginWithDistanceLoss: distance_function must be callable (x1, x2) -> Tensor, got "
+                      f"{type(distance_function).__name__}")
+    self.distance_function = distance_function
+    self.margin, self.swap = _check_margin(margin, "TripletMarginWithDistanceLoss"), swap
+    self.reduction = reduction
+  def __call__(self, anchor: Tensor, positive: Tensor, negative: Tensor) -> Tensor:
+    name = "TripletMarginWithDistanceLoss"
+    _check_reduction(self.reduction)
+    if not anchor.ndim == positive.ndim == negative.ndim:
+      raise RuntimeError(f"{name}: the anchor, positive, and negative tensors are expected to have the same number of "
+                         f"dimensions, but got: anchor {anchor.ndim}D, positive {positive.ndim}D, and negative "
+                         f"{negative.ndim}D inputs; reshape them to match")
+    dist = self.distance_function if self.distance_function is not None else Tensor.pairwise_distance
+    dpos, dneg = dist(anchor, positive), dist(anchor, negative)
+    if self.swap: dneg = dneg.minimum(dist(positive, negative))
+    return _reduce(_clamp_min0(self.margin + dpos - dneg), self.reduction)  # (torch's clamp_min gradient)
 
 class CosineSimilarity:
   """x1 . x2 / max(|x1| |x2|, eps) along dim."""

@@ -175,10 +175,24 @@ class _Storage:
   def __init__(self, dtype: DType): self.dtype = dtype
 
 class _Loaded:
-  """A tensor read from a checkpoint: its elements (contiguous numpy) and dtype, made a Tensor once unpickled."""
-  def __init__(self, arr: np.ndarray, dtype: DType): self.arr, self.dtype = arr, dtype
+  """A tensor read from a checkpoint: its elements (contiguous numpy), dtype and requires_grad (None: teeny's default,
+  for a plain tensor saved without it), made a Tensor once unpickled."""
+  def __init__(self, arr: np.ndarray, dtype: DType, requires_grad: bool | None = None):
+    self.arr, self.dtype, self.requires_grad = arr, dtype, requires_grad
 
-def _rebuild_tensor(storage: tuple[np.ndarray, DType], offset: int, size, stride, *_) -> _Loaded:
+def _rebuild_tensor(storage: tuple[np.ndarray, DType], offset: int, size, stride, requires_grad=False, *_) -> _Loaded:
+  """torch._utils._rebuild_tensor_v2's arguments; a tensor saved with requires_grad=True loads with it, as torch's."""
+  out = _rebuild_data(storage, offset, size, stride)
+  if requires_grad is True: out.requires_grad = True
+  return out
+
+def _rebuild_parameter(data, requires_grad=True, *_):
+  """torch._utils._rebuild_parameter(_with_state): an nn.Parameter loads with its saved requires_grad (True unless it
+  was frozen), as torch.load's Parameter."""
+  if isinstance(data, _Loaded): data.requires_grad = bool(requires_grad)
+  return data
+
+def _rebuild_data(storage: tuple[np.ndarray, DType], offset: int, size, stride) -> _Loaded:
   arr, dt = storage
   size, stride = tuple(size), tuple(stride)
   if 0 in size: return _Loaded(np.zeros(size, arr.dtype), dt)
@@ -199,7 +213,7 @@ class _TorchUnpickler(pickle.Unpickler):
     if (module, name) == ("collections", "OrderedDict"): return OrderedDict
     if module == "torch._utils" and name in ("_rebuild_tensor_v2", "_rebuild_tensor"): return _rebuild_tensor
     if module == "torch._utils" and name in ("_rebuild_parameter", "_rebuild_parameter_with_state"):
-      return lambda data, *_: data
+      return _rebuild_parameter
     if module == "torch" and name in _TORCH_STORAGES: return _Storage(_TORCH_STORAGES[name])
     if (module, name) == ("torch", "Size"): return tuple
     raise pickle.UnpicklingError(f"torch_load: the file refers to {module}.{name}, which is not a tensor, a storage or "
@@ -213,7 +227,9 @@ class _TorchUnpickler(pickle.Unpickler):
 def torch_load(path: str | os.PathLike, device: str | None = None):
   """Read a file written by torch.save (its zip format, the default since torch 1.6) without torch: the saved object
   with every tensor a teeny Tensor (on `device`). State dicts, nested dicts/lists/tuples of tensors, Parameters and
-  views sharing a storage are read; anything else in the pickle is refused, so no code runs from the file."""
+  views sharing a storage are read; anything else in the pickle is refused, so no code runs from the file. As torch's:
+  a Parameter loads with requires_grad=True (False if saved frozen), a tensor saved with requires_grad=True with True;
+  other tensors keep teeny's default None."""
   if not zipfile.is_zipfile(path):
     raise ValueError(f"torch_load: {path} is not a zip archive: only torch.save's zip format (the default since torch "
                      "1.6) is read; re-save it with torch.save(obj, path) in a current torch")
@@ -238,7 +254,7 @@ def torch_load(path: str | os.PathLike, device: str | None = None):
   def to_tensor(x):
     if isinstance(x, _Loaded):
       arr = bf16_bits_to_float32(x.arr) if x.dtype == dtypes.bfloat16 else x.arr
-      return Tensor(arr, dtype=x.dtype, device=device)
+      return Tensor(arr, dtype=x.dtype, device=device, requires_grad=x.requires_grad)
     if isinstance(x, dict): return type(x)((k, to_tensor(v)) for k, v in x.items())
     if isinstance(x, (list, tuple)): return type(x)(to_tensor(v) for v in x)
     return x
