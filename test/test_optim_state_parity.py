@@ -402,6 +402,9 @@ def test_optimizer_load_state_dict_mismatch():
     optim.Adam([b, a]).load_state_dict(sd)
   with pytest.raises(ValueError, match=r"missing \['v_max.0', 'v_max.1'\]"):
     optim.Adam([a, b], amsgrad=True).load_state_dict(sd)
+  torch = pytest.importorskip("torch")
+  ts = torch.optim.Adam([torch.nn.Parameter(torch.ones(2))]).state_dict()
+  with pytest.raises(ValueError, match="a torch optimizer's state_dict"): optim.Adam([b]).load_state_dict(ts)
 
 def test_get_state_dict_keys_unchanged():
   """Old checkpoints (get_state_dict(opt)) still load: the default optimizers have exactly their old keys."""

@@ -153,6 +153,10 @@ class Optimizer:
   def load_state_dict(self, state_dict: dict[str, Tensor]):
     """Load what state_dict() returned (keys and shapes must match: same optimizer class, options and params)."""
     from teeny.nn.state import load_state_dict
+    if isinstance(state_dict, dict) and {"state", "param_groups"} <= set(state_dict):
+      raise ValueError(f"{type(self).__name__}.load_state_dict: this is a torch optimizer's state_dict ('state' and "
+                       "'param_groups'), which teeny does not read; load the model's weights and start the optimizer "
+                       "fresh, or resume from a teeny optimizer's state_dict()")
     mine = self._state_items()
     sd = {k: v for k, v in state_dict.items() if not k.startswith(("params.", "buffers."))}
     missing, unexpected = [k for k in mine if k not in sd], [k for k in sd if k not in mine]
