@@ -1,4 +1,5 @@
-"""Shared test helpers: device checks and `helper_test_op`, which compares a teeny op against numpy."""
+"""Shared test helpers: device checks, `helper_test_op` (a teeny op against numpy) and the torch-parity helpers
+(`compare_torch`, `assert_like_torch`, `raises_like_torch` and their pieces) the files that test against torch use."""
 from __future__ import annotations
 import functools, os
 from typing import Any, Callable, Sequence
@@ -109,3 +110,113 @@ def helper_test_op(shapes: Sequence | None, np_fxn: Callable, teeny_fxn: Callabl
   with np.errstate(all="ignore"): ref = np_fxn(*[x.copy() for x in xs])
   out = teeny_fxn(*[Tensor(x) for x in xs])
   _check(out, ref, atol, rtol, {x.dtype for x in xs}, out_dtype)
+
+# ---- parity with torch: the test files that compare teeny against torch share these (torch is imported on first use,
+# so files that do not need torch never load it). Under DEV=NULL each still builds and realizes every teeny graph
+# (forward and backward) and compares shapes and dtypes; values are compared off NULL only.
+
+def teeny_dtype(torch_dtype):
+  """teeny's dtype of the same name as a torch dtype (torch.bfloat16 -> dtypes.bfloat16)."""
+  return getattr(dtypes, str(torch_dtype).split(".")[-1])
+
+def torch_numpy(ref) -> np.ndarray:
+  """A torch tensor's values as a numpy array (detached; bfloat16, which numpy lacks, widened exactly to float32)."""
+  import torch
+  ref = ref.detach()
+  return (ref.float() if ref.dtype == torch.bfloat16 else ref).numpy()
+
+def sample_array(shape, seed: int = 0, dtype=np.float32) -> np.ndarray:
+  """Seeded test data of a shape and numpy dtype: floats standard normal, ints in [0, 9), bools True half the time."""
+  rng = np.random.default_rng(seed)
+  if np.dtype(dtype).kind in "iu": return rng.integers(0, 9, size=shape).astype(dtype)
+  if np.dtype(dtype) == np.bool_: return rng.random(shape) < 0.5
+  return rng.standard_normal(shape).astype(dtype)
+
+def teeny_and_torch(a) -> tuple:
+  """A Tensor and a torch tensor of the same array."""
+  import torch
+  return Tensor(a), torch.tensor(a)
+
+def assert_close(got, want, atol: float, rtol: float, what: str = "") -> None:
+  """Elementwise |got - want| <= atol + rtol * |want| in float64, NaN == NaN; `what` names the values on failure."""
+  np.testing.assert_allclose(np.asarray(got, dtype=np.float64), np.asarray(want, dtype=np.float64), atol=atol,
+                             rtol=rtol, err_msg=what, equal_nan=True)
+
+def assert_like_torch(out: Any, ref: Any, atol: float = 1e-5, rtol: float = 1e-5, what: str = "output",
+                      dtype: bool = True) -> None:
+  """out (a Tensor) matches ref (a torch tensor): the shape, the dtype of the same name (unless dtype=False) and, off
+  DEV=NULL, the values: bool and integer ones exactly, floats by `assert_close`. A tuple or list of torch tensors (as
+  torch's multi-output ops return) wants a sequence of as many Tensors, each compared. Under NULL out is realized."""
+  if isinstance(ref, (tuple, list)):
+    assert isinstance(out, (tuple, list)), f"expected a sequence of {len(ref)} Tensors, got {type(out).__name__}"
+    assert len(out) == len(ref), f"teeny gave {len(out)} outputs, torch {len(ref)}"
+    for i, (o, r) in enumerate(zip(out, ref)): assert_like_torch(o, r, atol, rtol, f"{what} {i}", dtype)
+    return
+  assert isinstance(out, Tensor), f"{what}: expected a Tensor, got {type(out).__name__}"
+  assert tuple(out.shape) == tuple(ref.shape), f"{what} shape: teeny {tuple(out.shape)} vs torch {tuple(ref.shape)}"
+  if dtype: assert out.dtype == teeny_dtype(ref.dtype), f"{what} dtype: teeny {out.dtype} vs torch {ref.dtype}"
+  if is_null():
+    out.realize()
+    return
+  want, got = torch_numpy(ref), out.numpy()
+  if want.dtype.kind in "biu": np.testing.assert_array_equal(got, want, err_msg=what)
+  else: assert_close(got, want, atol, rtol, what)
+
+def compare_torch(teeny_fn: Callable, torch_fn: Callable, inputs: Sequence, *, atol: float = 1e-5, rtol: float = 1e-4,
+                  grad: bool = True, grad_atol: float | None = None, grad_rtol: float | None = None,
+                  no_grad: Sequence[int] = (), views: dict | None = None, seed: int = 1, upstream: str = "normal",
+                  dtype: bool = True, quiet: bool = False) -> tuple:
+  """Run teeny_fn on Tensors and torch_fn on torch tensors made from the same `inputs` (numpy arrays; anything else is
+  passed to both as it is) and compare what they return (a tuple: each output) with `assert_like_torch`.
+
+  Gradients (grad=True): every float array input but those at the indices in `no_grad` requires grad; both sides
+  backpropagate sum(first output * u) for one random upstream gradient u, seeded by `seed` ("normal" `upstream`:
+  standard normal; "positive": uniform in [0.5, 1.5)) and cast to the output's dtype. An input torch gives a gradient
+  must get one in teeny of the same shape, dtype and values within grad_atol/grad_rtol (default: 10 times atol/rtol);
+  one torch gives none (the output does not depend on it) must get none or all zeros. `views` maps an input's index to
+  a function applied to both sides' leaf before the call (a transpose or slice: non-contiguous inputs); the gradients
+  compared are the leaves'. dtype=False skips the dtype checks of the outputs; quiet=True ignores warnings the two
+  calls raise.
+  Returns the teeny outputs as a tuple."""
+  import torch, warnings
+  assert upstream in ("normal", "positive"), f"compare_torch: upstream is 'normal' or 'positive', not {upstream!r}"
+  rg = [grad and isinstance(x, np.ndarray) and x.dtype.kind == "f" and i not in no_grad for i, x in enumerate(inputs)]
+  tt = [Tensor(x, requires_grad=r) if isinstance(x, np.ndarray) else x for x, r in zip(inputs, rg)]
+  pt = [torch.tensor(x, requires_grad=r) if isinstance(x, np.ndarray) else x for x, r in zip(inputs, rg)]
+  views = views or {}
+  tv = [views[i](t) if i in views else t for i, t in enumerate(tt)]
+  pv = [views[i](p) if i in views else p for i, p in enumerate(pt)]
+  with warnings.catch_warnings():
+    if quiet: warnings.simplefilter("ignore")
+    refs, outs = torch_fn(*pv), teeny_fn(*tv)
+  if not isinstance(refs, tuple): outs, refs = (outs,), (refs,)
+  assert isinstance(outs, tuple) and len(outs) == len(refs), f"teeny gave {outs!r}, torch {len(refs)} outputs"
+  for i, (o, r) in enumerate(zip(outs, refs)):
+    assert isinstance(o, Tensor), f"output {i}: expected a Tensor, got {type(o).__name__}"
+    assert tuple(o.shape) == tuple(r.shape), f"output {i} shape: teeny {tuple(o.shape)} vs torch {tuple(r.shape)}"
+    if dtype: assert o.dtype == teeny_dtype(r.dtype), f"output {i} dtype: teeny {o.dtype} vs torch {r.dtype}"
+  if any(rg):
+    rng = np.random.default_rng(seed)
+    shape = tuple(refs[0].shape)
+    up = rng.standard_normal(shape) if upstream == "normal" else rng.uniform(0.5, 1.5, shape)
+    up = up.astype(np.float32)
+    (outs[0] * Tensor(up, dtype=outs[0].dtype)).sum().backward()
+    (refs[0] * torch.tensor(up).to(refs[0].dtype)).sum().backward()
+  for i, (o, r) in enumerate(zip(outs, refs)): assert_like_torch(o, r, atol, rtol, f"output {i}", dtype)
+  gatol, grtol = 10 * atol if grad_atol is None else grad_atol, 10 * rtol if grad_rtol is None else grad_rtol
+  for i, (t, p) in enumerate(zip(tt, pt)):
+    if not rg[i]: continue
+    if p.grad is not None:
+      assert t.grad is not None, f"input {i} got no gradient (torch's is {p.grad})"
+      assert_like_torch(t.grad, p.grad, gatol, grtol, f"grad of input {i}")
+    elif t.grad is not None:   # torch gives none: the output does not depend on this input
+      assert_like_torch(t.grad, torch.zeros_like(p), 0.0, 0.0, f"grad of input {i} (torch gives none: zeros)")
+  return outs
+
+def raises_like_torch(teeny_fn: Callable, torch_fn: Callable, exc: type | None = None, match: str | None = None, *,
+                      names: Sequence[str] = ()) -> None:
+  """torch_fn raises (so the case is an error in torch too), and teeny_fn raises `exc` (default: the type torch raised,
+  or a subclass) with a message matching the regex `match` and naming each of `names` (in any case)."""
+  with pytest.raises(Exception) as te: torch_fn()
+  with pytest.raises(exc or type(te.value), match=match) as e: teeny_fn()
+  for n in names: assert n.lower() in str(e.value).lower(), f"message does not name {n!r}: {e.value}"

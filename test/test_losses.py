@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 from teeny import Tensor, dtypes
-from helpers import is_null, needs_values
+from helpers import compare_torch, is_null, needs_values
 
 torch = pytest.importorskip("torch")
 F = torch.nn.functional
@@ -21,48 +21,19 @@ def _np(x, dtype=np.float32): return np.asarray(x, dtype=dtype)
 
 def run(teeny_fn, torch_fn, vals, grad=True, atol=1e-5, rtol=1e-5, gatol=None, grtol=None, nograd=(), views=None,
         seed=0, expect_dtype=True):
-  """teeny_fn(*Tensors) vs torch_fn(*torch tensors) on the same arrays: shape, dtype, values (nan == nan) and, for
-  grad, the gradient of every float input (but those in nograd) under a fixed random upstream gradient. views maps
-  an input index to a function applied to both tensors before the call (transposes, slices: non-contiguous inputs)."""
+  """compare_torch (helpers.py) on vals (lists become float32 arrays) with this file's defaults: gradient tolerances
+  those of the values unless gatol/grtol, a positive upstream gradient, torch's warnings ignored; returns the teeny
+  result. An argument torch has no gradient for (soft_margin_loss's target; weight, pos_weight) is compared without."""
   xs = [v if isinstance(v, np.ndarray) else _np(v) for v in vals]
-  rg = [grad and x.dtype.kind == "f" and i not in nograd for i, x in enumerate(xs)]
-  tt = [Tensor(x.copy(), requires_grad=r) for x, r in zip(xs, rg)]
-  pt = [torch.tensor(x.copy(), requires_grad=r) for x, r in zip(xs, rg)]
-  views = views or {}
-  tv = [views[i](t) if i in views else t for i, t in enumerate(tt)]
-  pv = [views[i](p) if i in views else p for i, p in enumerate(pt)]
-  with warnings.catch_warnings():
-    warnings.simplefilter("ignore")
-    try: ref = torch_fn(*pv)
-    except RuntimeError as e:   # torch has no gradient for some targets (soft_margin_loss): compare without it
-      if "not differentiable with respect to argument" not in str(e) or len(nograd) >= len(xs) - 1: raise
-      more = (1,) if "argument 'target'" in str(e) else tuple(range(2, len(xs)))   # weight, pos_weight
-      return run(teeny_fn, torch_fn, vals, grad, atol, rtol, gatol, grtol, tuple(set(nograd) | set(more)), views, seed,
-                 expect_dtype)
-    out = teeny_fn(*tv)
-  assert tuple(out.shape) == tuple(ref.shape), f"shape {tuple(out.shape)} vs torch {tuple(ref.shape)}"
-  if expect_dtype: assert str(out.dtype).split(".")[-1] == str(ref.dtype).split(".")[-1], f"{out.dtype} vs {ref.dtype}"
-  up = np.random.default_rng(seed).uniform(0.5, 1.5, ref.shape).astype(np.float32)
-  if any(rg): (out * Tensor(up).cast(out.dtype)).sum().backward()
-  if is_null():
-    Tensor.realize_all(out, *[t.grad for t in tt if t.grad is not None])
-    return out
-  np.testing.assert_allclose(out.numpy().astype(np.float64), ref.detach().numpy().astype(np.float64), atol=atol,
-                             rtol=rtol, equal_nan=True, err_msg="value")
-  if any(rg):
-    (ref * torch.tensor(up).to(ref.dtype)).sum().backward()
-    for i, (t, p) in enumerate(zip(tt, pt)):
-      if not rg[i]: continue
-      if p.grad is None or t.grad is None:
-        other = t.grad if p.grad is None else p.grad
-        assert other is None or not np.any(other.numpy() if isinstance(other, Tensor) else other.numpy()), \
-          f"grad of input {i}: one side has none, the other a non-zero one"
-        continue
-      assert t.grad.dtype == t.dtype
-      np.testing.assert_allclose(t.grad.numpy().astype(np.float64), p.grad.numpy().astype(np.float64),
-                                 atol=atol if gatol is None else gatol, rtol=rtol if grtol is None else grtol,
-                                 equal_nan=True, err_msg=f"grad of input {i}")
-  return out
+  try:
+    return compare_torch(teeny_fn, torch_fn, xs, atol=atol, rtol=rtol, grad=grad,
+                         grad_atol=atol if gatol is None else gatol, grad_rtol=rtol if grtol is None else grtol,
+                         no_grad=nograd, views=views, seed=seed, upstream="positive", dtype=expect_dtype, quiet=True)[0]
+  except RuntimeError as e:
+    if "not differentiable with respect to argument" not in str(e) or len(nograd) >= len(xs) - 1: raise
+    more = (1,) if "argument 'target'" in str(e) else tuple(range(2, len(xs)))   # weight, pos_weight
+    return run(teeny_fn, torch_fn, vals, grad, atol, rtol, gatol, grtol, tuple(set(nograd) | set(more)), views, seed,
+               expect_dtype)
 
 rng = np.random.default_rng(1234)
 def normal(*shape, scale=1.0): return (rng.standard_normal(shape) * scale).astype(np.float32)

@@ -9,28 +9,11 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 from teeny import Tensor, dtypes
-from helpers import is_null, needs_values
+from helpers import assert_like_torch, is_null, needs_values, teeny_dtype
 
 torch = pytest.importorskip("torch")
 HYP = settings(max_examples=25, deadline=None)
 NAN = float("nan")
-
-def tdt(t):
-  """The teeny dtype named like a torch dtype."""
-  return getattr(dtypes, str(t).split(".")[-1])
-
-def check(out, ref, atol=1e-5, rtol=1e-5):
-  """out (a Tensor) matches ref (a torch tensor): shape and dtype everywhere, values (NaN == NaN) off DEV=NULL."""
-  assert isinstance(out, Tensor), f"expected a Tensor, got {type(out).__name__}"
-  assert tuple(out.shape) == tuple(ref.shape), f"shape: teeny {tuple(out.shape)} vs torch {tuple(ref.shape)}"
-  assert out.dtype == tdt(ref.dtype), f"dtype: teeny {out.dtype} vs torch {ref.dtype}"
-  if is_null():
-    out.realize()
-    return
-  r = ref.detach().float().numpy() if ref.dtype == torch.bfloat16 else ref.detach().numpy()
-  o = out.numpy()
-  if r.dtype.kind in "biu": np.testing.assert_array_equal(o, r)
-  else: np.testing.assert_allclose(o.astype(np.float64), r.astype(np.float64), atol=atol, rtol=rtol)
 
 def chi2_ok(counts, expected, slack=3.0) -> bool:
   """A loose chi-square check: the statistic within slack times its mean (the number of buckets) plus 6 sigma."""
@@ -141,7 +124,7 @@ def test_rand_float64_has_53_bits():
   assert len(np.unique(x)) == len(x)
   assert abs(x.mean() - 0.5) < 0.01
   t = torch.rand(10, dtype=torch.float64)
-  assert Tensor.rand(10, dtype=dtypes.float64).dtype == tdt(t.dtype)
+  assert Tensor.rand(10, dtype=dtypes.float64).dtype == teeny_dtype(t.dtype)
 
 @needs_values
 @pytest.mark.parametrize("dt,tdtype,m", [(dtypes.float16, torch.float16, 11), (dtypes.bfloat16, torch.bfloat16, 8),
@@ -194,9 +177,9 @@ def test_rand_dtype_and_shapes():
                                          ([1.9, -1.9, 2], torch.int32), ([True, 2 ** 40 + 1, 0.5], torch.int64),
                                          ([-1, 2.5, 255], torch.uint8)])
 def test_int_lists_exact(data, tdtype):
-  out = Tensor(data, dtype=tdt(tdtype))
+  out = Tensor(data, dtype=teeny_dtype(tdtype))
   ref = torch.tensor(data, dtype=tdtype)
-  assert out.shape == tuple(ref.shape) and out.dtype == tdt(tdtype)
+  assert out.shape == tuple(ref.shape) and out.dtype == teeny_dtype(tdtype)
   if not is_null(): assert out.tolist() == ref.tolist()
 
 def test_int_list_errors():
@@ -222,22 +205,22 @@ def test_int_list_host_range_exact():
 def test_from_torch(tdtype):
   g = torch.Generator().manual_seed(0)
   ref = (torch.randn(3, 4, generator=g) * 10).to(tdtype)
-  check(Tensor(ref), ref, atol=0, rtol=0)
-  check(Tensor(ref.T), ref.T, atol=0, rtol=0)   # non-contiguous
-  check(Tensor(ref[:, ::2]), ref[:, ::2], atol=0, rtol=0)
+  assert_like_torch(Tensor(ref), ref, atol=0, rtol=0)
+  assert_like_torch(Tensor(ref.T), ref.T, atol=0, rtol=0)   # non-contiguous
+  assert_like_torch(Tensor(ref[:, ::2]), ref[:, ::2], atol=0, rtol=0)
 
 def test_from_torch_bf16_special_and_dtype():
   ref = torch.tensor([NAN, math.inf, -math.inf, -0.0, 1.5, 3e38, 1e-40], dtype=torch.bfloat16)
   out = Tensor(ref)
-  check(out, ref, atol=0, rtol=0)
+  assert_like_torch(out, ref, atol=0, rtol=0)
   if not is_null():
     assert np.signbit(out.numpy().astype(np.float32)[3])
     bits = out.bitcast(dtypes.uint16).numpy()
     np.testing.assert_array_equal(bits[1:], ref.view(torch.int16).numpy().view(np.uint16)[1:])
-  check(Tensor(ref, dtype=dtypes.float32), ref.float(), atol=0, rtol=0)
-  check(Tensor(ref[:0]), ref[:0])
+  assert_like_torch(Tensor(ref, dtype=dtypes.float32), ref.float(), atol=0, rtol=0)
+  assert_like_torch(Tensor(ref[:0]), ref[:0])
   x = torch.tensor([1.0, 2.0], dtype=torch.bfloat16, requires_grad=True)
-  check(Tensor(x), x.detach())   # (a tensor requiring grad is read detached)
+  assert_like_torch(Tensor(x), x.detach())   # (a tensor requiring grad is read detached)
 
 # ---------------------------------------------------------------- 5. sign(nan), dim=() reductions
 
@@ -245,17 +228,17 @@ def test_from_torch_bf16_special_and_dtype():
 def test_sign_nan_and_zero(tdtype):
   ref = torch.tensor([NAN, -NAN, -0.0, 0.0, -3.0, 2.0, math.inf, -math.inf, 1e-30], dtype=tdtype)
   out = Tensor(ref).sign()
-  check(out, ref.sign(), atol=0, rtol=0)
+  assert_like_torch(out, ref.sign(), atol=0, rtol=0)
   if not is_null(): assert not np.signbit(out.numpy().astype(np.float32)[:4]).any()
 
 def test_sign_ints_and_grad():
-  check(Tensor([-3, 0, 4]).sign(), torch.tensor([-3, 0, 4], dtype=torch.int32).sign())
-  check(Tensor([True, False]).sign(), torch.tensor([True, False]).sign())
+  assert_like_torch(Tensor([-3, 0, 4]).sign(), torch.tensor([-3, 0, 4], dtype=torch.int32).sign())
+  assert_like_torch(Tensor([True, False]).sign(), torch.tensor([True, False]).sign())
   x = Tensor([1.0, NAN, 0.0, -2.0], requires_grad=True)
   x.sign().sum().backward()
   xt = torch.tensor([1.0, NAN, 0.0, -2.0], requires_grad=True)
   xt.sign().sum().backward()
-  check(x.grad, xt.grad)
+  assert_like_torch(x.grad, xt.grad)
 
 EMPTY_DIM_OPS = ["sum", "mean", "amax", "amin", "std", "var", "nansum", "nanmean", "count_nonzero", "norm", "any",
                  "all"]
@@ -267,16 +250,16 @@ def test_reduce_empty_dim_tuple(op, keepdim):
   a = np.array([[1.0, NAN if op.startswith("nan") else 2.0, 0.0], [4.0, -5.0, 6.0]], np.float32)
   kw = {} if op == "count_nonzero" else {"keepdim": keepdim}
   if keepdim and op == "count_nonzero": pytest.skip("count_nonzero has no keepdim")
-  check(getattr(Tensor(a), op)(dim=(), **kw), getattr(torch.tensor(a), op)(dim=(), **kw))
+  assert_like_torch(getattr(Tensor(a), op)(dim=(), **kw), getattr(torch.tensor(a), op)(dim=(), **kw))
   if op not in ("norm", "count_nonzero"):   # (their first positional argument is p, resp. dim)
-    check(getattr(Tensor(a), op)((), **kw), getattr(torch.tensor(a), op)((), **kw))
+    assert_like_torch(getattr(Tensor(a), op)((), **kw), getattr(torch.tensor(a), op)((), **kw))
 
 def test_reduce_empty_dim_tuple_grad():
   a = np.array([[1.0, 2.0], [3.0, 5.0]], np.float32)
   x, xt = Tensor(a, requires_grad=True), torch.tensor(a, requires_grad=True)
   (x.sum(()) * 2 + x.mean(()) + x.amax(())).backward()
   (xt.sum(()) * 2 + xt.mean(()) + xt.amax(())).backward()
-  check(x.grad, xt.grad)
+  assert_like_torch(x.grad, xt.grad)
 
 # ---------------------------------------------------------------- 6. flatten
 
@@ -286,8 +269,8 @@ def test_flatten_start_after_end():
     with pytest.raises(RuntimeError, match="start_dim cannot come after end_dim"): x.flatten(s, e)
     with pytest.raises(RuntimeError, match="start_dim cannot come after end_dim"): xt.flatten(s, e)
   for s, e in ((0, -1), (1, 1), (-2, -1), (0, 0), (-3, 1)):
-    check(x.flatten(s, e), xt.flatten(s, e))
-  check(Tensor(3.0).flatten(-1, 0), torch.tensor(3.0).flatten(-1, 0))
+    assert_like_torch(x.flatten(s, e), xt.flatten(s, e))
+  assert_like_torch(Tensor(3.0).flatten(-1, 0), torch.tensor(3.0).flatten(-1, 0))
   with pytest.raises(IndexError): x.flatten(0, 3)
 
 # ---------------------------------------------------------------- 7. arange: float arguments, int dtype
@@ -304,9 +287,9 @@ def test_arange_float_args(args, tdtype):
     return
   try: ref = torch.arange(*args, dtype=tdtype)
   except (RuntimeError, ValueError):   # torch's int64 path refuses a step that truncates to 0
-    with pytest.raises(ValueError, match="truncates to 0"): Tensor.arange(*args, dtype=tdt(tdtype))
+    with pytest.raises(ValueError, match="truncates to 0"): Tensor.arange(*args, dtype=teeny_dtype(tdtype))
     return
-  check(Tensor.arange(*args, dtype=None if tdtype is None else tdt(tdtype)), ref)
+  assert_like_torch(Tensor.arange(*args, dtype=None if tdtype is None else teeny_dtype(tdtype)), ref)
 
 @given(start=st.floats(-50, 50), length=st.floats(0, 60), step=st.sampled_from([1, 2, 1.5, 2.5, 3.7, -1, -1.5, -4.2]),
        tdtype=st.sampled_from([torch.int32, torch.int64]))
@@ -315,7 +298,7 @@ def test_arange_float_args_hypothesis(start, length, step, tdtype):
   stop = start + length * (1 if step > 0 else -1)
   try: ref = torch.arange(start, stop, step, dtype=tdtype)
   except (RuntimeError, ValueError): return
-  check(Tensor.arange(start, stop, step, dtype=tdt(tdtype)), ref)
+  assert_like_torch(Tensor.arange(start, stop, step, dtype=teeny_dtype(tdtype)), ref)
 
 def test_arange_errors():
   with pytest.raises(ValueError, match="must be finite"): Tensor.arange(0, math.inf, 1.5, dtype=dtypes.int32)
@@ -329,7 +312,7 @@ def test_randperm_is_a_permutation(n):
   Tensor.manual_seed(n)
   out = Tensor.randperm(n)
   ref = torch.randperm(n)
-  assert out.shape == tuple(ref.shape) and out.dtype == tdt(ref.dtype) == dtypes.int64
+  assert out.shape == tuple(ref.shape) and out.dtype == teeny_dtype(ref.dtype) == dtypes.int64
   if not is_null(): assert sorted(out.tolist()) == list(range(n))
 
 def test_randperm_dtype_and_errors():
@@ -361,7 +344,7 @@ def test_bernoulli_frequencies(dt):
   probs = Tensor(np.tile(p, (4000, 1))).cast(dt)
   out = probs.bernoulli()
   assert out.dtype == dt and out.shape == (4000, 5)
-  assert out.dtype == tdt(torch.bernoulli(torch.tensor(p).to(getattr(torch, dt.name))).dtype)
+  assert out.dtype == teeny_dtype(torch.bernoulli(torch.tensor(p).to(getattr(torch, dt.name))).dtype)
   o = out.numpy().astype(np.float64)
   assert set(np.unique(o).tolist()) <= {0.0, 1.0}
   freq = o.mean(0)
@@ -373,7 +356,7 @@ def test_bernoulli_scalar_p_and_errors():
   Tensor.manual_seed(4)
   out = Tensor.zeros(20000).bernoulli(0.25)
   ref = torch.zeros(3).bernoulli(0.25)
-  assert out.dtype == tdt(ref.dtype) and abs(out.numpy().mean() - 0.25) < 0.02
+  assert out.dtype == teeny_dtype(ref.dtype) and abs(out.numpy().mean() - 0.25) < 0.02
   with pytest.raises(RuntimeError, match=r"p must be a number in \[0, 1\]"): Tensor.zeros(3).bernoulli(1.5)
   x = Tensor([0.3, 0.7], requires_grad=True)
   assert not x.bernoulli().requires_grad   # (not differentiable: torch's grad is 0)
@@ -425,41 +408,42 @@ def test_nansum_nanmean(dim, keepdim):
   for tdtype in (torch.float32, torch.float16, torch.float64):
     a = torch.tensor(NAN_ARR).to(tdtype)
     kw = {"keepdim": keepdim} if dim is not None else {}
-    check(Tensor(a).nansum(dim, **kw) if dim is not None else Tensor(a).nansum(), a.nansum(dim, **kw)
-          if dim is not None else a.nansum(), atol=1e-3, rtol=1e-3)
-    check(Tensor(a).nanmean(dim, **kw) if dim is not None else Tensor(a).nanmean(), a.nanmean(dim, **kw)
-          if dim is not None else a.nanmean(), atol=1e-3, rtol=1e-3)
+    assert_like_torch(Tensor(a).nansum(dim, **kw) if dim is not None else Tensor(a).nansum(), a.nansum(dim, **kw)
+                      if dim is not None else a.nansum(), atol=1e-3, rtol=1e-3)
+    assert_like_torch(Tensor(a).nanmean(dim, **kw) if dim is not None else Tensor(a).nanmean(), a.nanmean(dim, **kw)
+                      if dim is not None else a.nanmean(), atol=1e-3, rtol=1e-3)
 
 def test_nansum_nanmean_ints_grads_and_noncontiguous():
   ai = torch.tensor([[1, 2], [3, 4]], dtype=torch.int32)
-  check(Tensor(ai).nansum(), ai.nansum())
-  check(Tensor(ai).nansum(1), ai.nansum(1))
+  assert_like_torch(Tensor(ai).nansum(), ai.nansum())
+  assert_like_torch(Tensor(ai).nansum(1), ai.nansum(1))
   with pytest.raises(RuntimeError, match="nanmean\\(\\): expected a floating point input"): Tensor(ai).nanmean()
   with pytest.raises(RuntimeError): ai.nanmean()
   with pytest.raises(RuntimeError, match="floating point"): Tensor(ai).nanmean(dtype=dtypes.float32)
   with pytest.raises(RuntimeError): ai.nanmean(dtype=torch.float32)
-  check(Tensor(NAN_ARR).nanmean(1, dtype=dtypes.float64), torch.tensor(NAN_ARR).nanmean(1, dtype=torch.float64))
+  assert_like_torch(Tensor(NAN_ARR).nanmean(1, dtype=dtypes.float64),
+                    torch.tensor(NAN_ARR).nanmean(1, dtype=torch.float64))
   x, xt = Tensor(NAN_ARR, requires_grad=True), torch.tensor(NAN_ARR, requires_grad=True)
   (x.nansum(1) * Tensor([1.0, 2.0, 3.0])).sum().backward()
   (xt.nansum(1) * torch.tensor([1.0, 2.0, 3.0])).sum().backward()
-  check(x.grad, xt.grad)
+  assert_like_torch(x.grad, xt.grad)
   x, xt = Tensor(NAN_ARR, requires_grad=True), torch.tensor(NAN_ARR, requires_grad=True)
   x.nanmean(0).nansum().backward()
   xt.nanmean(0).nansum().backward()
-  check(x.grad, xt.grad)
-  check(Tensor(NAN_ARR).T.nanmean(0), torch.tensor(NAN_ARR).T.nanmean(0))
-  check(Tensor(NAN_ARR[:, ::2]).nansum(1), torch.tensor(NAN_ARR[:, ::2]).nansum(1))
-  check(Tensor.zeros(0, 3).nanmean(0), torch.zeros(0, 3).nanmean(0))
-  check(Tensor.zeros(0, 3).nansum(), torch.zeros(0, 3).nansum())
+  assert_like_torch(x.grad, xt.grad)
+  assert_like_torch(Tensor(NAN_ARR).T.nanmean(0), torch.tensor(NAN_ARR).T.nanmean(0))
+  assert_like_torch(Tensor(NAN_ARR[:, ::2]).nansum(1), torch.tensor(NAN_ARR[:, ::2]).nansum(1))
+  assert_like_torch(Tensor.zeros(0, 3).nanmean(0), torch.zeros(0, 3).nanmean(0))
+  assert_like_torch(Tensor.zeros(0, 3).nansum(), torch.zeros(0, 3).nansum())
 
 @pytest.mark.parametrize("dim", [None, 0, 1, -1, (0, 1), ()])
 def test_count_nonzero(dim):
   a = np.array([[0.0, 1.0, -0.0, NAN], [2.0, 0.0, 0.0, 3.0]], np.float32)
   for arr in (a, np.array([[0, 1, 0, 5], [2, 0, 0, 3]], np.int32), a > 0):
     t = torch.tensor(arr)
-    check(Tensor(arr).count_nonzero(dim), t.count_nonzero(dim) if dim is not None else t.count_nonzero())
-  check(Tensor(a).T.count_nonzero(0), torch.tensor(a).T.count_nonzero(0))
-  check(Tensor.zeros(0, 2).count_nonzero(0), torch.zeros(0, 2).count_nonzero(0))
+    assert_like_torch(Tensor(arr).count_nonzero(dim), t.count_nonzero(dim) if dim is not None else t.count_nonzero())
+  assert_like_torch(Tensor(a).T.count_nonzero(0), torch.tensor(a).T.count_nonzero(0))
+  assert_like_torch(Tensor.zeros(0, 2).count_nonzero(0), torch.zeros(0, 2).count_nonzero(0))
 
 # ---------------------------------------------------------------- 8c. median, nanmedian
 
@@ -468,7 +452,7 @@ MED_ARR = np.array([[3.0, 1.0, 2.0, 5.0], [NAN, 1.0, 2.0, 3.0], [4.0, 4.0, 1.0, 
 
 def check_median(out, ref):
   """values and dtype equal torch's; indices int64 and pointing at the value (torch leaves ties unspecified)."""
-  check(out.values, ref.values, atol=0, rtol=0)
+  assert_like_torch(out.values, ref.values, atol=0, rtol=0)
   assert out.indices.dtype == dtypes.int64 and out.indices.shape == tuple(ref.indices.shape)
 
 @pytest.mark.parametrize("fn", ["median", "nanmedian"])
@@ -487,19 +471,19 @@ def test_median_dim(fn, dim, keepdim):
 @pytest.mark.parametrize("fn", ["median", "nanmedian"])
 def test_median_all_and_edges(fn):
   for arr in (MED_ARR, MED_ARR[[0, 2]], np.array([5.0], np.float32), np.array([NAN, 1.0], np.float32)):
-    check(getattr(Tensor(arr), fn)(), getattr(torch.tensor(arr), fn)())
-  check(getattr(Tensor.zeros(0), fn)(), getattr(torch.zeros(0), fn)())
+    assert_like_torch(getattr(Tensor(arr), fn)(), getattr(torch.tensor(arr), fn)())
+  assert_like_torch(getattr(Tensor.zeros(0), fn)(), getattr(torch.zeros(0), fn)())
   with pytest.raises(IndexError, match="non-zero size"): getattr(Tensor.zeros(2, 0), fn)(1)
   with pytest.raises(IndexError): getattr(torch.zeros(2, 0), fn)(1)
-  check(getattr(Tensor.zeros(0, 2), fn)(1).values, getattr(torch.zeros(0, 2), fn)(1).values)
+  assert_like_torch(getattr(Tensor.zeros(0, 2), fn)(1).values, getattr(torch.zeros(0, 2), fn)(1).values)
   ai = np.array([[5, -1, 3, 3], [2, 2, 9, 0]], np.int32)
   check_median(getattr(Tensor(ai), fn)(1), getattr(torch.tensor(ai), fn)(1))
-  check(getattr(Tensor(ai), fn)(), getattr(torch.tensor(ai), fn)())
-  check(getattr(Tensor(MED_ARR).T, fn)(0).values, getattr(torch.tensor(MED_ARR).T, fn)(0).values)
+  assert_like_torch(getattr(Tensor(ai), fn)(), getattr(torch.tensor(ai), fn)())
+  assert_like_torch(getattr(Tensor(MED_ARR).T, fn)(0).values, getattr(torch.tensor(MED_ARR).T, fn)(0).values)
   h = torch.tensor(MED_ARR[:3, 1:]).half()
-  check(getattr(Tensor(h), fn)(1).values, getattr(h, fn)(1).values)
+  assert_like_torch(getattr(Tensor(h), fn)(1).values, getattr(h, fn)(1).values)
   s = getattr(Tensor(3.0), fn)(0)
-  check(s.values, getattr(torch.tensor(3.0), fn)(0).values)
+  assert_like_torch(s.values, getattr(torch.tensor(3.0), fn)(0).values)
   v, i = getattr(Tensor(MED_ARR), fn)(1)   # (a namedtuple, unpacked like torch's)
   assert v.shape == (5,) and i.shape == (5,)
 
@@ -509,11 +493,11 @@ def test_median_grad(fn):
   x, xt = Tensor(a, requires_grad=True), torch.tensor(a, requires_grad=True)
   (getattr(x, fn)(1).values * Tensor([1.0, 2.0])).sum().backward()
   (getattr(xt, fn)(1).values * torch.tensor([1.0, 2.0])).sum().backward()
-  check(x.grad, xt.grad)
+  assert_like_torch(x.grad, xt.grad)
   x, xt = Tensor(a, requires_grad=True), torch.tensor(a, requires_grad=True)
   getattr(x, fn)().backward()
   getattr(xt, fn)().backward()
-  check(x.grad, xt.grad)
+  assert_like_torch(x.grad, xt.grad)
 
 @given(shape=st.lists(st.integers(1, 5), min_size=1, max_size=3), data=st.data())
 @HYP
@@ -528,11 +512,11 @@ def test_median_hypothesis(shape, data):
   fn = data.draw(st.sampled_from(["median", "nanmedian"]))
   out = getattr(Tensor(a), fn)(dim, keepdim=keepdim)
   ref = getattr(torch.tensor(a), fn)(dim, keepdim=keepdim)
-  check(out.values, ref.values, atol=0, rtol=0)
+  assert_like_torch(out.values, ref.values, atol=0, rtol=0)
   if not is_null():
     rv, ri, oi = ref.values.numpy(), ref.indices.numpy(), out.indices.numpy()
     np.testing.assert_array_equal(oi[~np.isnan(rv)], ri[~np.isnan(rv)])
-  check(getattr(Tensor(a), fn)(), getattr(torch.tensor(a), fn)())
+  assert_like_torch(getattr(Tensor(a), fn)(), getattr(torch.tensor(a), fn)())
 
 # ---------------------------------------------------------------- 8d. norm
 
@@ -546,23 +530,23 @@ def test_norm_values(p, dim, keepdim):
   a[0, 0] = 0.0
   if p == "fro" and dim in (1, -1, 0): pytest.skip("torch's 'fro' over one dim is the 2-norm (checked as p=2)")
   ref = torch.tensor(a).norm(p=p, dim=dim, keepdim=keepdim)
-  check(Tensor(a).norm(p, dim, keepdim), ref, rtol=1e-5)
-  check(Tensor(a).T.norm(p, dim, keepdim), torch.tensor(a).T.norm(p=p, dim=dim, keepdim=keepdim), rtol=1e-5)
+  assert_like_torch(Tensor(a).norm(p, dim, keepdim), ref, rtol=1e-5)
+  assert_like_torch(Tensor(a).T.norm(p, dim, keepdim), torch.tensor(a).T.norm(p=p, dim=dim, keepdim=keepdim), rtol=1e-5)
 
 def test_norm_dtypes_and_errors():
   a = torch.tensor([[3.0, -4.0], [0.0, 1.0]])
   for d in (torch.float16, torch.bfloat16, torch.float64):
-    check(Tensor(a.to(d)).norm(), a.to(d).norm(), atol=1e-2, rtol=1e-2)
-    check(Tensor(a.to(d)).norm(1, 1), a.to(d).norm(1, 1), atol=1e-2, rtol=1e-2)
-  check(Tensor(a).norm(dtype=dtypes.float64), a.norm(dtype=torch.float64))
-  check(Tensor(a).norm(None), a.norm(None))
+    assert_like_torch(Tensor(a.to(d)).norm(), a.to(d).norm(), atol=1e-2, rtol=1e-2)
+    assert_like_torch(Tensor(a.to(d)).norm(1, 1), a.to(d).norm(1, 1), atol=1e-2, rtol=1e-2)
+  assert_like_torch(Tensor(a).norm(dtype=dtypes.float64), a.norm(dtype=torch.float64))
+  assert_like_torch(Tensor(a).norm(None), a.norm(None))
   with pytest.raises(RuntimeError, match="expected a floating point input"): Tensor([1, 2]).norm()
   with pytest.raises(RuntimeError): torch.tensor([1, 2]).norm()
   with pytest.raises(NotImplementedError, match="nuc"): Tensor(a).norm("nuc")
   with pytest.raises(ValueError, match="'fro' or 'nuc'"): Tensor(a).norm("abc")
-  check(Tensor.zeros(0, 3).norm(), torch.zeros(0, 3).norm())
-  check(Tensor.zeros(0, 3).norm(2, 0), torch.zeros(0, 3).norm(2, 0))
-  check(Tensor.zeros(2, 0).norm(math.inf, 0), torch.zeros(2, 0).norm(math.inf, 0))
+  assert_like_torch(Tensor.zeros(0, 3).norm(), torch.zeros(0, 3).norm())
+  assert_like_torch(Tensor.zeros(0, 3).norm(2, 0), torch.zeros(0, 3).norm(2, 0))
+  assert_like_torch(Tensor.zeros(2, 0).norm(math.inf, 0), torch.zeros(2, 0).norm(math.inf, 0))
 
 @pytest.mark.parametrize("p", ["fro", 2, 1, math.inf, -math.inf, 3, 1.5])
 def test_norm_grad(p):
@@ -571,12 +555,12 @@ def test_norm_grad(p):
   w = np.array([1.0, 2.0, 3.0], np.float32)
   (x.norm(p, 1) * Tensor(w)).sum().backward()
   (xt.norm(p=p, dim=1) * torch.tensor(w)).sum().backward()
-  check(x.grad, xt.grad)
+  assert_like_torch(x.grad, xt.grad)
   if p in (math.inf, -math.inf): return
   x, xt = Tensor(a, requires_grad=True), torch.tensor(a, requires_grad=True)
   x.norm(p).backward()
   xt.norm(p=p).backward()
-  check(x.grad, xt.grad)
+  assert_like_torch(x.grad, xt.grad)
 
 @given(shape=st.lists(st.integers(1, 4), min_size=1, max_size=3), p=st.sampled_from([2, 1, 3, math.inf, 0.5]),
        data=st.data())
@@ -586,7 +570,7 @@ def test_norm_hypothesis(shape, p, data):
   dims = data.draw(st.lists(st.integers(0, len(shape) - 1), unique=True, max_size=len(shape)))
   dim = tuple(d - len(shape) if data.draw(st.booleans()) else d for d in dims) or None
   keepdim = data.draw(st.booleans())
-  check(Tensor(a).norm(p, dim, keepdim), torch.tensor(a).norm(p=p, dim=dim, keepdim=keepdim), rtol=1e-5)
+  assert_like_torch(Tensor(a).norm(p, dim, keepdim), torch.tensor(a).norm(p=p, dim=dim, keepdim=keepdim), rtol=1e-5)
 
 # ---------------------------------------------------------------- 8e. backward(retain_graph=, create_graph=)
 
@@ -598,7 +582,7 @@ def test_backward_retain_graph_accepted():
   yt.backward(retain_graph=True)
   y.backward(retain_graph=False)
   yt.backward()
-  check(x.grad, xt.grad)
+  assert_like_torch(x.grad, xt.grad)
   assert not x.grad.requires_grad
 
 @pytest.mark.filterwarnings("ignore:Using backward\\(\\) with create_graph=True")
@@ -612,8 +596,8 @@ def test_backward_create_graph_second_derivative():
   x.grad, xt.grad = None, None
   (g * g).sum().backward()
   (gt * gt).sum().backward()
-  check(x.grad, xt.grad, rtol=1e-4)
-  check(g, gt.detach(), rtol=1e-5)
+  assert_like_torch(x.grad, xt.grad, rtol=1e-4)
+  assert_like_torch(g, gt.detach(), rtol=1e-5)
 
 @pytest.mark.filterwarnings("ignore:Using backward\\(\\) with create_graph=True")
 def test_backward_create_graph_gradient_arg_and_accumulate():
@@ -624,4 +608,4 @@ def test_backward_create_graph_gradient_arg_and_accumulate():
   (xt.exp() * xt).backward(torch.tensor(gw), create_graph=True)
   x.grad.sum().backward()   # (accumulates into the differentiable .grad, as torch does)
   xt.grad.sum().backward()
-  check(x.grad, xt.grad, rtol=1e-5)
+  assert_like_torch(x.grad, xt.grad, rtol=1e-5)
