@@ -2,8 +2,14 @@
 
 `class Tensor(SelectMixin, NNMixin)` inherits these, so `self` is always a Tensor; they reach the Tensor class as
 `type(self)` (tensor.py imports this module, so this module never imports tensor.py). Everything stays lazy and
-differentiable, except `masked_select`, `nonzero`, `unique` and `unique_consecutive`, whose output shape depends on the
-values: they realize and read what decides it (unique's outputs are not differentiable, as in torch).
+differentiable, except `masked_select`, `nonzero`/`argwhere`, `unique`, `unique_consecutive`, `bincount`, `index_put`
+with a bool index and `tensor_split` given a tensor, whose output shape depends on the values: they realize and read
+what decides it (unique's outputs are not differentiable, as in torch).
+
+The index ops (`index_add`, `index_copy`, `index_fill`, `index_put`, `put`, `take`, `masked_scatter`) are built from
+one-hot comparisons between positions and indices, gathers and wheres; their in-place forms (`index_add_`...,
+`scatter_`, `masked_fill_`) compute the result out of place and write it with `assign`, which writes through views and
+records the write for autograd.
 
 Sorting (`sort`, `argsort`, `topk`) is a bitonic sorting network over the sorted dim padded to a power of two: each of
 its log2(n)*(log2(n)+1)/2 stages is one elementwise kernel in which every element meets its partner (the same view
@@ -13,11 +19,13 @@ largest) with the original index as the tie-break, so the result is always stabl
 indices (a gather), which is also the gradient's path back to the picked positions.
 """
 from __future__ import annotations
+import math
 from collections import namedtuple
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Any, Callable
 import numpy as np
-from teeny.dtype import DType, dtypes
-from teeny.helpers import broadcast_shape, is_int
+from teeny.dtype import DType, dtypes, least_upper_dtype
+from teeny.helpers import broadcast_shape, broadcasts_to, is_int
+from teeny.indexing import check_index_range
 from teeny.uop.ops import Ops
 
 if TYPE_CHECKING:
@@ -468,6 +476,458 @@ class SelectMixin:
     nothing. Realizes the tensor and reads it, like unique (not possible on DEV=NULL); not differentiable."""
     return _unique(self, dim, True, return_inverse, return_counts)
 
+  # ***** index_add / index_copy / index_fill / index_put / take / put / masked_scatter (out of place) *****
+
+  def index_add(self: Tensor, dim: int, index: Tensor, source: Tensor, *,  # type: ignore[misc]  # mixin
+                alpha=1) -> Tensor:
+    """torch.index_add: self with alpha * source's slices added along dim at the positions `index` (1-D, or 0-d: one
+    position) names; duplicates add up. source has self's dtype and shape except len(index) at dim. alpha is
+    converted to self's dtype (2.5 adds 2 to an int tensor, as torch). Every output element sums over the indices
+    (O(numel * len(index)) work, lazily; no atomics). Any integer index dtype (torch: int32/int64)."""
+    x, d, idx, src = _index_parts(self, "index_add", dim, index, source, RuntimeError)
+    out = _index_add(x, d, idx, src, alpha)
+    return out.reshape(()) if self.ndim == 0 else out
+
+  def index_copy(self: Tensor, dim: int, index: Tensor,  # type: ignore[misc]  # mixin: self is a Tensor
+                 source: Tensor) -> Tensor:
+    """torch.index_copy: self with source's slices written along dim at the positions `index` names. A position
+    named twice takes the LAST of its slices (torch leaves it undefined), and only that slice gets its gradient
+    (torch gives every duplicate the gradient). Any integer index dtype (torch: int64 only)."""
+    x, d, idx, src = _index_parts(self, "index_copy", dim, index, source, IndexError)
+    out = _index_copy(x, d, idx, src)
+    return out.reshape(()) if self.ndim == 0 else out
+
+  def index_fill(self: Tensor, dim: int, index: Tensor, value) -> Tensor:  # type: ignore[misc]  # mixin
+    """torch.index_fill: self with every slice along dim that `index` names (1-D or 0-d; negative indices count from
+    the end) set to value (a scalar, converted as torch converts it, or a 0-d tensor, which gets the gradient)."""
+    x = self.reshape(1) if self.ndim == 0 else self
+    d = _dim(dim, self.ndim)
+    idx = _index_vector(index, "index_fill", x.shape[d], d, negative=True)
+    v = _fill_value(self, value, "index_fill")
+    if idx.shape[0] == 0: return self.clone()
+    hit = _hits(idx, x.shape[d]).any(1)
+    out = hit.reshape(*[x.shape[d] if i == d else 1 for i in range(x.ndim)]).where(v, x)
+    return out.reshape(()) if self.ndim == 0 else out
+
+  def index_put(self: Tensor, indices, values: Tensor,  # type: ignore[misc]  # mixin: self is a Tensor
+                accumulate: bool = False) -> Tensor:
+    """torch.index_put: self with self[indices] = values (accumulate=True: += , duplicates summed). `indices` is a
+    tuple of index tensors for self's leading dims (numpy's advanced indexing, broadcast together; negative indices
+    count from the end); a bool tensor selects where it is True (that reads it: its count depends on the values).
+    values has self's dtype and broadcasts to the indexed shape. Without accumulate a position named twice takes
+    the LAST value (torch: undefined), as index_copy."""
+    Tensor = type(self)
+    if isinstance(indices, Tensor) or not isinstance(indices, (tuple, list)):
+      raise TypeError(f"index_put: indices must be a tuple of tensors, got {type(indices).__name__}")
+    if not isinstance(values, Tensor):
+      raise TypeError(f"index_put: values must be a Tensor, got {type(values).__name__}")
+    if values.dtype != self.dtype:
+      raise RuntimeError(f"Index put requires the source and destination dtypes match, got {self.dtype} for the "
+                         f"destination and {values.dtype} for the source; cast values with .cast({self.dtype})")
+    lin, bshape, m = _flat_positions(self, tuple(indices), "index_put")
+    rest = tuple(self.shape[m:])
+    region = bshape + rest
+    if not broadcasts_to(tuple(values.shape), region):
+      raise RuntimeError(f"shape mismatch: value tensor of shape {list(values.shape)} cannot be broadcast to indexing "
+                         f"result of shape {list(region)}")
+    k = int(np.prod(bshape, dtype=np.int64)) if bshape else 1
+    if k == 0: return self.clone()
+    P = int(np.prod(self.shape[:m], dtype=np.int64))
+    v = values._broadcast_to(region).reshape(k, *rest)
+    base = self.reshape(P, *rest)
+    out = _index_add(base, 0, lin.reshape(k), v, 1) if accumulate else _index_copy(base, 0, lin.reshape(k), v)
+    return out.reshape(self.shape)
+
+  def take(self: Tensor, index: Tensor) -> Tensor:  # type: ignore[misc]  # mixin: self is a Tensor
+    """torch.take: the elements of self, seen flattened (row-major), at `index` (any shape: the output's; negative
+    indices count from the end)."""
+    n = self.numel()
+    idx = _flat_index(self, index, "take")
+    if idx.numel() == 0: return self.reshape(-1).shrink(((0, 0),)).reshape(idx.shape).contiguous()
+    return self.reshape(-1)._gather(0, idx.reshape(-1)).reshape(idx.shape) if n else self.reshape(idx.shape)
+
+  def put(self: Tensor, index: Tensor, source: Tensor,  # type: ignore[misc]  # mixin: self is a Tensor
+          accumulate: bool = False) -> Tensor:
+    """torch.put: self (seen flattened) with source's elements written at `index` (negative counts from the end;
+    index and source hold as many elements, in any shapes); accumulate=True adds them, duplicates summed. Without
+    accumulate a position named twice takes the LAST value (torch: undefined)."""
+    Tensor = type(self)
+    if not isinstance(source, Tensor): raise TypeError(f"put: source must be a Tensor, got {type(source).__name__}")
+    if source.dtype != self.dtype:
+      raise RuntimeError(f"put_(): self and source expected to have the same dtype, but got self.dtype = {self.dtype} "
+                         f"and source.dtype = {source.dtype}")
+    idx = _flat_index(self, index, "put_")
+    if idx.numel() != source.numel():
+      raise IndexError(f"put_(): Expected source and index to have the same number of elements, but got "
+                       f"source.numel() = {source.numel()}, index.numel() = {idx.numel()}")
+    if idx.numel() == 0: return self.clone()
+    flat, src, i = self.reshape(-1), source.reshape(-1), idx.reshape(-1)
+    out = _index_add(flat, 0, i, src, 1) if accumulate else _index_copy(flat, 0, i, src)
+    return out.reshape(self.shape)
+
+  def masked_scatter(self: Tensor, mask: Tensor, source: Tensor) -> Tensor:  # type: ignore[misc]  # mixin
+    """torch.masked_scatter: self (broadcast with the bool mask) with the elements where mask is True replaced by
+    source's first elements, in row-major order (source is read flattened and needs at least as many elements as
+    the mask has Trues: checked where index checks read values, the CPU by default). Lazy: each position finds its
+    source element by a running count of the mask. Gradients: self where mask is False, source at the used
+    elements."""
+    Tensor = type(self)
+    if not isinstance(mask, Tensor) or mask.dtype != dtypes.bool:
+      got = mask.dtype if isinstance(mask, Tensor) else type(mask).__name__
+      raise RuntimeError(f"masked_scatter_ only supports boolean masks, but got mask with dtype {got}; use mask.bool()")
+    if not isinstance(source, Tensor):
+      raise TypeError(f"masked_scatter: source must be a Tensor, got {type(source).__name__}")
+    if source.dtype != self.dtype:
+      raise RuntimeError(f"masked_scatter: expected self and source to have same dtypes but got {self.dtype} and "
+                         f"{source.dtype}")
+    try: shape = broadcast_shape(self.shape, mask.shape)
+    except ValueError:
+      raise RuntimeError(f"masked_scatter: the mask's shape {tuple(mask.shape)} does not broadcast with the tensor's "
+                         f"shape {tuple(self.shape)}") from None
+    x, m = self.expand(*shape), mask.expand(*shape).reshape(-1)
+    if m.shape[0] == 0: return x.contiguous()
+    pos = m.where(m.cumsum(0) - 1, 0)   # the source element each selected position takes
+    ns = source.numel()
+    check_index_range(m.where(pos, -1), ns, lambda v: f"masked_scatter: source has {ns} elements, fewer than the "
+                      "mask's number of Trues; pass a source with at least as many elements", RuntimeError, ignore=-1)
+    if ns == 0: return m.reshape(shape).where(x.zeros_like(), x)
+    return m.reshape(shape).where(source.reshape(-1)._gather(0, pos).reshape(shape), x)
+
+  # ***** their in-place forms: computed out of place, then written through assign (views and autograd follow) *****
+
+  def index_add_(self: Tensor, dim: int, index: Tensor, source: Tensor, *,  # type: ignore[misc]  # mixin
+                 alpha=1) -> Tensor:
+    """In-place index_add (written through views; recorded for autograd as assign is)."""
+    return self.assign(self.index_add(dim, index, source, alpha=alpha))
+  def index_copy_(self: Tensor, dim: int, index: Tensor,  # type: ignore[misc]  # mixin: self is a Tensor
+                  source: Tensor) -> Tensor:
+    """In-place index_copy (duplicates: the last slice wins)."""
+    return self.assign(self.index_copy(dim, index, source))
+  def index_fill_(self: Tensor, dim: int, index: Tensor, value) -> Tensor:  # type: ignore[misc]  # mixin
+    """In-place index_fill."""
+    return self.assign(self.index_fill(dim, index, value))
+  def index_put_(self: Tensor, indices, values: Tensor,  # type: ignore[misc]  # mixin: self is a Tensor
+                 accumulate: bool = False) -> Tensor:
+    """In-place index_put (self[indices] = values, or += with accumulate=True)."""
+    return self.assign(self.index_put(indices, values, accumulate))
+  def put_(self: Tensor, index: Tensor, source: Tensor,  # type: ignore[misc]  # mixin: self is a Tensor
+           accumulate: bool = False) -> Tensor:
+    """In-place put."""
+    return self.assign(self.put(index, source, accumulate))
+  def masked_fill_(self: Tensor, mask: Tensor, value) -> Tensor:  # type: ignore[misc]  # mixin: self is a Tensor
+    """In-place masked_fill; the mask must broadcast to self's shape (self cannot grow)."""
+    _mask_fits(self, mask, "masked_fill_")
+    return self.assign(self.masked_fill(mask, value))
+  def masked_scatter_(self: Tensor, mask: Tensor, source: Tensor) -> Tensor:  # type: ignore[misc]  # mixin
+    """In-place masked_scatter; the mask must broadcast to self's shape (self cannot grow)."""
+    _mask_fits(self, mask, "masked_scatter_")
+    return self.assign(self.masked_scatter(mask, source))
+  def scatter_(self: Tensor, dim: int, index: Tensor, src,  # type: ignore[misc]  # mixin: self is a Tensor
+               reduce: str | None = None) -> Tensor:
+    """In-place scatter (src a tensor of self's dtype, or a scalar; reduce None, 'add' or 'multiply')."""
+    _same_dtype(self, src, "scatter_")
+    return self.assign(self.scatter(dim, index, src, reduce=reduce))
+  def scatter_add_(self: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:  # type: ignore[misc]  # mixin
+    """In-place scatter_add."""
+    _same_dtype(self, src, "scatter_add_")
+    return self.assign(self.scatter_add(dim, index, src))
+  def scatter_reduce_(self: Tensor, dim: int, index: Tensor, src: Tensor,  # type: ignore[misc]  # mixin
+                      reduce: str, include_self: bool = True) -> Tensor:
+    """In-place scatter_reduce."""
+    _same_dtype(self, src, "scatter_reduce_")
+    return self.assign(self.scatter_reduce(dim, index, src, reduce, include_self=include_self))
+
+  # ***** order statistics and searching *****
+
+  def kthvalue(self: Tensor, k: int, dim: int = -1,  # type: ignore[misc]  # mixin: self is a Tensor
+               keepdim: bool = False) -> ValuesIndices:
+    """torch.kthvalue: (values, int64 indices) of the k-th smallest element along dim (k counts from 1; NaN is the
+    largest). Among equal values the index is the stable sort's (torch's quickselect may name another equal one).
+    The gradient goes to the picked element."""
+    k = _int_arg(k, "k")
+    if self.dtype == dtypes.bool: raise NotImplementedError("kthvalue: not implemented for bool (as in torch)")
+    d = _dim(dim, self.ndim)
+    n = self.shape[d] if self.ndim else 1
+    if self.ndim and n == 0 and self.numel() == 0 and not any(s == 0 for i, s in enumerate(self.shape) if i != d):
+      raise IndexError(f"kthvalue(): Expected reduction dim {d} to have non-zero size")
+    if not 1 <= k <= n:
+      raise RuntimeError(f"kthvalue(): selected number k={k} out of range for dimension {d} of size {n} (need 1 <= "
+                         f"k <= {n})")
+    if self.ndim == 0: return ValuesIndices(self.clone(), self.zeros_like(dtype=dtypes.int64))
+    idx = self.topk(k, d, largest=False).indices.narrow(d, k - 1, 1)
+    vals = self._gather(d, idx)
+    return ValuesIndices(vals, idx) if keepdim else ValuesIndices(vals.squeeze(d), idx.squeeze(d))
+
+  def mode(self: Tensor, dim: int = -1, keepdim: bool = False) -> ValuesIndices:  # type: ignore[misc]  # mixin
+    """torch.mode: (values, int64 indices) of the most frequent value along dim, the smallest on ties; the index is
+    the value's last occurrence (torch's, whose CPU sort is stable for up to 16 elements). NaNs count as one value,
+    the largest (torch's result with NaN depends on its sort's order). Lazy: a sort, then run lengths by a running
+    max. The gradient goes to the picked element."""
+    Tensor = type(self)
+    d = _dim(dim, self.ndim)
+    if self.ndim == 0: return ValuesIndices(self.clone(), self.zeros_like(dtype=dtypes.int64))
+    n = self.shape[d]
+    out_shape = tuple(1 if i == d else s for i, s in enumerate(self.shape))
+    if n == 0: raise IndexError(f"mode(): Expected reduction dim {d} to have non-zero size (shape {tuple(self.shape)})")
+    if self.numel() == 0:
+      vals, idx = self.sum(d, keepdim=True).cast(self.dtype), Tensor.zeros(*out_shape, dtype=dtypes.int64,
+                                                                         device=self.device)
+    else:
+      x = self.transpose(d, -1) if d != self.ndim - 1 else self
+      last = x.ndim - 1
+      s = x.detach().sort(-1).values
+      def eq(a, b): return ((a == b) | (a.isnan() & b.isnan())) if a.dtype.kind == "f" else a == b
+      ar = Tensor.arange(n, device=self.device)
+      new = s.narrow(last, 0, 1).full_like(True, dtype=dtypes.bool).cat(
+        eq(s.narrow(last, 1, n - 1), s.narrow(last, 0, n - 1)).logical_not(), dim=last)
+      start = new.where(ar, 0)._cumulative(Ops.MAX, last)
+      best = (ar - start).argmax(last, keepdim=True)   # the first longest run: the smallest most frequent value
+      mv = s._gather(last, best)
+      idx = eq(x.detach(), mv).where(ar, -1).max(last, keepdim=True).cast(dtypes.int64)
+      vals = x._gather(last, idx)
+      if d != self.ndim - 1: vals, idx = vals.transpose(d, -1), idx.transpose(d, -1)
+    return ValuesIndices(vals, idx) if keepdim else ValuesIndices(vals.squeeze(d), idx.squeeze(d))
+
+  def msort(self: Tensor) -> Tensor:  # type: ignore[misc]  # mixin: self is a Tensor
+    """torch.msort: the values sorted along dim 0 (sort(0).values)."""
+    return self.sort(0).values
+
+  def argwhere(self: Tensor) -> Tensor:  # type: ignore[misc]  # mixin: self is a Tensor
+    """torch.argwhere: nonzero(), the (count, ndim) int64 indices of the non-zero elements (reads the values)."""
+    return self.nonzero()  # type: ignore[return-value]  # as_tuple=False gives one Tensor
+
+  def isin(elements: Any, test_elements, *, assume_unique: bool = False, invert: bool = False):
+    """torch.isin (also as elements.isin(test_elements)): whether each element of `elements` (a tensor or a scalar)
+    equals some element of test_elements (a tensor or a scalar), compared in their promoted dtype (NaN is in
+    nothing; -0.0 is 0.0); invert=True negates. Lazy: every element meets every test element (O(n * m))."""
+    T = type(elements) if not isinstance(elements, (bool, int, float)) else type(test_elements)
+    for t in (elements, test_elements):
+      if isinstance(t, T) and t.dtype == dtypes.bool or isinstance(t, bool):
+        raise RuntimeError("Unsupported input type encountered for isin(): Bool")
+      if not isinstance(t, (T, int, float)):
+        raise TypeError(f"isin: expected tensors or numbers, got {type(t).__name__}")
+    if not isinstance(elements, T) and not isinstance(test_elements, T):
+      raise TypeError("isin: at least one of elements and test_elements must be a Tensor")
+    if isinstance(test_elements, T):
+      e = elements if isinstance(elements, T) else T(elements, device=test_elements.device)
+      t = test_elements.reshape(-1)
+      out = (e.reshape(*e.shape, 1) == t).any(-1) if t.shape[0] else e.full_like(False, dtype=dtypes.bool)
+    else: out = elements == test_elements
+    return out.logical_not() if invert else out
+
+  def searchsorted(self: Tensor, values, *, out_int32: bool = False,  # type: ignore[misc]  # mixin
+                   right: bool = False, side: str | None = None, sorter: Tensor | None = None) -> Tensor:
+    """torch.searchsorted with self the sorted sequence (1-D, or N-D with values matching its leading dims): for
+    each value the index where it would be inserted to keep the order (right/side='right': after equal elements).
+    sorter (int64, self's shape) orders an unsorted self. Exactly torch's binary search (its NaN behaviour too),
+    done lazily: log2(n) + 1 steps, each a gather for every value. int64 result (int32 with out_int32)."""
+    Tensor = type(self)
+    if side is not None:
+      if side not in ("left", "right"):
+        raise RuntimeError(f"torch.searchsorted(): side can only be 'left' or 'right' but got {side}")
+      if right and side == "left":
+        raise RuntimeError("torch.searchsorted(): side and right can't be set to opposites, got side of left while "
+                           "right was True")
+      right = side == "right"
+    if self.ndim == 0:
+      raise RuntimeError("torch.searchsorted(): boundaries tensor should have positive dimension, but got 0 dimension")
+    scalar = not isinstance(values, Tensor)
+    v = Tensor(values, device=self.device) if scalar else values
+    if self.dtype == dtypes.bool or v.dtype == dtypes.bool:
+      raise NotImplementedError("searchsorted: not implemented for bool tensors (as in torch)")
+    if self.ndim > 1 and (scalar or v.shape[:-1] != self.shape[:-1]):
+      raise RuntimeError("torch.searchsorted(): boundaries tensor should be 1 dimension or the first N-1 dimensions "
+                         "of boundaries tensor and input value tensor must match, but we got boundaries tensor "
+                         f"{list(self.shape)} and input value tensor {list(v.shape)}")
+    seq = self
+    if sorter is not None:
+      if not isinstance(sorter, Tensor) or sorter.dtype.kind not in "iu":
+        raise RuntimeError(f"torch.searchsorted(): sorter must be a tensor of long dtype but got dtype "
+                           f"{getattr(sorter, 'dtype', type(sorter).__name__)}")
+      if sorter.shape != self.shape:
+        raise RuntimeError(f"torch.searchsorted(): boundary and sorter must have the same size, but got boundary "
+                           f"tensor {list(self.shape)} and got sorter tensor {list(sorter.shape)}")
+      check_index_range(sorter, self.shape[-1], lambda _: "torch.searchsorted(): sorter index out of range",
+                        RuntimeError)
+      seq = self._gather(self.ndim - 1, sorter)
+    odt = dtypes.int32 if out_int32 else dtypes.int64
+    n = seq.shape[-1]
+    dt = least_upper_dtype(seq.dtype, v.dtype)
+    seq, v = seq.detach().cast(dt), v.detach().cast(dt)
+    if n == 0 or v.numel() == 0: return v.zeros_like(dtype=odt)
+    vs = v.reshape(-1) if seq.ndim == 1 else v
+    lo, hi = vs.zeros_like(dtype=dtypes.int32), vs.full_like(n, dtype=dtypes.int32)
+    for _ in range(n.bit_length()):
+      active = lo < hi
+      mid = (lo + hi) // 2
+      mv = seq._gather(seq.ndim - 1, mid.minimum(n - 1))
+      go_right = (mv > vs).logical_not() if right else (mv >= vs).logical_not()
+      lo = (active & go_right).where(mid + 1, lo)
+      hi = (active & go_right.logical_not()).where(mid, hi)
+    return lo.reshape(v.shape).cast(odt)
+
+  def bucketize(self: Any, boundaries: Tensor, *, out_int32: bool = False, right: bool = False):
+    """torch.bucketize: for each element of self (a tensor or a number) the index of its bucket in the 1-D sorted
+    `boundaries`: boundaries[i-1] < x <= boundaries[i] (right=True: boundaries[i-1] <= x < boundaries[i]); that is
+    searchsorted(boundaries, self, right=right), a lazy binary search."""
+    if not hasattr(boundaries, "ndim") or boundaries.ndim != 1:
+      raise RuntimeError(f"boundaries tensor must be 1 dimension, but got dim({getattr(boundaries, 'ndim', '?')})")
+    return boundaries.searchsorted(self, out_int32=out_int32, right=right)
+
+  # ***** counting *****
+
+  def bincount(self: Tensor, weights: Tensor | None = None,  # type: ignore[misc]  # mixin: self is a Tensor
+               minlength: int = 0) -> Tensor:
+    """torch.bincount: how often each value 0..max occurs in the 1-D non-negative integer self (at least minlength
+    bins), int64; with weights, their sums per value (float32 for float32 weights, else float64, as torch). The
+    number of bins depends on the values: this realizes self and reads its min and max (not possible on DEV=NULL);
+    the counting stays lazy (every element meets every bin)."""
+    Tensor = type(self)
+    minlength = _int_arg(minlength, "minlength")
+    if minlength < 0: raise RuntimeError(f"bincount: minlength should be >= 0, got {minlength}")
+    if self.dtype.kind not in "iu":
+      if self.dtype.kind == "f": raise NotImplementedError(f"bincount: not implemented for {self.dtype} (as in torch)"
+                                                           "; cast to an integer dtype")
+      raise NotImplementedError(f"bincount: not implemented for {self.dtype} (as in torch); use .int()")
+    if self.ndim != 1: raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
+    if weights is not None and (not isinstance(weights, Tensor) or weights.shape != self.shape):
+      raise RuntimeError("weights should be 1-d and have the same length as input")
+    n = self.shape[0]
+    if n:
+      a = self.numpy()
+      if a.min() < 0: raise RuntimeError(f"bincount only supports 1-d non-negative integral inputs (found {a.min()})")
+      L = max(int(a.max()) + 1, minlength)
+    else: L = minlength
+    odt = dtypes.int64 if weights is None else dtypes.float32 if weights.dtype == dtypes.float32 else dtypes.float64
+    if n == 0 or L == 0: return Tensor.zeros(L, dtype=odt, device=self.device)
+    hit = self.reshape(n, 1) == Tensor.arange(L, device=self.device).reshape(1, L)
+    if weights is None: return hit.sum(0).cast(odt)
+    return hit.where(weights.cast(odt).reshape(n, 1), 0).sum(0)
+
+  def histc(self: Tensor, bins: int = 100, min=0, max=0) -> Tensor:  # type: ignore[misc]  # mixin
+    """torch.histc: counts of the elements in `bins` equal-width bins over [min, max] (self's dtype; elements outside,
+    and NaN, are ignored; the last bin includes max). min == max (the default): the data's min and max, widened by 1
+    either side if equal (lazy: no read, except the check that they are finite, made where index checks read
+    values: the CPU by default). Bins are picked as torch's CPU does, trunc((x - min) * bins / (max - min)) in
+    self's dtype. Float16 counts are summed in float32 (torch's saturate at 2048 per bin). Not differentiable."""
+    Tensor = type(self)
+    bins = _int_arg(bins, "bins")
+    if self.dtype.kind != "f": raise NotImplementedError(f"histc: not implemented for {self.dtype} (as in torch); "
+                                                         "cast to a float dtype")
+    if bins <= 0: raise RuntimeError(f"torch.histc: bins must be > 0, but got {bins}")
+    lo_s, hi_s = float(min), float(max)
+    x = self.detach().reshape(-1)
+    N = x.shape[0]
+    if lo_s == hi_s and N:
+      lo, hi = x.min(), x.max()
+      check_index_range((lo.isfinite() & hi.isfinite()).logical_not().cast(dtypes.int32).reshape(1), 1,
+                        lambda _: "torch.histc: range of the data is not finite (it holds inf or NaN); pass finite "
+                        "min= and max=", RuntimeError)
+      same = lo == hi
+      lo, hi = same.where(lo.cast(dtypes.float64) - 1, lo.cast(dtypes.float64)).cast(self.dtype), \
+        same.where(hi.cast(dtypes.float64) + 1, hi.cast(dtypes.float64)).cast(self.dtype)
+    else:
+      if lo_s == hi_s: lo_s, hi_s = lo_s - 1, hi_s + 1
+      if not (math.isfinite(lo_s) and math.isfinite(hi_s)):
+        raise RuntimeError(f"torch.histc: range of [{lo_s}, {hi_s}] is not finite")
+      if lo_s > hi_s: raise RuntimeError(f"torch.histc: max must be larger than min, got min={min} and max={max}")
+      lo = Tensor(lo_s, device=self.device, dtype=self.dtype)
+      hi = Tensor(hi_s, device=self.device, dtype=self.dtype)
+    if N == 0: return Tensor.zeros(bins, dtype=self.dtype, device=self.device)
+    if self.dtype.itemsize <= 2:   # torch's half arithmetic: each op in float32, rounded back to the dtype
+      def r(t): return t.cast(self.dtype).cast(dtypes.float32)
+      lo32, hi32, x32 = lo.cast(dtypes.float32), hi.cast(dtypes.float32), x.cast(dtypes.float32)
+      q = r(r(r(x32 - lo32) * r(Tensor(float(bins), device=self.device))) / r(hi32 - lo32))
+    else: q = (x - lo) * bins / (hi - lo)
+    pos = q.cast(dtypes.int32)
+    pos = (pos == bins).where(bins - 1, pos)
+    ok = (x >= lo) & (x <= hi)
+    hit = ok.reshape(N, 1) & (pos.reshape(N, 1) == Tensor.arange(bins, device=self.device).reshape(1, bins))
+    return hit.sum(0).cast(self.dtype)
+
+  # ***** splitting *****
+
+  def tensor_split(self: Tensor, indices_or_sections=None, dim: int = 0, *,  # type: ignore[misc]  # mixin
+                   sections=None, indices=None) -> tuple[Tensor, ...]:
+    """torch.tensor_split: views along dim. An int n: n pieces, the first size % n one longer; a list of indices:
+    pieces between them (clamped to the dim; out of order gives empty pieces). A 0-d int tensor is a section count,
+    a 1-D one a list of indices (read from it)."""
+    Tensor = type(self)
+    given = [a for a in (indices_or_sections, sections, indices) if a is not None]
+    if len(given) != 1:
+      raise TypeError("tensor_split: pass exactly one of indices_or_sections, sections= or indices=")
+    arg = given[0]
+    if self.ndim == 0:
+      raise RuntimeError("tensor_split expected at least a 1-dimensional tensor, but got a tensor with 0 dims")
+    d = _dim(dim, self.ndim)
+    if isinstance(arg, Tensor):
+      if arg.dtype.kind not in "iu":
+        raise RuntimeError(f"tensor_split expected tensor_indices_or_sections to have dtype of long, but got "
+                           f"{arg.dtype}")
+      if arg.ndim > 1:
+        raise RuntimeError("tensor_split expected tensor_indices_or_sections to be a zero-dimensional or "
+                           f"one-dimensional tensor, but got a tensor with {arg.ndim} dims")
+      arg = int(arg.item()) if arg.ndim == 0 else [int(v) for v in arg.numpy().reshape(-1)]
+    n = self.shape[d]
+    if is_int(arg) and not isinstance(arg, bool):
+      s = int(arg)
+      if s <= 0: raise RuntimeError(f"number of sections must be larger than 0, got {s}")
+      q, r = divmod(n, s)
+      bounds, off = [], 0
+      for i in range(s):
+        size = q + (1 if i < r else 0)
+        bounds.append((off, off + size))
+        off += size
+    elif isinstance(arg, (list, tuple)) and all(is_int(v) and not isinstance(v, bool) for v in arg):
+      cuts = [int(v) for v in arg]
+      starts = [0] + cuts
+      ends = cuts + [n]
+      def clamp(v: int) -> int: return min(max(v + n if v < 0 else v, 0), n)
+      bounds = [(clamp(a), max(clamp(a), clamp(b))) for a, b in zip(starts, ends)]
+    else:
+      raise TypeError(f"tensor_split: indices_or_sections must be an int, a list of ints or an integer tensor, got "
+                      f"{arg!r}")
+    return tuple(self.shrink(tuple((a, b) if i == d else None for i in range(self.ndim))) for a, b in bounds)
+
+  def _nsplit(self: Tensor, arg, dim: int, need: int, name: str) -> tuple[Tensor, ...]:  # type: ignore[misc]
+    if self.ndim < need:
+      raise RuntimeError(f"torch.{name} requires a tensor with at least {need} dimension, but got a tensor with "
+                         f"{self.ndim} dimensions!")
+    if is_int(arg) and not isinstance(arg, bool):
+      n = self.shape[dim]
+      if arg == 0 or n % arg:
+        raise RuntimeError(f"torch.{name} attempted to split along dimension {dim}, but the size of the dimension "
+                           f"{n} is not divisible by the split_size {arg}!")
+    return self.tensor_split(arg, dim)
+  def hsplit(self: Tensor, indices_or_sections) -> tuple[Tensor, ...]:  # type: ignore[misc]  # mixin
+    """torch.hsplit: tensor_split along dim 1 (dim 0 for a 1-D tensor); an int must divide the dim's size."""
+    return self._nsplit(indices_or_sections, 1 if self.ndim >= 2 else 0, 1, "hsplit")
+  def vsplit(self: Tensor, indices_or_sections) -> tuple[Tensor, ...]:  # type: ignore[misc]  # mixin
+    """torch.vsplit: tensor_split along dim 0 of a tensor of at least 2 dims; an int must divide the dim's size."""
+    return self._nsplit(indices_or_sections, 0, 2, "vsplit")
+  def dsplit(self: Tensor, indices_or_sections) -> tuple[Tensor, ...]:  # type: ignore[misc]  # mixin
+    """torch.dsplit: tensor_split along dim 2 of a tensor of at least 3 dims; an int must divide the dim's size."""
+    return self._nsplit(indices_or_sections, 2, 3, "dsplit")
+
+  def diag_embed(self: Tensor, offset: int = 0, dim1: int = -2,  # type: ignore[misc]  # mixin: self is a Tensor
+                 dim2: int = -1) -> Tensor:
+    """torch.diag_embed: a tensor of one more dim whose diagonal (offset above it if > 0, below if < 0) in the plane
+    of dim1 and dim2 (of the output) holds self's last dim; zeros elsewhere. A new tensor."""
+    offset = _int_arg(offset, "offset")
+    nd = self.ndim + 1
+    d1, d2 = _dim(dim1, nd, "dim1"), _dim(dim2, nd, "dim2")
+    if d1 == d2: raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    lead, n = self.shape[:-1], self.shape[-1]
+    z = tuple((0, 0) for _ in lead)
+    # (..., n) -> (..., n, n + 1) with n zeros after each element -> flattened, cut to n * n: a diagonal matrix
+    x = self.reshape(*lead, n, 1).pad(z + ((0, 0), (0, n))).reshape(*lead, n * (n + 1))
+    x = x.shrink(tuple(None for _ in lead) + ((0, n * n),)).reshape(*lead, n, n)
+    a = abs(offset)
+    x = x.pad(z + (((0, a), (a, 0)) if offset >= 0 else ((a, 0), (0, a))))
+    rest = iter(range(len(lead)))
+    order = [len(lead) if i == d1 else len(lead) + 1 if i == d2 else next(rest) for i in range(nd)]
+    return x.permute(*order).contiguous()
+
   meshgrid = staticmethod(meshgrid)
   cartesian_prod = staticmethod(cartesian_prod)
 
@@ -509,3 +969,144 @@ def _scalar_for(value, dtype: DType):
   if dtype == dtypes.bool: return bool(value)
   if dtype.kind in "iu": return int(value)
   return float(value)
+
+# ---------------------------------------------------------------- index_* helpers
+
+def _index_vector(index, fn: str, size: int, dim: int, negative: bool = False,
+                  err: type[Exception] = IndexError) -> Tensor:
+  """index as a 1-D integer tensor (a 0-d one is one position), its values checked against [0, size) ([-size, size)
+  and wrapped, with negative=True)."""
+  if not hasattr(index, "dtype") or not hasattr(index, "uop"):
+    raise TypeError(f"{fn}: index must be an integer tensor, got {type(index).__name__}")
+  if index.dtype.kind not in "iu":
+    raise RuntimeError(f"{fn}(): Expected an integer dtype (int32/int64) for index but got: {index.dtype}")
+  if index.ndim > 1:
+    raise IndexError(f"{fn}(): Index is supposed to be a vector, but got dim: {index.ndim} with shape "
+                     f"{list(index.shape)}; flatten it or index one dim at a time")
+  idx = index.reshape(-1)
+  lo = -size if negative else 0
+  check_index_range(idx, size, f"{fn}(): index", err, dim=dim, negative=negative,
+                    hint=f"indices must be in [{lo}, {size})" + ("" if negative else "; negative ones are not wrapped"))
+  return (idx < 0).where(idx + size, idx) if negative else idx
+
+def _index_parts(self: Tensor, fn: str, dim, index, source, err: type[Exception]) -> tuple[Tensor, int, Tensor, Tensor]:
+  """index_add/index_copy's checks (torch's, with its exception types): (self as >= 1-D, dim, 1-D index, source)."""
+  Tensor = type(self)
+  x = self.reshape(1) if self.ndim == 0 else self
+  d = _dim(dim, self.ndim)
+  if not isinstance(source, Tensor): raise TypeError(f"{fn}: source must be a Tensor, got {type(source).__name__}")
+  idx = _index_vector(index, fn, x.shape[d], d, err=err)
+  if source.dtype != self.dtype:
+    raise RuntimeError(f"{fn}_(): self ({self.dtype}) and source ({source.dtype}) must have the same scalar type; cast "
+                       f"source with .cast({self.dtype})")
+  src = source.reshape(1) if source.ndim == 0 and x.ndim == 1 else source
+  k = idx.shape[0]
+  if src.ndim != x.ndim:
+    raise IndexError(f"{fn}_(): source ({list(source.shape)}) and self ({list(self.shape)}) must have the same number "
+                     "of dimensions (or both be scalars)")
+  if src.shape[d] != k:
+    raise err(f"{fn}_(): Number of indices ({k}) should be equal to source.size(dim) ({src.shape[d]}), for dim: {d}")
+  if any(a != b for i, (a, b) in enumerate(zip(src.shape, x.shape)) if i != d):
+    raise RuntimeError(f"{fn}_(): source tensor shape must match self tensor shape, excluding the specified dimension. "
+                       f"Got self.shape = {list(self.shape)} source.shape = {list(source.shape)}")
+  return x, d, idx, src
+
+def _hits(idx: Tensor, n: int) -> Tensor:
+  """(n, k) bool: hit[j, r] is whether index r names position j."""
+  k = idx.shape[0]
+  return idx.reshape(1, k) == type(idx).arange(n, device=idx.device).reshape(n, 1)
+
+def _at(t: Tensor, d: int, ndim: int, extra: int = 0) -> Tensor:
+  """t (its dims first) reshaped to sit at dim d of an ndim-dim tensor, ones elsewhere (t has 1 + extra dims)."""
+  return t.reshape(*[1] * d, *t.shape, *[1] * (ndim - d - 1 - extra))
+
+def _index_add(x: Tensor, d: int, idx: Tensor, src: Tensor, alpha) -> Tensor:
+  """x + alpha * (src's slices along d summed into the positions idx names); every output element sums over idx."""
+  k = idx.shape[0]
+  if k == 0: return x.clone()
+  hit = _at(_hits(idx, x.shape[d]), d, x.ndim + 1, 1)
+  total = hit.where(src.unsqueeze(d), 0).sum(d + 1)
+  if x.dtype == dtypes.bool: return x | (total != 0)
+  a = _scalar_for(alpha, x.dtype)
+  add = total.cast(x.dtype)
+  return (x + (add * a if a != 1 else add)).cast(x.dtype)
+
+def _index_copy(x: Tensor, d: int, idx: Tensor, src: Tensor) -> Tensor:
+  """x with src's slices along d at the positions idx names; the last of duplicates wins (found per position, then
+  read by a gather: exact, and its gradient goes to the winning slice)."""
+  k, n = idx.shape[0], x.shape[d]
+  if k == 0: return x.clone()
+  last = _hits(idx, n).where(type(x).arange(1, k + 1, device=x.device).reshape(1, k), 0).max(1)
+  win = _at((last - 1).maximum(0), d, x.ndim).expand(*x.shape)
+  return _at(last > 0, d, x.ndim).where(src._gather(d, win), x)
+
+def _flat_positions(self: Tensor, indices: tuple, fn: str) -> tuple[Tensor, tuple[int, ...], int]:
+  """index_put's index tensors (bool ones expanded by nonzero) -> (the row-major position of each indexed element
+  within self's first m dims, shaped as the indices broadcast together; that shape; m)."""
+  T = type(self)
+  ts: list[Tensor] = []
+  for i, t in enumerate(indices):
+    if not isinstance(t, T):
+      raise TypeError(f"{fn}: expected Tensor as element {i} in indices, but got {type(t).__name__} (None and slices "
+                      "are not index_put indices; use t[...] = v)")
+    if t.dtype == dtypes.bool:
+      j = len(ts)
+      if t.ndim == 0 or tuple(t.shape) != tuple(self.shape[j:j + t.ndim]):
+        raise IndexError(f"{fn}: the shape of the mask {list(t.shape)} at index {i} does not match the shape of the "
+                         f"indexed tensor {list(self.shape)} at dim {j}")
+      ts.extend(t.nonzero(as_tuple=True))  # type: ignore[arg-type]  # as_tuple=True gives a tuple
+    elif t.dtype.kind in "iu": ts.append(t)
+    else: raise IndexError(f"{fn}: tensors used as indices must be long, int, byte or bool tensors, got {t.dtype}")
+  m = len(ts)
+  if m == 0: raise RuntimeError(f"{fn}: indices must hold at least one index tensor")
+  if m > self.ndim: raise IndexError(f"too many indices for tensor of dimension {self.ndim} (got {m})")
+  try: bshape = broadcast_shape(*[tuple(t.shape) for t in ts])
+  except ValueError:
+    raise IndexError("shape mismatch: indexing tensors could not be broadcast together with shapes "
+                     + ", ".join(str(list(t.shape)) for t in ts)) from None
+  P = int(np.prod(self.shape[:m], dtype=np.int64))
+  idt = dtypes.int64 if P >= 1 << 31 else dtypes.int32
+  lin: Tensor | None = None
+  stride = P
+  for j, t in enumerate(ts):
+    s = self.shape[j]
+    stride //= max(s, 1)
+    check_index_range(t, s, "index", IndexError, dim=j, negative=True, hint=f"indices must be in [{-s}, {s})")
+    t = t.cast(idt)
+    term = (t < 0).where(t + s, t) * stride
+    lin = term if lin is None else lin + term
+  assert lin is not None
+  return lin._broadcast_to(bshape), bshape, m
+
+def _flat_index(self: Tensor, index, fn: str) -> Tensor:
+  """take/put's index: any shape, positions in self seen flattened, checked and wrapped (negative from the end)."""
+  Tensor = type(self)
+  if not isinstance(index, Tensor):
+    raise TypeError(f"{fn}: index must be an integer tensor, got {type(index).__name__}")
+  if index.dtype.kind not in "iu": raise RuntimeError(f"{fn}(): Expected an integer tensor for index, but got "
+                                                      f"{index.dtype}")
+  n = self.numel()
+  if n == 0 and index.numel():
+    raise IndexError(f"{fn}(): tried to take from an empty tensor (index has {index.numel()} elements)")
+  check_index_range(index, n, lambda v: f"{fn}(): out of range: tried to access index {v} on a tensor of {n} "
+                    "elements.", IndexError, negative=True)
+  return (index < 0).where(index + n, index)
+
+def _fill_value(self: Tensor, value, fn: str) -> Tensor:
+  Tensor = type(self)
+  if isinstance(value, Tensor):
+    if value.ndim != 0:
+      raise RuntimeError(f"{fn}_ only supports a 0-dimensional value tensor, but got tensor with {value.ndim} "
+                         "dimension(s)")
+    return value.cast(self.dtype)
+  return Tensor(_scalar_for(value, self.dtype), device=self.device, dtype=self.dtype)
+
+def _mask_fits(self: Tensor, mask, fn: str) -> None:
+  if isinstance(mask, type(self)) and not broadcasts_to(tuple(mask.shape), tuple(self.shape)):
+    raise RuntimeError(f"{fn}: the mask's shape {list(mask.shape)} does not broadcast to the tensor's shape "
+                       f"{list(self.shape)} (an in-place op cannot change self's shape); use {fn[:-1]}, out of place")
+
+def _same_dtype(self: Tensor, src, fn: str) -> None:
+  if isinstance(src, type(self)) and src.dtype != self.dtype:
+    raise RuntimeError(f"{fn}(): Expected self.dtype to be equal to src.dtype, got {self.dtype} and {src.dtype}; cast "
+                       f"src with .cast({self.dtype})")
