@@ -1723,7 +1723,9 @@ class Tensor(SelectMixin, NNMixin, LossMixin, MathMixin, metaclass=_TensorMeta):
     order[a], order[b] = order[b], order[a]
     return self.permute(*order)
   @property
-  def T(self) -> Tensor: return self.transpose() if self.ndim >= 2 else self
+  def T(self) -> Tensor:
+    """All dims reversed (numpy's and torch's .T; for a matrix, its transpose)."""
+    return self.permute(*reversed(range(self.ndim))) if self.ndim >= 2 else self
   @property
   def mT(self) -> Tensor: return self.transpose(-2, -1)
   def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Tensor:

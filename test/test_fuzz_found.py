@@ -345,3 +345,9 @@ def test_view_against_torch(data):
     with pytest.raises(RuntimeError, match="use .reshape"): tx.view(new)
     return
   np.testing.assert_array_equal(tx.view(new).numpy(), pv.numpy())
+
+def test_T_reverses_all_dims():
+  """numpy's and torch's .T: (2, 3, 4) -> (4, 3, 2) (it swapped dims 0 and 1 only, giving (3, 2, 4))."""
+  a = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+  np.testing.assert_array_equal(Tensor(a).T.numpy(), a.T)
+  np.testing.assert_array_equal(Tensor(a[0]).T.numpy(), a[0].T)
