@@ -401,6 +401,70 @@ class LossMixin:
     # the sum runs over the input's last dim counted in the broadcast shape from the front, as torch's (dim ndim - 1)
     return _reduce(loss.sum(self.ndim - 1) / self.shape[-1], reduction)
 
+  def _margin_shapes(self: Tensor, target: Tensor,  # type: ignore[misc]  # mixin: self is a Tensor
+                     fn: str) -> tuple[Tensor, bool]:
+    """(input as (N, C), whether it was a 1-d (C,) one); torch's checks on the input's rank."""
+    if self.ndim not in (1, 2) or (self.ndim == 1 and self.shape[0] == 0) or (self.ndim == 2 and self.shape[1] == 0):
+      raise RuntimeError(f"{fn}: expected non-empty vector or matrix with optional 0-dim batch size, but got: "
+                         f"{list(self.shape)}; reshape the input to (N, C) or (C,)")
+    _need_float(fn, "input", self.dtype)
+    if not dtypes.is_int(target.dtype): raise TypeError(f"{fn}: target must be an integer tensor, got {target.dtype}")
+    return (self.reshape(1, -1), True) if self.ndim == 1 else (self, False)
+
+  def multi_margin_loss(self: Tensor, target: Tensor,  # type: ignore[misc]  # mixin: self is a Tensor
+                        p: int = 1, margin: float = 1.0, weight: Tensor | None = None,
+                        reduction: str = "mean") -> Tensor:
+    """torch's F.multi_margin_loss (multi-class hinge): for input (N, C) (or (C,)) and class ids target (N,) (or
+    ()), sum over i != y of max(0, margin - x[y] + x[i])^p, times weight[y] (after the power, as torch's kernel), over
+    C. p is 1 or 2. A target outside [0, C) raises RuntimeError."""
+    fn = "multi_margin_loss"
+    _check_reduction(reduction)
+    if p not in (1, 2): raise ValueError(f"{fn}: only p == 1 and p == 2 supported, got p={p}")
+    x, vec = self._margin_shapes(target, fn)
+    n, c = x.shape
+    if (vec and target.numel() != 1) or (not vec and (target.ndim != 1 or target.shape[0] != n)):
+      raise RuntimeError(f"{fn}: target tensor should be 1-D with size equal to the number of input samples (batch "
+                         f"size). Expected target size [{n}], but got {list(target.shape)}. Input has shape "
+                         f"{list(self.shape)}.")
+    if weight is not None and (weight.ndim != 1 or weight.shape[0] != c):
+      raise RuntimeError(f"{fn}: weight must be a 1-D tensor of {c} elements (one per class), got shape "
+                         f"{tuple(weight.shape)}")
+    check_index_range(target, c, lambda v: f"{fn}: target out of range (got {v})", RuntimeError,
+                      hint=f"class ids must be in [0, {c})")
+    y = target.reshape(n, 1).cast(dtypes.int64)
+    xy = x.gather(1, y)   # (N, 1)
+    z = _clamp_min0(margin - xy + x)
+    if p == 2: z = z * z
+    if weight is not None: z = z * weight.cast(z.dtype)[y.reshape(n)].reshape(n, 1)
+    is_y = type(self).arange(c, device=x.device).reshape(1, c) == y
+    loss = is_y.where(0.0, z).sum(1) / c
+    return _reduce(loss.reshape(()) if vec else loss, reduction)
+
+  def multilabel_margin_loss(self: Tensor, target: Tensor,  # type: ignore[misc]  # mixin: self is a Tensor
+                             reduction: str = "mean") -> Tensor:
+    """torch's F.multilabel_margin_loss: input (N, C) (or (C,)), target of the same shape listing each sample's
+    class ids, ended by the first -1; per sample, sum over its target classes j and non-target classes i of
+    max(0, 1 - (x[j] - x[i])), over C. A listed id outside [0, C) raises RuntimeError."""
+    fn = "multilabel_margin_loss"
+    _check_reduction(reduction)
+    x, vec = self._margin_shapes(target, fn)
+    n, c = x.shape
+    if tuple(target.shape) != tuple(self.shape):
+      raise RuntimeError(f"{fn}: inconsistent target size: {list(target.shape)} for input of size: "
+                         f"{list(self.shape)}; the target must have the input's shape")
+    t = target.reshape(n, c).cast(dtypes.int64)
+    valid = (t == -1).cast(dtypes.int32).cumsum(1) == 0   # (N, C): the entries before the first -1
+    tv = valid.where(t, 0)
+    check_index_range(tv, c, lambda v: f"{fn}: argument #2 'target' is out of range (got {v})", RuntimeError,
+                      hint=f"class ids must be in [0, {c}) or -1 (the end of the list)")
+    cls = type(self).arange(c, device=x.device).reshape(1, 1, c)
+    is_target = (valid.unsqueeze(-1) & (tv.unsqueeze(-1) == cls)).any(1)   # (N, C): class i is one of the targets
+    xj = x.gather(1, tv)   # (N, C): x at each listed target
+    z = _clamp_min0(1 - xj.unsqueeze(-1) + x.unsqueeze(1))   # (N, j, i)
+    keep = valid.unsqueeze(-1) & is_target.logical_not().unsqueeze(1)
+    loss = keep.where(z, 0.0).sum((1, 2)) / c
+    return _reduce(loss.reshape(()) if vec else loss, reduction)
+
   # ---- distances and the losses built on them
 
   def cosine_similarity(self: Tensor, x2: Tensor,  # type: ignore[misc]  # mixin: self is a Tensor

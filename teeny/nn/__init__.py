@@ -1,12 +1,16 @@
-"""Layers as plain classes with `__call__`; parameters are Tensors with requires_grad=True, initialised like PyTorch."""
+"""Layers with `__call__`; parameters are Tensors with requires_grad=True, initialised like PyTorch. The older layers
+are plain classes; nn.Module is torch's base class for subclassing (it takes plain layers as children), and the newer
+layers (padding, Bilinear, EmbeddingBag, Fold/Unfold...) subclass it."""
 from __future__ import annotations
 import math
+import types
 import warnings
+import weakref
 from collections import OrderedDict
 from typing import Iterator, Sequence
 import numpy as np
 from teeny.tensor import Tensor
-from teeny.dtype import dtypes
+from teeny.dtype import DType, dtypes, to_dtype
 from teeny.helpers import prod
 from teeny.tensor_nn import _check_reduction, _reduce, _resolve_pads, _tuple
 from teeny.tensor_loss import _clamp_min0
@@ -16,7 +20,7 @@ def _param(t: Tensor) -> Tensor:
   """A trainable leaf: realized now, so it is a buffer that backward() can reach and the optimizer can assign into."""
   t = t.contiguous().realize()
   t.requires_grad = True
-  return t
+  return _mark_param(t)
 
 def _uniform(shape: Sequence[int], bound: float) -> Tensor:
   return _param(Tensor.uniform(*shape, low=-bound, high=bound))
@@ -25,6 +29,500 @@ def _bound(fan_in: int) -> float:
   """torch's init bound 1/sqrt(fan_in) (kaiming_uniform(a=sqrt(5)) and the bias); 0 for fan_in 0 (an empty weight,
   zeros for the bias, as torch's)."""
   return 1 / math.sqrt(fan_in) if fan_in > 0 else 0.0
+
+# ***** Module, Parameter *****
+# A torch-style base class. What it registers lives where teeny's one state mechanism (nn.state.get_state_dict, which
+# walks an object's attributes) finds exactly torch's state_dict() keys: parameters, then persistent buffers, then
+# children, in the instance __dict__ in that order; everything else a Module holds that could hold tensors (plain
+# tensors, non-persistent buffers, lists, optimizers...) is kept in a slotted record the walk does not enter.
+
+# id -> the tensor made by Parameter() or a layer's init (what isinstance(t, Parameter) checks)
+_PARAMS: dict[int, weakref.ref] = {}
+
+def _mark_param(t: Tensor) -> Tensor:
+  i = id(t)
+  def gone(_, i: int = i) -> None: _PARAMS.pop(i, None)
+  _PARAMS[i] = weakref.ref(t, gone)
+  return t
+
+def _is_param(t) -> bool:
+  r = _PARAMS.get(id(t))
+  return r is not None and r() is t
+
+class _ParameterMeta(type):
+  def __instancecheck__(cls, obj) -> bool: return isinstance(obj, Tensor) and _is_param(obj)
+
+class Parameter(metaclass=_ParameterMeta):
+  """torch.nn.Parameter(data=None, requires_grad=True): a trainable teeny Tensor (a realized copy of `data`, or an
+  empty (0,) float tensor), registered as a parameter when assigned to a Module attribute. It returns a plain Tensor;
+  isinstance(t, nn.Parameter) is True for it (and for the parameters teeny's layers make). Unlike torch's, it copies
+  data rather than sharing its storage."""
+  def __new__(cls, data: Tensor | None = None, requires_grad: bool = True) -> Tensor:  # type: ignore[misc]
+    if data is None: data = Tensor.empty(0)
+    if not isinstance(data, Tensor):
+      raise TypeError(f"Parameter: data must be a teeny Tensor, got {type(data).__name__}; wrap it, e.g. "
+                      "nn.Parameter(Tensor(array))")
+    t = data.detach().clone().realize()
+    t.requires_grad = bool(requires_grad)   # (RuntimeError for an integer tensor that would require grad, as torch)
+    return _mark_param(t)
+
+def _is_child(v) -> bool:
+  """A submodule: a Module, or a plain layer object (teeny's classes: Linear, Sequential, ...; any callable object)."""
+  if isinstance(v, Module): return True
+  if isinstance(v, (Tensor, type, list, tuple, dict, set, str, bytes)) or not hasattr(v, "__dict__"): return False
+  mod = type(v).__module__
+  if mod.startswith(("teeny.nn.optim", "teeny.nn.state", "teeny.nn.datasets")): return False
+  return mod.startswith("teeny.nn") or (callable(v) and not isinstance(v, (types.FunctionType, types.MethodType,
+                                                                             types.BuiltinFunctionType)))
+
+_SAFE = (str, bytes, int, float, bool, complex, type(None), type, types.ModuleType, types.FunctionType,
+         types.MethodType, types.BuiltinFunctionType)
+
+class _Record:
+  """A Module's bookkeeping, invisible to get_state_dict (slots, no __dict__): which attribute names are parameters,
+  buffers (and which of those are not persistent) and children, and the attributes kept out of the state dict."""
+  __slots__ = ("params", "buffers", "nonpersistent", "children", "hidden")
+  def __init__(self):
+    self.params: list[str] = []
+    self.buffers: list[str] = []
+    self.nonpersistent: set[str] = set()
+    self.children: list[str] = []
+    self.hidden: dict = {}
+
+def _plain_children(obj, prefix: str = "") -> Iterator[tuple[str, object]]:
+  """The submodules of a plain layer object: its attributes that are layers, and layers in its lists/tuples/dicts
+  (named as get_state_dict names them: "layers.0")."""
+  items = obj.items() if isinstance(obj, dict) else enumerate(obj) if isinstance(obj, (list, tuple)) else \
+    vars(obj).items() if hasattr(obj, "__dict__") else ()
+  for k, v in items:
+    if _is_child(v): yield f"{prefix}{k}", v
+    elif isinstance(v, (list, tuple, dict)): yield from _plain_children(v, f"{prefix}{k}.")
+
+def _children_of(obj) -> Iterator[tuple[str, object]]:
+  if isinstance(obj, Module):
+    rec = vars(obj)["_rec"]
+    for k in rec.children:
+      if (v := vars(obj).get(k)) is not None: yield k, v
+  else: yield from _plain_children(obj)
+
+def _own_tensors(obj, kind: str) -> Iterator[tuple[str, Tensor]]:
+  """A Module's own parameters ("p") or buffers ("b"); a plain layer's every tensor (its whole subtree, as
+  get_state_dict walks it: parameters are the tensors made as parameters or that require grad)."""
+  if isinstance(obj, Module):
+    rec, d = vars(obj)["_rec"], vars(obj)
+    for k in (rec.params if kind == "p" else rec.buffers):
+      v = d[k] if k in d else rec.hidden.get(k)
+      if v is not None: yield k, v
+    return
+  subs = tuple(f"{c}." for c, _ in _plain_children(obj))
+  for k, t in state.get_state_dict(obj).items():
+    if subs and k.startswith(subs): continue
+    if (_is_param(t) or bool(t.requires_grad)) == (kind == "p"): yield k, t
+
+def _repr_of(v) -> str:
+  """repr(v), or for a plain teeny layer without one torch's form for it: Linear and the convolutions with their
+  arguments, other layers as Name()."""
+  if type(v).__repr__ is not object.__repr__: return repr(v)
+  name = type(v).__name__
+  if isinstance(v, Linear):
+    return f"Linear(in_features={v.weight.shape[1]}, out_features={v.weight.shape[0]}, bias={v.bias is not None})"
+  if isinstance(v, _ConvNd):
+    n = v.n
+    t = lambda x: _tuple(x, n, "") if not isinstance(x, str) else x
+    s = f"{name}({v.weight.shape[1] * v.groups}, {v.weight.shape[0]}, kernel_size={v.kernel_size}, stride={t(v.stride)}"
+    if isinstance(v.padding, str) or any(t(v.padding)): s += f", padding={t(v.padding)}"
+    if any(d != 1 for d in t(v.dilation)): s += f", dilation={t(v.dilation)}"
+    if v.groups != 1: s += f", groups={v.groups}"
+    if v.bias is None: s += ", bias=False"
+    if v.padding_mode != "zeros": s += f", padding_mode={v.padding_mode}"
+    return s + ")"
+  return f"{name}()"
+
+class _IncompatibleKeys(tuple):
+  """torch's load_state_dict result: (missing_keys, unexpected_keys)."""
+  def __new__(cls, missing: list[str], unexpected: list[str]): return super().__new__(cls, (missing, unexpected))
+  @property
+  def missing_keys(self) -> list[str]: return self[0]
+  @property
+  def unexpected_keys(self) -> list[str]: return self[1]
+  def __repr__(self) -> str:
+    return f"_IncompatibleKeys(missing_keys={self[0]}, unexpected_keys={self[1]})" if self[0] or self[1] else \
+      "<All keys matched successfully>"
+
+class Module:
+  """torch.nn.Module: subclass it, call super().__init__() first, assign parameters (nn.Parameter, or any leaf tensor
+  that requires grad), buffers (register_buffer) and submodules (Modules or teeny's plain layers) as attributes, and
+  define forward; calling the module runs forward. parameters()/named_parameters()/state_dict() give torch's names and
+  order. A plain tensor attribute (neither parameter nor registered buffer) is not in the state dict, as torch's.
+
+  Training mode: teeny's is one flag per thread, Tensor.training, read by every layer (Dropout, BatchNorm...).
+  module.train(mode)/eval() set that flag (so they switch every layer of the thread, not only this module's), and
+  module.training reads it. A new Module does not switch training on (torch's modules start in training mode: call
+  net.train() before training)."""
+  def __init__(self, *args, **kwargs):
+    if args or kwargs:
+      raise TypeError(f"{type(self).__name__}.__init__() takes no arguments beyond self, got {args} {kwargs}")
+    object.__setattr__(self, "_rec", _Record())
+  @property
+  def _r(self) -> _Record:
+    rec = vars(self).get("_rec")
+    if rec is None:
+      raise AttributeError(f"{type(self).__name__}: call super().__init__() at the start of __init__ (Module's "
+                           "bookkeeping is missing)")
+    return rec
+
+  # ---- attributes
+  def __setattr__(self, name: str, value) -> None:
+    d = vars(self)
+    rec = d.get("_rec")
+    if rec is None:
+      if _is_child(value) or _is_param(value):
+        raise AttributeError(f"cannot assign {'module' if _is_child(value) else 'parameter'} before "
+                             "Module.__init__() call: call super().__init__() first")
+      object.__setattr__(self, name, value)
+      return
+    if isinstance(getattr(type(self), name, None), property):
+      object.__setattr__(self, name, value)   # (training and other properties)
+      return
+    param = isinstance(value, Tensor) and (_is_param(value) or (bool(value.requires_grad) and value.is_leaf))
+    if name in rec.params:
+      if value is not None and not param:
+        raise TypeError(f"cannot assign '{type(value).__name__}' as parameter '{name}' (nn.Parameter, a leaf tensor "
+                        "that requires grad, or None expected)")
+      d[name] = value
+    elif name in rec.buffers:
+      if value is not None and not isinstance(value, Tensor):
+        raise TypeError(f"cannot assign '{type(value).__name__}' as buffer '{name}' (Tensor or None expected)")
+      if name in rec.nonpersistent: rec.hidden[name] = value
+      else: d[name] = value
+    elif name in rec.children:
+      if value is not None and not _is_child(value):
+        raise TypeError(f"cannot assign '{type(value).__name__}' as child module '{name}' (a module or None "
+                        "expected)")
+      d[name] = value
+    else:
+      d.pop(name, None)
+      rec.hidden.pop(name, None)
+      if param: self.register_parameter(name, value)
+      elif _is_child(value): self.add_module(name, value)
+      elif isinstance(value, _SAFE): d[name] = value
+      else: rec.hidden[name] = value   # (kept out of the state dict: a plain tensor, a list, an optimizer...)
+      return
+  def __getattr__(self, name: str):
+    rec = vars(self).get("_rec")
+    if rec is not None and name in rec.hidden: return rec.hidden[name]
+    raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+  def __delattr__(self, name: str) -> None:
+    rec, d = self._r, vars(self)
+    for lst in (rec.params, rec.buffers, rec.children):
+      if name in lst: lst.remove(name)
+    rec.nonpersistent.discard(name)
+    if name in rec.hidden: del rec.hidden[name]
+    elif name in d: del d[name]
+    else: object.__delattr__(self, name)
+  def _check_name(self, name, what: str) -> None:
+    if not isinstance(name, str): raise TypeError(f"{what} name should be a string, got {type(name).__name__}")
+    if not name: raise KeyError(f"{what} name can't be empty string \"\"")
+    if "." in name: raise KeyError(f"{what} name can't contain \".\", got {name!r}")
+  def _order(self) -> None:
+    """Keep the __dict__ in torch's state_dict order: parameters, persistent buffers, then children."""
+    rec, d = self._r, vars(self)
+    for k in [*[b for b in rec.buffers if b not in rec.nonpersistent], *rec.children]:
+      if k in d: d[k] = d.pop(k)
+  def register_parameter(self, name: str, param: Tensor | None) -> None:
+    """Add a parameter (a Tensor: marked as a Parameter, or None) under `name`, as torch's."""
+    rec = self._r
+    self._check_name(name, "parameter")
+    if (hasattr(self, name) or name in rec.hidden) and name not in rec.params:
+      raise KeyError(f"attribute '{name}' already exists")
+    if param is not None and not isinstance(param, Tensor):
+      raise TypeError(f"cannot assign '{type(param).__name__}' object to parameter '{name}' (Tensor or None "
+                      "required)")
+    if param is not None: _mark_param(param)
+    if name not in rec.params: rec.params.append(name)
+    vars(self)[name] = param
+    self._order()
+  def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True) -> None:
+    """Add a buffer (state that is not trained: running statistics) under `name`; persistent=False keeps it out of
+    the state dict (still in buffers()), as torch's."""
+    rec = self._r
+    self._check_name(name, "buffer")
+    if (hasattr(self, name) or name in rec.hidden) and name not in rec.buffers:
+      raise KeyError(f"attribute '{name}' already exists")
+    if tensor is not None and not isinstance(tensor, Tensor):
+      raise TypeError(f"cannot assign '{type(tensor).__name__}' object to buffer '{name}' (Tensor or None required)")
+    if name not in rec.buffers: rec.buffers.append(name)
+    vars(self).pop(name, None)
+    rec.hidden.pop(name, None)
+    if persistent:
+      rec.nonpersistent.discard(name)
+      vars(self)[name] = tensor
+    else:
+      rec.nonpersistent.add(name)
+      rec.hidden[name] = tensor
+    self._order()
+  def add_module(self, name: str, module) -> None:
+    """Add a submodule (a Module, a teeny layer, or None) under `name`, as torch's."""
+    rec = self._r
+    self._check_name(name, "module")
+    if module is not None and not _is_child(module):
+      raise TypeError(f"{type(module).__name__} is not a Module subclass")
+    if (hasattr(self, name) or name in rec.hidden) and name not in rec.children:
+      raise KeyError(f"attribute '{name}' already exists")
+    if name not in rec.children: rec.children.append(name)
+    vars(self)[name] = module
+  register_module = add_module
+  def get_submodule(self, target: str):
+    """The submodule at a dotted path ("" is self)."""
+    m: object = self
+    for part in target.split(".") if target else []:
+      sub = dict(_children_of(m)).get(part)
+      if sub is None: raise AttributeError(f"{type(m).__name__} has no submodule `{part}` (looking up {target!r})")
+      m = sub
+    return m
+
+  # ---- calling
+  def forward(self, *args, **kwargs):
+    raise NotImplementedError(f"Module [{type(self).__name__}] is missing the required \"forward\" function")
+  def __call__(self, *args, **kwargs): return self.forward(*args, **kwargs)
+
+  # ---- walking the tree
+  def named_modules(self, memo: set | None = None, prefix: str = "", remove_duplicate: bool = True):
+    """(name, module) for self ("") and every submodule, depth first in registration order; a module reachable
+    twice is given once unless remove_duplicate=False."""
+    yield from _named_modules(self, memo if memo is not None else set(), prefix, remove_duplicate)
+  def modules(self):
+    for _, m in self.named_modules(): yield m
+  def named_children(self):
+    seen: set[int] = set()
+    for k, m in _children_of(self):
+      if id(m) not in seen:
+        seen.add(id(m))
+        yield k, m
+  def children(self):
+    for _, m in self.named_children(): yield m
+  def _named_tensors(self, kind: str, prefix: str, recurse: bool, remove_duplicate: bool):
+    seen: set[int] = set()
+    mods = self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate) if recurse else [(prefix, self)]
+    for mp, m in mods:
+      for k, t in _own_tensors(m, kind):
+        if remove_duplicate and id(t) in seen: continue
+        seen.add(id(t))
+        yield (f"{mp}.{k}" if mp else k), t
+  def named_parameters(self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True):
+    """(name, parameter) in torch's order (each module's own in assignment order, then its children's); a tensor
+    shared under two names is given once unless remove_duplicate=False."""
+    yield from self._named_tensors("p", prefix, recurse, remove_duplicate)
+  def parameters(self, recurse: bool = True):
+    for _, p in self.named_parameters(recurse=recurse): yield p
+  def named_buffers(self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True):
+    """(name, buffer), non-persistent ones included, in torch's order."""
+    yield from self._named_tensors("b", prefix, recurse, remove_duplicate)
+  def buffers(self, recurse: bool = True):
+    for _, b in self.named_buffers(recurse=recurse): yield b
+
+  # ---- state
+  def state_dict(self, *args, destination=None, prefix: str = "", keep_vars: bool = False) -> OrderedDict:
+    """torch's keys in torch's order (parameters and persistent buffers), through nn.state.get_state_dict. The values
+    are the module's own tensors (not detached copies)."""
+    if args: raise TypeError("state_dict: pass destination, prefix and keep_vars by keyword")
+    out = destination if destination is not None else OrderedDict()
+    for k, t in state.get_state_dict(self).items(): out[prefix + k] = t
+    return out
+  def load_state_dict(self, state_dict, strict: bool = True, assign: bool = False) -> _IncompatibleKeys:
+    """Copy a state dict into the module's tensors (nn.state.load_state_dict: all is checked before anything is
+    written). Values may be teeny Tensors, numpy arrays or torch tensors (read through .numpy()). strict=True raises
+    RuntimeError listing missing and unexpected keys, as torch's; returns (missing_keys, unexpected_keys)."""
+    if not hasattr(state_dict, "items"):
+      raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict).__name__}.")
+    sd = {k: _as_tensor(v, k) for k, v in state_dict.items()}
+    own = state.get_state_dict(self)
+    missing, unexpected = [k for k in own if k not in sd], [k for k in sd if k not in own]
+    if strict and (missing or unexpected):
+      msg = f"Error(s) in loading state_dict for {type(self).__name__}:"
+      if unexpected: msg += "\n\tUnexpected key(s) in state_dict: " + ", ".join(f'"{k}"' for k in unexpected) + ". "
+      if missing: msg += "\n\tMissing key(s) in state_dict: " + ", ".join(f'"{k}"' for k in missing) + ". "
+      raise RuntimeError(msg)
+    state.load_state_dict(self, {k: v for k, v in sd.items() if k in own}, strict=False)
+    return _IncompatibleKeys(missing, unexpected)
+
+  # ---- modes and gradients
+  @property
+  def training(self) -> bool:
+    """Tensor.training: teeny's training flag is one per thread, shared by every layer."""
+    return bool(Tensor.training)
+  @training.setter
+  def training(self, mode: bool) -> None: Tensor.training = bool(mode)
+  def train(self, mode: bool = True):
+    """Set Tensor.training = mode (teeny's one per-thread flag: every layer follows it, not only this module's);
+    returns self."""
+    if not isinstance(mode, bool): raise ValueError("training mode is expected to be boolean")
+    Tensor.training = mode
+    return self
+  def eval(self):
+    """train(False): Tensor.training = False for the thread; returns self."""
+    return self.train(False)
+  def zero_grad(self, set_to_none: bool = True) -> None:
+    """Drop every parameter's gradient (set_to_none=True) or make it zeros."""
+    for p in self.parameters():
+      if p.grad is None: continue
+      p.grad = None if set_to_none else Tensor.zeros(*p.grad.shape, dtype=p.grad.dtype, device=p.grad.device)
+  def requires_grad_(self, requires_grad: bool = True):
+    """Set requires_grad on every parameter (freezing them with False); returns self."""
+    for p in self.parameters(): p.requires_grad = requires_grad
+    return self
+  def apply(self, fn):
+    """fn(module) on every submodule, children first, then self (as torch's); returns self."""
+    for m in self.children():
+      if isinstance(m, Module): m.apply(fn)
+      else: _apply_plain(m, fn)
+    fn(self)
+    return self
+  def to(self, *args, **kwargs):
+    """Move (device) and/or cast (a float dtype) every parameter and buffer in place; integer buffers keep their
+    dtype, as torch's. Returns self."""
+    device, dtype = kwargs.pop("device", None), kwargs.pop("dtype", None)
+    if kwargs: raise TypeError(f"to: unexpected arguments {list(kwargs)}")
+    for a in args:
+      if isinstance(a, DType) or (isinstance(a, str) and a in _DTYPE_NAMES): dtype = a
+      elif isinstance(a, (str, tuple, list)): device = a
+      else: raise TypeError(f"to: expected a device string or a dtype, got {a!r}")
+    if dtype is not None:
+      dtype = to_dtype(dtype) if isinstance(dtype, str) else dtype
+      if not dtypes.is_float(dtype): raise TypeError(f"nn.Module.to only accepts floating point dtypes, got {dtype}")
+    seen: set[int] = set()
+    for _, t in [*self.named_parameters(remove_duplicate=False), *self.named_buffers(remove_duplicate=False)]:
+      if id(t) in seen: continue
+      seen.add(id(t))
+      _move(t, device, dtype)
+    return self
+  def cpu(self): return self.to("CPU")
+  def float(self): return self.to(dtypes.float32)
+  def half(self): return self.to(dtypes.float16)
+  def double(self): return self.to(dtypes.float64)
+  def bfloat16(self): return self.to(dtypes.bfloat16)
+
+  # ---- printing
+  def extra_repr(self) -> str: return ""
+  def __repr__(self) -> str:
+    lines = [f"({k}): " + _repr_of(m).replace("\n", "\n  ") for k, m in _children_of(self)]
+    extra = self.extra_repr()
+    if not lines: return f"{type(self).__name__}({extra})"
+    head = [extra] if extra else []
+    return f"{type(self).__name__}(\n  " + "\n  ".join(head + lines) + "\n)"
+  def __dir__(self):
+    return sorted(set(super().__dir__()) | set(self._r.hidden))
+
+_DTYPE_NAMES = {"float16", "half", "float32", "float", "float64", "double", "bfloat16"}
+
+def _named_modules(m, memo: set, prefix: str, remove_duplicate: bool):
+  if remove_duplicate:
+    if id(m) in memo: return
+    memo.add(id(m))
+  yield prefix, m
+  for k, c in _children_of(m):
+    yield from _named_modules(c, memo, f"{prefix}.{k}" if prefix else k, remove_duplicate)
+
+def _apply_plain(m, fn) -> None:
+  for _, c in _plain_children(m):
+    if isinstance(c, Module): c.apply(fn)
+    else: _apply_plain(c, fn)
+  fn(m)
+
+def _move(t: Tensor, device, dtype) -> None:
+  """t (and its gradient) to device / a float dtype, in place: the same Tensor object holds the new value."""
+  new = t.detach()
+  if device is not None: new = new.to(device)
+  if dtype is not None and dtypes.is_float(t.dtype) and t.dtype != dtype: new = new.cast(dtype)
+  if new.device == t.device and new.dtype == t.dtype: return
+  new = new.contiguous().realize()
+  t.uop = new.uop   # (the same object: the optimizer and the state dict keep holding it)
+  if t.grad is not None:
+    g = t.grad
+    if device is not None: g = g.to(device)
+    if g.dtype != t.dtype: g = g.cast(t.dtype)
+    t.grad = g
+
+def _as_tensor(v, key: str) -> Tensor:
+  if isinstance(v, Tensor): return v
+  if hasattr(v, "detach") and hasattr(v, "numpy"):   # a torch tensor
+    v = v.detach().cpu()
+    if str(v.dtype) == "torch.bfloat16": return Tensor(v.float().numpy(), dtype=dtypes.bfloat16)
+    return Tensor(v.numpy())
+  if isinstance(v, np.ndarray): return Tensor(v)
+  raise TypeError(f"load_state_dict: the value for {key!r} is a {type(v).__name__}, not a tensor")
+
+class ParameterList(Module):
+  """torch.nn.ParameterList: parameters named "0", "1", ...; a plain tensor added is made a Parameter (a copy)."""
+  def __init__(self, values=None):
+    super().__init__()
+    if values is not None: self.extend(values)
+  def _wrap(self, v) -> Tensor:
+    if not isinstance(v, Tensor):
+      raise TypeError(f"ParameterList holds tensors (teeny's parameters), got {type(v).__name__}")
+    return v if _is_param(v) else Parameter(v, requires_grad=bool(v.requires_grad) or dtypes.is_float(v.dtype))
+  def __len__(self) -> int: return len(self._r.params)
+  def _key(self, idx: int) -> str:
+    if not isinstance(idx, int): raise TypeError(f"ParameterList indices must be integers, got {type(idx).__name__}")
+    n = len(self)
+    if not -n <= idx < n: raise IndexError(f"ParameterList: index {idx} is out of range for length {n}")
+    return str(idx % n)
+  def __getitem__(self, idx):
+    if isinstance(idx, slice): return ParameterList([self[i] for i in range(len(self))[idx]])
+    return vars(self)[self._key(idx)]
+  def __setitem__(self, idx: int, value) -> None: self.register_parameter(self._key(idx), self._wrap(value))
+  def __iter__(self): return iter([self[i] for i in range(len(self))])
+  def append(self, value):
+    self.register_parameter(str(len(self)), self._wrap(value))
+    return self
+  def extend(self, values):
+    for v in list(values): self.append(v)
+    return self
+  def __iadd__(self, values): return self.extend(values)
+  def extra_repr(self) -> str:
+    return "\n".join(f"({i}): Parameter containing: [{p.dtype} of size {'x'.join(str(s) for s in p.shape)}]"
+                     for i, p in enumerate(self))
+
+class ParameterDict(Module):
+  """torch.nn.ParameterDict: parameters by string key, in insertion order (a plain dict given at once is added in
+  sorted key order, as torch's); a plain tensor added is made a Parameter (a copy)."""
+  def __init__(self, parameters=None):
+    super().__init__()
+    if parameters is not None: self.update(parameters)
+  def __getitem__(self, key: str):
+    if key not in self._r.params: raise KeyError(key)
+    return vars(self)[key]
+  def __setitem__(self, key: str, value) -> None:
+    if not isinstance(key, str): raise TypeError(f"ParameterDict keys must be strings, got {type(key).__name__}")
+    if value is not None and not isinstance(value, Tensor):
+      raise TypeError(f"ParameterDict: values must be tensors, got {type(value).__name__}")
+    if isinstance(value, Tensor) and not _is_param(value):
+      value = Parameter(value, requires_grad=bool(value.requires_grad) or dtypes.is_float(value.dtype))
+    self.register_parameter(key, value)
+  def __delitem__(self, key: str) -> None: delattr(self, key)
+  def __contains__(self, key) -> bool: return key in self._r.params
+  def __len__(self) -> int: return len(self._r.params)
+  def __iter__(self): return iter(list(self._r.params))
+  def keys(self): return list(self._r.params)
+  def values(self): return [vars(self)[k] for k in self._r.params]
+  def items(self): return [(k, vars(self)[k]) for k in self._r.params]
+  def get(self, key: str, default=None): return self[key] if key in self else default
+  def pop(self, key: str):
+    v = self[key]
+    del self[key]
+    return v
+  def clear(self) -> None:
+    for k in list(self._r.params): del self[k]
+  def update(self, parameters) -> None:
+    """Add (key, tensor) pairs: from a plain dict in sorted key order, from an OrderedDict, a ParameterDict or pairs
+    in their order (as torch's)."""
+    if isinstance(parameters, (OrderedDict, ParameterDict)): items = list(parameters.items())
+    elif isinstance(parameters, dict): items = sorted(parameters.items())
+    else: items = list(parameters)
+    for k, v in items: self[k] = v
+  def extra_repr(self) -> str:
+    return "\n".join(f"({k}): Parameter containing: [{p.dtype} of size {'x'.join(str(s) for s in p.shape)}]"
+                     for k, p in self.items())
 
 class Linear:
   """y = x @ W.T + b, W of shape (out_features, in_features)."""
@@ -255,7 +753,7 @@ class _Children:
     vars(self)[name] = layer
   def __len__(self) -> int: return len(vars(self))
   def __repr__(self) -> str:
-    body = "".join(f"\n  ({k}): " + repr(m).replace("\n", "\n  ") for k, m in vars(self).items())
+    body = "".join(f"\n  ({k}): " + _repr_of(m).replace("\n", "\n  ") for k, m in vars(self).items())
     return f"{type(self).__name__}({body}\n)" if body else f"{type(self).__name__}()"
 
 class _Container(_Children):
@@ -941,3 +1439,425 @@ class PairwiseDistance:
     self.norm, self.eps, self.keepdim = p, eps, keepdim
   def __call__(self, x1: Tensor, x2: Tensor) -> Tensor:
     return x1.pairwise_distance(x2, self.norm, self.eps, self.keepdim)
+
+# ***** padding *****
+
+class _PadNd(Module):
+  """torch's padding modules: padding is an int (every side) or a tuple of 2n amounts, last dim first (left, right,
+  top, bottom, front, back); negative amounts crop. Constant pads take inputs of any rank >= n; the other modes
+  want (C, *spatial) or (N, C, *spatial) inputs, as torch's."""
+  n, mode = 1, "constant"
+  def __init__(self, padding, value: float = 0.0):
+    super().__init__()
+    name = type(self).__name__
+    if isinstance(padding, bool) or not isinstance(padding, (int, tuple, list)):
+      raise TypeError(f"{name}: padding must be an int or a tuple of {2 * self.n} ints, got {padding!r}")
+    pads = (padding,) * (2 * self.n) if isinstance(padding, int) else tuple(padding)
+    if len(pads) != 2 * self.n or not all(isinstance(p, int) and not isinstance(p, bool) for p in pads):
+      raise ValueError(f"{name}: padding must be an int or a tuple of {2 * self.n} ints (left, right, ... per dim, "
+                       f"last dim first), got {padding!r}")
+    self.padding, self.value = pads, float(value)
+  def forward(self, x: Tensor) -> Tensor:
+    n, name = self.n, type(self).__name__
+    if self.mode == "constant":
+      if x.ndim < n: raise ValueError(f"{name}: expected an input of at least {n} dims, got shape {tuple(x.shape)}")
+      return x.pad(self.padding, value=self.value)
+    if x.ndim not in (n + 1, n + 2):
+      raise ValueError(f"{name}: expected {n + 1}D (unbatched) or {n + 2}D (batched) input (got {x.ndim}D input of "
+                       f"shape {tuple(x.shape)})")
+    if self.mode == "reflect":
+      for i in range(n):
+        size, (lo, hi) = x.shape[-1 - i], self.padding[2 * i:2 * i + 2]
+        if lo >= size or hi >= size:
+          raise RuntimeError(f"{name}: padding size should be less than the corresponding input dimension, but got "
+                             f"padding ({lo}, {hi}) at dimension {x.ndim - 1 - i} of input {tuple(x.shape)}")
+    return x.pad(self.padding, mode=self.mode)
+  def extra_repr(self) -> str:
+    return f"padding={self.padding}, value={self.value}" if type(self).__name__.startswith("Constant") else \
+      f"{self.padding}"
+
+class ConstantPad1d(_PadNd):
+  """Pads the last dim with `value` (F.pad mode 'constant')."""
+  n = 1
+  def __init__(self, padding, value: float): super().__init__(padding, value)
+
+class ConstantPad2d(_PadNd):
+  """Pads the last two dims with `value`."""
+  n = 2
+  def __init__(self, padding, value: float): super().__init__(padding, value)
+
+class ConstantPad3d(_PadNd):
+  """Pads the last three dims with `value`."""
+  n = 3
+  def __init__(self, padding, value: float): super().__init__(padding, value)
+
+class ZeroPad1d(_PadNd):
+  """Pads the last dim with zeros."""
+  n = 1
+  def __init__(self, padding): super().__init__(padding, 0.0)
+
+class ZeroPad2d(_PadNd):
+  """Pads the last two dims with zeros."""
+  n = 2
+  def __init__(self, padding): super().__init__(padding, 0.0)
+
+class ZeroPad3d(_PadNd):
+  """Pads the last three dims with zeros."""
+  n = 3
+  def __init__(self, padding): super().__init__(padding, 0.0)
+
+class ReflectionPad1d(_PadNd):
+  """Mirrors the last dim without repeating the edge (each pad must be smaller than the dim)."""
+  n, mode = 1, "reflect"
+
+class ReflectionPad2d(_PadNd):
+  """Mirrors the last two dims without repeating the edge."""
+  n, mode = 2, "reflect"
+
+class ReflectionPad3d(_PadNd):
+  """Mirrors the last three dims without repeating the edge."""
+  n, mode = 3, "reflect"
+
+class ReplicationPad1d(_PadNd):
+  """Repeats the edge values of the last dim."""
+  n, mode = 1, "replicate"
+
+class ReplicationPad2d(_PadNd):
+  """Repeats the edge values of the last two dims."""
+  n, mode = 2, "replicate"
+
+class ReplicationPad3d(_PadNd):
+  """Repeats the edge values of the last three dims."""
+  n, mode = 3, "replicate"
+
+class CircularPad1d(_PadNd):
+  """Wraps the last dim around (its far end pads the near side)."""
+  n, mode = 1, "circular"
+
+class CircularPad2d(_PadNd):
+  """Wraps the last two dims around."""
+  n, mode = 2, "circular"
+
+class CircularPad3d(_PadNd):
+  """Wraps the last three dims around."""
+  n, mode = 3, "circular"
+
+# ***** more layers *****
+
+class BatchNorm3d(BatchNorm):
+  """BatchNorm over (N, C, D, H, W) inputs (5-d only, as torch's)."""
+  def __call__(self, x: Tensor) -> Tensor:
+    if x.ndim != 5: raise ValueError(f"BatchNorm3d: expected 5D input (got {x.ndim}D input of shape {tuple(x.shape)})")
+    return super().__call__(x)
+
+class Bilinear(Module):
+  """y = x1^T A x2 + b per output feature: weight (out_features, in1_features, in2_features), inputs (*, in1) and
+  (*, in2) with the same leading dims; torch's init, uniform(-1/sqrt(in1), 1/sqrt(in1)) for weight and bias."""
+  def __init__(self, in1_features: int, in2_features: int, out_features: int, bias: bool = True):
+    super().__init__()
+    self.in1_features, self.in2_features, self.out_features = in1_features, in2_features, out_features
+    bound = _bound(in1_features)
+    self.weight = _uniform((out_features, in1_features, in2_features), bound)
+    self.bias = _uniform((out_features,), bound) if bias else None
+  def forward(self, x1: Tensor, x2: Tensor) -> Tensor:
+    i1, i2, o = self.in1_features, self.in2_features, self.out_features
+    if x1.ndim == 0 or x1.shape[-1] != i1 or x2.ndim == 0 or x2.shape[-1] != i2:
+      raise RuntimeError(f"Bilinear: input1 must end in in1_features ({i1}) and input2 in in2_features ({i2}), got "
+                         f"shapes {tuple(x1.shape)} and {tuple(x2.shape)}")
+    if tuple(x1.shape[:-1]) != tuple(x2.shape[:-1]):
+      raise RuntimeError(f"Bilinear: input1 and input2 must have the same leading dims, got {tuple(x1.shape)} and "
+                         f"{tuple(x2.shape)}")
+    lead = tuple(x1.shape[:-1])
+    a, b = x1.reshape(-1, i1), x2.reshape(-1, i2)
+    t = a.matmul(self.weight.permute(1, 0, 2).reshape(i1, o * i2)).reshape(-1, o, i2)   # (B, out, in2)
+    y = (t * b.unsqueeze(1)).sum(-1)
+    if self.bias is not None: y = y + self.bias
+    return y.reshape(*lead, o)
+  def extra_repr(self) -> str:
+    return (f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
+            f"out_features={self.out_features}, bias={self.bias is not None}")
+
+class LocalResponseNorm(Module):
+  """x / (k + alpha/size * sum of x^2 over `size` neighbouring channels)^beta (F.local_response_norm): the window
+  over dim 1 runs from c - size//2 to c + (size-1)//2, zero outside; inputs of 3 or more dims."""
+  def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0):
+    super().__init__()
+    if isinstance(size, bool) or not isinstance(size, int) or size <= 0:
+      raise ValueError(f"LocalResponseNorm: size must be a positive int, got {size!r}")
+    self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
+  def forward(self, x: Tensor) -> Tensor:
+    if x.ndim < 3:
+      raise ValueError(f"LocalResponseNorm: expected 3D or higher dimensionality input (got {x.ndim} dimensions)")
+    if x.numel() == 0: return x
+    sq = x * x
+    pads = [(0, 0)] * x.ndim
+    pads[1] = (self.size // 2, (self.size - 1) // 2)
+    win = sq.pad(tuple(pads)).unfold(1, self.size, 1).sum(-1)
+    return x / (win * (self.alpha / self.size) + self.k).pow(self.beta)
+  def extra_repr(self) -> str: return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
+
+class ChannelShuffle(Module):
+  """(N, C, *) -> channels regrouped: split C into `groups` groups and interleave them (F.channel_shuffle)."""
+  def __init__(self, groups: int):
+    super().__init__()
+    if isinstance(groups, bool) or not isinstance(groups, int):
+      raise TypeError(f"ChannelShuffle: groups must be an int, got {type(groups).__name__}")
+    self.groups = groups
+  def forward(self, x: Tensor) -> Tensor:
+    g = self.groups
+    if g <= 0: raise RuntimeError(f"ChannelShuffle: number of groups to divide channels in must be positive, got {g}")
+    if x.ndim < 3:
+      raise RuntimeError(f"ChannelShuffle: expects input to have at least 3 dimensions, but got input with sizes "
+                         f"{list(x.shape)}")
+    c = x.shape[1]
+    if c % g:
+      raise RuntimeError(f"ChannelShuffle: number of channels must be divisible by groups. Got {c} channels and {g} "
+                         "groups.")
+    n, rest = x.shape[0], tuple(x.shape[2:])
+    return x.reshape(n, g, c // g, *rest).transpose(1, 2).reshape(n, c, *rest)
+  def extra_repr(self) -> str: return f"groups={self.groups}"
+
+class Softmax2d(Module):
+  """Softmax over the channels (dim -3) of (N, C, H, W) or (C, H, W) inputs."""
+  def forward(self, x: Tensor) -> Tensor:
+    if x.ndim not in (3, 4): raise ValueError(f"Softmax2d: expected input to be 3D or 4D, got {x.ndim}D instead")
+    return x.softmax(-3)
+
+_SELU_ALPHA_SCALE = 1.7580993408473766  # SELU's -alpha * scale: where a dropped unit's value sits
+
+class AlphaDropout(Module):
+  """Dropout that keeps SELU's self-normalising mean and variance (torch's): while Tensor.training each element is
+  kept with probability 1-p, a dropped one set to -alpha' (alpha' = 1.7581...), then everything is scaled by
+  a = ((1 - p)(1 + p alpha'^2))^-1/2 and shifted by a alpha' p. Identity in eval mode; p = 1 gives zeros."""
+  def __init__(self, p: float = 0.5, inplace: bool = False):
+    super().__init__()
+    self.p, self.inplace = _check_p(p, "AlphaDropout"), inplace
+  def forward(self, x: Tensor) -> Tensor:
+    if not Tensor.training or self.p == 0: return x
+    if not dtypes.is_float(x.dtype): raise TypeError(f"AlphaDropout: needs a floating-point input, got {x.dtype}")
+    if self.p == 1: return x * 0
+    p, al = self.p, _SELU_ALPHA_SCALE
+    a = 1.0 / math.sqrt((al * al * p + 1) * (1 - p))
+    keep = Tensor.rand(*x.shape, device=x.device) >= p
+    return keep.where(x * a, -al * a) + al * a * p
+  def extra_repr(self) -> str: return f"p={self.p}, inplace={self.inplace}"
+
+class EmbeddingBag(Module):
+  """Sums, means or maxes bags of embeddings without making the (bag, item, dim) lookups one by one (torch's).
+  forward(input, offsets=None, per_sample_weights=None): input (B, N) is B bags of N ids; a 1-d input is split into
+  bags starting at `offsets` (include_last_offset=True: offsets has B+1 entries, the last the end). per_sample_weights
+  (same shape as input) scale each embedding (mode 'sum' only). Ids equal to padding_idx are left out of their bag
+  (and count nothing for 'mean'); an empty bag gives zeros. Output (B, embedding_dim). Weight N(0, 1), the padding
+  row zeros. max_norm and scale_grad_by_freq are not supported; sparse=True gives a dense gradient."""
+  def __init__(self, num_embeddings: int, embedding_dim: int, max_norm: float | None = None, norm_type: float = 2.0,
+               scale_grad_by_freq: bool = False, mode: str = "mean", sparse: bool = False,
+               _weight: Tensor | None = None, include_last_offset: bool = False, padding_idx: int | None = None):
+    super().__init__()
+    if mode not in ("sum", "mean", "max"):
+      raise ValueError(f"EmbeddingBag: mode has to be one of sum, mean or max, got {mode!r}")
+    if max_norm is not None or scale_grad_by_freq:
+      raise NotImplementedError("EmbeddingBag: max_norm and scale_grad_by_freq are not supported by teeny; leave them "
+                                "at their defaults (renormalise the weight yourself if needed)")
+    if padding_idx is not None:
+      if not -num_embeddings <= padding_idx < num_embeddings:
+        raise ValueError(f"EmbeddingBag: padding_idx ({padding_idx}) must be within num_embeddings "
+                         f"({num_embeddings})")
+      padding_idx %= num_embeddings
+    self.num_embeddings, self.embedding_dim, self.mode = num_embeddings, embedding_dim, mode
+    self.max_norm, self.norm_type, self.sparse = max_norm, norm_type, sparse
+    self.scale_grad_by_freq = scale_grad_by_freq
+    self.include_last_offset, self.padding_idx = include_last_offset, padding_idx
+    if _weight is not None:
+      if tuple(_weight.shape) != (num_embeddings, embedding_dim):
+        raise ValueError(f"EmbeddingBag: _weight must have shape ({num_embeddings}, {embedding_dim}), got "
+                         f"{tuple(_weight.shape)}")
+      self.weight = Parameter(_weight)
+    else:
+      w = Tensor.randn(num_embeddings, embedding_dim)
+      if padding_idx is not None: w = (Tensor.arange(num_embeddings).reshape(-1, 1) == padding_idx).where(0.0, w)
+      self.weight = _param(w)
+  @classmethod
+  def from_pretrained(cls, embeddings: Tensor, freeze: bool = True, max_norm: float | None = None,
+                      norm_type: float = 2.0, scale_grad_by_freq: bool = False, mode: str = "mean",
+                      sparse: bool = False, include_last_offset: bool = False, padding_idx: int | None = None):
+    """An EmbeddingBag whose weight is a copy of the 2-d `embeddings` (frozen unless freeze=False)."""
+    if embeddings.ndim != 2: raise ValueError("EmbeddingBag.from_pretrained: embeddings must be 2-dimensional")
+    bag = cls(embeddings.shape[0], embeddings.shape[1], max_norm, norm_type, scale_grad_by_freq, mode, sparse,
+              embeddings, include_last_offset, padding_idx)
+    bag.weight.requires_grad = not freeze
+    return bag
+  def forward(self, input: Tensor, offsets: Tensor | None = None, per_sample_weights: Tensor | None = None) -> Tensor:
+    name = "EmbeddingBag"
+    if not isinstance(input, Tensor): input = Tensor(input, dtype=dtypes.int64)
+    if not dtypes.is_int(input.dtype):
+      raise TypeError(f"{name}: input must be an integer tensor of ids, got {input.dtype}")
+    if per_sample_weights is not None:
+      if self.mode != "sum":
+        raise NotImplementedError(f"{name}: per_sample_weights was not None. per_sample_weights is only supported for "
+                                  f"mode='sum' (got mode='{self.mode}'). Please open a feature request on GitHub.")
+      if tuple(per_sample_weights.shape) != tuple(input.shape):
+        raise ValueError(f"{name}: per_sample_weights must have the input's shape {tuple(input.shape)}, got "
+                         f"{tuple(per_sample_weights.shape)}")
+    if input.ndim == 2:
+      if offsets is not None:
+        raise ValueError(f"{name}: if input is 2D, then offsets has to be None, as input is treated as a mini-batch "
+                         "of fixed length sequences. However, found offsets of type Tensor")
+      nb, n = input.shape
+      ids = input.reshape(-1)
+      psw = per_sample_weights.reshape(-1) if per_sample_weights is not None else None
+      pos = Tensor.arange(nb * n, device=input.device).reshape(1, -1)
+      start = (Tensor.arange(nb, device=input.device) * n).reshape(-1, 1)
+      member = (pos >= start) & (pos < start + n)   # (B, N*B)
+    elif input.ndim == 1:
+      if offsets is None: raise ValueError(f"{name}: offsets has to be a 1D Tensor but got None")
+      if not isinstance(offsets, Tensor): offsets = Tensor(offsets, dtype=dtypes.int64)
+      if offsets.ndim != 1:
+        raise ValueError(f"{name}: offsets has to be a 1D Tensor, got shape {tuple(offsets.shape)}")
+      if not dtypes.is_int(offsets.dtype):
+        raise TypeError(f"{name}: offsets must be an integer tensor, got {offsets.dtype}")
+      ids, psw, n = input, per_sample_weights, input.shape[0]
+      offs = offsets.cast(dtypes.int64)
+      if self.include_last_offset:
+        if offs.shape[0] < 1: raise ValueError(f"{name}: include_last_offset needs at least one offset")
+        starts, ends = offs[:-1], offs[1:]
+      else:
+        starts = offs
+        ends = offs[1:].cat(Tensor([n], dtype=dtypes.int64, device=offs.device)) if offs.shape[0] else offs
+      pos = Tensor.arange(n, device=input.device).cast(dtypes.int64).reshape(1, -1)
+      member = (pos >= starts.reshape(-1, 1)) & (pos < ends.reshape(-1, 1))   # (B, N)
+    else:
+      raise ValueError(f"{name}: input has to be 1D or 2D Tensor, but got Tensor of dimension {input.ndim}")
+    if self.padding_idx is not None: member = member & (ids != self.padding_idx).reshape(1, -1)
+    emb = self.weight[ids.cast(dtypes.int64)] if ids.shape[0] else self.weight[:0]   # (still a graph over weight)
+    if psw is not None: emb = emb * psw.reshape(-1, 1).cast(emb.dtype)
+    if self.mode == "max":
+      big = member.unsqueeze(-1).where(emb.unsqueeze(0), -math.inf)
+      if member.shape[1]: return member.any(1, keepdim=True).where(big.max(1), 0.0)
+      # no ids at all: every bag is empty (zeros), still a graph over the weight (whose gradient is zeros)
+      return emb.sum(0, keepdim=True).expand(member.shape[0], self.embedding_dim)
+    out = member.cast(emb.dtype).matmul(emb)
+    if self.mode == "mean": out = out / member.sum(1, keepdim=True).maximum(1).cast(emb.dtype)
+    return out
+  def extra_repr(self) -> str:
+    s = f"{self.num_embeddings}, {self.embedding_dim}, mode='{self.mode}'"
+    return s + (f", padding_idx={self.padding_idx}" if self.padding_idx is not None else "")
+
+def _pair(v, name: str, fn: str) -> tuple[int, int]:
+  t = (v, v) if isinstance(v, int) and not isinstance(v, bool) else tuple(v)
+  if len(t) != 2 or not all(isinstance(i, int) and not isinstance(i, bool) for i in t):
+    raise ValueError(f"{fn}: {name} must be an int or a pair of ints, got {v!r}")
+  return (t[0], t[1])
+
+def _fold_args(fn: str, kernel_size, dilation, padding, stride):
+  k, d, p, s = (_pair(v, nm, fn) for v, nm in ((kernel_size, "kernel_size"), (dilation, "dilation"),
+                                               (padding, "padding"), (stride, "stride")))
+  if any(v <= 0 for v in k + d + s) or any(v < 0 for v in p):
+    raise ValueError(f"{fn}: kernel_size, dilation and stride must be positive and padding non-negative, got "
+                     f"kernel_size={k}, dilation={d}, padding={p}, stride={s}")
+  return k, d, p, s
+
+def unfold(x: Tensor, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
+  """torch's F.unfold (im2col): (N, C, H, W) (or unbatched (C, H, W)) -> (N, C*kh*kw, L), each column one sliding
+  block, rows ordered channel, then kernel row, then kernel column; L blocks in row-major order."""
+  fn = "unfold"
+  k, d, p, s = _fold_args(fn, kernel_size, dilation, padding, stride)
+  if x.ndim not in (3, 4):
+    raise ValueError(f"{fn}: expected a 3D (unbatched) or 4D (batched) input, got {x.ndim}D of shape "
+                     f"{tuple(x.shape)}")
+  batched = x.ndim == 4
+  if not batched: x = x.unsqueeze(0)
+  n, c, h, w = x.shape
+  oh, ow = ((h + 2 * p[0] - d[0] * (k[0] - 1) - 1) // s[0] + 1, (w + 2 * p[1] - d[1] * (k[1] - 1) - 1) // s[1] + 1)
+  if oh <= 0 or ow <= 0:
+    raise RuntimeError(f"{fn}: the input of spatial size ({h}, {w}) with padding {p} is too small for kernel_size {k} "
+                       f"and dilation {d} (the calculated number of blocks is {oh} x {ow}); use a smaller kernel or "
+                       "more padding")
+  xp = x.pad(((0, 0), (0, 0), (p[0], p[0]), (p[1], p[1]))) if any(p) else x
+  win = xp._window(k, s, d)   # (N, C, oh, ow, kh, kw)
+  out = win.permute(0, 1, 4, 5, 2, 3).reshape(n, c * k[0] * k[1], oh * ow)
+  return out if batched else out.squeeze(0)
+
+def fold(x: Tensor, output_size, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
+  """torch's F.fold (col2im), the adjoint of unfold: (N, C*kh*kw, L) (or unbatched (C*kh*kw, L)) -> (N, C, H, W)
+  with H, W = output_size, overlapping block values summed."""
+  fn = "fold"
+  k, d, p, s = _fold_args(fn, kernel_size, dilation, padding, stride)
+  osz = _pair(output_size, "output_size", fn)
+  if x.ndim not in (2, 3):
+    raise ValueError(f"{fn}: expected a 2D (unbatched) or 3D (batched) input, got {x.ndim}D of shape "
+                     f"{tuple(x.shape)}")
+  batched = x.ndim == 3
+  if not batched: x = x.unsqueeze(0)
+  n, ckk, L = x.shape
+  kk = k[0] * k[1]
+  if ckk % kk:
+    raise RuntimeError(f"{fn}: expected size of input's dimension 1 to be divisible by the product of kernel_size, but "
+                       f"got input.size(1)={ckk} and kernel_size={k}")
+  oh, ow = ((osz[0] + 2 * p[0] - d[0] * (k[0] - 1) - 1) // s[0] + 1,
+            (osz[1] + 2 * p[1] - d[1] * (k[1] - 1) - 1) // s[1] + 1)
+  if oh <= 0 or ow <= 0 or oh * ow != L:
+    raise RuntimeError(f"{fn}: given output_size={osz}, kernel_size={k}, dilation={d}, padding={p}, stride={s}, "
+                       f"expected size of input's dimension 2 to match the calculated number of sliding blocks "
+                       f"{oh} * {ow} = {oh * ow}, but got input.size(2)={L}.")
+  c = ckk // kk
+  hp, wp = osz[0] + 2 * p[0], osz[1] + 2 * p[1]
+  cols = x.reshape(n, c, k[0], k[1], oh, ow)
+  total: Tensor | None = None
+  for i in range(k[0]):
+    for j in range(k[1]):
+      blk = cols[:, :, i, j]   # (N, C, oh, ow): what kernel position (i, j) read, placed back s apart
+      if s[0] > 1 or s[1] > 1:
+        blk = blk.reshape(n, c, oh, 1, ow, 1).pad(((0, 0),) * 2 + ((0, 0), (0, s[0] - 1), (0, 0), (0, s[1] - 1)))
+        blk = blk.reshape(n, c, oh * s[0], ow * s[1])
+      top, left = i * d[0], j * d[1]
+      hh, ww = blk.shape[2], blk.shape[3]
+      placed = blk.pad(((0, 0), (0, 0), (top, hp - top - hh), (left, wp - left - ww)))
+      total = placed if total is None else total + placed
+  assert total is not None
+  out = total[:, :, p[0]:p[0] + osz[0], p[1]:p[1] + osz[1]]
+  return out if batched else out.squeeze(0)
+
+class Unfold(Module):
+  """torch.nn.Unfold: unfold(x, kernel_size, dilation, padding, stride) (im2col)."""
+  def __init__(self, kernel_size, dilation=1, padding=0, stride=1):
+    super().__init__()
+    self.kernel_size, self.dilation, self.padding, self.stride = kernel_size, dilation, padding, stride
+    _fold_args("Unfold", kernel_size, dilation, padding, stride)
+  def forward(self, x: Tensor) -> Tensor: return unfold(x, self.kernel_size, self.dilation, self.padding, self.stride)
+  def extra_repr(self) -> str:
+    return f"kernel_size={self.kernel_size}, dilation={self.dilation}, padding={self.padding}, stride={self.stride}"
+
+class Fold(Module):
+  """torch.nn.Fold: fold(x, output_size, kernel_size, dilation, padding, stride) (col2im, overlaps summed)."""
+  def __init__(self, output_size, kernel_size, dilation=1, padding=0, stride=1):
+    super().__init__()
+    self.output_size, self.kernel_size = output_size, kernel_size
+    self.dilation, self.padding, self.stride = dilation, padding, stride
+    _fold_args("Fold", kernel_size, dilation, padding, stride)
+  def forward(self, x: Tensor) -> Tensor:
+    return fold(x, self.output_size, self.kernel_size, self.dilation, self.padding, self.stride)
+  def extra_repr(self) -> str:
+    return (f"output_size={self.output_size}, kernel_size={self.kernel_size}, dilation={self.dilation}, "
+            f"padding={self.padding}, stride={self.stride}")
+
+class MultiMarginLoss(Module):
+  """F.multi_margin_loss: the multi-class hinge loss, sum over i != y of max(0, margin - x[y] + x[i])^p (p 1 or 2),
+  times weight[y], over the C classes; weight is kept as a buffer (as torch's)."""
+  def __init__(self, p: int = 1, margin: float = 1.0, weight: Tensor | None = None, reduction: str = "mean"):
+    super().__init__()
+    if p not in (1, 2): raise ValueError(f"MultiMarginLoss: only p == 1 and p == 2 supported, got {p}")
+    if weight is not None and weight.ndim != 1:
+      raise ValueError(f"MultiMarginLoss: weight must be 1-d (one per class), got shape {tuple(weight.shape)}")
+    self.p, self.margin, self.reduction = p, margin, reduction
+    self.register_buffer("weight", weight)
+  def forward(self, input: Tensor, target: Tensor) -> Tensor:
+    return input.multi_margin_loss(target, self.p, self.margin, self.weight, self.reduction)
+
+class MultiLabelMarginLoss(Module):
+  """F.multilabel_margin_loss: per sample, sum over its target classes j and its non-target classes i of
+  max(0, 1 - (x[j] - x[i])), over the C classes; the target lists class ids, ended by the first -1."""
+  def __init__(self, reduction: str = "mean"):
+    super().__init__()
+    self.reduction = reduction
+  def forward(self, input: Tensor, target: Tensor) -> Tensor:
+    return input.multilabel_margin_loss(target, self.reduction)
