@@ -5,10 +5,495 @@ with beta/alpha (addmm, baddbmm...), casts and `new_*` constructors, metadata qu
 tensor.py: it reaches the class as `type(self)`.
 """
 from __future__ import annotations
-from typing import TYPE_CHECKING
+import math
+from typing import TYPE_CHECKING, Any, Callable
+from teeny.dtype import DType, can_cast, dtypes, least_upper_dtype, to_dtype
+from teeny.helpers import broadcasts_to
 
 if TYPE_CHECKING:
-  from teeny.tensor import Tensor  # noqa: F401
+  from teeny.tensor import Tensor
+
+HALF = (dtypes.float16, dtypes.bfloat16)
+
+def _via_f32(x: Tensor, fn: Callable[..., Tensor], *others: Tensor) -> Tensor:
+  """fn computed in float32 for float16/bfloat16 operands (torch's opmath), the result rounded back to their dtype."""
+  if x.dtype not in HALF: return fn(x, *others)
+  return fn(x.cast(dtypes.float32), *[o.cast(dtypes.float32) for o in others]).cast(x.dtype)
+
+def _float_only(fn: str, dt: DType):
+  """torch's NotImplementedError for a float-only op given an integer or bool tensor."""
+  if dt.kind != "f":
+    raise NotImplementedError(f"{fn}: not implemented for {dt.name} tensors (torch neither); it needs a floating-point "
+                              "tensor: cast first, e.g. x.float()")
+
+def _signbit(x: Tensor) -> Tensor:
+  """True where the sign bit is set: negative values, -0.0 and -nan for floats; x < 0 for ints; False for bools."""
+  if x.dtype.kind == "f":
+    xs = x.detach().cast(dtypes.float32) if x.dtype in HALF else x.detach()   # (OpenCL cannot bitcast a half)
+    return xs.bitcast(dtypes.int64 if xs.dtype == dtypes.float64 else dtypes.int32) < 0
+  if x.dtype.kind == "i": return x.detach() < 0
+  return x.full_like(False, dtype=dtypes.bool)
+
+def _atan2(y: Tensor, x: Tensor) -> Tensor:
+  """atan2 of floats as C's: the quadrant from both signs (signed zeros included), atan of the ratio no larger than 1
+  (no division overflows), atan2(+-inf, +-inf) = +-pi/4 or +-3pi/4, nan in gives nan. |y| and |x| are taken with a
+  where on the sign bit, so the gradient is y's and x's true one (also at y = 0)."""
+  ys, xs = _signbit(y), _signbit(x)
+  ay, ax = ys.where(-y, y), xs.where(-x, x)
+  swap = ay > ax
+  lo, hi = swap.where(ax, ay), swap.where(ay, ax)
+  both_inf = (ay == math.inf) & (ax == math.inf)
+  a = both_inf.where(1.0, lo / (hi == 0).where(1.0, hi)).atan()
+  a = swap.where(math.pi / 2 - a, a)
+  a = xs.where(math.pi - a, a)
+  return ys.where(-a, a)
+
+def _hypot(a: Tensor, b: Tensor) -> Tensor:
+  """sqrt(a*a + b*b) without overflow or underflow: max * sqrt(1 + (min/max)**2); inf if either is inf (even with a
+  nan), else nan if either is nan."""
+  aa, ab = a.abs(), b.abs()
+  m, n = aa.maximum(ab), aa.minimum(ab)
+  r = n / (m == 0).where(1.0, m)
+  out = m * (r * r + 1).sqrt()
+  out = (a.isnan() | b.isnan()).where(math.nan, out)
+  return (aa.isinf() | ab.isinf()).where(math.inf, out)
+
+def _check_bcast(fn: str, what: str, t: Tensor, shape: tuple) -> None:
+  if not broadcasts_to(tuple(t.shape), tuple(shape)):
+    raise RuntimeError(f"{fn}: {what} of shape {tuple(t.shape)} cannot be broadcast to the result's shape "
+                       f"{tuple(shape)}; give it that shape or one that broadcasts to it")
+
+def _check_matrices(fn: str, names: tuple[str, ...], ranks: tuple[int, ...], *ts: Tensor) -> None:
+  """Each operand has the rank torch wants, the same dtype (torch's matrix products do not promote) and not bool."""
+  for n, r, t in zip(names, ranks, ts):
+    if t.ndim != r:
+      what = {1: "a vector (1-D)", 2: "a matrix (2-D)", 3: "a 3-D tensor"}[r]
+      raise RuntimeError(f"{fn}: {n} must be {what}, got shape {tuple(t.shape)}; reshape it, or use matmul for "
+                         "broadcasting products")
+  if len({t.dtype for t in ts}) > 1:
+    raise RuntimeError(f"{fn}: expected {' and '.join(names)} to have the same dtype, but got "
+                       f"{', '.join(t.dtype.name for t in ts)} (torch does not promote here); cast one first")
+  if ts[0].dtype == dtypes.bool:
+    raise NotImplementedError(f"{fn}: not implemented for bool tensors (torch neither); cast them first, e.g. "
+                              "x.float()")
+
+def _scalar_for(fn: str, name: str, v: Any, dt: DType, strict: bool = False) -> Any:
+  """A beta/alpha/value scalar for a result of dtype dt: torch truncates a float one to an int for an integer result
+  (strict: raises instead, as torch's addr)."""
+  if dt.kind in "iub" and isinstance(v, float):
+    if strict:
+      raise RuntimeError(f"{fn}: for integral input tensors, argument {name} must not be a floating point number "
+                         f"(got {v}), as torch; pass an int or cast the tensors to float")
+    return int(v)
+  return v
+
+def _scaled(x: Tensor, s: Any) -> Tensor: return x if s == 1 else x * s
+
+def _add_scaled(fn: str, inp: Tensor, prod: Tensor, beta: Any, alpha: Any, strict: bool = False) -> Tensor:
+  """beta * inp + alpha * prod (torch's add* family): inp broadcast to prod's shape; beta = 0 ignores inp entirely
+  (nan and inf in it do not propagate), as torch."""
+  _check_bcast(fn, "input", inp, tuple(prod.shape))
+  beta, alpha = _scalar_for(fn, "beta", beta, prod.dtype, strict), _scalar_for(fn, "alpha", alpha, prod.dtype, strict)
+  out = _scaled(prod, alpha)
+  # (beta = 0: inp still gets its gradient, zeros, as torch's, through an empty slice of it: its values are never read)
+  if beta == 0: return out + inp.reshape(-1)[:0].sum().cast(out.dtype)
+  return _scaled(inp, beta) + out
+
+_TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16", "int64": "Long",
+               "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool", "uint16": "UInt16",
+               "uint32": "UInt32", "uint64": "UInt64"}
 
 class MathMixin:
-  pass
+  # ---- elementwise math in torch's names
+  def atan2(self: Tensor, other) -> Tensor:  # type: ignore[misc]  # mixin: self is a Tensor
+    """torch.atan2(self, other): the angle of (other, self) in [-pi, pi], quadrant and signed zeros as C's atan2;
+    ints promote to the default float, float16/bfloat16 compute in float32."""
+    y, x = self._binop(other, to_float=True)
+    return _via_f32(y, _atan2, x)
+  arctan2 = atan2
+  def hypot(self: Tensor, other) -> Tensor:  # type: ignore[misc]  # mixin: self is a Tensor
+    """torch.hypot: sqrt(self**2 + other**2) without overflow; float tensors only (torch: not implemented for ints)."""
+    a, b = self._binop(other)
+    _float_only("hypot", a.dtype)
+    return _via_f32(a, _hypot, b)
+  def heaviside(self: Tensor, values) -> Tensor:  # type: ignore[misc]  # mixin: self is a Tensor
+    """torch.heaviside: 0 where self < 0, `values` where self == 0, 1 where self > 0 (nan gives 0, as torch).
+    Both must have the same dtype (torch); not differentiable (torch has no derivative for it)."""
+    T = type(self)
+    if not isinstance(values, T): values = T(values, device=self.device, dtype=self.dtype)
+    if values.dtype != self.dtype:
+      raise RuntimeError(f"heaviside: self ({self.dtype.name}) and values ({values.dtype.name}) must have the same "
+                         "dtype (torch: not implemented for different dtypes); cast values first")
+    x = self.detach()
+    return (x == 0).where(values.detach(), (x > 0).cast(self.dtype) if self.dtype != dtypes.bool else x)
+  def deg2rad(self: Tensor) -> Tensor:  # type: ignore[misc]  # mixin: self is a Tensor
+    """Degrees to radians (torch.deg2rad); ints give the default float."""
+    return self._float() * (math.pi / 180)
+  def rad2deg(self: Tensor) -> Tensor:  # type: ignore[misc]  # mixin: self is a Tensor
+    """Radians to degrees (torch.rad2deg); ints give the default float."""
+    return self._float() * (180 / math.pi)
+  def ldexp(self: Tensor, other) -> Tensor:  # type: ignore[misc]  # mixin: self is a Tensor
+    """self * 2**other (torch.ldexp): the promoted dtype of both, ints giving the default float."""
+    a, b = self._binop(other, to_float=True)
+    return a * b.exp2()
+  def frac(self: Tensor) -> Tensor:  # type: ignore[misc]  # mixin: self is a Tensor
+    """x - trunc(x), with x's sign (torch.frac); float tensors only, as torch."""
+    _float_only("frac", self.dtype)
+    return self - self.trunc()
+  def sgn(self: Tensor) -> Tensor:  # type: ignore[misc]  # mixin: self is a Tensor
+    """torch.sgn: sign() for real tensors."""
+    return self.sign()
+  def signbit(self: Tensor) -> Tensor:  # type: ignore[misc]  # mixin: self is a Tensor
+    """True where the sign bit is set (torch.signbit): -0.0 and -nan included; False for unsigned and bool."""
+    return _signbit(self)
+  def positive(self: Tensor) -> Tensor:  # type: ignore[misc]  # mixin: self is a Tensor
+    """self itself (torch.positive); a bool tensor raises as torch's unary + does."""
+    if self.dtype == dtypes.bool:
+      raise RuntimeError("positive: the `+` operator on a bool tensor is not supported (torch neither); "
+                         "cast it first, e.g. x.int()")
+    return self
+  def absolute(self: Tensor) -> Tensor:  # type: ignore[misc]  # mixin: self is a Tensor
+    """torch.absolute: abs()."""
+    return self.abs()
+  def negative(self: Tensor) -> Tensor:  # type: ignore[misc]  # mixin: self is a Tensor
+    """torch.negative: neg()."""
+    return self.neg()
+  def fix(self: Tensor) -> Tensor:  # type: ignore[misc]  # mixin: self is a Tensor
+    """torch.fix: trunc() (round toward zero)."""
+    return self.trunc()
+  def arcsin(self: Tensor) -> Tensor: return self.asin()  # type: ignore[misc]  # mixin: self is a Tensor
+  def arccos(self: Tensor) -> Tensor: return self.acos()  # type: ignore[misc]  # mixin: self is a Tensor
+  def arctan(self: Tensor) -> Tensor: return self.atan()  # type: ignore[misc]  # mixin: self is a Tensor
+  def arcsinh(self: Tensor) -> Tensor: return self.asinh()  # type: ignore[misc]  # mixin: self is a Tensor
+  def arccosh(self: Tensor) -> Tensor: return self.acosh()  # type: ignore[misc]  # mixin: self is a Tensor
+  def arctanh(self: Tensor) -> Tensor: return self.atanh()  # type: ignore[misc]  # mixin: self is a Tensor
+  def true_divide(self: Tensor, other) -> Tensor:  # type: ignore[misc]  # mixin: self is a Tensor
+    """torch.true_divide: div() without rounding (ints give floats)."""
+    return self.div(other)
+  def divide(self: Tensor, other, rounding_mode: str | None = None) -> Tensor:  # type: ignore[misc]  # mixin
+    """torch.divide: div(other, rounding_mode=)."""
+    return self.div(other, rounding_mode=rounding_mode)
+  def multiply(self: Tensor, other) -> Tensor:  # type: ignore[misc]  # mixin: self is a Tensor
+    """torch.multiply: mul()."""
+    return self.mul(other)
+  def subtract(self: Tensor, other, alpha=1) -> Tensor:  # type: ignore[misc]  # mixin: self is a Tensor
+    """torch.subtract: self - alpha * other."""
+    return self.sub(other if alpha == 1 else other * alpha)
+  def float_power(self: Tensor, exponent) -> Tensor:  # type: ignore[misc]  # mixin: self is a Tensor
+    """torch.float_power: self ** exponent computed and returned in float64, whatever the inputs' dtypes."""
+    T = type(self)
+    e = exponent.cast(dtypes.float64) if isinstance(exponent, T) else float(exponent)
+    return self.cast(dtypes.float64).pow(e)
+  def xlogy(self: Tensor, other) -> Tensor:  # type: ignore[misc]  # mixin: self is a Tensor
+    """self * log(other), 0 where self == 0 unless other is nan (torch.xlogy); ints promote to the default float. The
+    gradient is log(other) for self (0 where self == 0 and other <= 0) and self / other for other, as torch's."""
+    x, y = self._binop(other, to_float=True)
+    # where self == 0 and log(other) is not finite, log(1) stands in: the value is 0 and no nan reaches a gradient
+    bad = (x == 0) & ((y > 0) & (y < math.inf)).logical_not() & y.isnan().logical_not()
+    return x * bad.where(1.0, y).log()
+  def sinc(self: Tensor) -> Tensor:  # type: ignore[misc]  # mixin: self is a Tensor
+    """sin(pi x) / (pi x), 1 at 0 (torch.sinc, gradient 0 there); ints give the default float."""
+    def f(x: Tensor) -> Tensor:
+      z = x == 0
+      px = z.where(1.0, x * math.pi)
+      return z.where(1.0, px.sin() / px)
+    return _via_f32(self._float(), f)
+  def nan_to_num(self: Tensor, nan: float = 0.0, posinf: float | None = None,  # type: ignore[misc]  # mixin
+                 neginf: float | None = None) -> Tensor:
+    """nan, +inf and -inf replaced (torch.nan_to_num): by 0 and the dtype's largest and smallest finite values unless
+    given; the gradient passes where the value is kept. Integer and bool tensors come back unchanged (a copy)."""
+    if self.dtype.kind != "f": return self.clone()
+    big = dtypes.finfo_max(self.dtype)
+    hi, lo = big if posinf is None else posinf, -big if neginf is None else neginf
+    return self.isnan().where(nan, (self == math.inf).where(hi, (self == -math.inf).where(lo, self)))
+  def logit(self: Tensor, eps: float | None = None) -> Tensor:  # type: ignore[misc]  # mixin: self is a Tensor
+    """log(x / (1 - x)) (torch.logit), x clamped to [eps, 1 - eps] first when eps is given (gradient 0 outside)."""
+    def f(x: Tensor) -> Tensor:
+      # (below eps first, then above 1 - eps: torch's order, which matters for eps > 0.5)
+      if eps is not None: x = (x < eps).where(eps, (x > 1 - eps).where(1 - eps, x))
+      return (x / (1 - x)).log()
+    return _via_f32(self._float(), f)
+  def clamp_min(self: Tensor, min) -> Tensor:  # type: ignore[misc]  # mixin: self is a Tensor
+    """torch.clamp_min: clamp(min=min)."""
+    return self.clamp(min=min)
+  def clamp_max(self: Tensor, max) -> Tensor:  # type: ignore[misc]  # mixin: self is a Tensor
+    """torch.clamp_max: clamp(max=max)."""
+    return self.clamp(max=max)
+
+  def fmax(self: Tensor, other) -> Tensor:  # type: ignore[misc]  # mixin: self is a Tensor
+    """Elementwise maximum ignoring nan (torch.fmax): nan only where both are nan; ties and the gradient go to self."""
+    a, b = self._binop(other)
+    return ((a >= b) | b.isnan()).where(a, b)
+  def fmin(self: Tensor, other) -> Tensor:  # type: ignore[misc]  # mixin: self is a Tensor
+    """Elementwise minimum ignoring nan (torch.fmin): nan only where both are nan; ties and the gradient go to self."""
+    a, b = self._binop(other)
+    return ((a <= b) | b.isnan()).where(a, b)
+  def logaddexp2(self: Tensor, other) -> Tensor:  # type: ignore[misc]  # mixin: self is a Tensor
+    """log2(2**self + 2**other) without overflow (torch.logaddexp2); ints promote to the default float."""
+    a, b = self._binop(other, to_float=True)
+    return (a * math.log(2)).logaddexp(b * math.log(2)) * (1 / math.log(2))
+  def logical_xor(self: Tensor, other) -> Tensor:  # type: ignore[misc]  # mixin: self is a Tensor
+    """True where exactly one of self and other is nonzero (torch.logical_xor)."""
+    T = type(self)
+    o = other.cast(dtypes.bool) if isinstance(other, T) else bool(other)
+    return self.cast(dtypes.bool) != o
+  def greater(self: Tensor, other) -> Tensor: return self > other  # type: ignore[misc]  # mixin: torch.greater
+  def greater_equal(self: Tensor, other) -> Tensor: return self >= other  # type: ignore[misc]  # mixin
+  def less(self: Tensor, other) -> Tensor: return self < other  # type: ignore[misc]  # mixin: torch.less
+  def less_equal(self: Tensor, other) -> Tensor: return self <= other  # type: ignore[misc]  # mixin
+  def not_equal(self: Tensor, other) -> Tensor: return self != other  # type: ignore[misc]  # mixin: torch.not_equal
+  def bitwise_left_shift(self: Tensor, other) -> Tensor: return self.lshift(other)  # type: ignore[misc]  # mixin
+  def bitwise_right_shift(self: Tensor, other) -> Tensor: return self.rshift(other)  # type: ignore[misc]  # mixin
+  def isposinf(self: Tensor) -> Tensor:  # type: ignore[misc]  # mixin: self is a Tensor
+    """True at +inf (torch.isposinf); False everywhere for integer and bool tensors."""
+    return self.isinf(detect_negative=False)
+  def isneginf(self: Tensor) -> Tensor:  # type: ignore[misc]  # mixin: self is a Tensor
+    """True at -inf (torch.isneginf); False everywhere for integer and bool tensors."""
+    return self.isinf(detect_positive=False)
+  @property
+  def itemsize(self: Tensor) -> int: return self.dtype.itemsize  # type: ignore[misc]  # mixin: torch's property
+  @property
+  def nbytes(self: Tensor) -> int: return self.numel() * self.dtype.itemsize  # type: ignore[misc]  # mixin
+
+  # ---- matrix products in torch's names (no broadcasting of the products; the same dtype for every operand)
+  def mm(self: Tensor, mat2: Tensor) -> Tensor:  # type: ignore[misc]  # mixin: self is a Tensor
+    """Matrix product of two 2-D tensors (torch.mm): no broadcasting, both of one dtype."""
+    _check_matrices("mm", ("mat1", "mat2"), (2, 2), self, mat2)
+    if self.shape[1] != mat2.shape[0]:
+      raise RuntimeError(f"mm: mat1 and mat2 shapes cannot be multiplied ({self.shape[0]}x{self.shape[1]} and "
+                         f"{mat2.shape[0]}x{mat2.shape[1]}): mat1's columns must equal mat2's rows")
+    return self.matmul(mat2)
+  def bmm(self: Tensor, mat2: Tensor) -> Tensor:  # type: ignore[misc]  # mixin: self is a Tensor
+    """Batched matrix product of (b, n, m) and (b, m, p) tensors (torch.bmm): the batch sizes must be equal (torch
+    does not broadcast them), both of one dtype."""
+    _check_matrices("bmm", ("batch1", "batch2"), (3, 3), self, mat2)
+    if self.shape[0] != mat2.shape[0] or self.shape[2] != mat2.shape[1]:
+      raise RuntimeError(f"bmm: batch1 of shape {tuple(self.shape)} and batch2 of shape {tuple(mat2.shape)} do not "
+                         f"fit: batch2 must be ({self.shape[0]}, {self.shape[2]}, p) (equal batch sizes, no "
+                         "broadcasting); use matmul to broadcast")
+    return self.matmul(mat2)
+  def mv(self: Tensor, vec: Tensor) -> Tensor:  # type: ignore[misc]  # mixin: self is a Tensor
+    """Matrix-vector product of a 2-D and a 1-D tensor (torch.mv), both of one dtype."""
+    _check_matrices("mv", ("mat", "vec"), (2, 1), self, vec)
+    if self.shape[1] != vec.shape[0]:
+      raise RuntimeError(f"mv: size mismatch, mat of shape {tuple(self.shape)} and vec of shape {tuple(vec.shape)}: "
+                         "vec's length must equal mat's columns")
+    return self.matmul(vec)
+  def _add_product(self: Tensor, fn: str, prod: Tensor, beta, alpha) -> Tensor:  # type: ignore[misc]  # mixin
+    if self.dtype != prod.dtype:
+      raise RuntimeError(f"{fn}: expected input and the matrices to have the same dtype, but got {self.dtype.name} and "
+                         f"{prod.dtype.name} (torch does not promote here); cast one first")
+    return _add_scaled(fn, self, prod, beta, alpha)
+  def inner(self: Tensor, other: Tensor) -> Tensor:  # type: ignore[misc]  # mixin: self is a Tensor
+    """Sum over the last dims of both (torch.inner): shape self.shape[:-1] + other.shape[:-1]; a 0-d operand
+    multiplies. Both of one dtype, as torch."""
+    if self.dtype != other.dtype:
+      raise RuntimeError(f"inner: both inputs should have the same dtype, got {self.dtype.name} and "
+                         f"{other.dtype.name}; cast one first")
+    if self.ndim == 0 or other.ndim == 0: return self * other
+    if self.shape[-1] != other.shape[-1]:
+      raise RuntimeError(f"inner: the last dims of self {tuple(self.shape)} and other {tuple(other.shape)} must match")
+    k = self.shape[-1]
+    out = self.reshape(-1, k).matmul(other.reshape(-1, k).transpose(0, 1))
+    return out.reshape(tuple(self.shape[:-1]) + tuple(other.shape[:-1]))
+  def vdot(self: Tensor, other: Tensor) -> Tensor:  # type: ignore[misc]  # mixin: self is a Tensor
+    """Dot product of two 1-D tensors of one dtype (torch.vdot; teeny has no complex dtypes to conjugate)."""
+    _check_matrices("vdot", ("self", "other"), (1, 1), self, other)
+    if self.shape[0] != other.shape[0]:
+      raise RuntimeError(f"vdot: inconsistent sizes, self {tuple(self.shape)} and other {tuple(other.shape)}")
+    return (self * other).sum()
+  def addmm(self: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tensor:  # type: ignore[misc]  # mixin
+    """beta * self + alpha * (mat1 @ mat2) (torch.addmm): self broadcast to (n, p); beta = 0 ignores self (its nan and
+    inf too); int tensors truncate float beta/alpha as torch."""
+    return self._add_product("addmm", mat1.mm(mat2), beta, alpha)
+  def addmv(self: Tensor, mat: Tensor, vec: Tensor, *, beta=1, alpha=1) -> Tensor:  # type: ignore[misc]  # mixin
+    """beta * self + alpha * (mat @ vec) (torch.addmv), as addmm."""
+    return self._add_product("addmv", mat.mv(vec), beta, alpha)
+  def baddbmm(self: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -> Tensor:  # type: ignore[misc]  # mixin
+    """beta * self + alpha * bmm(batch1, batch2) (torch.baddbmm): self broadcast to (b, n, p), as addmm."""
+    return self._add_product("baddbmm", batch1.bmm(batch2), beta, alpha)
+  def addbmm(self: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -> Tensor:  # type: ignore[misc]  # mixin
+    """beta * self + alpha * sum over the batch of bmm(batch1, batch2) (torch.addbmm): self broadcast to (n, p)."""
+    return self._add_product("addbmm", batch1.bmm(batch2).sum(0), beta, alpha)
+  def addr(self: Tensor, vec1: Tensor, vec2: Tensor, *, beta=1, alpha=1) -> Tensor:  # type: ignore[misc]  # mixin
+    """beta * self + alpha * outer(vec1, vec2) (torch.addr): 1-D vectors, dtypes promoted as torch; for int results a
+    float beta or alpha raises (torch)."""
+    for n, v in (("vec1", vec1), ("vec2", vec2)):
+      if v.ndim != 1: raise RuntimeError(f"addr: {n} must be a vector (1-D), got shape {tuple(v.shape)}")
+    dt = least_upper_dtype(self.dtype, vec1.dtype, vec2.dtype)
+    outer = vec1.cast(dt).reshape(-1, 1) * vec2.cast(dt).reshape(1, -1)
+    return _add_scaled("addr", self.cast(dt), outer, beta, alpha, strict=dt.kind in "iu")
+  def addcmul(self: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tensor:  # type: ignore[misc]  # mixin
+    """self + value * tensor1 * tensor2 (torch.addcmul), all three broadcast and promoted; an int result truncates a
+    float value as torch."""
+    dt = least_upper_dtype(self.dtype, tensor1.dtype, tensor2.dtype)
+    v = _scalar_for("addcmul", "value", value, dt)
+    return self.cast(dt) + _scaled(tensor1.cast(dt) * tensor2.cast(dt), v)
+  def addcdiv(self: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tensor:  # type: ignore[misc]  # mixin
+    """self + value * tensor1 / tensor2 (torch.addcdiv), all three broadcast and promoted; integer tensor1 and tensor2
+    raise (torch no longer supports integer division here)."""
+    if least_upper_dtype(tensor1.dtype, tensor2.dtype).kind in "iub":
+      raise RuntimeError("addcdiv: integer division with addcdiv is not supported (torch neither): tensor1 and tensor2 "
+                         f"are {tensor1.dtype.name} and {tensor2.dtype.name}; use self + value * "
+                         "tensor1.div(tensor2, rounding_mode='trunc') or cast one to float")
+    dt = least_upper_dtype(self.dtype, tensor1.dtype, tensor2.dtype)
+    return self.cast(dt) + _scaled(tensor1.cast(dt) / tensor2.cast(dt), value)
+
+  # ---- casts, constructors and metadata in torch's names
+  def bfloat16(self: Tensor) -> Tensor: return self.cast(dtypes.bfloat16)  # type: ignore[misc]  # mixin
+  def byte(self: Tensor) -> Tensor: return self.cast(dtypes.uint8)  # type: ignore[misc]  # mixin
+  def char(self: Tensor) -> Tensor: return self.cast(dtypes.int8)  # type: ignore[misc]  # mixin
+  def short(self: Tensor) -> Tensor: return self.cast(dtypes.int16)  # type: ignore[misc]  # mixin
+  def type_as(self: Tensor, other: Tensor) -> Tensor:  # type: ignore[misc]  # mixin: self is a Tensor
+    """self cast to other's dtype (torch.Tensor.type_as)."""
+    return self.cast(other.dtype)
+  def new_full(self: Tensor, size, fill_value, *, dtype=None, device=None,  # type: ignore[misc]  # mixin
+               requires_grad: bool = False) -> Tensor:
+    """A new tensor of `size` filled with fill_value, of self's dtype and device unless given (torch's new_full)."""
+    T = type(self)
+    size = (size,) if isinstance(size, int) else tuple(size)
+    return T.full(size, fill_value, dtype=dtype or self.dtype, device=device or self.device,
+                  requires_grad=requires_grad or None)
+  def new_zeros(self: Tensor, *size, dtype=None, device=None,  # type: ignore[misc]  # mixin: self is a Tensor
+                requires_grad: bool = False) -> Tensor:
+    """Zeros of `size`, of self's dtype and device unless given (torch's new_zeros)."""
+    return self.new_full(_size(size), 0, dtype=dtype, device=device, requires_grad=requires_grad)
+  def new_ones(self: Tensor, *size, dtype=None, device=None,  # type: ignore[misc]  # mixin: self is a Tensor
+               requires_grad: bool = False) -> Tensor:
+    """Ones of `size`, of self's dtype and device unless given (torch's new_ones)."""
+    return self.new_full(_size(size), 1, dtype=dtype, device=device, requires_grad=requires_grad)
+  def new_empty(self: Tensor, *size, dtype=None, device=None,  # type: ignore[misc]  # mixin: self is a Tensor
+                requires_grad: bool = False) -> Tensor:
+    """An uninitialised tensor of `size`, of self's dtype and device unless given (torch's new_empty)."""
+    T = type(self)
+    return T.empty(*_size(size), dtype=dtype or self.dtype, device=device or self.device,
+                   requires_grad=requires_grad or None)
+  def new_tensor(self: Tensor, data, *, dtype=None, device=None,  # type: ignore[misc]  # mixin: self is a Tensor
+                 requires_grad: bool = False) -> Tensor:
+    """A new tensor holding a copy of data, of self's dtype and device unless given (torch's new_tensor); a Tensor's
+    data is copied and detached."""
+    T = type(self)
+    dt, dev = to_dtype(dtype) if dtype is not None else self.dtype, device or self.device
+    if isinstance(data, T): out = data.detach().to(dev).cast(dt).clone()
+    else: out = T(data, device=dev, dtype=dt)
+    if requires_grad: out.requires_grad = True
+    return out
+  def view_as(self: Tensor, other: Tensor) -> Tensor:  # type: ignore[misc]  # mixin: self is a Tensor
+    """self.view(other.shape) (torch.Tensor.view_as)."""
+    return self.view(tuple(other.shape))
+  def reshape_as(self: Tensor, other: Tensor) -> Tensor:  # type: ignore[misc]  # mixin: self is a Tensor
+    """self.reshape(other.shape) (torch.Tensor.reshape_as)."""
+    return self.reshape(tuple(other.shape))
+  def dim(self: Tensor) -> int: return self.ndim  # type: ignore[misc]  # mixin: self is a Tensor
+  def ndimension(self: Tensor) -> int: return self.ndim  # type: ignore[misc]  # mixin: self is a Tensor
+  def nelement(self: Tensor) -> int: return self.numel()  # type: ignore[misc]  # mixin: self is a Tensor
+  def ravel(self: Tensor) -> Tensor:  # type: ignore[misc]  # mixin: self is a Tensor
+    """The elements as one dim (torch.ravel)."""
+    return self.reshape(-1)
+  def is_floating_point(self: Tensor) -> bool: return self.dtype.kind == "f"  # type: ignore[misc]  # mixin
+  def is_complex(self: Tensor) -> bool: return False  # type: ignore[misc]  # mixin: teeny has no complex dtypes
+  def is_signed(self: Tensor) -> bool: return self.dtype.kind in "if"  # type: ignore[misc]  # mixin
+
+  # ---- in-place variants (torch's op_): each computes the op and writes the result into self through _inplace_as
+  def _inplace_as(self: Tensor, out: Tensor, name: str) -> Tensor:  # type: ignore[misc]  # mixin: self is a Tensor
+    """Write out into self (in place, through assign: views write through to their base) under torch's rules for an
+    in-place op: out's shape must broadcast to self's, and its dtype cast to self's where torch allows that (a float
+    result into an int tensor raises)."""
+    if not broadcasts_to(tuple(out.shape), tuple(self.shape)):
+      raise RuntimeError(f"{name}: output with shape {tuple(self.shape)} doesn't match the broadcast shape "
+                         f"{tuple(out.shape)} (an in-place op cannot grow self); use the out-of-place op")
+    if not can_cast(out.dtype, self.dtype):
+      raise RuntimeError(f"{name}: result type {out.dtype.name} can't be cast to the desired output type "
+                         f"{self.dtype.name} (self's dtype; torch refuses it too): use the out-of-place op for a new "
+                         f"{out.dtype.name} tensor, or x.copy_(result) to cast it into x")
+    return self.assign(out)
+  def copy_(self: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:  # type: ignore[misc]  # mixin
+    """src written into self (torch's copy_): broadcast to self's shape, cast to self's dtype (any cast, as torch:
+    floats into ints truncate), moved to self's device. Gradients flow to src."""
+    T = type(self)
+    if not isinstance(src, T): raise TypeError(f"copy_: src must be a Tensor, got {type(src).__name__}")
+    if not broadcasts_to(tuple(src.shape), tuple(self.shape)):
+      raise RuntimeError(f"copy_: src of shape {tuple(src.shape)} cannot be broadcast to self's shape "
+                         f"{tuple(self.shape)}")
+    return self.assign(src.to(self.device).cast(self.dtype))
+  def float_power_(self: Tensor, exponent) -> Tensor:  # type: ignore[misc]  # mixin: self is a Tensor
+    """In-place float_power: self must be float64 (the result's dtype), as torch."""
+    if self.dtype != dtypes.float64:
+      raise RuntimeError(f"float_power_: the base has dtype {self.dtype.name} but the result requires float64 (torch "
+                         "refuses it too); use x = x.float_power(e) or cast x to float64 first")
+    return self._inplace_as(self.float_power(exponent), "float_power_")
+  def _random_float(self: Tensor, fn: str) -> None:  # type: ignore[misc]  # mixin: self is a Tensor
+    if self.dtype.kind != "f":
+      raise NotImplementedError(f"{fn}: not implemented for {self.dtype.name} tensors (torch neither): random floats "
+                                "need a floating-point tensor; cast it first, e.g. x = x.float()")
+  def uniform_(self: Tensor, a: float = 0.0, b: float = 1.0, **kw) -> Tensor:  # type: ignore[misc]  # mixin
+    """self filled with draws from uniform [a, b) (torch's uniform_; `from`/`to` keywords too); float tensors only."""
+    a, b = kw.pop("from", a), kw.pop("to", b)
+    if kw: raise TypeError(f"uniform_: unexpected keyword arguments {sorted(kw)}")
+    self._random_float("uniform_")
+    return self.assign(type(self).uniform(*self.shape, low=a, high=b, dtype=self.dtype, device=self.device))
+  def normal_(self: Tensor, mean: float = 0.0, std: float = 1.0) -> Tensor:  # type: ignore[misc]  # mixin
+    """self filled with normal draws (torch's normal_); float tensors only."""
+    self._random_float("normal_")
+    if std < 0: raise RuntimeError(f"normal_: std must be >= 0, got {std}")
+    return self.assign(type(self).normal(*self.shape, mean=mean, std=std, dtype=self.dtype, device=self.device))
+  def exponential_(self: Tensor, lambd: float = 1.0) -> Tensor:  # type: ignore[misc]  # mixin: self is a Tensor
+    """self filled with exponential draws of rate lambd, -log(1 - u) / lambd (torch's exponential_); floats only."""
+    if self.dtype.kind != "f":
+      raise RuntimeError(f"exponential_: the exponential distribution is continuous: self must be a floating-point "
+                         f"tensor, not {self.dtype.name} (torch refuses it too); cast it first")
+    if not lambd > 0: raise RuntimeError(f"exponential_: lambd must be positive, got {lambd}")
+    u = type(self).rand(*self.shape, device=self.device, dtype=dtypes.float64 if self.dtype == dtypes.float64 else None)
+    return self.assign((-(1 - u).log() / lambd).cast(self.dtype))
+  def bernoulli_(self: Tensor, p=0.5) -> Tensor:  # type: ignore[misc]  # mixin: self is a Tensor
+    """self filled with 1 with probability p (a float or a tensor broadcast to self), else 0 (torch's bernoulli_)."""
+    T = type(self)
+    if isinstance(p, T):
+      _check_bcast("bernoulli_", "p", p, tuple(self.shape))
+      u = T.rand(*self.shape, device=self.device, dtype=dtypes.float64 if p.dtype == dtypes.float64 else None)
+      return self.assign((u < p.detach()).cast(self.dtype))
+    return self.assign(self.detach().bernoulli(float(p)))
+  def fill_diagonal_(self: Tensor, fill_value, wrap: bool = False) -> Tensor:  # type: ignore[misc]  # mixin
+    """The main diagonal set to fill_value, cast to self's dtype (torch's fill_diagonal_): a 2-D tensor, or one whose
+    dims are all equal; wrap=True continues a tall matrix's diagonal every (columns + 1) rows, as torch."""
+    T = type(self)
+    if self.ndim < 2: raise RuntimeError(f"fill_diagonal_: self must have at least 2 dims, got shape {self.shape}")
+    if self.ndim > 2 and len(set(self.shape)) != 1:
+      raise RuntimeError(f"fill_diagonal_: all dims of self must be of equal length when it has more than 2, got "
+                         f"shape {tuple(self.shape)}")
+    n = min(self.shape)
+    step = sum(math.prod(self.shape[i + 1:]) for i in range(self.ndim))   # (columns + 1 for a matrix)
+    limit = self.numel() if wrap and self.ndim == 2 and self.shape[0] > self.shape[1] else (n - 1) * step + 1
+    idx = T.arange(self.numel(), device=self.device)
+    mask = ((idx % step == 0) & (idx < limit)).reshape(self.shape)
+    # (the value is cast to self's dtype first, as torch's fill: 1.7 into an int tensor is 1)
+    val = (fill_value if isinstance(fill_value, T) else T(fill_value, device=self.device)).cast(self.dtype)
+    return self.assign(mask.where(val.detach(), self))
+  def type(self: Tensor, dtype=None) -> Any:  # type: ignore[misc]  # mixin: self is a Tensor
+    """With no dtype, a name like torch's ('teeny.FloatTensor'); with one, self cast to it (torch.Tensor.type)."""
+    if dtype is None: return f"teeny.{_TYPE_NAMES.get(self.dtype.name, self.dtype.name)}Tensor"
+    return self.cast(dtype)
+
+def _size(size: tuple) -> tuple:
+  return tuple(size[0]) if len(size) == 1 and isinstance(size[0], (tuple, list)) else size
+
+def _inplace_method(name: str) -> Callable:
+  def f(self: Tensor, *args, **kw) -> Tensor: return self._inplace_as(getattr(self, name)(*args, **kw), name + "_")
+  f.__name__ = f.__qualname__ = name + "_"
+  f.__doc__ = (f"{name}(...) written into self in place (torch's Tensor.{name}_): views write through to their base; "
+               "the result must broadcast to self's shape and cast to self's dtype (a float result into an int tensor "
+               "raises, as torch). Returns self.")
+  return f
+
+# the ops whose result is written in place by `op_` (torch has each of these names); tensor.py's own add_, sub_,
+# mul_, div_, clamp_, zero_, fill_ stay as they are, and tensor_select.py has the indexing ones (masked_fill_,
+# scatter_, index_add_...)
+INPLACE = ("abs absolute neg negative exp exp2 expm1 log log2 log10 log1p sqrt rsqrt sigmoid tanh relu floor "
+           "ceil round trunc fix frac sin cos tan asin acos atan sinh cosh asinh acosh atanh arcsin arccos "
+           "arctan arcsinh arccosh arctanh reciprocal square sign sgn erf deg2rad rad2deg sinc logit nan_to_num "
+           "clamp_min clamp_max clip pow fmod remainder lerp addcmul addcdiv atan2 arctan2 hypot xlogy ldexp "
+           "copysign heaviside floor_divide true_divide multiply subtract divide bitwise_and bitwise_or "
+           "bitwise_xor bitwise_not logical_and logical_or logical_not lt gt le ge eq ne addmm addmv addbmm "
+           "baddbmm addr tril triu logical_xor greater greater_equal less less_equal not_equal bitwise_left_shift "
+           "bitwise_right_shift cumsum cumprod").split()
+for _name in INPLACE: setattr(MathMixin, _name + "_", _inplace_method(_name))
