@@ -275,6 +275,7 @@ class ToolCompiler(Compiler):
     self.tool, self.flags, self.after = tool, flags, after or []
     try: ver = subprocess.run([tool, "--version"], capture_output=True, text=True, timeout=30).stdout.splitlines()[0]
     except Exception: ver = "unknown"
+    self.version = ver
     self.cache_key = f"{tool} {ver} {' '.join(self.flags + self.after)}"
   def flags_for(self, src: str) -> list[str]:
     """The flags for this source (the cache key holds the source, so flags chosen from it need no key of their own)."""

@@ -351,3 +351,16 @@ def test_T_reverses_all_dims():
   a = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
   np.testing.assert_array_equal(Tensor(a).T.numpy(), a.T)
   np.testing.assert_array_equal(Tensor(a[0]).T.numpy(), a[0].T)
+
+@settings(max_examples=25, deadline=None)
+@given(k=st.integers(1, 300), n=st.integers(1, 8), col=st.integers(0, 7), seed=st.integers(0, 2**16))
+def test_float16_strided_sums(k, n, col, seed):
+  """clang 14 with 512-bit vectors summed the wrong elements of a strided float16 column (x[:, 0] of (64, 3): -4.90
+  for -0.004), and so a float16 (8, 64) @ (64, 3): float16 kernels keep 256-bit vectors there."""
+  col = col % n
+  x = np.random.default_rng(seed).standard_normal((k, n)).astype(np.float16)
+  got = Tensor(x)[:, col].cast(dtypes.float32).sum().item()
+  np.testing.assert_allclose(got, x[:, col].astype(np.float64).sum(), rtol=1e-5, atol=1e-4)
+  w = np.random.default_rng(seed + 1).standard_normal((8, k)).astype(np.float16)
+  ref = w.astype(np.float64) @ x.astype(np.float64)
+  np.testing.assert_allclose((Tensor(w) @ Tensor(x)).numpy().astype(np.float64), ref, rtol=2e-2, atol=2e-2 * np.sqrt(k))

@@ -4,7 +4,7 @@ The code is compiled for one target, TEENY_CPU_ARCH (a -march value: x86-64-v3 f
 name such as znver3; default `native`, the machine itself). Its facts, read once (`cpu_target`), size the heuristics'
 tiles: the vector width from the macros the compiler defines for that target, the cache sizes from sysfs."""
 from __future__ import annotations
-import ctypes, functools, hashlib, os, shutil, subprocess, time
+import ctypes, functools, hashlib, os, re, shutil, subprocess, time
 from dataclasses import dataclass
 from typing import Any
 import numpy as np
@@ -98,8 +98,13 @@ class CCompiler(ToolCompiler):
                           "-fopenmp-simd", "-ffp-contract=fast", *vflags, "-Wno-unused-variable",
                           "-Wno-unused-function", "-x", "c"],
                      ["-lm", *vlink])
+    # float16 kernels: see flags_for. clang before 19 (14.0.6 seen) miscompiles a strided float16 load vectorised
+    # with 512-bit registers (x[:, 0].sum() of a (64, 3) float16 tensor summed the wrong elements; 256-bit ones and
+    # clang 19 are right): there float16 kernels keep 256-bit vectors
+    old_clang = (m := re.search(r"clang version (\d+)", self.version)) is not None and int(m.group(1)) < 19
+    self.f16_flags = ["-ffp-contract=off"] + (["-mprefer-vector-width=256"] if wide and old_clang else [])
     # "native" names a different target on each machine: the key holds what the compiler made of it
-    self.cache_key += f" target={self.target.macros}"
+    self.cache_key += f" target={self.target.macros} f16={' '.join(self.f16_flags)}"
   @property
   def cc(self) -> str: return self.tool
   def flags_for(self, src: str) -> list[str]:
@@ -107,7 +112,7 @@ class CCompiler(ToolCompiler):
     # (AVX512-FP16: Sapphire Rapids), gcc narrows a float op between two float16 roundings to a float16 op, and
     # contraction then fuses a*b+c into one float16 FMA, skipping the product's rounding that every op must keep
     # (render_round16): 1 ulp off torch in 20 of 64 values on an H200 host. Such kernels are compiled uncontracted
-    return self.flags + ["-ffp-contract=off"] if "TEENY_F16" in src else self.flags
+    return self.flags + self.f16_flags if "TEENY_F16" in src else self.flags
   def error(self, err: str, src: str) -> str:
     msg = super().error(err, src)
     if "__atomic_fetch_" in err and "incompatible" in err:   # gcc: "operand type 'float *' is incompatible with ..."
