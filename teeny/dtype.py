@@ -140,7 +140,10 @@ def _promote2(a: DType, b: DType) -> DType:
   if a.kind == b.kind: return a if a.itemsize > b.itemsize else b
   s, u = (a, b) if a.kind == "i" else (b, a)
   if s.itemsize > u.itemsize: return s
-  return {1: dtypes.int16, 2: dtypes.int32, 4: dtypes.int64}.get(u.itemsize, dtypes.int64)
+  if u.itemsize == 8:   # (int64 would wrap uint64's upper half negative; torch refuses the mix too)
+    raise TypeError(f"no integer dtype holds both {u} and {s}: cast one first (e.g. to float64, or to int64 when "
+                    "the uint64 values are below 2**63)")
+  return {1: dtypes.int16, 2: dtypes.int32, 4: dtypes.int64}[u.itemsize]
 
 def least_upper_dtype(*ds: DType) -> DType:
   """PyTorch's promotion of tensor dtypes: bool < ints < floats; within a category the wider; int+uint the next

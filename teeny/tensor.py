@@ -262,6 +262,50 @@ class Tensor(SelectMixin, NNMixin, LossMixin, MathMixin, metaclass=_TensorMeta):
     if self.numel() != 1:
       raise RuntimeError(f"the truth value of a tensor with {self.numel()} elements is ambiguous; use .any() or .all()")
     return bool(self.item())
+  def _one(self, what: str) -> Any:
+    if self.numel() != 1:
+      raise TypeError(f"{what}() of a tensor needs exactly one element, this one has shape {self.shape}; use .item() "
+                      "on one element or .tolist()")
+    return self.item()
+  def __float__(self) -> float: return float(self._one("float"))
+  def __int__(self) -> int: return int(self._one("int"))
+  def __index__(self) -> int:
+    """operator.index, as torch: one element of an integer (or bool) dtype (`lst[t]`, `range(t)`)."""
+    if self.dtype.kind not in "iub":
+      raise TypeError(f"only integer tensors of a single element can be converted to an index, not {self.dtype}")
+    return int(self._one("index"))
+  def __format__(self, spec: str) -> str:
+    """f"{t:.2f}" formats a 0-d tensor's value (torch's rule); with no spec, str(t)."""
+    if self.ndim == 0 and spec: return format(self.item(), spec)
+    if spec: raise TypeError(f"unsupported format string {spec!r} for a {self.ndim}-d tensor; format its .item()")
+    return str(self)
+  def __contains__(self, x) -> bool:
+    """`x in t`: whether any element equals x (torch's rule), for a number or a tensor that broadcasts to t."""
+    if not isinstance(x, (Tensor, bool, int, float, np.generic)):
+      raise RuntimeError(f"Tensor.__contains__ only supports a Tensor or a number, got {type(x).__name__}")
+    return bool((self == x).any().item())
+  __array_priority__ = 1000   # numpy defers `ndarray op tensor` to the Tensor (torch's value)
+  def __array__(self, dtype=None, copy=None) -> np.ndarray:
+    """np.asarray(t), np.array(t, dtype=...), and numpy functions of tensors (np.exp(t) returns an ndarray, as for a
+    torch CPU tensor). Realizes the tensor and reads it."""
+    a = self.detach().numpy()
+    return a.astype(dtype, copy=False) if dtype is not None else a
+  def __deepcopy__(self, memo: dict) -> Tensor:
+    """copy.deepcopy: a tensor with memory of its own (a lazy copy, made before any later write to this one), the same
+    requires_grad, and a deep copy of .grad (torch's semantics; an EMA model `copy.deepcopy(model)` needs it)."""
+    import copy
+    out = self.detach().clone()
+    if self._requires_grad: out.requires_grad = True
+    memo[id(self)] = out
+    if self.grad is not None: out.grad = copy.deepcopy(self.grad, memo)
+    return out
+  def __reduce__(self):
+    """pickle (and copy.copy): the values, dtype, device and requires_grad; .grad is not kept (torch's pickling)."""
+    if isinstance(self.device, tuple):
+      raise TypeError(f"cannot pickle a tensor on several devices {self.device}; gather it first (.to('CPU'))")
+    a = self.detach()
+    raw = a.bitcast(dtypes.uint16).numpy() if a.dtype == dtypes.bfloat16 else a.numpy()
+    return (_unpickle_tensor, (np.ascontiguousarray(raw), self.dtype.name, self.device, self._requires_grad))
   def host_range(self) -> tuple[int, int] | None:
     """(min, max) of an integer tensor made from host data and not changed since, else None (free: no device read)."""
     hr = getattr(self, "_host_range", None)
@@ -1018,8 +1062,11 @@ class Tensor(SelectMixin, NNMixin, LossMixin, MathMixin, metaclass=_TensorMeta):
   def minimum(self, x) -> Tensor:
     a, b = self._binop(x)
     return a._alu(Ops.MIN, b)
-  def where(self, x, y) -> Tensor:
-    """self ? x : y (self is the condition)."""
+  def where(self, x=None, y=None) -> Tensor:   # (annotated for the 3-argument form, which is every internal use)
+    """self ? x : y (self is the condition). With neither x nor y: torch.where(cond), the indices of the true elements,
+    one tensor per dim (nonzero(as_tuple=True): realizes, the count depends on the values)."""
+    if x is None and y is None: return self.nonzero(as_tuple=True)  # type: ignore[return-value]
+    if x is None or y is None: raise TypeError("where(cond, x, y) needs both x and y (or neither, for the indices)")
     cond = self if self.dtype == dtypes.bool else self.cast(dtypes.bool)
     if isinstance(x, Tensor) and isinstance(y, Tensor): xx, yy = x._binop(y)
     elif isinstance(x, Tensor): xx, yy = x._binop(y)
@@ -2734,8 +2781,15 @@ def _exact_ints(data, shape: tuple, dtype: DType) -> np.ndarray:
     vals.append(int(v) & ((1 << 8 * dtype.itemsize) - 1) if dtype.kind == "u" else int(v))
   return np.array(vals, dtype=dtype.np).reshape(shape)
 
+def _unpickle_tensor(arr: np.ndarray, dtype: str, device: str, requires_grad: bool | None) -> Tensor:
+  dt = to_dtype(dtype)
+  t = Tensor(arr, device=device).bitcast(dt) if dt == dtypes.bfloat16 else Tensor(arr, device=device, dtype=dt)
+  if requires_grad: t.requires_grad = True
+  return t
+
 def _from_host(data: Any, device: str, dtype: DType | None) -> UOp:
   if isinstance(device, tuple): return Tensor(data, device[0], dtype).shard(device).uop   # several devices: replicated
+  if isinstance(data, range): data = list(data)
   if isinstance(data, (list, tuple)):
     _nested_shape(data)
     arr = np.array(data)

@@ -1029,6 +1029,9 @@ class NNMixin:
     if index.ndim != self.ndim:
       raise ValueError(f"gather index {tuple(index.shape)} must have as many dims as self {tuple(self.shape)}")
     if not dtypes.is_int(index.dtype): raise TypeError(f"gather index must be an integer tensor, got {index.dtype}")
+    if self.ndim == 0:   # (torch: a 0-d tensor gathers along dim 0 or -1, as a 1-element one)
+      if dim not in (0, -1): raise IndexError(f"gather: dim {dim} is out of range for a 0-d tensor (0 or -1)")
+      return self.reshape(1).gather(0, index.reshape(1)).reshape(())
     dim = dim % self.ndim
     if any(i > s for d, (s, i) in enumerate(zip(self.shape, index.shape)) if d != dim):
       raise ValueError(f"gather index {tuple(index.shape)} is larger than self {tuple(self.shape)} outside dim {dim}")
@@ -1113,7 +1116,11 @@ class NNMixin:
     Tensor = type(self)
     if reduce not in (None, "add", "multiply"):
       raise RuntimeError(f"scatter: reduce argument must be either add or multiply (or None), got {reduce!r}")
+    if self.ndim == 0 and isinstance(index, Tensor) and index.ndim == 0 and dim in (0, -1):   # (as a 1-element one)
+      return self.reshape(1).scatter(0, index.reshape(1), src.reshape(1) if isinstance(src, Tensor) else src,
+                                     reduce).reshape(())
     dim, src, mask = self._scatter_parts("scatter", dim, index, src)
+    if index.numel() == 0: return self.clone()   # (nothing written: the reductions below have an empty axis)
     if reduce == "add": return self + mask.where(src, 0).sum(-1).cast(self.dtype)
     if reduce == "multiply": return self * mask.where(src, 1).prod(-1).cast(self.dtype)
     # the last r that writes each position wins
@@ -1137,7 +1144,10 @@ class NNMixin:
     if reduce not in ("sum", "prod", "mean", "amax", "amin"):
       raise RuntimeError("scatter_reduce: reduce argument must be either sum, prod, mean, amax or amin, got "
                          f"{reduce!r}")
+    if self.ndim == 0 and isinstance(index, Tensor) and index.ndim == 0 and dim in (0, -1):   # (as a 1-element one)
+      return self.reshape(1).scatter_reduce(0, index.reshape(1), src.reshape(1), reduce, include_self).reshape(())
     dim, src, mask = self._scatter_parts("scatter_reduce", dim, index, src)
+    if index.numel() == 0: return self.clone()   # (nothing reduced into self)
     touched = mask.any(-1)
     if reduce in ("sum", "mean"):
       total = mask.where(src, 0).sum(-1).cast(self.dtype) + (self if include_self else touched.where(0, self))
