@@ -937,8 +937,20 @@ class Tensor(SelectMixin, NNMixin, LossMixin, MathMixin, metaclass=_TensorMeta):
     a, b = self._binop(x, reverse)
     return a._alu(Ops.SUB, b)
   def mul(self, x, reverse=False) -> Tensor:
+    if self._scalar_past_half(x): return self.float().mul(x, reverse).cast(self.dtype)
     a, b = self._binop(x, reverse)
     return a._alu(Ops.MUL, b)
+  def _scalar_past_half(self, x) -> bool:
+    """A 16-bit float tensor and a Python number the 16-bit dtype does not hold exactly: torch multiplies and divides
+    with the number in float32 and rounds the result once (x_f16 * 1e5 is 100.06 for x = 0.001, 0 * 1e10 is 0, and
+    x_bf16 * 0.1 is x * 0.1f rounded), where the number made 16-bit would be inf, 0 or a rounded factor. (Its + and -
+    round the number to the tensor's dtype first, as teeny's _binop does.)"""
+    if self.dtype not in HALF or not isinstance(x, (int, float)) or isinstance(x, bool) or not math.isfinite(x):
+      return False
+    if abs(x) > dtypes.finfo_max(self.dtype): return True
+    f = np.float32(x)
+    if self.dtype == dtypes.float16: return float(np.float16(f)) != x
+    return float(f) != x or int(f.view(np.uint32)) & 0xFFFF != 0
   def div(self, x, reverse=False, rounding_mode: str | None = None) -> Tensor:
     """self / x (true division: ints give floats). rounding_mode "trunc" or "floor" rounds the quotient and keeps an int
     dtype. Float division by 0 gives inf or nan as IEEE does; integer division by 0 in "trunc"/"floor" mode raises
@@ -947,6 +959,7 @@ class Tensor(SelectMixin, NNMixin, LossMixin, MathMixin, metaclass=_TensorMeta):
     if rounding_mode not in (None, "trunc", "floor"):
       raise RuntimeError("div expected rounding_mode to be one of None, 'trunc', or 'floor' "
                          f"but found {rounding_mode!r}")
+    if self._scalar_past_half(x): return self.float().div(x, reverse, rounding_mode).cast(self.dtype)
     a, b = self._binop(x, reverse, to_float=rounding_mode is None)
     if rounding_mode is not None and a.dtype.kind in "iu" and _host_zero(x if not reverse else self):
       raise ZeroDivisionError(f"integer division by zero in div(rounding_mode={rounding_mode!r}) "

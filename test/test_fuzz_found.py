@@ -364,3 +364,22 @@ def test_float16_strided_sums(k, n, col, seed):
   w = np.random.default_rng(seed + 1).standard_normal((8, k)).astype(np.float16)
   ref = w.astype(np.float64) @ x.astype(np.float64)
   np.testing.assert_allclose((Tensor(w) @ Tensor(x)).numpy().astype(np.float64), ref, rtol=2e-2, atol=2e-2 * np.sqrt(k))
+
+@settings(max_examples=40, deadline=None)
+@given(dt=st.sampled_from(["float16", "bfloat16"]), op=st.sampled_from(["+", "-", "*", "/", "r-", "r/"]),
+       s=st.sampled_from([0.1, 0.7, 1 / 3, 3.0, -2.5, 1e-9, 1e5, 7e4, 1e10, 123456.789, 2**-30, 5, 100001]),
+       seed=st.integers(0, 2**16))
+def test_half_op_python_scalar_rounds_once_as_torch(dt, op, s, seed):
+  """torch multiplies and divides a 16-bit tensor by a Python number with the number in float32 and rounds the result
+  once; teeny rounded the number to the 16-bit dtype first (bfloat16 * 0.1 used 0.10009765625; float16 * 1e5 used
+  inf). (+ and - round the number first, in torch too.)"""
+  torch = pytest.importorskip("torch")
+  x = (np.random.default_rng(seed).standard_normal(64) * 10).astype(np.float32)
+  f = {"+": lambda t: t + s, "-": lambda t: t - s, "*": lambda t: t * s, "/": lambda t: t / s,
+       "r-": lambda t: s - t, "r/": lambda t: s / t}[op]
+  ref = f(torch.tensor(x).to(getattr(torch, dt))).float().numpy()
+  got = f(Tensor(x).cast(dt))
+  assert got.dtype == getattr(dtypes, dt)
+  if op == "r/":   # (torch's s / t is t.reciprocal() * s, rounded twice: within an ulp)
+    np.testing.assert_allclose(got.cast(dtypes.float32).numpy(), ref, rtol=2e-3 if dt == "float16" else 1.6e-2)
+  else: np.testing.assert_array_equal(got.cast(dtypes.float32).numpy(), ref)

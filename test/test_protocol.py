@@ -101,3 +101,16 @@ def test_gather_and_scatter_of_0d():
   assert Tensor(5.0).scatter(0, i, 1.0).item() == 1.0
   assert Tensor(5.0).scatter_reduce(0, i, Tensor(7.0), "amax").item() == 7.0
   with pytest.raises(IndexError, match="out of range for a 0-d tensor"): Tensor(5.0).gather(1, i)
+
+@pytest.mark.parametrize("dt", ["float16", "bfloat16"])
+def test_half_times_a_scalar_past_its_range(dt):
+  """torch computes a 16-bit tensor op a Python number in float32 and rounds once: x * 1e5 is finite for small x and
+  0 * 1e10 is 0 (the number made float16 was inf, giving inf and nan)."""
+  torch = pytest.importorskip("torch")
+  x = [0.001, 0.0, -2e-4, 3.0]
+  for f in (lambda t: t * 100000, lambda t: 100000 * t, lambda t: t * 1e10, lambda t: t / 1e-9 if dt == "float16"
+            else t / 1e-40, lambda t: t * 2**17 + 1, lambda t: t.div(1e-6, rounding_mode="floor")):
+    ref = f(torch.tensor(x, dtype=getattr(torch, dt))).float().numpy()
+    got = f(Tensor(x, dtype=dt))
+    assert got.dtype == getattr(dtypes, dt)
+    np.testing.assert_array_equal(got.cast(dtypes.float32).numpy(), ref)
