@@ -1861,3 +1861,7 @@ class MultiLabelMarginLoss(Module):
     self.reduction = reduction
   def forward(self, input: Tensor, target: Tensor) -> Tensor:
     return input.multilabel_margin_loss(target, self.reduction)
+
+from teeny.nn.rnn import RNNCell, LSTMCell, GRUCell, RNN, LSTM, GRU  # noqa: E402, F401  (re-exported)
+from teeny.nn.transformer import (MultiheadAttention, TransformerEncoderLayer, TransformerDecoderLayer,  # noqa: E402, F401
+                                  TransformerEncoder, TransformerDecoder, Transformer)
