@@ -5,9 +5,8 @@ from __future__ import annotations
 import math
 import types
 import warnings
-import weakref
 from collections import OrderedDict
-from typing import Iterator, Sequence
+from typing import Iterator
 import numpy as np
 from teeny.tensor import Tensor
 from teeny.dtype import DType, dtypes, to_dtype
@@ -15,39 +14,14 @@ from teeny.helpers import prod
 from teeny.tensor_nn import _check_reduction, _reduce, _resolve_pads, _tuple
 from teeny.tensor_loss import _clamp_min0
 from teeny.nn import optim, state, datasets  # noqa: F401
+from teeny.nn.params import _bound, _is_param, _mark_param, _param, _uniform
 
-def _param(t: Tensor) -> Tensor:
-  """A trainable leaf: realized now, so it is a buffer that backward() can reach and the optimizer can assign into."""
-  t = t.contiguous().realize()
-  t.requires_grad = True
-  return _mark_param(t)
-
-def _uniform(shape: Sequence[int], bound: float) -> Tensor:
-  return _param(Tensor.uniform(*shape, low=-bound, high=bound))
-
-def _bound(fan_in: int) -> float:
-  """torch's init bound 1/sqrt(fan_in) (kaiming_uniform(a=sqrt(5)) and the bias); 0 for fan_in 0 (an empty weight,
-  zeros for the bias, as torch's)."""
-  return 1 / math.sqrt(fan_in) if fan_in > 0 else 0.0
 
 # ***** Module, Parameter *****
 # A torch-style base class. What it registers lives where teeny's one state mechanism (nn.state.get_state_dict, which
 # walks an object's attributes) finds exactly torch's state_dict() keys: parameters, then persistent buffers, then
 # children, in the instance __dict__ in that order; everything else a Module holds that could hold tensors (plain
 # tensors, non-persistent buffers, lists, optimizers...) is kept in a slotted record the walk does not enter.
-
-# id -> the tensor made by Parameter() or a layer's init (what isinstance(t, Parameter) checks)
-_PARAMS: dict[int, weakref.ref] = {}
-
-def _mark_param(t: Tensor) -> Tensor:
-  i = id(t)
-  def gone(_, i: int = i) -> None: _PARAMS.pop(i, None)
-  _PARAMS[i] = weakref.ref(t, gone)
-  return t
-
-def _is_param(t) -> bool:
-  r = _PARAMS.get(id(t))
-  return r is not None and r() is t
 
 class _ParameterMeta(type):
   def __instancecheck__(cls, obj) -> bool: return isinstance(obj, Tensor) and _is_param(obj)

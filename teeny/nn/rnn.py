@@ -10,16 +10,9 @@ from __future__ import annotations
 import math, warnings
 from typing import Callable
 from teeny.tensor import Tensor
-from teeny.dtype import DType, dtypes
+from teeny.dtype import DType
+from teeny.nn.params import _uniform
 
-def _param(t: Tensor) -> Tensor:
-  """A trainable leaf: realized now, so backward() reaches it and an optimizer can assign into it."""
-  t = t.contiguous().realize()
-  t.requires_grad = True
-  return t
-
-def _uniform(shape: tuple[int, ...], bound: float, dtype: DType | None, device=None) -> Tensor:
-  return _param(Tensor.uniform(*shape, low=-bound, high=bound, dtype=dtype or dtypes.float32, device=device))
 
 def _check_size(value, name: str, module: str) -> int:
   if isinstance(value, bool) or not isinstance(value, int):

@@ -10,11 +10,8 @@ import copy, math, warnings
 from typing import Callable
 from teeny.tensor import Tensor
 from teeny.dtype import DType, dtypes
-from teeny.nn.rnn import _param
+from teeny.nn.params import _param, _uniform
 from teeny.nn.state import get_state_dict
-
-def _uniform(shape: tuple[int, ...], bound: float, dtype: DType | None, device=None) -> Tensor:
-  return _param(Tensor.uniform(*shape, low=-bound, high=bound, dtype=dtype or dtypes.float32, device=device))
 
 def _xavier(shape: tuple[int, int], dtype: DType | None, device=None) -> Tensor:
   """torch's xavier_uniform_ of a 2-d weight: bound sqrt(6 / (fan_in + fan_out))."""
