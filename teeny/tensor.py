@@ -1460,12 +1460,17 @@ class Tensor(SelectMixin, NNMixin, LossMixin, MathMixin, metaclass=_TensorMeta):
   def __isub__(self, x): return self.sub_(x)  # type: ignore[misc]  # -= never passes reverse=
   def __imul__(self, x): return self.mul_(x)  # type: ignore[misc]  # *= never passes reverse=
   def __itruediv__(self, x): return self.div_(x)  # type: ignore[misc]  # /= never passes reverse=
-  def clamp_(self, min=None, max=None) -> Tensor: return self._inplace(self.clamp(min, max), "clamp")
+  def clamp_(self, min=None, max=None) -> Tensor: return self._inplace(self.clamp(min, max), "clamp_")
   def zero_(self) -> Tensor: return self.assign(self.zeros_like())
   def fill_(self, value) -> Tensor: return self.assign(self.full_like(value))
   def _inplace(self, out: Tensor, op: str) -> Tensor:
-    """x op= y: the result is written into x, cast to x's dtype where torch allows that cast (float32 into float16,
-    int64 into int8), an error where it does not (a float into an int, a non-bool into a bool), as in torch."""
+    """x op= y, or the in-place method `op` (exp_, clamp_...): the result is written into x, cast to x's dtype where
+    torch allows that cast (float32 into float16, int64 into int8), an error where it does not (a float into an int, a
+    non-bool into a bool), as in torch."""
+    if not can_cast(out.dtype, self.dtype) and op.isidentifier():
+      raise RuntimeError(f"{op}: result type {out.dtype.name} can't be cast to the desired output type "
+                         f"{self.dtype.name} (self's dtype; torch refuses it too): use the out-of-place op for a new "
+                         f"{out.dtype.name} tensor, or x.copy_(result) to cast it into x")
     if not can_cast(out.dtype, self.dtype):
       alt = "x.div(y, rounding_mode='floor')" if op == "/" else f"(x {op} y).cast(x.dtype)"
       raise RuntimeError(f"result type {out.dtype.name} of x {op}= y can't be cast to the desired output type "

@@ -7,7 +7,7 @@ tensor.py: it reaches the class as `type(self)`.
 from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any, Callable
-from teeny.dtype import DType, can_cast, dtypes, least_upper_dtype, to_dtype
+from teeny.dtype import DType, dtypes, least_upper_dtype, to_dtype
 from teeny.helpers import broadcasts_to
 
 if TYPE_CHECKING:
@@ -398,15 +398,11 @@ class MathMixin:
   def _inplace_as(self: Tensor, out: Tensor, name: str) -> Tensor:  # type: ignore[misc]  # mixin: self is a Tensor
     """Write out into self (in place, through assign: views write through to their base) under torch's rules for an
     in-place op: out's shape must broadcast to self's, and its dtype cast to self's where torch allows that (a float
-    result into an int tensor raises)."""
+    result into an int tensor raises: Tensor._inplace's check)."""
     if not broadcasts_to(tuple(out.shape), tuple(self.shape)):
       raise RuntimeError(f"{name}: output with shape {tuple(self.shape)} doesn't match the broadcast shape "
                          f"{tuple(out.shape)} (an in-place op cannot grow self); use the out-of-place op")
-    if not can_cast(out.dtype, self.dtype):
-      raise RuntimeError(f"{name}: result type {out.dtype.name} can't be cast to the desired output type "
-                         f"{self.dtype.name} (self's dtype; torch refuses it too): use the out-of-place op for a new "
-                         f"{out.dtype.name} tensor, or x.copy_(result) to cast it into x")
-    return self.assign(out)
+    return self._inplace(out, name)
   def copy_(self: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:  # type: ignore[misc]  # mixin
     """src written into self (torch's copy_): broadcast to self's shape, cast to self's dtype (any cast, as torch:
     floats into ints truncate), moved to self's device. Gradients flow to src."""
