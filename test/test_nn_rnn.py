@@ -5,7 +5,7 @@ import math
 import warnings
 import numpy as np
 import pytest
-from teeny import Tensor, dtypes
+from teeny import Tensor, dtypes, nn
 from teeny.nn.rnn import RNNCell, LSTMCell, GRUCell, RNN, LSTM, GRU
 from teeny.nn.transformer import (MultiheadAttention, TransformerEncoderLayer, TransformerDecoderLayer,
                                   TransformerEncoder, TransformerDecoder, Transformer)
@@ -418,17 +418,16 @@ def test_decoder_layer_matches_torch(kw):
 @needs_values
 def test_encoder_decoder_stacks_match_torch():
   el, pel = _layer_pair(TransformerEncoderLayer, torch.nn.TransformerEncoderLayer)
-  from teeny.nn.transformer import _LayerNorm
   with warnings.catch_warnings():
     warnings.simplefilter("ignore")   # torch: nested tensors need batch_first
-    tm, pm = TransformerEncoder(el, 2, norm=_LayerNorm(8)), torch.nn.TransformerEncoder(pel, 2,
+    tm, pm = TransformerEncoder(el, 2, norm=nn.LayerNorm(8)), torch.nn.TransformerEncoder(pel, 2,
                                                                                         norm=torch.nn.LayerNorm(8))
   # the copies start equal to the layer but are separate parameters
   assert tm.layers[0].linear1.weight is not tm.layers[1].linear1.weight is not el.linear1.weight
   if not is_null(): np.testing.assert_array_equal(tm.layers[0].linear1.weight.numpy(), el.linear1.weight.numpy())
   check(tm, pm, [_rand((3, 2, 8))])
   dl, pdl = _layer_pair(TransformerDecoderLayer, torch.nn.TransformerDecoderLayer)
-  tm = TransformerDecoder(dl, 1, norm=_LayerNorm(8))
+  tm = TransformerDecoder(dl, 1, norm=nn.LayerNorm(8))
   pm = torch.nn.TransformerDecoder(pdl, 1, norm=torch.nn.LayerNorm(8))
   check(tm, pm, [_rand((2, 2, 8)), _rand((3, 2, 8), 1)])
 

@@ -15,6 +15,7 @@ from teeny.tensor_nn import _check_reduction, _reduce, _resolve_pads, _tuple
 from teeny.tensor_loss import _clamp_min0
 from teeny.nn import optim, state, datasets  # noqa: F401
 from teeny.nn.params import _bound, _is_param, _mark_param, _param, _uniform
+from teeny.nn.layers import Linear, LayerNorm  # noqa: F401  (nn.Linear, nn.LayerNorm)
 
 
 # ***** Module, Parameter *****
@@ -498,16 +499,6 @@ class ParameterDict(Module):
     return "\n".join(f"({k}): Parameter containing: [{p.dtype} of size {'x'.join(str(s) for s in p.shape)}]"
                      for k, p in self.items())
 
-class Linear:
-  """y = x @ W.T + b, W of shape (out_features, in_features)."""
-  def __init__(self, in_features: int, out_features: int, bias: bool = True):
-    bound = _bound(in_features)  # in_features=0: output is the bias, broadcast
-    self.weight = _uniform((out_features, in_features), bound)
-    self.bias = _uniform((out_features,), bound) if bias else None
-  def __call__(self, x: Tensor) -> Tensor:
-    y = x.matmul(self.weight.transpose(0, 1))
-    return y + self.bias if self.bias is not None else y
-
 class _ConvNd:
   n = 2
   def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0, dilation=1, groups: int = 1,
@@ -640,19 +631,6 @@ class BatchNorm:
     return x.batchnorm(self.weight, self.bias, mean, var.add(self.eps).rsqrt())
 
 BatchNorm1d = BatchNorm2d = BatchNorm
-
-class LayerNorm:
-  """Normalise over the trailing `normalized_shape` dims, then scale and shift elementwise (F.layer_norm)."""
-  def __init__(self, normalized_shape, eps: float = 1e-5, elementwise_affine: bool = True, bias: bool = True):
-    self.normalized_shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
-    self.axis, self.eps = tuple(-1 - i for i in range(len(self.normalized_shape))), eps
-    self.weight = _param(Tensor.ones(*self.normalized_shape)) if elementwise_affine else None
-    self.bias = _param(Tensor.zeros(*self.normalized_shape)) if elementwise_affine and bias else None
-  def __call__(self, x: Tensor) -> Tensor:
-    if tuple(x.shape[-len(self.normalized_shape):]) != self.normalized_shape:
-      raise ValueError(f"LayerNorm{self.normalized_shape} got input of shape {tuple(x.shape)}")
-    # F.layer_norm: the input's dtype comes back (float16 in, float16 out, as torch's)
-    return x.layer_norm(self.normalized_shape, self.weight, self.bias, self.eps)
 
 class RMSNorm:
   """x / sqrt(mean(x^2) + eps) * weight over the trailing dims (eps=None uses float32's machine epsilon, like torch)."""

@@ -11,6 +11,7 @@ from typing import Callable
 from teeny.tensor import Tensor
 from teeny.dtype import DType, dtypes
 from teeny.nn.params import _param, _uniform
+from teeny.nn.layers import Linear, LayerNorm
 from teeny.nn.state import get_state_dict
 
 def _xavier(shape: tuple[int, int], dtype: DType | None, device=None) -> Tensor:
@@ -19,24 +20,6 @@ def _xavier(shape: tuple[int, int], dtype: DType | None, device=None) -> Tensor:
 
 def _zeros(n: int, dtype: DType | None, device=None) -> Tensor:
   return _param(Tensor.zeros(n, dtype=dtype or dtypes.float32, device=device))
-
-class _Linear:
-  """torch.nn.Linear's parameters and init (weight (out, in) and bias uniform(-1/sqrt(in), 1/sqrt(in)))."""
-  def __init__(self, in_features: int, out_features: int, bias: bool = True, device=None, dtype: DType | None = None):
-    bound = 1 / math.sqrt(in_features) if in_features else 0.0
-    self.weight = _uniform((out_features, in_features), bound, dtype, device)
-    self.bias = _uniform((out_features,), bound, dtype, device) if bias else None
-  def __call__(self, x: Tensor) -> Tensor:
-    y = x.matmul(self.weight.transpose(0, 1))
-    return y + self.bias if self.bias is not None else y
-
-class _LayerNorm:
-  """torch.nn.LayerNorm over the last dim (weight ones, bias zeros)."""
-  def __init__(self, d: int, eps: float = 1e-5, bias: bool = True, device=None, dtype: DType | None = None):
-    self.eps, self.d = eps, d
-    self.weight = _param(Tensor.ones(d, dtype=dtype or dtypes.float32, device=device))
-    self.bias = _zeros(d, dtype, device) if bias else None
-  def __call__(self, x: Tensor) -> Tensor: return x.layer_norm((self.d,), self.weight, self.bias, self.eps)
 
 def _float_mask(mask: Tensor | None, name: str, dtype: DType, module: str) -> Tensor | None:
   """torch's canonical mask: bool (True = not allowed to attend) -> -inf there and 0 elsewhere; float kept (added)."""
@@ -85,7 +68,7 @@ class MultiheadAttention:
     if add_bias_kv:  # torch's xavier_normal_ of a (1, 1, E) tensor: std sqrt(2 / (E + E))
       self.bias_k = _param(Tensor.randn(1, 1, E, dtype=dtype or dtypes.float32, device=device) / math.sqrt(E))
       self.bias_v = _param(Tensor.randn(1, 1, E, dtype=dtype or dtypes.float32, device=device) / math.sqrt(E))
-    self.out_proj = _Linear(E, E, bias, device, dtype)
+    self.out_proj = Linear(E, E, bias, device, dtype)
     if bias: self.out_proj.bias = _zeros(E, dtype, device)
 
   def __repr__(self) -> str:
@@ -210,12 +193,12 @@ class _LayerBase:
     if cross:
       self.multihead_attn = MultiheadAttention(d_model, nhead, dropout, bias, batch_first=batch_first, device=device,
                                                dtype=dtype)
-    self.linear1 = _Linear(d_model, dim_feedforward, bias, device, dtype)
-    self.linear2 = _Linear(dim_feedforward, d_model, bias, device, dtype)
+    self.linear1 = Linear(d_model, dim_feedforward, bias, device, dtype)
+    self.linear2 = Linear(dim_feedforward, d_model, bias, device, dtype)
     self.norm_first, self.batch_first, self.dropout_p = norm_first, batch_first, float(dropout)
-    self.norm1 = _LayerNorm(d_model, layer_norm_eps, bias, device, dtype)
-    self.norm2 = _LayerNorm(d_model, layer_norm_eps, bias, device, dtype)
-    if cross: self.norm3 = _LayerNorm(d_model, layer_norm_eps, bias, device, dtype)
+    self.norm1 = LayerNorm(d_model, layer_norm_eps, bias=bias, device=device, dtype=dtype)
+    self.norm2 = LayerNorm(d_model, layer_norm_eps, bias=bias, device=device, dtype=dtype)
+    if cross: self.norm3 = LayerNorm(d_model, layer_norm_eps, bias=bias, device=device, dtype=dtype)
     self.activation = _activation(activation, name)
   def _drop(self, x: Tensor) -> Tensor: return x.dropout(self.dropout_p) if self.dropout_p > 0 else x
   def _ff(self, x: Tensor) -> Tensor: return self._drop(self.linear2(self._drop(self.activation(self.linear1(x)))))
@@ -328,10 +311,10 @@ class Transformer:
               batch_first=batch_first, norm_first=norm_first, bias=bias, device=device, dtype=dtype)
     self.encoder = custom_encoder if custom_encoder is not None else TransformerEncoder(
       TransformerEncoderLayer(d_model, nhead, **kw), num_encoder_layers,
-      _LayerNorm(d_model, layer_norm_eps, bias, device, dtype))
+      LayerNorm(d_model, layer_norm_eps, bias=bias, device=device, dtype=dtype))
     self.decoder = custom_decoder if custom_decoder is not None else TransformerDecoder(
       TransformerDecoderLayer(d_model, nhead, **kw), num_decoder_layers,
-      _LayerNorm(d_model, layer_norm_eps, bias, device, dtype))
+      LayerNorm(d_model, layer_norm_eps, bias=bias, device=device, dtype=dtype))
     for p in get_state_dict(self).values():
       if p.ndim > 1:
         b = math.sqrt(6 / (p.shape[0] + math.prod(p.shape[1:])))
