@@ -57,6 +57,12 @@ def view_strides(u: UOp, root: UOp) -> tuple[int, ...] | None:
     out.append(a - a0)
   return tuple(out)
 
+def view_offset(u: UOp, root: UOp) -> int | None:
+  """The row-major position in `root` of the view `u`'s first element (torch's storage_offset), None where it has
+  none (padding, symbolic sizes)."""
+  if not all(isinstance(s, int) for s in u.shape) or not all(isinstance(s, int) for s in root.shape): return None
+  return _address(u, root, [0] * len(u.shape))
+
 def reshape_keeps_strides(shape: tuple[int, ...], strides: tuple[int, ...], new_shape: tuple[int, ...]) -> bool:
   """Can elements at `strides` be seen in `new_shape` (row-major order) with strides too, as torch's reshape needs to
   return a view? Each run of dims that is contiguous with the next (stride = next stride * next size) may be split

@@ -20,7 +20,7 @@ from teeny.tensor_nn import KERNEL_ROUTES, NNMixin, dot_uop, widen
 from teeny.tensor_select import SelectMixin
 from teeny.tensor_loss import LossMixin
 from teeny.tensor_math import MathMixin
-from teeny.indexing import reshape_keeps_strides, view_strides
+from teeny.indexing import reshape_keeps_strides, view_offset, view_strides
 
 # Side tables keyed weakly by graph node (an entry lives as long as some graph still holds the node), so finding what a
 # realize or a backward needs costs what its own graph costs, never what the whole process holds:
@@ -252,6 +252,36 @@ class Tensor(SelectMixin, NNMixin, LossMixin, MathMixin, metaclass=_TensorMeta):
     return n
   def size(self, dim: int | None = None): return self.shape if dim is None else self.shape[_axis(dim, self.ndim)]
   def element_size(self) -> int: return self.dtype.itemsize
+  def stride(self, dim: int | None = None):
+    """torch's strides in elements (of dim, or a tuple of all): a view (slicing, permute, transpose, expand, a reshape
+    that strides express) has the strides of its base's memory, 0 along expanded dims; any other tensor is laid out
+    row-major, contiguous. A dim of size 1 reports the stride a contiguous layout gives it (torch keeps the stride of
+    the dim it was sliced from; no address is ever computed with it), and so does every dim of an empty view."""
+    shape = self.shape
+    if _has_sym(shape): raise RuntimeError("stride() of a tensor with symbolic (Variable) sizes is not known")
+    st = view_strides(self.uop, self._base._uop) if self._base is not None and not self._cow and self.numel() else None
+    out = list(st) if st is not None else [0] * len(shape)
+    for d in range(len(shape) - 1, -1, -1):
+      if st is None or shape[d] <= 1: out[d] = out[d + 1] * max(shape[d + 1], 1) if d + 1 < len(shape) else 1
+    return tuple(out) if dim is None else out[_axis(dim, len(shape))]
+  def storage_offset(self) -> int:
+    """torch's storage_offset: where a view's first element lies in its base's memory, in elements (0 for a tensor
+    that is not a view)."""
+    if self._base is None or self._cow or _has_sym(self.shape): return 0
+    off = view_offset(self.uop, self._base._uop)
+    return off if off is not None else 0
+  def is_contiguous(self, memory_format=None) -> bool:
+    """torch's is_contiguous: the elements lie row-major, one after the other, in memory (dims of size 1 ignored; a
+    tensor with no elements is contiguous). Only the default memory format exists in teeny."""
+    if memory_format is not None and getattr(memory_format, "__name__", str(memory_format)).split(".")[-1] not in (
+        "contiguous_format", "preserve_format"):
+      raise NotImplementedError(f"is_contiguous(memory_format={memory_format}): teeny lays tensors out row-major only")
+    if self.numel() == 0: return True
+    expect = 1
+    for s, st in zip(reversed(self.shape), reversed(self.stride())):
+      if s != 1 and st != expect: return False
+      expect *= s
+    return True
   def __len__(self) -> int:
     if not self.shape: raise TypeError("len() of a 0-d tensor")
     return self.shape[0]

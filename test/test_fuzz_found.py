@@ -334,6 +334,10 @@ def test_view_against_torch(data):
       idx = (slice(None),) * d + (slice(b, e, step),)
       tx, px = tx[idx], px[idx]
     else: tx, px = tx.unsqueeze(0).expand(2, *tx.shape), px.unsqueeze(0).expand(2, *px.shape)
+  # torch's layout metadata of the view: strides (along dims of size > 1), storage offset, contiguity
+  big = lambda x: [st for st, sz in zip(x.stride(), x.shape) if sz > 1]
+  assert big(tx) == big(px)
+  assert (tx.storage_offset(), tx.is_contiguous()) == (px.storage_offset(), px.is_contiguous())
   n, new = px.numel(), []
   for _ in range(data.draw(st.integers(0, 2))):
     d = data.draw(st.sampled_from([k for k in range(1, n + 1) if n % k == 0]))
@@ -383,3 +387,19 @@ def test_half_op_python_scalar_rounds_once_as_torch(dt, op, s, seed):
   if op == "r/":   # (torch's s / t is t.reciprocal() * s, rounded twice: within an ulp)
     np.testing.assert_allclose(got.cast(dtypes.float32).numpy(), ref, rtol=2e-3 if dt == "float16" else 1.6e-2)
   else: np.testing.assert_array_equal(got.cast(dtypes.float32).numpy(), ref)
+
+def test_stride_storage_offset_is_contiguous():
+  torch = pytest.importorskip("torch")
+  a = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+  t, p = Tensor(a).contiguous().realize(), torch.tensor(a)
+  views = [lambda x: x, lambda x: x.permute(2, 0, 1), lambda x: x[:, 1:, ::2], lambda x: x.transpose(0, 1)[1],
+           lambda x: x[:, :1], lambda x: x.unsqueeze(0).expand(3, 2, 3, 4), lambda x: x.flip(0),
+           lambda x: x.reshape(6, 4)[1:], lambda x: x + 1, lambda x: x[1], lambda x: x.T.contiguous(),
+           lambda x: Tensor.zeros(2, 1, 3) if isinstance(x, Tensor) else torch.zeros(2, 1, 3)]
+  for f in views:
+    tv, pv = f(t), f(p)
+    assert (tv.stride(), tv.storage_offset(), tv.is_contiguous()) == (pv.stride(), pv.storage_offset(),
+                                                                     pv.is_contiguous())
+    assert tv.stride(-1) == pv.stride(-1)
+  assert Tensor.zeros(2, 3).is_contiguous(memory_format=torch.contiguous_format)
+  with pytest.raises(NotImplementedError, match="row-major"): Tensor.zeros(2, 3).is_contiguous(torch.channels_last)
