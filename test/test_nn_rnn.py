@@ -470,3 +470,15 @@ def test_transformer_keys_and_training_dropout():
   with Tensor.train(): b = layer(x)
   assert tuple(a.shape) == tuple(b.shape) == (3, 2, 8)
   if not is_null(): assert not np.allclose(a.numpy(), b.numpy())   # dropout acts only while training
+
+def test_lstm_kernels_do_not_grow_with_sequence_length():
+  """Each step's state has a buffer of its own and no step reads another's at an offset: fused across steps, every
+  kernel recomputed all earlier steps (kernels growing with T; an LSTM of 64 steps took minutes to run) and no two
+  steps shared a kernel. Only the small per-step copies of the first layer's input part depend on T."""
+  def kernels(T: int):
+    m = LSTM(4, 8, num_layers=2)
+    out, (h, c) = m(Tensor.ones(T, 2, 4))
+    items = [it for it in h.schedule(c) if it.kind == "kernel"]   # (not out: its stack reads all T steps)
+    return len({it.ast for it in items}), max(len(list(it.ast.toposort)) for it in items)
+  (n6, big6), (n12, big12) = kernels(6), kernels(12)
+  assert big12 == big6 and n12 - n6 <= 6

@@ -254,29 +254,38 @@ class _RNNBase:
       h0 = Tensor.zeros(*hsize, dtype=x.dtype, device=x.device) if hx is None else \
         self._check_hidden(hx, hsize, batched, x, "hidden")
     h_n, c_n = [], []
+    # Every step's state gets a buffer of its own, and no kernel of a step reads another step's data at an offset:
+    # fused across steps, the forward recomputed every earlier step inside each kernel (kernels growing with t, O(T^2)
+    # work), and a constant offset t in a kernel made every step's kernels differ and compile anew. So the first
+    # layer's input part (one matmul over all steps) is copied out step by step (small copies), later layers read the
+    # previous layer's step buffers, and the gradient of the stacked output's slice t gets a buffer of its own.
+    seq: list[Tensor] | None = None   # the previous layer's output, step by step
     for layer in range(self.num_layers):
-      if layer and self.dropout and Tensor.training: x = x.dropout(self.dropout)
-      outs = []
+      if seq is not None and self.dropout and Tensor.training: seq = [s.dropout(self.dropout) for s in seq]
+      outs: list[list[Tensor]] = []
       for d, sfx in enumerate(("", "_reverse")[:dirs]):
         def p(n: str) -> Tensor | None: return getattr(self, f"{n}_l{layer}{sfx}", None)
         w_ih, w_hh, b_ih, b_hh, w_hr = (p(n) for n in ("weight_ih", "weight_hh", "bias_ih", "bias_hh", "weight_hr"))
         assert w_ih is not None and w_hh is not None
-        # every step's input part in one matmul; each step's slice keeps its gradient in a buffer
-        gi = [g.contiguous_backward() for g in _affine(x, w_ih.transpose(0, 1), b_ih).unbind(0)]
+        w_ih_t = w_ih.transpose(0, 1)
+        gi = ([g.contiguous().contiguous_backward() for g in _affine(x, w_ih_t, b_ih).unbind(0)] if seq is None else
+              [_affine(s, w_ih_t, b_ih).contiguous_backward() for s in seq])
         w_hh_t, w_hr_t = w_hh.transpose(0, 1), (w_hr.transpose(0, 1) if w_hr is not None else None)
         h, k = h0[layer * dirs + d], layer * dirs + d
         c = c0[k] if lstm else None
-        steps: list = [None] * L
+        steps: list[Tensor] = [h] * L
         for t in (range(L) if d == 0 else range(L - 1, -1, -1)):
           if c is not None: h, c = _lstm_step(gi[t], h, c, w_hh_t, b_hh, w_hr_t)
           elif self.mode == "GRU": h = _gru_step(gi[t], h, w_hh_t, b_hh)
           else: h = _rnn_step(gi[t], h, w_hh_t, b_hh, self._act)  # type: ignore[arg-type]  # set for mode RNN
-          if c is not None: c = c.contiguous_backward()
-          steps[t] = h
-        outs.append(steps[0].stack(*steps[1:]))
+          if c is not None: c = c.contiguous().contiguous_backward()   # (its gradient too: a chain over all steps)
+          steps[t] = h = h.contiguous()
+        outs.append(steps)
         h_n.append(h)
         if c is not None: c_n.append(c)
-      x = outs[0] if dirs == 1 else outs[0].cat(outs[1], dim=-1)
+      seq = outs[0] if dirs == 1 else [f.cat(r, dim=-1) for f, r in zip(outs[0], outs[1])]
+    assert seq is not None
+    x = seq[0].contiguous_backward().stack(*[s.contiguous_backward() for s in seq[1:]])
     out = x.squeeze(1) if not batched else x.transpose(0, 1) if self.batch_first else x
     hn = h_n[0].stack(*h_n[1:])
     if not batched: hn = hn.squeeze(1)
