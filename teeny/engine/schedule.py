@@ -70,11 +70,17 @@ def _expand_factor(u: UOp) -> int:
   if u.op is not Ops.EXPAND: return 1
   return max(1, sym_max(sprod(u.arg)) // max(1, sym_max(sprod(u.src[0].shape))))
 
-def _elementwise_cost(n: UOp, realize: set[UOp], memo: dict[UOp, int]) -> int:
+# an elementwise value that more than one kernel reads is recomputed in each. Where it costs at least SHARED_COST it
+# gets its own buffer instead: a recurrence written as a loop (an LSTM's cell state c_t = f*c_{t-1} + i*g, read by the
+# step's output and by the next step) otherwise inlined every earlier step into each step's kernels, kernels that grew
+# with t (O(T^2) work, and no two steps alike to share a compiled program).
+SHARED_COST = 32
+
+def _elementwise_cost(n: UOp, realize: set[UOp], memo: dict[UOp, int], cap: int = RECOMPUTE_COST) -> int:
   """ALU work to compute n inside a kernel, down to buffers, reduces and nodes with their own buffer (capped: only
-  the comparison with RECOMPUTE_COST matters)."""
+  the comparison with `cap`, RECOMPUTE_COST or SHARED_COST, matters; memo is for one cap)."""
   total, stack, seen = 0, [n], set()
-  while stack and total < RECOMPUTE_COST:
+  while stack and total < cap:
     x = stack.pop()
     if x in seen or x.op in (Ops.BUFFER, Ops.REDUCE_AXIS) or (x in realize and x is not n): continue
     seen.add(x)
@@ -83,7 +89,7 @@ def _elementwise_cost(n: UOp, realize: set[UOp], memo: dict[UOp, int]) -> int:
       continue
     if x.op in GroupOp.ALU: total += _OP_COST.get(x.op, 1)
     stack.extend(x.src)
-  memo[n] = min(total, RECOMPUTE_COST)
+  memo[n] = min(total, cap)
   return total
 
 def find_realizes(roots: list[UOp]) -> set[UOp]:
@@ -111,6 +117,7 @@ def find_realizes(roots: list[UOp]) -> set[UOp]:
   maxed = {b for b in maxed if _elementwise_cost(b, realize, cost_memo) >= 2}
   while True:
     reach: dict[UOp, set[UOp]] = {}
+    shared: dict[UOp, set[UOp]] = {}   # elementwise node -> the kernels (roots) that compute it
     new: set[UOp] = set()
     for root in list(realize):
       seen: set[tuple[UOp, bool, int, bool]] = set()
@@ -130,12 +137,17 @@ def find_realizes(roots: list[UOp]) -> set[UOp]:
             ((c := _elementwise_cost(n, realize, cost_memo)) >= RECOMPUTE_COST or c * factor >= RECOMPUTE_WORK):
           new.add(n)
           continue
+        if n.op in GroupOp.ALU: shared.setdefault(n, set()).add(root)
         # (below a reduce, each input element is computed once per reduce: a reduce read through an expand has its own
         # kernel anyway)
         f = 1 if n.op is Ops.REDUCE_AXIS else factor * _expand_factor(n)
         stack.extend((s, expanded or _expands(n), f, under or n.op is Ops.REDUCE_AXIS) for s in n.src)
     new |= {n for n, rs in reach.items() if len(rs) > 1}
     new -= realize
+    if not new:   # (only once the other rules are settled: a reduce they give a buffer stops the walks that shared)
+      shared_memo: dict[UOp, int] = {}
+      new = {n for n, rs in shared.items() if len(rs) > 1 and not any(isinstance(d, UOp) for d in n.shape) and
+             _elementwise_cost(n, realize, shared_memo, SHARED_COST) >= SHARED_COST}
     if not new: return realize
     realize |= new
 

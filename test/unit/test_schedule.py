@@ -295,3 +295,37 @@ def test_walk_keys_tell_shared_inputs_apart():
   if not is_null():
     np.testing.assert_equal((a * a).numpy(), [1.0, 4.0])
     np.testing.assert_equal((a * b).numpy(), [3.0, 8.0])
+
+def _hand_lstm(T: int, B: int = 2, I: int = 3, H: int = 4):
+  rng = np.random.default_rng(0)
+  xs, W, U = (rng.standard_normal(s).astype(np.float32) for s in ((T, B, I), (I, 4 * H), (H, 4 * H)))
+  w, u, x = Tensor(W, requires_grad=True), Tensor(U, requires_grad=True), Tensor(xs)
+  h, c, outs = Tensor.zeros(B, H), Tensor.zeros(B, H), []
+  for t in range(T):
+    i, f, g, o = (x[t] @ w + h @ u).chunk(4, -1)
+    c = f.sigmoid() * c + i.sigmoid() * g.tanh()
+    h = o.sigmoid() * c.tanh()
+    outs.append(h)
+  return Tensor.stack(*outs).sum(), (w, u), (xs, W, U)
+
+def test_recurrence_written_as_a_loop_does_not_inline_earlier_steps():
+  """An LSTM cell state c_t (read by the step's output and by the next step) gets a buffer: inlined, every kernel
+  recomputed all earlier steps, kernels growing with T (a 16-step loop compiled kernels of 3,000 nodes)."""
+  def biggest(T: int) -> int:
+    loss, (w, u), _ = _hand_lstm(T)
+    loss.backward()
+    return max(len(list(si.ast.toposort)) for si in Tensor.schedule(w.grad, u.grad, loss) if si.kind == "kernel")
+  assert biggest(12) <= biggest(4) * 1.2
+
+@needs_values
+def test_recurrence_written_as_a_loop_values():
+  loss, _, (xs, W, U) = _hand_lstm(6)
+  sig = lambda v: 1 / (1 + np.exp(-v))
+  h = c = np.zeros((2, 4), np.float32)
+  total = 0.0
+  for t in range(6):
+    i, f, g, o = np.split(xs[t] @ W + h @ U, 4, -1)
+    c = sig(f) * c + sig(i) * np.tanh(g)
+    h = sig(o) * np.tanh(c)
+    total += h.sum()
+  np.testing.assert_allclose(loss.item(), total, rtol=1e-5)
