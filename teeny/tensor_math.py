@@ -6,9 +6,12 @@ tensor.py: it reaches the class as `type(self)`.
 """
 from __future__ import annotations
 import math
+from collections import namedtuple
 from typing import TYPE_CHECKING, Any, Callable
 from teeny.dtype import DType, dtypes, least_upper_dtype, to_dtype
-from teeny.helpers import broadcasts_to
+from teeny.helpers import broadcast_shape, broadcasts_to
+from teeny.indexing import check_index_range
+from teeny.uop.ops import Ops, UOp
 
 if TYPE_CHECKING:
   from teeny.tensor import Tensor
@@ -102,6 +105,177 @@ def _add_scaled(fn: str, inp: Tensor, prod: Tensor, beta: Any, alpha: Any, stric
 _TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16", "int64": "Long",
                "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool", "uint16": "UInt16",
                "uint32": "UInt32", "uint64": "UInt64"}
+
+# ---- special functions: series and asymptotic expansions from Tensor ops (float32 inside for float16/bfloat16)
+
+_LOG_2PI_HALF = 0.5 * math.log(2 * math.pi)
+
+def _safe_where(cond: Tensor, x: Tensor, fill: float) -> Tensor:
+  """x where cond, else a harmless constant: the branch a where does not pick then gets no inf/nan into a gradient."""
+  return cond.where(x, fill)
+
+def _lgamma(x: Tensor) -> Tensor:
+  """log|Gamma(x)|: for z >= 8 Stirling's series, below it the recurrence Gamma(z) = Gamma(z + 8) / (z (z+1) ... (z+7)),
+  and for x < 0.5 the reflection log(pi / |sin(pi x)|) - lgamma(1 - x) (x - round(x) keeps sin's argument exact)."""
+  neg = x < 0.5
+  z = neg.where(1 - x, x)
+  small = z < 8
+  zs = _safe_where(small, z, 8.0)
+  p = zs
+  for i in range(1, 8): p = p * (zs + i)
+  w = small.where(z + 8, z)
+  r = w.reciprocal()
+  r2 = r * r
+  series = r * (1 / 12 + r2 * (-1 / 360 + r2 * (1 / 1260 + r2 * (-1 / 1680 + r2 * (1 / 1188 + r2 * (-691 / 360360))))))
+  lg = (w - 0.5) * w.log() - w + _LOG_2PI_HALF + series - small.where(p.log(), 0.0)
+  frac = x - x.round()
+  s = _safe_where(neg, (frac * math.pi).sin().abs(), 1.0)
+  out = neg.where(math.log(math.pi) - s.log() - lg, lg)
+  return x.isinf().where(math.inf, out)
+
+def _digamma(x: Tensor) -> Tensor:
+  """d/dx log Gamma(x): for z >= 8 its asymptotic series, below it the recurrence psi(z) = psi(z + 8) - sum 1/(z + i),
+  and for x < 0.5 the reflection psi(1 - x) - pi / tan(pi x). As torch: -inf at +0, +inf at -0, nan at negative
+  integers and -inf."""
+  neg = x < 0.5
+  z = neg.where(1 - x, x)
+  small = z < 8
+  zs = _safe_where(small, z, 8.0)
+  shift = zs.reciprocal()
+  for i in range(1, 8): shift = shift + (zs + i).reciprocal()
+  w = small.where(z + 8, z)
+  r = w.reciprocal()
+  r2 = r * r
+  series = r2 * (-1 / 12 + r2 * (1 / 120 + r2 * (-1 / 252 + r2 * (1 / 240 + r2 * (-1 / 132 + r2 * (691 / 32760))))))
+  psi = w.log() - 0.5 * r + series - small.where(shift, 0.0)
+  integral = x == x.round()
+  frac = integral.where(x * 0, x - x.round())   # (x * 0 keeps the sign of a zero: psi(-0.0) is +inf)
+  t = _safe_where(neg, (frac * math.pi).tan(), 1.0)
+  out = neg.where(psi - math.pi / t, psi)
+  return (integral & (x < 0)).where(math.nan, out)
+
+def _erfinv_guess(x: Tensor) -> Tensor:
+  """erfinv to about float32 precision (M. Giles, "Approximating the erfinv function", GPU Computing Gems, 2011)."""
+  w = -((1 - x) * (1 + x)).log()
+  central = w < 5
+  a = _safe_where(central, w, 5.0) - 2.5
+  pa = a * 2.81022636e-08 + 3.43273939e-07
+  for c in (-3.5233877e-06, -4.39150654e-06, 0.00021858087, -0.00125372503, -0.00417768164, 0.246640727, 1.50140941):
+    pa = pa * a + c
+  b = _safe_where(central.logical_not(), w, 9.0).sqrt() - 3
+  pb = b * -0.000200214257 + 0.000100950558
+  for c in (0.00134934322, -0.00367342844, 0.00573950773, -0.0076224613, 0.00943887047, 1.00167406, 2.83297682):
+    pb = pb * b + c
+  return central.where(pa, pb) * x
+
+def _erfinv(x: Tensor) -> Tensor:
+  """erfinv: Giles' approximation, refined by two Newton steps on erf for float64. The value is computed detached and
+  the gradient is torch's, sqrt(pi)/2 * exp(erfinv(x)**2), added as (x - x.detach()) * that. +-1 give +-inf, |x| > 1
+  nan."""
+  xd = x.detach()
+  ax = xd.abs()
+  inside = ax < 1
+  xs = _safe_where(inside, xd, 0.0)
+  y = _erfinv_guess(xs)
+  half_sqrt_pi = math.sqrt(math.pi) / 2
+  if x.dtype == dtypes.float64:
+    for _ in range(2): y = y - (y.erf() - xs) * (y * y).exp() * half_sqrt_pi
+  y = y + (x - xd) * ((y * y).exp() * half_sqrt_pi)
+  return inside.where(y, (ax == 1).where((xd > 0).where(math.inf, -math.inf), math.nan))
+
+def _i0(x: Tensor) -> Tensor:
+  """The modified Bessel function I0: its power series sum (x^2/4)^k / (k!)^2 up to |x| = 20, and beyond it the
+  asymptotic expansion e^|x| / sqrt(2 pi |x|) * sum ((2k-1)!!)^2 / (k! 8^k |x|^k) (overflowing where exp does, as
+  torch's)."""
+  ax = x.abs()
+  small = ax <= 20
+  t = _safe_where(small, ax, 0.0)
+  t = t * t * 0.25
+  coeffs = [1.0]
+  for k in range(1, 41): coeffs.append(coeffs[-1] / (k * k))
+  series = t * coeffs[-1] + coeffs[-2]
+  for c in reversed(coeffs[:-2]): series = series * t + c
+  big = _safe_where(small.logical_not(), ax, 21.0)
+  r = big.reciprocal()
+  acoef = [1.0]
+  for k in range(1, 25): acoef.append(acoef[-1] * (2 * k - 1) ** 2 / (8 * k))
+  asym = r * acoef[-1] + acoef[-2]
+  for c in reversed(acoef[:-2]): asym = asym * r + c
+  return small.where(series, big.exp() * (big * (2 * math.pi)).rsqrt() * asym)
+
+def _pow2(e: Tensor, dt: DType) -> Tensor:
+  """2**e exactly, for int32 e within dt's normal exponents (built from the bits, not exp2)."""
+  if dt == dtypes.float64: return ((e.cast(dtypes.int64) + 1023) << 52).bitcast(dtypes.float64)
+  return ((e + 127) << 23).bitcast(dtypes.float32)
+
+def _frexp(x: Tensor) -> tuple[Tensor, Tensor]:
+  """(mantissa, int32 exponent) with x = mantissa * 2**exponent and 0.5 <= |mantissa| < 1 (0, inf and nan: themselves
+  and exponent 0, as torch). The exponent is read from the bits (subnormals scaled up first); the mantissa is x times
+  two exact powers of two, so its gradient is 2**-exponent (torch's)."""
+  wide = x.dtype == dtypes.float64
+  ib, mant, bias, emask = (dtypes.int64, 52, 1022, 0x7FF) if wide else (dtypes.int32, 23, 126, 0xFF)
+  xd = x.detach()
+  sub = (xd != 0) & (xd.abs() < (2.2250738585072014e-308 if wide else 1.1754943508222875e-38))
+  scaled = sub.where(xd * float(2 ** (mant + 2)), xd)
+  biased = (scaled.bitcast(ib) >> mant) & emask
+  e = (biased - bias - sub.where(mant + 2, 0)).cast(dtypes.int32)
+  e = ((xd == 0) | xd.isinf() | xd.isnan()).where(0, e)
+  e1 = e // 2
+  return x * _pow2(-e1, x.dtype) * _pow2(e1 - e, x.dtype), e
+
+def _euclid_steps(dt: DType) -> int:
+  """Euclid's algorithm needs at most this many remainder steps for values of dt: by Lame's theorem k steps need a
+  divisor of at least Fibonacci(k + 1), so count the Fibonacci numbers up to the largest magnitude, plus one for a
+  first step that swaps the operands."""
+  top = 1 << (dt.bits - (1 if dt.kind == "i" else 0))
+  f, n = [1, 1], 1
+  while f[-1] <= top: f, n = [f[1], f[0] + f[1]], n + 1
+  return n + 1
+
+def _gcd(a: Tensor, b: Tensor) -> Tensor:
+  """gcd of two int tensors of one dtype, as torch computes it: |a| and |b| (|INT_MIN| wraps to INT_MIN), then Euclid's
+  algorithm (divisor, dividend) -> (dividend % divisor, divisor) until the divisor is 0, unrolled to a fixed number of
+  lazy remainder steps enough for the dtype (one fused elementwise kernel). gcd(INT_MIN, 6) is -2, as torch's."""
+  d, r = a.abs(), b.abs()
+  for _ in range(_euclid_steps(a.dtype)):
+    zero = d == 0
+    # (a divisor of 0 or -1 is replaced by 1: x % 1 is 0 like x % -1, and nothing traps on INT_MIN % -1)
+    safe = (zero | (d == -1)).where(1, d) if a.dtype.kind == "i" else zero.where(1, d)
+    d, r = r._alu(Ops.MOD, safe), zero.where(r, d)
+  return r
+
+# torch.return_types.frexp: a tuple that also has .mantissa and .exponent
+_MantissaExponent = namedtuple("_MantissaExponent", ["mantissa", "exponent"])
+
+def _norm_dim(d, ndim: int, fn: str) -> int:
+  """d normalised into [0, ndim) (a 0-d tensor takes -1 and 0), else IndexError naming fn and the allowed range."""
+  if not isinstance(d, int) or isinstance(d, bool): raise TypeError(f"{fn}: dim must be an int, got {d!r}")
+  n = max(ndim, 1)
+  if not -n <= d < n:
+    raise IndexError(f"{fn}: dim {d} is out of range for a tensor with {ndim} dimensions (expected to be in range of "
+                     f"[{-n}, {n - 1}])")
+  return d % n
+
+def _tensor_list(first: Any, others: tuple, fn: str) -> list:
+  """The tensors of a torch-style variadic call: f(a, b), a.f(b) or f([a, b])."""
+  ts = list(first) if isinstance(first, (list, tuple)) else [first]
+  ts += list(others[0]) if len(others) == 1 and isinstance(others[0], (list, tuple)) else list(others)
+  if not ts: raise RuntimeError(f"{fn}: expected at least one tensor")
+  for i, t in enumerate(ts):
+    if not hasattr(t, "uop"): raise TypeError(f"{fn}: expected Tensors, got {type(t).__name__} at position {i}")
+  return ts
+
+def _atleast(first: Any, others: tuple, n: int) -> Any:
+  ts = _tensor_list(first, others, f"atleast_{n}d")
+  out = []
+  for t in ts:
+    if t.ndim >= n: out.append(t)
+    elif n == 1 or t.ndim == 0: out.append(t.reshape((1,) * n))
+    elif n == 2: out.append(t.reshape(1, t.shape[0]))
+    elif t.ndim == 2: out.append(t.reshape(*t.shape, 1))
+    else: out.append(t.reshape(1, t.shape[0], 1))
+  single = not isinstance(first, (list, tuple)) and not others
+  return out[0] if single else tuple(out)
 
 class MathMixin:
   # ---- elementwise math in torch's names
@@ -470,6 +644,301 @@ class MathMixin:
     if dtype is None: return f"teeny.{_TYPE_NAMES.get(self.dtype.name, self.dtype.name)}Tensor"
     return self.cast(dtype)
 
+  # ---- special functions, integer math and more of torch's functions
+  def _special(self: Tensor, fn: Callable[[Tensor], Tensor]) -> Tensor:  # type: ignore[misc]  # mixin
+    return _via_f32(self._float(), fn)
+  def lgamma(self: Tensor) -> Tensor:  # type: ignore[misc]  # mixin: self is a Tensor
+    """log|Gamma(x)| (torch.lgamma); ints and bools give the default float, float16/bfloat16 compute in float32.
+    Stirling's series with an 8-step recurrence and reflection for x < 0.5: within 3e-6 of torch in float32 and 1e-14 in
+    float64 (absolute, relative above 1) over [-30, 1e30] away from the poles; +inf at 0, the negative integers and
+    +-inf. The gradient is the formula's, which is digamma(x) (torch's) to the same accuracy."""
+    return self._special(_lgamma)
+  def digamma(self: Tensor) -> Tensor:  # type: ignore[misc]  # mixin: self is a Tensor
+    """d/dx lgamma(x) (torch.digamma): asymptotic series with an 8-step recurrence and reflection for x < 0.5: within
+    1e-6 of torch in float32 and 1e-14 in float64 (absolute, relative above 1) over [-30, 1e30] away from the poles;
+    -inf at +0, +inf at -0, nan at the negative integers, as torch. Ints and bools give the default float."""
+    return self._special(_digamma)
+  def erfinv(self: Tensor) -> Tensor:  # type: ignore[misc]  # mixin: self is a Tensor
+    """Inverse of erf on (-1, 1) (torch.erfinv): +-inf at +-1, nan outside. Giles' float32 approximation (plus two
+    Newton steps on erf for float64); the gradient is torch's sqrt(pi)/2 * exp(erfinv(x)**2). Ints and bools
+    give the default float."""
+    return self._special(_erfinv)
+  def i0(self: Tensor) -> Tensor:  # type: ignore[misc]  # mixin: self is a Tensor
+    """The modified Bessel function of the first kind, order 0 (torch.i0): power series up to |x| = 20, asymptotic
+    expansion beyond (inf where exp overflows, as torch's). Ints and bools give the default float."""
+    return self._special(_i0)
+  def frexp(self: Tensor) -> tuple[Tensor, Tensor]:  # type: ignore[misc]  # mixin: self is a Tensor
+    """torch.frexp: (mantissa, int32 exponent), self = mantissa * 2**exponent, 0.5 <= |mantissa| < 1; 0, inf and nan
+    give themselves and exponent 0. Float tensors only (torch). The mantissa's gradient is 2**-exponent."""
+    if self.dtype.kind != "f":
+      raise RuntimeError(f"frexp: only supports floating-point dtypes, got {self.dtype.name} (torch neither); cast "
+                         "first, e.g. x.float()")
+    if self.dtype in HALF:
+      m, e = _frexp(self.cast(dtypes.float32))
+      return _MantissaExponent(m.cast(self.dtype), e)
+    return _MantissaExponent(*_frexp(self))
+  def _int_pair(self: Tensor, other, fn: str) -> tuple[Tensor, Tensor]:  # type: ignore[misc]  # mixin
+    a, b = self._binop(other)
+    if a.dtype.kind not in "iu":
+      raise NotImplementedError(f"{fn}: not implemented for {a.dtype.name} tensors (torch neither): it needs integer "
+                                "tensors; cast first, e.g. x.long()")
+    return a, b
+  def gcd(self: Tensor, other) -> Tensor:  # type: ignore[misc]  # mixin: self is a Tensor
+    """Greatest common divisor, elementwise, of integer tensors (torch.gcd): non-negative, gcd(0, 0) = 0, and as
+    torch's for INT_MIN (whose absolute value wraps: gcd(INT_MIN, 0) is INT_MIN, gcd(INT_MIN, 6) is -2). Euclid's
+    algorithm unrolled to a fixed number of lazy remainder steps, enough for
+    any values of the dtype (94 for int64, 48 for int32): one elementwise kernel."""
+    a, b = self._int_pair(other, "gcd")
+    return _gcd(a, b)
+  def lcm(self: Tensor, other) -> Tensor:  # type: ignore[misc]  # mixin: self is a Tensor
+    """Least common multiple of integer tensors (torch.lcm): |a / gcd(a, b) * b|, 0 if either is 0; wraps on overflow
+    as torch's (8- and 16-bit products are formed in int32 and truncated, as C's promotion does in torch)."""
+    a, b = self._int_pair(other, "lcm")
+    g = _gcd(a, b)
+    zero = g == 0
+    q = a._alu(Ops.IDIV, zero.where(1, g))
+    # (C's integer promotion: torch multiplies 8- and 16-bit values as int, takes abs there, then truncates)
+    if a.dtype.itemsize < 4: return zero.where(0, (q.cast(dtypes.int32) * b.cast(dtypes.int32)).abs().cast(a.dtype))
+    return zero.where(0, (q * b).abs())
+
+  def cov(self: Tensor, *, correction: int = 1, fweights: Tensor | None = None,  # type: ignore[misc]  # mixin
+          aweights: Tensor | None = None) -> Tensor:
+    """torch.cov: the covariance matrix of the rows (variables) of a 1-D or 2-D tensor whose columns are observations,
+    squeezed (one variable gives a 0-d tensor). fweights (integer) and aweights (float) weight the observations;
+    the divisor is sum(w) - correction (with aweights: sum(w) - correction * sum(w * aweights) / sum(w)), clamped at
+    0 as torch (which warns): the result is then inf or nan. Ints give the default float."""
+    T = type(self)
+    if self.ndim > 2:
+      raise RuntimeError(f"cov(): expected input to have two or fewer dimensions but got an input with {self.ndim} "
+                       "dimensions; reshape it to (variables, observations)")
+    x = self.reshape(1, -1) if self.ndim < 2 else self
+    n = x.shape[1]
+    w: Tensor | None = None
+    norm: Any
+    for name, wt, kinds in (("fweights", fweights, "iu"), ("aweights", aweights, "f")):
+      if wt is None: continue
+      if not isinstance(wt, T): raise TypeError(f"cov(): {name} must be a Tensor, got {type(wt).__name__}")
+      if wt.ndim > 1: raise RuntimeError(f"cov(): expected {name} to have one or fewer dimensions but got {wt.ndim}")
+      if wt.numel() != n:
+        raise RuntimeError(f"cov(): expected {name} to have the same numel as there are observations in the input but "
+                         f"got {wt.numel()} != {n}")
+      if wt.dtype.kind not in kinds:
+        raise RuntimeError(f"cov(): expected {name} to have " + ("integral" if kinds == "iu" else "floating point") +
+                         f" dtype but got {wt.dtype.name}")
+      msg = f"cov(): {name} cannot be negative; pass weights >= 0"
+      check_index_range((wt < 0).any().cast(dtypes.int32).reshape(1), 1, lambda _: msg, RuntimeError)
+      w = wt.reshape(-1) if w is None else w * wt.reshape(-1)
+    dt = least_upper_dtype(x.dtype, aweights.dtype) if aweights is not None else x.dtype
+    x = x.cast(dt if dt.kind == "f" else dtypes.default_float)
+    if w is None:
+      xm = x - x.mean(1, keepdim=True)
+      c, norm = xm.matmul(xm.transpose(0, 1)), max(n - correction, 0)
+    else:
+      w = w.cast(x.dtype)
+      wsum = w.sum()
+      avg = (x * w).sum(1, keepdim=True) / wsum
+      if aweights is None or correction == 0: norm = wsum - correction
+      else: norm = wsum - correction * (w * aweights.reshape(-1).cast(x.dtype)).sum() / wsum
+      norm = norm.maximum(0)
+      xm = x - avg
+      c = (xm * w).matmul(xm.transpose(0, 1))
+    return (c / norm).reshape(()) if c.shape == (1, 1) else c / norm
+  def corrcoef(self: Tensor) -> Tensor:  # type: ignore[misc]  # mixin: self is a Tensor
+    """torch.corrcoef: Pearson correlation coefficients of the rows (cov divided by the outer product of the standard
+    deviations, clipped to [-1, 1]); one variable gives a 0-d 1 (nan if it is constant)."""
+    if self.ndim > 2:
+      raise RuntimeError(f"corrcoef(): expected input to have two or fewer dimensions but got an input with "
+                       f"{self.ndim} dimensions")
+    c = self.cov()
+    if c.ndim == 0: return c / c
+    d = c.diagonal()
+    s = d.sqrt()
+    return (c / s.reshape(-1, 1) / s.reshape(1, -1)).clip(-1, 1)
+
+  def cdist(self: Tensor, x2: Tensor, p: float = 2.0,  # type: ignore[misc]  # mixin: self is a Tensor
+            compute_mode: str | None = None) -> Tensor:
+    """torch.cdist: p-norm distances between the rows of self (*B, P, M) and x2 (*B, R, M), (*B, P, R), the batch dims
+    broadcast. p = 0 counts differing coordinates, p = inf takes the largest. Computed from the differences
+    (compute_mode, torch's choice of a matmul for p = 2, is ignored). Gradients as torch's: 0 where a distance (or,
+    for p < 1, a coordinate difference) is 0, and for p = inf every coordinate that reaches the max gets the full
+    gradient."""
+    T = type(self)
+    if not isinstance(x2, T): raise TypeError(f"cdist: x2 must be a Tensor, got {type(x2).__name__}")
+    for nm, t in (("X1", self), ("X2", x2)):
+      if t.ndim < 2: raise RuntimeError(f"cdist only supports at least 2D tensors, {nm} got: {t.ndim}D")
+      if t.dtype.kind != "f":
+        raise RuntimeError(f"cdist only supports floating-point dtypes, {nm} got: {t.dtype.name}; cast it first")
+    if self.shape[-1] != x2.shape[-1]:
+      raise RuntimeError(f"cdist: X1 and X2 must have the same number of columns. X1: {self.shape[-1]} X2: "
+                         f"{x2.shape[-1]}")
+    p = float(p)
+    if p < 0 or math.isnan(p): raise RuntimeError(f"cdist only supports non-negative p values, got {p}")
+    if self.dtype != x2.dtype:
+      raise RuntimeError(f"cdist: X1 and X2 must have the same dtype, got {self.dtype.name} and {x2.dtype.name}")
+    try: batch = broadcast_shape(tuple(self.shape[:-2]), tuple(x2.shape[:-2]))
+    except ValueError:
+      raise RuntimeError(f"cdist: the batch dims of X1 {tuple(self.shape)} and X2 {tuple(x2.shape)} do not "
+                         "broadcast") from None
+    P, R, M = self.shape[-2], x2.shape[-2], self.shape[-1]
+    a = self._broadcast_to(batch + (P, M)).unsqueeze(-2)
+    b = x2._broadcast_to(batch + (R, M)).unsqueeze(-3)
+    if M == 0: return T.zeros(*batch, P, R, dtype=self.dtype, device=self.device) + (a.sum() + b.sum()) * 0
+    def dist(a: Tensor, b: Tensor) -> Tensor:
+      d = a - b
+      if p == 0: return (d != 0).cast(d.dtype).sum(-1) + (d * 0).sum(-1)
+      if p == 2:
+        s = (d * d).sum(-1)
+        zero = s == 0
+        return zero.where(0.0, _safe_where(zero.logical_not(), s, 1.0).sqrt())
+      ad = d.abs()
+      if p == 1: return ad.sum(-1)
+      if p == math.inf:
+        m = ad.max(-1, keepdim=True).detach()
+        hit = ad == m
+        return (hit.where(ad, 0.0).sum(-1, keepdim=True) - (hit.sum(-1, keepdim=True) - 1).cast(d.dtype) * m) \
+          .squeeze(-1)
+      nz = ad != 0
+      s = nz.where(_safe_where(nz, ad, 1.0) ** p, 0.0).sum(-1)
+      zero = s == 0
+      return zero.where(0.0, _safe_where(zero.logical_not(), s, 1.0) ** (1 / p))
+    return _via_f32(a, dist, b)
+
+  def trapezoid(self: Tensor, x=None, *, dx=None, dim: int = -1) -> Tensor:  # type: ignore[misc]  # mixin
+    """torch.trapezoid: the trapezoidal rule along dim, over samples spaced dx apart (default 1) or at the points x
+    (a tensor: 1-D of the dim's length, or broadcasting with self). An empty dim gives 0. Ints give the default
+    float."""
+    y, d, step = self._trapezoid_parts(x, dx, dim, "trapezoid")
+    n = y.shape[d]
+    if step is None: return y.sum(d) * 0
+    if isinstance(step, type(self)): return (step * (y.narrow(d, 1, n - 1) + y.narrow(d, 0, n - 1))).sum(d) * 0.5
+    return (y.sum(d) - (y.narrow(d, 0, 1) + y.narrow(d, n - 1, 1)).squeeze(d) * 0.5) * step
+  def cumulative_trapezoid(self: Tensor, x=None, *, dx=None, dim: int = -1) -> Tensor:  # type: ignore[misc]  # mixin
+    """torch.cumulative_trapezoid: the running trapezoidal rule along dim (one element fewer there than self), spaced
+    dx apart (default 1) or at the points x, as trapezoid."""
+    y, d, step = self._trapezoid_parts(x, dx, dim, "cumulative_trapezoid")
+    n = y.shape[d]
+    if step is None: return y.narrow(d, 0, max(n - 1, 0)) * 0
+    return (step * (y.narrow(d, 1, n - 1) + y.narrow(d, 0, n - 1)) * 0.5).cumsum(d)
+  def _trapezoid_parts(self: Tensor, x, dx, dim: int, fn: str):  # type: ignore[misc]  # mixin: self is a Tensor
+    """(y in the result's float dtype, the dim, the spacing: a number, a tensor of differences along dim, or None for
+    a dim of size 0 or 1, whose integral is 0)."""
+    T = type(self)
+    if x is not None and dx is not None: raise TypeError(f"{fn}: pass x or dx, not both")
+    if self.ndim == 0: raise IndexError(f"{fn}: the input must have at least one dimension, got a 0-d tensor")
+    d = _norm_dim(dim, self.ndim, fn)
+    n = self.shape[d]
+    if isinstance(x, T):
+      if x.ndim == 1:
+        if x.shape[0] != n:
+          raise RuntimeError(f"{fn}: there must be one `x` value for each sample point along dim {d}: x has "
+                             f"{x.shape[0]}, y has {n}")
+        x = x.reshape(*[n if i == d else 1 for i in range(self.ndim)])
+      elif not broadcasts_to(tuple(x.shape), tuple(self.shape)) and not broadcasts_to(tuple(self.shape),
+                                                                                        tuple(x.shape)):
+        raise RuntimeError(f"{fn}: x of shape {tuple(x.shape)} does not broadcast with y of shape "
+                           f"{tuple(self.shape)}")
+      dt = least_upper_dtype(self.dtype, x.dtype)
+      y = self.cast(dt if dt.kind == "f" else dtypes.default_float)
+      if n <= 1: return y, d, None
+      xs = x.cast(y.dtype)
+      m = xs.shape[d] if xs.ndim == self.ndim else n
+      return y, d, xs.narrow(d, 1, m - 1) - xs.narrow(d, 0, m - 1)
+    if x is not None: dx = x
+    step = 1 if dx is None else dx
+    if not isinstance(step, (int, float)) or isinstance(step, bool):
+      raise TypeError(f"{fn}: dx must be a number, got {step!r}")
+    return self._float(), d, (step if n > 1 else None)
+
+  def renorm(self: Tensor, p, dim: int, maxnorm) -> Tensor:  # type: ignore[misc]  # mixin: self is a Tensor
+    """torch.renorm: every slice along dim (a sub-tensor self.select(dim, i)) whose p-norm exceeds maxnorm scaled by
+    maxnorm / (norm + 1e-7); the others unchanged. Float tensors only; float16/bfloat16 compute in float32."""
+    _float_only("renorm", self.dtype)
+    p, maxnorm = float(p), float(maxnorm)
+    if not p > 0: raise RuntimeError(f"renorm: non-positive-norm not supported (p = {p})")
+    if maxnorm < 0: raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm}")
+    if self.ndim <= 1:
+      raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {self.ndim} dimensions")
+    d = _norm_dim(dim, self.ndim, "renorm")
+    axes = tuple(i for i in range(self.ndim) if i != d)
+    def f(x: Tensor) -> Tensor:
+      ax = x.abs()
+      if p == math.inf: norm = ax.amax(axes, keepdim=True)
+      elif p == 1: norm = ax.sum(axes, keepdim=True)
+      else:
+        nz = ax != 0
+        s = ((x * x) if p == 2 else nz.where(_safe_where(nz, ax, 1.0) ** p, 0.0)).sum(axes, keepdim=True)
+        zero = s == 0
+        norm = zero.where(0.0, _safe_where(zero.logical_not(), s, 1.0) ** (1 / p))
+      return x * (norm > maxnorm).where(maxnorm / (norm + 1e-7), 1.0)
+    return _via_f32(self, f)
+
+  def matrix_power(self: Tensor, n: int) -> Tensor:  # type: ignore[misc]  # mixin: self is a Tensor
+    """torch.matrix_power: the n-th power of square matrices (..., m, m) by repeated squaring (matmuls); n = 0 gives
+    identities of self's dtype. A negative n needs a matrix inverse, which teeny does not have (torch.linalg.inv):
+    NotImplementedError."""
+    T = type(self)
+    if not isinstance(n, int) or isinstance(n, bool): raise TypeError(f"matrix_power: n must be an int, got {n!r}")
+    if self.ndim < 2 or self.shape[-1] != self.shape[-2]:
+      raise RuntimeError(f"matrix_power: expected a tensor of square matrices (..., m, m), got shape "
+                         f"{tuple(self.shape)}")
+    if n < 0:
+      raise NotImplementedError(f"matrix_power: a negative power (n = {n}) needs a matrix inverse, and teeny has no "
+                                "linalg.inv; compute the inverse elsewhere, or use n >= 0")
+    m = self.shape[-1]
+    if n == 0: return T.eye(m, dtype=self.dtype, device=self.device)._broadcast_to(tuple(self.shape)).contiguous()
+    out: Tensor | None = None
+    sq = self
+    while n:
+      if n & 1: out = sq if out is None else out.matmul(sq)
+      n >>= 1
+      if n: sq = sq.matmul(sq)
+    assert out is not None
+    return out if out is not self else self.clone()
+
+  def equal(self: Tensor, other: Tensor) -> bool:  # type: ignore[misc]  # mixin: self is a Tensor
+    """torch.equal: True if other has self's shape and every element is equal (compared in the promoted dtype; nan
+    equals nothing). A Python bool: realizes both and reads the answer."""
+    T = type(self)
+    if not isinstance(other, T): raise TypeError(f"equal: other must be a Tensor, got {type(other).__name__}")
+    if tuple(self.shape) != tuple(other.shape): return False
+    if self.numel() == 0: return True
+    return bool((self == other).all().item())
+  def detach_(self: Tensor) -> Tensor:  # type: ignore[misc]  # mixin: self is a Tensor
+    """torch's detach_: self cut from the graph that computed it, in place (it no longer requires grad). A view that
+    requires grad cannot be detached in place (torch neither): use detach()."""
+    if not self.requires_grad: return self
+    if self._base is not None:
+      raise RuntimeError("detach_: can't detach views in-place (torch neither); use x = x.detach() instead")
+    u = self.uop
+    self.requires_grad_(False)
+    if u.op not in (Ops.BUFFER, Ops.CONST): self._set_uop(UOp(Ops.DETACH, u.dtype, (u,)))
+    return self
+  @property
+  def is_cuda(self: Tensor) -> bool:  # type: ignore[misc]  # mixin: torch's property
+    """Whether the tensor is on a CUDA device (every device, for a tensor on several)."""
+    devs = self.device if isinstance(self.device, tuple) else (self.device,)
+    return all(str(d).upper().split(":")[0] == "CUDA" for d in devs)
+
+  def broadcast_tensors(self: Any, *others: Tensor) -> tuple[Tensor, ...]:
+    """torch.broadcast_tensors (Tensor.broadcast_tensors(a, b), a.broadcast_tensors(b) or with a list): each tensor
+    expanded to the shape they broadcast to (views)."""
+    ts = _tensor_list(self, others, "broadcast_tensors")
+    try: shape = broadcast_shape(*[tuple(t.shape) for t in ts])
+    except ValueError:
+      raise RuntimeError("broadcast_tensors: shapes " + ", ".join(str(tuple(t.shape)) for t in ts) + " cannot be "
+                         "broadcast together (each dim must match or be 1)") from None
+    return tuple(t._broadcast_to(shape) for t in ts)
+  def atleast_1d(self: Any, *others: Tensor) -> Any:
+    """torch.atleast_1d: a 0-d tensor as shape (1,), others as they are (views); several tensors give a tuple."""
+    return _atleast(self, others, 1)
+  def atleast_2d(self: Any, *others: Tensor) -> Any:
+    """torch.atleast_2d: 0-d -> (1, 1), (n,) -> (1, n), others as they are (views); several tensors give a tuple."""
+    return _atleast(self, others, 2)
+  def atleast_3d(self: Any, *others: Tensor) -> Any:
+    """torch.atleast_3d: 0-d -> (1, 1, 1), (n,) -> (1, n, 1), (m, n) -> (m, n, 1), others as they are (views);
+    several tensors give a tuple."""
+    return _atleast(self, others, 3)
+
 def _size(size: tuple) -> tuple:
   return tuple(size[0]) if len(size) == 1 and isinstance(size[0], (tuple, list)) else size
 
@@ -491,5 +960,5 @@ INPLACE = ("abs absolute neg negative exp exp2 expm1 log log2 log10 log1p sqrt r
            "copysign heaviside floor_divide true_divide multiply subtract divide bitwise_and bitwise_or "
            "bitwise_xor bitwise_not logical_and logical_or logical_not lt gt le ge eq ne addmm addmv addbmm "
            "baddbmm addr tril triu logical_xor greater greater_equal less less_equal not_equal bitwise_left_shift "
-           "bitwise_right_shift cumsum cumprod").split()
+           "bitwise_right_shift cumsum cumprod lgamma digamma erfinv i0 gcd lcm renorm").split()
 for _name in INPLACE: setattr(MathMixin, _name + "_", _inplace_method(_name))

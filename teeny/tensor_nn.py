@@ -1069,10 +1069,14 @@ class NNMixin:
     if not isinstance(indices, Tensor) or not dtypes.is_int(indices.dtype):
       raise TypeError(f"take_along_dim: indices must be an integer tensor, got "
                       f"{getattr(indices, 'dtype', type(indices).__name__)}")
-    if dim is None: return self.reshape(-1).gather(0, indices.reshape(-1))
+    if dim is None: return self.reshape(-1).gather(0, indices.reshape(-1))   # (negative: an error, as torch's)
     if indices.ndim != self.ndim:
       raise RuntimeError(f"take_along_dim: indices ({indices.ndim}-D) must have as many dims as self ({self.ndim}-D)")
     d = dim % self.ndim
+    # negative indices count from the end, as torch's along a dim (torch reads outside [-n, n) silently: here an error)
+    check_index_range(indices, self.shape[d], "take_along_dim: index", RuntimeError, dim=d, negative=True,
+                      hint=f"indices must be in [-{self.shape[d]}, {self.shape[d]})")
+    indices = (indices < 0).where(indices + self.shape[d], indices)
     try:
       rest = broadcast_shape(tuple(1 if i == d else s for i, s in enumerate(self.shape)),
                              tuple(1 if i == d else s for i, s in enumerate(indices.shape)))

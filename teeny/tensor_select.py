@@ -19,11 +19,11 @@ largest) with the original index as the tie-break, so the result is always stabl
 indices (a gather), which is also the gradient's path back to the picked positions.
 """
 from __future__ import annotations
-import math
+import builtins, itertools, math
 from collections import namedtuple
 from typing import TYPE_CHECKING, Any, Callable
 import numpy as np
-from teeny.dtype import DType, dtypes, least_upper_dtype
+from teeny.dtype import DType, dtypes, least_upper_dtype, to_dtype
 from teeny.helpers import broadcast_shape, broadcasts_to, is_int
 from teeny.indexing import check_index_range
 from teeny.uop.ops import Ops
@@ -33,6 +33,9 @@ if TYPE_CHECKING:
 
 # torch.return_types.sort / topk / cummax / cummin: a tuple that also has .values and .indices
 ValuesIndices = namedtuple("ValuesIndices", ["values", "indices"])
+# torch.return_types.aminmax and .histogram
+MinMax = namedtuple("MinMax", ["min", "max"])
+HistEdges = namedtuple("HistEdges", ["hist", "bin_edges"])
 
 def _dim(d, ndim: int, name: str = "dim") -> int:
   """d normalised into [0, ndim) (a 0-d tensor takes -1 and 0), else IndexError naming the allowed range."""
@@ -169,6 +172,102 @@ def cartesian_prod(*tensors: Tensor) -> Tensor:
     if t.ndim != 1: raise RuntimeError(f"cartesian_prod: expected 1-D tensors, but got one of shape {tuple(t.shape)}")
   if len(tensors) == 1: return tensors[0]
   return type(tensors[0]).stack(*[g.reshape(-1) for g in meshgrid(*tensors, indexing="ij")], dim=1)
+
+def block_diag(*tensors: Tensor) -> Tensor:
+  """torch.block_diag: the tensors (0-d as (1, 1), 1-D as one row, 2-D as they are) as blocks on the diagonal of a
+  new matrix, zeros elsewhere; dtypes promote as in cat. Differentiable."""
+  if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)): tensors = tuple(tensors[0])
+  if not tensors: raise RuntimeError("block_diag: expected at least one tensor")
+  mats = []
+  for i, t in enumerate(tensors):
+    if not hasattr(t, "uop"): raise TypeError(f"block_diag: expected Tensors, got {type(t).__name__} at position {i}")
+    if t.ndim > 2:
+      raise RuntimeError(f"torch.block_diag: Input tensors must have 2 or fewer dimensions. Input {i} has {t.ndim} "
+                         "dimensions")
+    mats.append(t.reshape(1, 1) if t.ndim == 0 else t.reshape(1, -1) if t.ndim == 1 else t)
+  dt = least_upper_dtype(*[m.dtype for m in mats])
+  cols = sum(m.shape[1] for m in mats)
+  rows, off = [], 0
+  for m in mats:
+    rows.append(m.cast(dt).pad(((0, 0), (off, cols - off - m.shape[1]))))
+    off += m.shape[1]
+  return rows[0].cat(*rows[1:], dim=0) if len(rows) > 1 else rows[0].contiguous()
+
+def _tri_indices(cls: type, row: int, col: int, offset: int, dtype, device, lower: bool) -> Tensor:
+  fn = "tril_indices" if lower else "triu_indices"
+  row, col, offset = _int_arg(row, "row"), _int_arg(col, "col"), _int_arg(offset, "offset")
+  if row < 0: raise RuntimeError(f"{fn}: row must be non-negative, got {row}")
+  if col < 0: raise RuntimeError(f"{fn}: col must be non-negative, got {col}")
+  dt = to_dtype(dtype) if dtype is not None else dtypes.int64
+  if dt.kind not in "iu":
+    raise NotImplementedError(f"{fn}: not implemented for {dt.name} (torch neither); use an integer dtype")
+  r, c = (np.tril_indices if lower else np.triu_indices)(row, offset, col)
+  return cls(np.stack([r, c]).astype(dt.np).reshape(2, -1), device=device)
+
+def tril_indices(cls: type, row: int, col: int, offset: int = 0, *, dtype=None, device=None) -> Tensor:
+  """torch.tril_indices: the (2, count) row and column indices of the lower triangle (column - row <= offset) of a
+  row x col matrix, row-major; int64 unless dtype says otherwise."""
+  return _tri_indices(cls, row, col, offset, dtype, device, True)
+
+def triu_indices(cls: type, row: int, col: int, offset: int = 0, *, dtype=None, device=None) -> Tensor:
+  """torch.triu_indices: the (2, count) row and column indices of the upper triangle (column - row >= offset) of a
+  row x col matrix, row-major; int64 unless dtype says otherwise."""
+  return _tri_indices(cls, row, col, offset, dtype, device, False)
+
+_INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
+
+def _quantile(x: Tensor, q, dim, keepdim: bool, interpolation: str, ignore_nan: bool) -> Tensor:
+  T = type(x)
+  fn = "nanquantile" if ignore_nan else "quantile"
+  if x.dtype not in (dtypes.float32, dtypes.float64):
+    raise RuntimeError(f"{fn}() input tensor must be either float or double dtype, got {x.dtype.name}; cast it, e.g. "
+                       "x.float()")
+  if interpolation not in _INTERPOLATIONS:
+    raise RuntimeError(f"{fn}() interpolation must be one of linear, lower, higher, midpoint or nearest, but got "
+                       f"{interpolation!r}")
+  if isinstance(q, T):
+    if q.ndim > 1: raise RuntimeError(f"{fn}() q must be a scalar or 1D tensor, got shape {tuple(q.shape)}")
+    if q.dtype != x.dtype:
+      raise RuntimeError(f"{fn}() q tensor must be same dtype as the input tensor, got {q.dtype.name} and "
+                         f"{x.dtype.name}")
+    qd = q.detach()
+    check_index_range(((qd < 0) | (qd > 1) | qd.isnan()).any().cast(dtypes.int32).reshape(1), 1,
+                      lambda _: f"{fn}() q values must be in the range [0, 1]", RuntimeError)
+    qv, scalar = q.reshape(-1), q.ndim == 0   # (q keeps its gradient, through the interpolation weights)
+  else:
+    if isinstance(q, bool) or not isinstance(q, (int, float)):
+      raise TypeError(f"{fn}() q must be a float or a tensor, got {type(q).__name__}")
+    if not 0 <= q <= 1: raise RuntimeError(f"{fn}() q must be in the range [0, 1] but got {q}")
+    qv, scalar = T([float(q)], dtype=x.dtype, device=x.device), True
+  if x.numel() == 0: raise RuntimeError(f"{fn}() input tensor must be non-empty")
+  if dim is None: d, src = None, x.reshape(-1)
+  else:
+    d = _dim(dim, x.ndim)
+    src = x.reshape(1) if x.ndim == 0 else (x.transpose(d, -1) if d != x.ndim - 1 else x)
+  s = src.sort(-1).values
+  n, lead, Q = s.shape[-1], tuple(s.shape[:-1]), qv.shape[0]
+  qb = qv.reshape(*([1] * len(lead)), Q)
+  if ignore_nan:
+    k = s.isnan().logical_not().sum(-1, keepdim=True).cast(x.dtype)
+    ranks = (qb * (k - 1)).maximum(0)
+  else:
+    ranks = s.narrow(-1, n - 1, 1).isnan().where(float(n - 1), qb * (n - 1))   # (NaN sorts last)
+  ranks = ranks._broadcast_to(lead + (Q,))
+  def at(r: Tensor) -> Tensor: return s._gather(len(lead), r.cast(dtypes.int64))
+  if interpolation in ("lower", "higher", "nearest"):
+    pick = {"lower": ranks.floor, "higher": ranks.ceil, "nearest": ranks.round}[interpolation]
+    out = at(pick())
+  else:
+    below, above = at(ranks.floor()), at(ranks.ceil())
+    w = ranks - ranks.floor() if interpolation == "linear" else ranks.full_like(0.5)
+    # torch's lerp: from the nearer end
+    out = (w < 0.5).where(below + w * (above - below), above - (above - below) * (1 - w))
+  if d is None: out = out.reshape(Q, *([1] * x.ndim)) if keepdim else out.reshape(Q)
+  elif x.ndim:   # (out is src's layout with Q in place of the sorted dim: back to x's, then Q first, 1 at d)
+    if d != x.ndim - 1: out = out.transpose(d, -1)
+    out = out.unsqueeze(0).transpose(0, d + 1)
+    if not keepdim: out = out.squeeze(d + 1)
+  return out.squeeze(0) if scalar else out
 
 def _unique_groups(rows: np.ndarray, consecutive: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
   """Groups of equal rows of a 2-D array (NaN equals nothing, -0.0 equals 0.0): sorted lexicographically (NaN last)
@@ -660,9 +759,10 @@ class SelectMixin:
 
   def mode(self: Tensor, dim: int = -1, keepdim: bool = False) -> ValuesIndices:  # type: ignore[misc]  # mixin
     """torch.mode: (values, int64 indices) of the most frequent value along dim, the smallest on ties; the index is
-    the value's last occurrence (torch's, whose CPU sort is stable for up to 16 elements). NaNs count as one value,
-    the largest (torch's result with NaN depends on its sort's order). Lazy: a sort, then run lengths by a running
-    max. The gradient goes to the picked element."""
+    the value's last occurrence (torch's, whose CPU sort is stable for up to 16 elements). A slice holding NaN gives
+    NaN at its first NaN (as torch for [nan, 1, 0]; torch's own answer with NaN depends on where its sort leaves them,
+    e.g. 1 for [nan, 1, 1, 0]). Lazy: a sort, then run lengths by a running max. The gradient goes to the picked
+    element."""
     Tensor = type(self)
     d = _dim(dim, self.ndim)
     if self.ndim == 0: return ValuesIndices(self.clone(), self.zeros_like(dtype=dtypes.int64))
@@ -684,6 +784,9 @@ class SelectMixin:
       best = (ar - start).argmax(last, keepdim=True)   # the first longest run: the smallest most frequent value
       mv = s._gather(last, best)
       idx = eq(x.detach(), mv).where(ar, -1).max(last, keepdim=True).cast(dtypes.int64)
+      if x.dtype.kind == "f":   # a slice holding NaN: NaN, at its first NaN (torch's answer for [nan, 1, 0])
+        isn = x.detach().isnan()
+        idx = isn.any(last, keepdim=True).where(isn.where(ar, n).min(last, keepdim=True).cast(dtypes.int64), idx)
       vals = x._gather(last, idx)
       if d != self.ndim - 1: vals, idx = vals.transpose(d, -1), idx.transpose(d, -1)
     return ValuesIndices(vals, idx) if keepdim else ValuesIndices(vals.squeeze(d), idx.squeeze(d))
@@ -928,8 +1031,147 @@ class SelectMixin:
     order = [len(lead) if i == d1 else len(lead) + 1 if i == d2 else next(rest) for i in range(nd)]
     return x.permute(*order).contiguous()
 
+  # ***** quantiles, extremes, histograms and structure in torch's names *****
+
+  def quantile(self: Tensor, q, dim: int | None = None, keepdim: bool = False, *,  # type: ignore[misc]  # mixin
+               interpolation: str = "linear") -> Tensor:
+    """torch.quantile: the q-th quantiles (q a float or a 0-d/1-D tensor of self's dtype, in [0, 1]) along dim (all
+    elements when None), from a sort: rank q * (n - 1) read by `interpolation` (linear, lower, higher, midpoint or
+    nearest, which rounds half to even as torch). A 1-D q adds a leading dim of its length. A slice holding NaN gives
+    NaN. float32/float64 only, as torch. Differentiable through the sort's gather, and for a tensor q through the
+    interpolation weights, as torch; a tensor q's range is checked where index checks read values (the CPU by
+    default)."""
+    return _quantile(self, q, dim, keepdim, interpolation, False)
+  def nanquantile(self: Tensor, q, dim: int | None = None, keepdim: bool = False, *,  # type: ignore[misc]  # mixin
+                  interpolation: str = "linear") -> Tensor:
+    """torch.nanquantile: quantile ignoring NaN (the rank is q * (count of non-NaN - 1)); an all-NaN slice gives
+    NaN."""
+    return _quantile(self, q, dim, keepdim, interpolation, True)
+
+  def aminmax(self: Tensor, *, dim: int | None = None, keepdim: bool = False) -> MinMax:  # type: ignore[misc]  # mixin
+    """torch.aminmax: (min, max), amin and amax over dim (every element when None); NaN propagates; the gradient is
+    split evenly among ties, as amin/amax. An empty reduction raises, as torch."""
+    if dim is None:
+      if self.numel() == 0:
+        raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the operation has no "
+                           f"identity; the input has shape {tuple(self.shape)}")
+      mn, mx = self.amin(), self.amax()
+      if keepdim: mn, mx = mn.reshape((1,) * self.ndim), mx.reshape((1,) * self.ndim)
+      return MinMax(mn, mx)
+    d = _dim(dim, self.ndim)
+    if self.ndim and self.shape[d] == 0:
+      raise IndexError(f"aminmax(): expected reduction dim {d} to have non-zero size (shape {tuple(self.shape)}): the "
+                       "operation has no identity")
+    if self.ndim == 0: return MinMax(self.clone(), self.clone())
+    return MinMax(self.amin(d, keepdim=keepdim), self.amax(d, keepdim=keepdim))
+
+  def histogram(self: Tensor, bins=100, *, range=None, weight: Tensor | None = None,  # type: ignore[misc]  # mixin
+                density: bool = False) -> HistEdges:
+    """torch.histogram: (hist, bin_edges) of self's elements. bins is a count (equal-width bins over `range`, or the
+    data's min and max, widened by 0.5 either side when equal: lazy, no read except the finiteness check, made where
+    index checks read values) or a 1-D tensor of edges. Bins are half-open but the last includes its right edge;
+    elements outside (and NaN) are dropped. `weight` (self's shape) sums weights instead of counting; density divides
+    by the total and the bin widths. float32/float64 only, as torch. Not differentiable."""
+    T = type(self)
+    if self.dtype not in (dtypes.float32, dtypes.float64):
+      raise NotImplementedError(f"histogram: not implemented for {self.dtype.name} (torch neither): use a float32 or "
+                                "float64 tensor")
+    x = self.detach().reshape(-1)
+    if isinstance(bins, T):
+      if bins.ndim != 1 or bins.shape[0] < 1:
+        raise RuntimeError(f"torch.histogram(): bins must be a 1-D tensor of at least one edge, got shape "
+                           f"{tuple(bins.shape)}")
+      if bins.dtype != self.dtype:
+        raise RuntimeError(f"torch.histogram: input tensor and bins tensor should have the same dtype, got "
+                           f"{self.dtype.name} and {bins.dtype.name}")
+      edges = bins.detach()
+    else:
+      nb = _int_arg(bins, "bins")
+      if nb <= 0: raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {nb}")
+      if range is not None:
+        lo_s, hi_s = (float(v) for v in range)
+        if not (math.isfinite(lo_s) and math.isfinite(hi_s)):
+          raise RuntimeError(f"torch.histogram: range of [{lo_s}, {hi_s}] is not finite")
+        if lo_s > hi_s: raise RuntimeError(f"torch.histogram: min should not exceed max, but got min {lo_s} max {hi_s}")
+        lo, hi = T(lo_s, device=self.device, dtype=self.dtype), T(hi_s, device=self.device, dtype=self.dtype)
+      elif x.shape[0] == 0:
+        lo, hi = T(0.0, device=self.device, dtype=self.dtype), T(1.0, device=self.device, dtype=self.dtype)
+      else:
+        lo, hi = x.min(), x.max()
+        check_index_range((lo.isfinite() & hi.isfinite()).logical_not().cast(dtypes.int32).reshape(1), 1,
+                          lambda _: "torch.histogram: the range of the data is not finite (it holds inf or NaN); "
+                          "pass a finite range=", RuntimeError)
+      same = lo == hi
+      lo, hi = same.where(lo - 0.5, lo), same.where(hi + 0.5, hi)
+      # torch's linspace: the first half counted up from lo, the second down from hi (the last edge is exactly hi)
+      i = T.arange(nb + 1, device=self.device).cast(self.dtype)
+      step = (hi - lo) / nb
+      edges = (i < (nb + 1) // 2).where(lo + i * step, hi - (nb - i) * step)
+    nb = edges.shape[0] - 1
+    if weight is not None:
+      if not isinstance(weight, T) or tuple(weight.shape) != tuple(self.shape) or weight.dtype != self.dtype:
+        raise RuntimeError("torch.histogram: weight must be a tensor of the input's shape and dtype, got "
+                           f"{getattr(weight, 'shape', type(weight).__name__)}")
+    if nb == 0 or x.shape[0] == 0:
+      return HistEdges(T.zeros(nb, dtype=self.dtype, device=self.device), edges)
+    n = x.shape[0]
+    xs = x.reshape(n, 1)
+    left, right = edges[:-1].reshape(1, nb), edges[1:].reshape(1, nb)
+    last = T.arange(nb, device=self.device).reshape(1, nb) == nb - 1
+    hit = (xs >= left) & ((xs < right) | (last & (xs == right)))
+    hist = hit.where(weight.detach().reshape(n, 1), 0.0).sum(0) if weight is not None else \
+      hit.sum(0).cast(self.dtype)
+    if density: hist = hist / (hist.sum() * (edges[1:] - edges[:-1]))
+    return HistEdges(hist, edges)
+
+  def combinations(self: Tensor, r: int = 2,  # type: ignore[misc]  # mixin: self is a Tensor
+                   with_replacement: bool = False) -> Tensor:
+    """torch.combinations (also Tensor.combinations(t)): every length-r combination of the elements of a 1-D tensor,
+    (count, r) in lexicographic order of positions (with_replacement: itertools' combinations_with_replacement);
+    r = 0 gives an empty 1-D tensor. A gather of self: differentiable."""
+    r = _int_arg(r, "r")
+    if self.ndim != 1: raise RuntimeError(f"combinations: expect a 1D vector, but got shape {list(self.shape)}")
+    if r < 0: raise RuntimeError(f"combinations: expect a non-negative number for r, but got {r}")
+    if r == 0: return self[:0].contiguous()
+    gen = itertools.combinations_with_replacement if with_replacement else itertools.combinations
+    idx = np.array(list(gen(builtins.range(self.shape[0]), r)), dtype=np.int64).reshape(-1, r)
+    if idx.shape[0] == 0: return self[:0].reshape(0, 1).expand(0, r).contiguous()
+    it = type(self)(idx.reshape(-1), device=self.device)
+    return self._gather(0, it).reshape(idx.shape[0], r)
+
+  def vander(self: Tensor, N: int | None = None,  # type: ignore[misc]  # mixin: self is a Tensor
+             increasing: bool = False) -> Tensor:
+    """torch.vander: the Vandermonde matrix of a 1-D tensor, (n, N) with columns x**(N-1) ... x**0 (increasing: the
+    other way); N defaults to n. Integer and bool inputs give int64 (wrapping on overflow), as torch. Powers by
+    running products."""
+    if self.ndim != 1: raise RuntimeError(f"vander: x must be a one-dimensional tensor, got shape {tuple(self.shape)}")
+    n = self.shape[0]
+    N = n if N is None else _int_arg(N, "N")
+    if N < 0: raise RuntimeError(f"vander: N must be non-negative, got {N}")
+    x = self if self.dtype.kind == "f" else self.cast(dtypes.int64)
+    if N == 0: return x.reshape(n, 1)[:, :0].contiguous()
+    cols = [x.ones_like().reshape(n, 1)]
+    for _ in builtins.range(N - 1): cols.append(cols[-1] * x.reshape(n, 1))
+    out = cols[0].cat(*cols[1:], dim=1) if N > 1 else cols[0]
+    return out if increasing else out.flip(1)
+
+  def diagflat(self: Tensor, offset: int = 0) -> Tensor:  # type: ignore[misc]  # mixin: self is a Tensor
+    """torch.diagflat: self flattened, on diagonal `offset` of a new square matrix."""
+    return self.reshape(-1).diag(_int_arg(offset, "offset"))
+  def fliplr(self: Tensor) -> Tensor:  # type: ignore[misc]  # mixin: self is a Tensor
+    """torch.fliplr: flip(1), for tensors of at least 2 dims (a new tensor)."""
+    if self.ndim < 2: raise RuntimeError(f"fliplr: input must be >= 2-d, got shape {tuple(self.shape)}")
+    return self.flip(1)
+  def flipud(self: Tensor) -> Tensor:  # type: ignore[misc]  # mixin: self is a Tensor
+    """torch.flipud: flip(0), for tensors of at least 1 dim (a new tensor)."""
+    if self.ndim < 1: raise RuntimeError("flipud: input must be >= 1-d, got a 0-d tensor")
+    return self.flip(0)
+
   meshgrid = staticmethod(meshgrid)
   cartesian_prod = staticmethod(cartesian_prod)
+  block_diag = staticmethod(block_diag)
+  tril_indices: Any = classmethod(tril_indices)   # (classmethods: Tensor.tril_indices(3, 3) reaches the Tensor class)
+  triu_indices: Any = classmethod(triu_indices)
 
 def _median(x: Tensor, dim, keepdim: bool, ignore_nan: bool) -> Tensor | ValuesIndices:
   name = "nanmedian" if ignore_nan else "median"
@@ -1020,10 +1262,16 @@ def _at(t: Tensor, d: int, ndim: int, extra: int = 0) -> Tensor:
   """t (its dims first) reshaped to sit at dim d of an ndim-dim tensor, ones elsewhere (t has 1 + extra dims)."""
   return t.reshape(*[1] * d, *t.shape, *[1] * (ndim - d - 1 - extra))
 
+def _untouched(x: Tensor, src: Tensor) -> Tensor:
+  """x unchanged by an empty index, as a new tensor that still depends on src (empty: its sum is 0, and x - 0 keeps
+  every value, -0.0 included), so the result requires grad and src gets its (empty) gradient, as torch."""
+  if src.requires_grad and x.dtype.kind == "f": return x - src.sum().cast(x.dtype)
+  return x.clone()
+
 def _index_add(x: Tensor, d: int, idx: Tensor, src: Tensor, alpha) -> Tensor:
   """x + alpha * (src's slices along d summed into the positions idx names); every output element sums over idx."""
   k = idx.shape[0]
-  if k == 0: return x.clone()
+  if k == 0: return _untouched(x, src)
   hit = _at(_hits(idx, x.shape[d]), d, x.ndim + 1, 1)
   total = hit.where(src.unsqueeze(d), 0).sum(d + 1)
   if x.dtype == dtypes.bool: return x | (total != 0)
@@ -1035,7 +1283,7 @@ def _index_copy(x: Tensor, d: int, idx: Tensor, src: Tensor) -> Tensor:
   """x with src's slices along d at the positions idx names; the last of duplicates wins (found per position, then
   read by a gather: exact, and its gradient goes to the winning slice)."""
   k, n = idx.shape[0], x.shape[d]
-  if k == 0: return x.clone()
+  if k == 0: return _untouched(x, src)
   last = _hits(idx, n).where(type(x).arange(1, k + 1, device=x.device).reshape(1, k), 0).max(1)
   win = _at((last - 1).maximum(0), d, x.ndim).expand(*x.shape)
   return _at(last > 0, d, x.ndim).where(src._gather(d, win), x)

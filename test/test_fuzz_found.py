@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 from helpers import needs_values
-from teeny import Tensor, dtypes
+from teeny import Device, Tensor, dtypes
+from teeny.indexing import _reads_allowed
 
 pytestmark = needs_values
 
@@ -102,11 +103,12 @@ def test_index_select_and_take_along_dim_match_torch(shape, seed):
   # indices broadcast with self outside dim (a size-1 dim on either side)
   ishape = [1 if rng.random() < 0.5 else s for s in shape]
   ishape[dim] = int(rng.integers(1, 5))
-  ind = rng.integers(0, shape[dim], ishape)
+  ind = rng.integers(-shape[dim], shape[dim], ishape)   # (negative: from the end, along a dim)
   got = Tensor(a).take_along_dim(Tensor(ind), dim)
   want = torch.take_along_dim(torch.tensor(a), torch.tensor(ind), dim)
   assert got.shape == tuple(want.shape)
   np.testing.assert_array_equal(got.numpy(), want.numpy())
+  ind %= shape[dim]   # (flattened: torch refuses negative indices)
   np.testing.assert_array_equal(Tensor(a).take_along_dim(Tensor(ind)).numpy(),
                                 torch.take_along_dim(torch.tensor(a), torch.tensor(ind)).numpy())
 
@@ -121,6 +123,9 @@ def test_index_select_gradient_and_errors():
     Tensor(a).index_select(1, Tensor([4])).numpy()
   with pytest.raises(TypeError, match="integer tensor"): Tensor(a).index_select(0, Tensor([0.0]))
   with pytest.raises(RuntimeError, match="broadcast"): Tensor(a).take_along_dim(Tensor([[0, 1], [1, 0]]), 1)
+  if not _reads_allowed(Device.DEFAULT): return   # (the range check reads the indices: the CPU, by default)
+  with pytest.raises(RuntimeError, match=r"take_along_dim: index -5 is out of bounds .* in \[-4, 4\)"):
+    Tensor(a).take_along_dim(Tensor([[-5], [0], [0]]), 1)
 
 @settings(max_examples=20, deadline=None)
 @given(st.integers(-3, 4), st.integers(0, 2**31 - 1))
