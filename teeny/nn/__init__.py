@@ -13,7 +13,7 @@ from teeny.dtype import DType, dtypes, to_dtype
 from teeny.helpers import prod
 from teeny.tensor_nn import _check_reduction, _reduce, _resolve_pads, _tuple
 from teeny.tensor_loss import _clamp_min0
-from teeny.nn import optim, state, datasets  # noqa: F401
+from teeny.nn import optim, state, datasets, functional, utils, init as _init  # noqa: F401  (sets nn.init too)
 from teeny.nn.params import _bound, _is_param, _mark_param, _param, _uniform
 from teeny.nn.layers import Linear, LayerNorm  # noqa: F401  (nn.Linear, nn.LayerNorm)
 
