@@ -221,10 +221,13 @@ def test_channel_dropout_masks_whole_channels(cls, shape, lead):
   np.testing.assert_allclose(t.grad.numpy(), (got != 0) * 2.0)
 
 def test_channel_dropout_rank_errors_and_warnings():
-  with pytest.raises(RuntimeError, match="Dropout1d: expected a 2-d"): nn.Dropout1d()(Tensor(_rand((2, 3, 4, 5))))
-  with pytest.warns(UserWarning, match="taken as \\(N, C, L\\)"): nn.Dropout2d()(Tensor(_rand((2, 3, 4))))
-  with pytest.warns(UserWarning, match="Dropout3d: got a 3-d input"): nn.Dropout3d()(Tensor(_rand((2, 3, 4))))
-  with pytest.raises(RuntimeError, match="Dropout2d"): nn.Dropout2d()(Tensor(_rand((3,))))
+  with pytest.raises(RuntimeError, match="dropout1d: Expected 2D or 3D input"):
+    nn.Dropout1d()(Tensor(_rand((2, 3, 4, 5))))
+  with pytest.warns(UserWarning, match="interpreted as shape \\(N, C, L\\)"): nn.Dropout2d()(Tensor(_rand((2, 3, 4))))
+  with pytest.warns(UserWarning, match="dropout3d: Received a 3-D input"): nn.Dropout3d()(Tensor(_rand((2, 3, 4))))
+  with pytest.raises(RuntimeError, match="dropout2d: expected a \\(N, C, \\*spatial\\) input"), \
+      pytest.warns(UserWarning, match="dropout2d: Received a 1-D input"):
+    nn.Dropout2d()(Tensor(_rand((3,))))
 
 # ***** activations *****
 
@@ -299,7 +302,7 @@ def test_softmax_modules_hypothesis(shape, data):
 @needs_values
 def test_softmax_implicit_dim_warns_like_torch():
   x = _rand((2, 3, 4))
-  with pytest.warns(UserWarning, match="implicit dimension"): out = nn.Softmax()(Tensor(x))
+  with pytest.warns(UserWarning, match="Implicit dimension choice for softmax"): out = nn.Softmax()(Tensor(x))
   with warnings.catch_warnings():
     warnings.simplefilter("ignore")
     ref = torch.nn.Softmax()(torch.tensor(x))

@@ -2,7 +2,6 @@
 are plain classes; nn.Module is torch's base class for subclassing (it takes plain layers as children), and the newer
 layers (padding, Bilinear, EmbeddingBag, Fold/Unfold...) subclass it."""
 from __future__ import annotations
-import math
 import types
 import warnings
 from collections import OrderedDict
@@ -11,9 +10,9 @@ import numpy as np
 from teeny.tensor import Tensor
 from teeny.dtype import DType, dtypes, to_dtype
 from teeny.helpers import prod
-from teeny.tensor_nn import _check_reduction, _reduce, _resolve_pads, _tuple
-from teeny.tensor_loss import _clamp_min0
+from teeny.tensor_nn import _resolve_pads, _tuple
 from teeny.nn import optim, state, datasets, functional, utils, init as _init  # noqa: F401  (sets nn.init too)
+from teeny.nn import functional as _F   # the layers' math: each forward calls its F function
 from teeny.nn.params import _bound, _is_param, _mark_param, _param, _uniform
 from teeny.nn.layers import Linear, LayerNorm  # noqa: F401  (nn.Linear, nn.LayerNorm)
 
@@ -514,15 +513,12 @@ class _ConvNd:
     self.weight = _uniform((out_channels, in_channels // groups, *self.kernel_size), bound)
     self.bias = _uniform((out_channels,), bound) if bias else None
   def __call__(self, x: Tensor) -> Tensor:
+    """F.conv1d/2d/3d (conv2d: the hand-written backward kernels of teeny/kernels/conv.py where they apply)."""
+    conv, padding = getattr(_F, f"conv{self.n}d"), self.padding
     if self.padding_mode != "zeros":  # pad by the mode first, then convolve without padding (as torch does)
       pads = _resolve_pads(self.padding, self.kernel_size, _tuple(self.dilation, self.n, "dilation"), self.stride)
-      x = x.pad(tuple(v for b, a in reversed(pads) for v in (b, a)), mode=self.padding_mode)
-      return x.conv2d(self.weight, self.bias, self.stride, 0, self.dilation, self.groups)
-    if self.n == 2 and not isinstance(self.padding, str) and not isinstance(x.device, tuple):
-      # the hand-written backward kernels (teeny/kernels/conv.py); TEENY_CUSTOM_KERNELS=0 gives the plain graph
-      from teeny.kernels import conv2d
-      return conv2d(x, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
-    return x.conv2d(self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
+      x, padding = _F.pad(x, tuple(v for b, a in reversed(pads) for v in (b, a)), self.padding_mode), 0
+    return conv(x, self.weight, self.bias, self.stride, padding, self.dilation, self.groups)
 
 class Conv1d(_ConvNd):
   """1-d convolution over (N, C, L)."""
@@ -574,8 +570,8 @@ class _ConvTransposeNd:
                        f"{tuple(hi)} (for an input of {tuple(x.shape[-n:])})")
     return tuple(o - m for o, m in zip(size, lo))
   def __call__(self, x: Tensor, output_size=None) -> Tensor:
-    op = getattr(x, f"conv_transpose{self.n}d")
-    return op(self.weight, self.bias, self.stride, self.padding, self._output_padding(x, output_size), self.groups,
+    op = getattr(_F, f"conv_transpose{self.n}d")
+    return op(x, self.weight, self.bias, self.stride, self.padding, self._output_padding(x, output_size), self.groups,
               self.dilation)
 
 class ConvTranspose1d(_ConvTransposeNd):
@@ -607,42 +603,30 @@ class BatchNorm:
       self.num_batches_tracked = Tensor(np.zeros((), np.int64))  # 0-d int64, as torch's
       self.running_mean.requires_grad = self.running_var.requires_grad = False  # statistics, not parameters
   def __call__(self, x: Tensor) -> Tensor:
-    if x.ndim < 2: raise ValueError(f"BatchNorm wants (N, C, ...) inputs, got shape {tuple(x.shape)}")
-    shape = (1, -1) + (1,) * (x.ndim - 2)
-    if Tensor.training or not self.track_running_stats:
-      n = x.numel() // x.shape[1] if isinstance(x.shape[1], int) and x.shape[1] > 0 else 0
-      if isinstance(n, int) and n == 1:  # torch's check: the batch variance of one value is 0 (and its unbiased nan)
-        raise ValueError(f"Expected more than 1 value per channel when training, got input size {tuple(x.shape)}")
-      axes = tuple(a for a in range(x.ndim) if a != 1)
-      # float16/bfloat16 batches: statistics in float32 ((x - mean)**2 overflows float16 from 256 on)
-      xs = x.cast(dtypes.float32) if x.dtype in (dtypes.float16, dtypes.bfloat16) else x
-      mean = xs.mean(axes)
-      y = xs - mean.detach().reshape(shape)  # d(var)/d(mean) is 0, so detaching keeps the graph smaller
-      var = (y * y).mean(axes)
-      if self.track_running_stats and Tensor.training:
-        nbt = self.num_batches_tracked + 1
-        # momentum=None: the cumulative average, weight 1/(batches seen) for this one
-        m = self.momentum if self.momentum is not None else 1 / nbt.cast(dtypes.float32)
-        self.running_mean.assign((1 - m) * self.running_mean + m * mean.detach())
-        self.running_var.assign((1 - m) * self.running_var + m * (n / max(n - 1, 1)) * var.detach())
-        self.num_batches_tracked.assign(nbt)
-    else:
-      mean, var = self.running_mean, self.running_var
-    return x.batchnorm(self.weight, self.bias, mean, var.add(self.eps).rsqrt())
+    """F.batch_norm with the batch's statistics while Tensor.training (or without running statistics), updating
+    them and num_batches_tracked; else with the running statistics."""
+    momentum: float | Tensor = self.momentum if self.momentum is not None else 0.0
+    track = self.track_running_stats and Tensor.training
+    if track:
+      nbt = self.num_batches_tracked + 1
+      if self.momentum is None: momentum = 1 / nbt.cast(dtypes.float32)   # the cumulative average
+    use_running = self.track_running_stats and not Tensor.training
+    rm, rv = (self.running_mean, self.running_var) if self.track_running_stats else (None, None)
+    out = _F.batch_norm(x, rm if track or use_running else None, rv if track or use_running else None, self.weight,
+                        self.bias, not use_running, momentum, self.eps)
+    if track: self.num_batches_tracked.assign(nbt)
+    return out
 
 BatchNorm1d = BatchNorm2d = BatchNorm
 
 class RMSNorm:
-  """x / sqrt(mean(x^2) + eps) * weight over the trailing dims (eps=None uses float32's machine epsilon, like torch)."""
+  """F.rms_norm: x / sqrt(mean(x^2) + eps) * weight over the trailing dims (eps=None: the machine epsilon of the dtype
+  computed in, as torch's)."""
   def __init__(self, normalized_shape, eps: float | None = None, elementwise_affine: bool = True):
     self.normalized_shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
-    self.axis = tuple(-1 - i for i in range(len(self.normalized_shape)))
-    self.eps = eps if eps is not None else 1.1920928955078125e-07
+    self.eps = eps
     self.weight = _param(Tensor.ones(*self.normalized_shape)) if elementwise_affine else None
-  def __call__(self, x: Tensor) -> Tensor:
-    xs = x.cast(dtypes.float32) if x.dtype in (dtypes.float16, dtypes.bfloat16) else x  # x*x overflows float16
-    x = (xs * (xs * xs).mean(self.axis, keepdim=True).add(self.eps).rsqrt()).cast(x.dtype)
-    return x * self.weight if self.weight is not None else x
+  def __call__(self, x: Tensor) -> Tensor: return _F.rms_norm(x, self.normalized_shape, self.weight, self.eps)
 
 class GroupNorm:
   """Normalise (N, C, ...) over groups of C/num_groups channels, then a per-channel affine (F.group_norm)."""
@@ -654,7 +638,7 @@ class GroupNorm:
   def __call__(self, x: Tensor) -> Tensor:
     if x.ndim < 2 or x.shape[1] != self.num_channels:
       raise ValueError(f"GroupNorm({self.num_groups}, {self.num_channels}) got input of shape {tuple(x.shape)}")
-    return x.group_norm(self.num_groups, self.weight, self.bias, self.eps)
+    return _F.group_norm(x, self.num_groups, self.weight, self.bias, self.eps)
 
 class Embedding:
   """A lookup table of `num_embeddings` vectors of size `embedding_dim`, initialised N(0, 1) like torch. With
@@ -678,19 +662,7 @@ class Embedding:
     if self.shard is not None: self.weight.shard_(self.shard, 0)
   def __call__(self, idx: Tensor) -> Tensor:
     if not isinstance(idx, Tensor): idx = Tensor(idx, dtype=dtypes.int32)
-    if self.shard is not None or isinstance(self.weight.device, tuple):
-      from teeny.kernels.embedding_sharded import sharded_embedding
-      out = sharded_embedding(self.weight, idx)
-    else:
-      if not dtypes.is_int(idx.dtype): raise TypeError(f"Embedding ids must be an integer tensor, got {idx.dtype}")
-      # gather forward, atomic scatter-add backward (plain graph when disabled); ids out of range raise IndexError there
-      from teeny.kernels import embedding
-      out = embedding(self.weight, idx)
-    if self.padding_idx is None: return out
-    # the padding row's lookups pass no gradient back: it gets only zeros
-    keep = (idx != self.padding_idx).unsqueeze(-1)
-    if keep.device != out.device: keep = keep.to(out.device)
-    return keep.where(out, out.detach())
+    return _F.embedding(idx, self.weight, self.padding_idx)
 
 # ***** containers *****
 
@@ -809,42 +781,22 @@ class Unflatten:
 
 # ***** dropout *****
 
-def _check_p(p, name: str) -> float:
-  if isinstance(p, bool) or not isinstance(p, (int, float)):
-    raise TypeError(f"{name}: dropout probability must be a float, got {type(p).__name__}")
-  if not 0.0 <= p <= 1.0: raise ValueError(f"{name}: dropout probability has to be between 0 and 1, but got {p}")
-  return float(p)
+# Modules follow teeny's Tensor.training flag (`with Tensor.train():`); `inplace` is kept for torch's signature and
+# repr, and the result is always a new tensor.
 
 class Dropout:
-  """Zeroes each element with probability p and scales the rest by 1/(1-p) while Tensor.training (`with
-  Tensor.train():`), else returns x. inplace is accepted for torch's signature; the result is a new tensor."""
-  def __init__(self, p: float = 0.5, inplace: bool = False): self.p, self.inplace = _check_p(p, "Dropout"), inplace
-  def __call__(self, x: Tensor) -> Tensor: return x.dropout(self.p)
+  """F.dropout: zeroes each element with probability p and scales the rest by 1/(1-p) while Tensor.training, else
+  returns x."""
+  def __init__(self, p: float = 0.5, inplace: bool = False): self.p, self.inplace = _F._check_p("Dropout", p), inplace
+  def __call__(self, x: Tensor) -> Tensor: return _F.dropout(x, self.p, Tensor.training)
 
 class _DropoutNd:
-  """Channel-wise dropout: whole channels (dim 1 of (N, C, *spatial), dim 0 of unbatched (C, *spatial)) are zeroed
-  with probability p, the rest scaled by 1/(1-p), while Tensor.training."""
+  """Channel-wise dropout (F.dropout1d/2d/3d): whole channels (dim 1 of (N, C, *spatial), dim 0 of unbatched
+  (C, *spatial)) are zeroed with probability p, the rest scaled by 1/(1-p), while Tensor.training."""
   n = 1
   def __init__(self, p: float = 0.5, inplace: bool = False):
-    self.p, self.inplace = _check_p(p, type(self).__name__), inplace
-  def __call__(self, x: Tensor) -> Tensor:
-    n, name = self.n, type(self).__name__
-    if n == 1 and x.ndim not in (2, 3):
-      raise RuntimeError(f"Dropout1d: expected a 2-d (C, L) or 3-d (N, C, L) input, got a {x.ndim}-d input of shape "
-                         f"{tuple(x.shape)}")
-    if x.ndim < 2: raise RuntimeError(f"{name}: expected a (N, C, *spatial) input, got shape {tuple(x.shape)}")
-    if n > 1 and x.ndim not in (n + 1, n + 2):
-      warnings.warn(f"{name}: got a {x.ndim}-d input; channel-wise dropout wants {n + 1}-d or {n + 2}-d input "
-                    "(torch deprecates other ranks)", stacklevel=2)
-    if n == 2 and x.ndim == 3:
-      warnings.warn("Dropout2d: got a 3-d input; as torch, it is taken as (N, C, L) (1-d channel-wise dropout); use "
-                    "Dropout1d for that", stacklevel=2)
-    batched = x.ndim != n + 1 or n == 2  # torch's Dropout2d treats every input as batched
-    if not Tensor.training or self.p == 0: return x
-    if self.p == 1: return x * 0
-    lead = 2 if batched else 1
-    keep = Tensor.rand(*x.shape[:lead], *[1] * (x.ndim - lead), device=x.device) >= self.p
-    return keep.where(x, 0) * (1.0 / (1.0 - self.p))
+    self.p, self.inplace = _F._check_p(type(self).__name__, p), inplace
+  def __call__(self, x: Tensor) -> Tensor: return getattr(_F, f"dropout{self.n}d")(x, self.p, Tensor.training)
 
 class Dropout1d(_DropoutNd):
   """Channel-wise dropout over (N, C, L) or (C, L)."""
@@ -859,51 +811,41 @@ class Dropout3d(_DropoutNd):
   n = 3
 
 # ***** activations *****
-# `inplace` is accepted where torch has it (ReLU(inplace=True) in model code); the result is always a new tensor.
+# Each calls its F function; `inplace` is accepted where torch has it (ReLU(inplace=True) in model code) and kept for
+# the repr, but the result is always a new tensor (F's inplace=True writes into the input).
 
 class ReLU:
   """max(x, 0)."""
   def __init__(self, inplace: bool = False): self.inplace = inplace
-  def __call__(self, x: Tensor) -> Tensor: return x.relu()
+  def __call__(self, x: Tensor) -> Tensor: return _F.relu(x)
 
 class ReLU6:
   """min(max(x, 0), 6)."""
   def __init__(self, inplace: bool = False): self.inplace = inplace
-  def __call__(self, x: Tensor) -> Tensor: return x.relu6()
+  def __call__(self, x: Tensor) -> Tensor: return _F.relu6(x)
 
 class LeakyReLU:
   """x for x > 0, else negative_slope * x."""
   def __init__(self, negative_slope: float = 0.01, inplace: bool = False):
     self.negative_slope, self.inplace = negative_slope, inplace
-  def __call__(self, x: Tensor) -> Tensor: return x.leaky_relu(self.negative_slope)
+  def __call__(self, x: Tensor) -> Tensor: return _F.leaky_relu(x, self.negative_slope)
 
-def rrelu(x: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False,
-          inplace: bool = False) -> Tensor:
-  """torch's F.rrelu as a function (Tensor.rrelu)."""
-  return x.rrelu(lower, upper, training, inplace)
+rrelu = _F.rrelu   # (teeny's older spelling, nn.rrelu: torch's F.rrelu)
 
 class RReLU:
   """Randomized leaky ReLU (F.rrelu): while Tensor.training (`with Tensor.train():`) each non-positive element is
   multiplied by its own slope drawn uniformly from [lower, upper); else by (lower + upper) / 2."""
   def __init__(self, lower: float = 1.0 / 8, upper: float = 1.0 / 3, inplace: bool = False):
     self.lower, self.upper, self.inplace = lower, upper, inplace   # (bounds checked at the call, as torch)
-  def __call__(self, x: Tensor) -> Tensor: return rrelu(x, self.lower, self.upper, Tensor.training, self.inplace)
+  def __call__(self, x: Tensor) -> Tensor: return _F.rrelu(x, self.lower, self.upper, Tensor.training)
 
 class PReLU:
-  """x for x > 0, else weight * x, with a learnt weight: one shared value (num_parameters=1) or one per channel (dim 1,
-  or dim 0 of a 1-d input), initialised to `init`."""
+  """F.prelu: x for x > 0, else weight * x, with a learnt weight: one shared value (num_parameters=1) or one per
+  channel (dim 1, or dim 0 of a 1-d input), initialised to `init`."""
   def __init__(self, num_parameters: int = 1, init: float = 0.25):
     self.num_parameters = num_parameters
     self.weight = _param(Tensor(np.full(num_parameters, init, np.float32)))
-  def __call__(self, x: Tensor) -> Tensor:
-    w = self.weight
-    if self.num_parameters > 1:
-      cdim = 1 if x.ndim >= 2 else 0
-      if x.ndim == 0 or x.shape[cdim] != self.num_parameters:
-        raise ValueError(f"PReLU({self.num_parameters}): input of shape {tuple(x.shape)} needs {self.num_parameters} "
-                         f"channels on dim {cdim}")
-      w = w.reshape(-1, *[1] * (x.ndim - cdim - 1))
-    return (x > 0).where(x, w.cast(x.dtype) * x)
+  def __call__(self, x: Tensor) -> Tensor: return _F.prelu(x, self.weight)
 
 class GELU:
   """x * Phi(x); approximate="tanh" uses the tanh approximation, as torch's."""
@@ -911,134 +853,117 @@ class GELU:
     if approximate not in ("none", "tanh"):
       raise ValueError(f"GELU: approximate must be 'none' or 'tanh', got {approximate!r}")
     self.approximate = approximate
-  def __call__(self, x: Tensor) -> Tensor: return x.gelu(self.approximate)
+  def __call__(self, x: Tensor) -> Tensor: return _F.gelu(x, approximate=self.approximate)
 
 class SiLU:
   """x * sigmoid(x)."""
   def __init__(self, inplace: bool = False): self.inplace = inplace
-  def __call__(self, x: Tensor) -> Tensor: return x.silu()
+  def __call__(self, x: Tensor) -> Tensor: return _F.silu(x)
 
 class Mish:
   """x * tanh(softplus(x))."""
   def __init__(self, inplace: bool = False): self.inplace = inplace
-  def __call__(self, x: Tensor) -> Tensor: return x.mish()
+  def __call__(self, x: Tensor) -> Tensor: return _F.mish(x)
 
 class Sigmoid:
   """1 / (1 + exp(-x))."""
-  def __call__(self, x: Tensor) -> Tensor: return x.sigmoid()
+  def __call__(self, x: Tensor) -> Tensor: return _F.sigmoid(x)
 
 class Tanh:
   """tanh(x)."""
-  def __call__(self, x: Tensor) -> Tensor: return x.tanh()
+  def __call__(self, x: Tensor) -> Tensor: return _F.tanh(x)
 
 class LogSigmoid:
   """log(sigmoid(x))."""
-  def __call__(self, x: Tensor) -> Tensor: return x.logsigmoid()
+  def __call__(self, x: Tensor) -> Tensor: return _F.logsigmoid(x)
 
 class Softsign:
   """x / (1 + |x|)."""
-  def __call__(self, x: Tensor) -> Tensor: return x.softsign()
+  def __call__(self, x: Tensor) -> Tensor: return _F.softsign(x)
 
 class Tanhshrink:
   """x - tanh(x)."""
-  def __call__(self, x: Tensor) -> Tensor: return x - x.tanh()
+  def __call__(self, x: Tensor) -> Tensor: return _F.tanhshrink(x)
 
 class Softplus:
   """log(1 + exp(beta * x)) / beta, and x itself where beta * x > threshold (torch's switch to the linear part)."""
   def __init__(self, beta: float = 1.0, threshold: float = 20.0): self.beta, self.threshold = beta, threshold
-  def __call__(self, x: Tensor) -> Tensor:
-    y = x.softplus(self.beta)
-    return (x * self.beta > self.threshold).where(x.cast(y.dtype), y)
+  def __call__(self, x: Tensor) -> Tensor: return _F.softplus(x, self.beta, self.threshold)
 
 class ELU:
   """x for x > 0, else alpha * (exp(x) - 1)."""
   def __init__(self, alpha: float = 1.0, inplace: bool = False): self.alpha, self.inplace = alpha, inplace
-  def __call__(self, x: Tensor) -> Tensor: return x.elu(self.alpha)
+  def __call__(self, x: Tensor) -> Tensor: return _F.elu(x, self.alpha)
 
 class CELU:
-  """max(0, x) + min(0, alpha * (exp(x / alpha) - 1)); alpha 0 raises, as torch's."""
+  """max(0, x) + min(0, alpha * (exp(x / alpha) - 1)); alpha 0 raises (here at construction, F.celu at the call)."""
   def __init__(self, alpha: float = 1.0, inplace: bool = False):
     if alpha == 0: raise ValueError("CELU: alpha cannot be 0 (it divides x)")
     self.alpha, self.inplace = alpha, inplace
-  def __call__(self, x: Tensor) -> Tensor: return x.celu(self.alpha)
+  def __call__(self, x: Tensor) -> Tensor: return _F.celu(x, self.alpha)
 
 class SELU:
   """scale * elu(x, alpha) with torch's fixed constants."""
   def __init__(self, inplace: bool = False): self.inplace = inplace
-  def __call__(self, x: Tensor) -> Tensor: return x.selu()
+  def __call__(self, x: Tensor) -> Tensor: return _F.selu(x)
 
 class Hardtanh:
-  """x clipped to [min_val, max_val] (gradient 0 at the bounds, as torch's)."""
+  """x clipped to [min_val, max_val] (gradient 0 at the bounds, and integral bounds keep an integer input's dtype, as
+  torch's)."""
   def __init__(self, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False):
     if min_val > max_val: raise ValueError(f"Hardtanh: min_val ({min_val}) cannot be greater than max_val ({max_val})")
     self.min_val, self.max_val, self.inplace = min_val, max_val, inplace
-  def __call__(self, x: Tensor) -> Tensor:
-    lo, hi = self.min_val, self.max_val
-    if not dtypes.is_float(x.dtype) and float(lo).is_integer() and float(hi).is_integer(): lo, hi = int(lo), int(hi)
-    return x.hardtanh(lo, hi)  # (integral bounds on an integer input keep its dtype, as torch's)
+  def __call__(self, x: Tensor) -> Tensor: return _F.hardtanh(x, self.min_val, self.max_val)
 
 class Hardsigmoid:
   """relu6(x + 3) / 6."""
   def __init__(self, inplace: bool = False): self.inplace = inplace
-  def __call__(self, x: Tensor) -> Tensor: return x.hardsigmoid()
+  def __call__(self, x: Tensor) -> Tensor: return _F.hardsigmoid(x)
 
 class Hardswish:
   """x * relu6(x + 3) / 6."""
   def __init__(self, inplace: bool = False): self.inplace = inplace
-  def __call__(self, x: Tensor) -> Tensor: return x.hardswish()
+  def __call__(self, x: Tensor) -> Tensor: return _F.hardswish(x)
 
 class Threshold:
   """x where x > threshold, else value."""
   def __init__(self, threshold: float, value: float, inplace: bool = False):
     self.threshold, self.value, self.inplace = threshold, value, inplace
-  def __call__(self, x: Tensor) -> Tensor: return (x > self.threshold).where(x, self.value)
+  def __call__(self, x: Tensor) -> Tensor: return _F.threshold(x, self.threshold, self.value)
 
 class Hardshrink:
   """x where |x| > lambd, else 0."""
   def __init__(self, lambd: float = 0.5): self.lambd = lambd
-  def __call__(self, x: Tensor) -> Tensor: return ((x > self.lambd) | (x < -self.lambd)).where(x, 0)
+  def __call__(self, x: Tensor) -> Tensor: return _F.hardshrink(x, self.lambd)
 
 class Softshrink:
-  """x - lambd above lambd, x + lambd below -lambd, else 0; lambd must be >= 0 (as torch's)."""
+  """x - lambd above lambd, x + lambd below -lambd, else 0; lambd must be >= 0 (checked here at construction, by
+  F.softshrink at the call)."""
   def __init__(self, lambd: float = 0.5):
     if lambd < 0: raise ValueError(f"Softshrink: lambd must be greater or equal to 0, got {lambd}")
     self.lambd = lambd
-  def __call__(self, x: Tensor) -> Tensor:
-    return (x > self.lambd).where(x - self.lambd, (x < -self.lambd).where(x + self.lambd, 0))
+  def __call__(self, x: Tensor) -> Tensor: return _F.softshrink(x, self.lambd)
 
 class GLU:
   """a * sigmoid(b) for the two halves a, b of dim `dim` (its size must be even)."""
   def __init__(self, dim: int = -1): self.dim = dim
-  def __call__(self, x: Tensor) -> Tensor:
-    if x.ndim == 0: raise RuntimeError("GLU: does not support a 0-d input")
-    d = self.dim + x.ndim if self.dim < 0 else self.dim
-    if not 0 <= d < x.ndim: raise IndexError(f"GLU: dim {self.dim} is out of range for a {x.ndim}-d input")
-    if x.shape[d] % 2:
-      raise RuntimeError(f"GLU: halving dimension must be even, but dimension {self.dim} is size {x.shape[d]}")
-    h = x.shape[d] // 2
-    a, b = x.shrink(tuple((0, h) if i == d else None for i in range(x.ndim))), \
-      x.shrink(tuple((h, 2 * h) if i == d else None for i in range(x.ndim)))
-    return a * b.sigmoid()
-
-def _softmax_dim(ndim: int, dim: int | None, name: str) -> int:
-  if dim is not None: return dim
-  warnings.warn(f"{name}: implicit dimension choice is deprecated (as in torch); pass dim", stacklevel=3)
-  return 0 if ndim in (0, 1, 3) else 1  # torch's legacy choice
+  def __call__(self, x: Tensor) -> Tensor: return _F.glu(x, self.dim)
 
 class Softmax:
-  """exp(x) / sum(exp(x)) along dim (dim=None: torch's legacy choice, 0 for 0-, 1- and 3-d inputs, else 1)."""
+  """exp(x) / sum(exp(x)) along dim (dim=None: torch's deprecated legacy choice, 0 for 0-, 1- and 3-d inputs, else
+  1)."""
   def __init__(self, dim: int | None = None): self.dim = dim
-  def __call__(self, x: Tensor) -> Tensor: return x.softmax(_softmax_dim(x.ndim, self.dim, "Softmax"))
+  def __call__(self, x: Tensor) -> Tensor: return _F.softmax(x, self.dim)
 
 class LogSoftmax:
   """log(softmax(x)) along dim, computed stably."""
   def __init__(self, dim: int | None = None): self.dim = dim
-  def __call__(self, x: Tensor) -> Tensor: return x.log_softmax(_softmax_dim(x.ndim, self.dim, "LogSoftmax"))
+  def __call__(self, x: Tensor) -> Tensor: return _F.log_softmax(x, self.dim)
 
 class Softmin:
   """softmax(-x) along dim."""
   def __init__(self, dim: int | None = None): self.dim = dim
-  def __call__(self, x: Tensor) -> Tensor: return x.softmin(_softmax_dim(x.ndim, self.dim, "Softmin"))
+  def __call__(self, x: Tensor) -> Tensor: return _F.softmin(x, self.dim)
 
 # ***** pooling *****
 
@@ -1049,8 +974,8 @@ class _MaxPoolNd:
     self.kernel_size, self.stride = kernel_size, stride if stride is not None else kernel_size
     self.padding, self.dilation, self.return_indices, self.ceil_mode = padding, dilation, return_indices, ceil_mode
   def __call__(self, x: Tensor):
-    return getattr(x, f"max_pool{self.n}d")(self.kernel_size, self.stride, self.padding, self.dilation, self.ceil_mode,
-                                            self.return_indices)
+    return getattr(_F, f"max_pool{self.n}d")(x, self.kernel_size, self.stride, self.padding, self.dilation,
+                                             self.ceil_mode, self.return_indices)
 
 class MaxPool1d(_MaxPoolNd):
   """Max over sliding windows of the last dim (return_indices: also the int64 argmax positions)."""
@@ -1070,7 +995,7 @@ class _MaxUnpoolNd:
     self.kernel_size, self.stride = kernel_size, stride if stride is not None else kernel_size
     self.padding = padding
   def __call__(self, x: Tensor, indices: Tensor, output_size=None) -> Tensor:
-    return getattr(x, f"max_unpool{self.n}d")(indices, self.kernel_size, self.stride, self.padding, output_size)
+    return getattr(_F, f"max_unpool{self.n}d")(x, indices, self.kernel_size, self.stride, self.padding, output_size)
 
 class MaxUnpool1d(_MaxUnpoolNd):
   """Inverse of MaxPool1d(return_indices=True): zeros with the values written at their indices."""
@@ -1090,7 +1015,7 @@ class AvgPool1d:
     self.kernel_size, self.stride = kernel_size, stride if stride is not None else kernel_size
     self.padding, self.ceil_mode, self.count_include_pad = padding, ceil_mode, count_include_pad
   def __call__(self, x: Tensor) -> Tensor:
-    return x.avg_pool1d(self.kernel_size, self.stride, self.padding, self.ceil_mode, self.count_include_pad)
+    return _F.avg_pool1d(x, self.kernel_size, self.stride, self.padding, self.ceil_mode, self.count_include_pad)
 
 class _AvgPoolNd:
   n = 2
@@ -1100,8 +1025,8 @@ class _AvgPoolNd:
     self.padding, self.ceil_mode, self.count_include_pad = padding, ceil_mode, count_include_pad
     self.divisor_override = divisor_override
   def __call__(self, x: Tensor) -> Tensor:
-    return getattr(x, f"avg_pool{self.n}d")(self.kernel_size, self.stride, self.padding, self.ceil_mode,
-                                            self.count_include_pad, self.divisor_override)
+    return getattr(_F, f"avg_pool{self.n}d")(x, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                                             self.count_include_pad, self.divisor_override)
 
 class AvgPool2d(_AvgPoolNd):
   """Mean over sliding windows of the last two dims (divisor_override: divide every window sum by it instead)."""
@@ -1116,8 +1041,8 @@ class _AdaptivePoolNd:
   def __init__(self, output_size, return_indices: bool = False):
     self.output_size, self.return_indices = output_size, return_indices
   def __call__(self, x: Tensor):
-    fn = getattr(x, f"adaptive_{self.kind}_pool{self.n}d")
-    return fn(self.output_size, self.return_indices) if self.kind == "max" else fn(self.output_size)
+    fn = getattr(_F, f"adaptive_{self.kind}_pool{self.n}d")
+    return fn(x, self.output_size, self.return_indices) if self.kind == "max" else fn(x, self.output_size)
 
 class AdaptiveAvgPool1d(_AdaptivePoolNd):
   """Mean pooling of the last dim to output_size bins (torch's bin edges)."""
@@ -1179,8 +1104,8 @@ class _InstanceNorm:
     if unbatched: x = x.unsqueeze(0)
     rm, rv = (self.running_mean, self.running_var) if self.track_running_stats else (None, None)
     use_input_stats = Tensor.training or not self.track_running_stats
-    y = x.instance_norm(rm, rv, self.weight, self.bias, use_input_stats,
-                        self.momentum if self.momentum is not None else 0.0, self.eps)
+    y = _F.instance_norm(x, rm, rv, self.weight, self.bias, use_input_stats,
+                         self.momentum if self.momentum is not None else 0.0, self.eps)
     return y.squeeze(0) if unbatched else y
 
 class InstanceNorm1d(_InstanceNorm):
@@ -1207,11 +1132,7 @@ class Upsample:
       tuple(float(f) for f in scale_factor) if scale_factor is not None else None
     self.recompute_scale_factor = recompute_scale_factor
   def __call__(self, x: Tensor) -> Tensor:
-    size, scale = self.size, self.scale_factor
-    if self.recompute_scale_factor and scale is not None and size is None:
-      fs = (scale,) * (x.ndim - 2) if isinstance(scale, float) else scale
-      size, scale = tuple(int(math.floor(float(i) * f)) for i, f in zip(x.shape[2:], fs)), None
-    return x.interpolate(size, scale, self.mode, self.align_corners)
+    return _F.interpolate(x, self.size, self.scale_factor, self.mode, self.align_corners, self.recompute_scale_factor)
 
 class UpsamplingNearest2d(Upsample):
   """Upsample(mode='nearest') for (N, C, H, W)."""
@@ -1224,12 +1145,12 @@ class UpsamplingBilinear2d(Upsample):
 class PixelShuffle:
   """(N, C*r*r, H, W) -> (N, C, H*r, W*r)."""
   def __init__(self, upscale_factor: int): self.upscale_factor = upscale_factor
-  def __call__(self, x: Tensor) -> Tensor: return x.pixel_shuffle(self.upscale_factor)
+  def __call__(self, x: Tensor) -> Tensor: return _F.pixel_shuffle(x, self.upscale_factor)
 
 class PixelUnshuffle:
   """(N, C, H*r, W*r) -> (N, C*r*r, H, W), the inverse of PixelShuffle."""
   def __init__(self, downscale_factor: int): self.downscale_factor = downscale_factor
-  def __call__(self, x: Tensor) -> Tensor: return x.pixel_unshuffle(self.downscale_factor)
+  def __call__(self, x: Tensor) -> Tensor: return _F.pixel_unshuffle(x, self.downscale_factor)
 
 # ***** losses *****
 # Called as loss(input, target); `weight` / `pos_weight` tensors are kept as attributes (torch's buffers, so they are
@@ -1242,51 +1163,53 @@ class CrossEntropyLoss:
     self.weight, self.ignore_index, self.reduction = weight, ignore_index, reduction
     self.label_smoothing = label_smoothing
   def __call__(self, input: Tensor, target: Tensor) -> Tensor:
-    return input.cross_entropy(target, reduction=self.reduction, label_smoothing=self.label_smoothing,
-                               ignore_index=self.ignore_index, weight=self.weight)
+    return _F.cross_entropy(input, target, self.weight, ignore_index=self.ignore_index, reduction=self.reduction,
+                            label_smoothing=self.label_smoothing)
 
 class NLLLoss:
   """F.nll_loss on log-probabilities (classes on dim 1, or dim 0 of a 1-d input)."""
   def __init__(self, weight: Tensor | None = None, ignore_index: int = -100, reduction: str = "mean"):
     self.weight, self.ignore_index, self.reduction = weight, ignore_index, reduction
   def __call__(self, input: Tensor, target: Tensor) -> Tensor:
-    return input.nll_loss(target, weight=self.weight, ignore_index=self.ignore_index, reduction=self.reduction)
+    return _F.nll_loss(input, target, self.weight, ignore_index=self.ignore_index, reduction=self.reduction)
 
 class MSELoss:
   """Mean (or sum, or none) of (input - target)**2."""
   def __init__(self, reduction: str = "mean"): self.reduction = reduction
-  def __call__(self, input: Tensor, target: Tensor) -> Tensor: return input.mse_loss(target, self.reduction)
+  def __call__(self, input: Tensor, target: Tensor) -> Tensor:
+    return _F.mse_loss(input, target, reduction=self.reduction)
 
 class L1Loss:
   """Mean (or sum, or none) of |input - target|."""
   def __init__(self, reduction: str = "mean"): self.reduction = reduction
-  def __call__(self, input: Tensor, target: Tensor) -> Tensor: return input.l1_loss(target, self.reduction)
+  def __call__(self, input: Tensor, target: Tensor) -> Tensor:
+    return _F.l1_loss(input, target, reduction=self.reduction)
 
 class SmoothL1Loss:
   """0.5 d**2 / beta where |d| < beta, else |d| - 0.5 beta (d = input - target)."""
   def __init__(self, reduction: str = "mean", beta: float = 1.0): self.reduction, self.beta = reduction, beta
   def __call__(self, input: Tensor, target: Tensor) -> Tensor:
-    return input.smooth_l1_loss(target, self.reduction, self.beta)
+    return _F.smooth_l1_loss(input, target, reduction=self.reduction, beta=self.beta)
 
 class HuberLoss:
   """0.5 d**2 where |d| < delta, else delta (|d| - 0.5 delta) (d = input - target)."""
   def __init__(self, reduction: str = "mean", delta: float = 1.0): self.reduction, self.delta = reduction, delta
   def __call__(self, input: Tensor, target: Tensor) -> Tensor:
-    return input.huber_loss(target, self.reduction, self.delta)
+    return _F.huber_loss(input, target, self.reduction, self.delta)
 
 class KLDivLoss:
   """F.kl_div: input holds log-probabilities; target probabilities (log-probabilities with log_target=True)."""
   def __init__(self, reduction: str = "mean", log_target: bool = False):
     self.reduction, self.log_target = reduction, log_target
   def __call__(self, input: Tensor, target: Tensor) -> Tensor:
-    return input.kl_div(target, self.reduction, self.log_target)
+    return _F.kl_div(input, target, reduction=self.reduction, log_target=self.log_target)
 
 class BCELoss:
   """F.binary_cross_entropy on probabilities, optionally weighted per element (weight broadcasts to the input)."""
   def __init__(self, weight: Tensor | None = None, reduction: str = "mean"):
     self.weight, self.reduction = weight, reduction
   def __call__(self, input: Tensor, target: Tensor) -> Tensor:
-    return input.binary_cross_entropy(target, self.weight, self.reduction)
+    return _F.binary_cross_entropy(input, target, self.weight, reduction=self.reduction)
 
 class BCEWithLogitsLoss:
   """F.binary_cross_entropy_with_logits: sigmoid and BCE in one stable expression; pos_weight scales the positive
@@ -1294,18 +1217,20 @@ class BCEWithLogitsLoss:
   def __init__(self, weight: Tensor | None = None, reduction: str = "mean", pos_weight: Tensor | None = None):
     self.weight, self.reduction, self.pos_weight = weight, reduction, pos_weight
   def __call__(self, input: Tensor, target: Tensor) -> Tensor:
-    return input.binary_cross_entropy_with_logits(target, self.weight, self.reduction, self.pos_weight)
+    return _F.binary_cross_entropy_with_logits(input, target, self.weight, reduction=self.reduction,
+                                               pos_weight=self.pos_weight)
 
 class SoftMarginLoss:
   """F.soft_margin_loss: log(1 + exp(-target * input)), in the input's dtype."""
   def __init__(self, reduction: str = "mean"): self.reduction = reduction
-  def __call__(self, input: Tensor, target: Tensor) -> Tensor: return input.soft_margin_loss(target, self.reduction)
+  def __call__(self, input: Tensor, target: Tensor) -> Tensor:
+    return _F.soft_margin_loss(input, target, reduction=self.reduction)
 
 class HingeEmbeddingLoss:
   """F.hinge_embedding_loss: input where target == 1, max(0, margin - input) where target == -1."""
   def __init__(self, margin: float = 1.0, reduction: str = "mean"): self.margin, self.reduction = margin, reduction
   def __call__(self, input: Tensor, target: Tensor) -> Tensor:
-    return input.hinge_embedding_loss(target, self.margin, self.reduction)
+    return _F.hinge_embedding_loss(input, target, self.margin, reduction=self.reduction)
 
 class PoissonNLLLoss:
   """F.poisson_nll_loss: exp(input) - target * input (log_input), else input - target * log(input + eps); full adds
@@ -1313,7 +1238,7 @@ class PoissonNLLLoss:
   def __init__(self, log_input: bool = True, full: bool = False, eps: float = 1e-8, reduction: str = "mean"):
     self.log_input, self.full, self.eps, self.reduction = log_input, full, eps, reduction
   def __call__(self, log_input: Tensor, target: Tensor) -> Tensor:
-    return log_input.poisson_nll_loss(target, self.log_input, self.full, self.eps, self.reduction)
+    return _F.poisson_nll_loss(log_input, target, self.log_input, self.full, eps=self.eps, reduction=self.reduction)
 
 class GaussianNLLLoss:
   """F.gaussian_nll_loss: 0.5 (log(var) + (input - target)**2 / var), var clamped below at eps (in value only); called
@@ -1321,7 +1246,7 @@ class GaussianNLLLoss:
   def __init__(self, *, full: bool = False, eps: float = 1e-6, reduction: str = "mean"):
     self.full, self.eps, self.reduction = full, eps, reduction
   def __call__(self, input: Tensor, target: Tensor, var: Tensor | float) -> Tensor:
-    return input.gaussian_nll_loss(target, var, self.full, self.eps, self.reduction)
+    return _F.gaussian_nll_loss(input, target, var, self.full, self.eps, self.reduction)
 
 class MultiLabelSoftMarginLoss:
   """F.multilabel_soft_margin_loss: the per-class logistic loss, times weight (one per class, broadcast along the last
@@ -1329,20 +1254,20 @@ class MultiLabelSoftMarginLoss:
   def __init__(self, weight: Tensor | None = None, reduction: str = "mean"):
     self.weight, self.reduction = weight, reduction
   def __call__(self, input: Tensor, target: Tensor) -> Tensor:
-    return input.multilabel_soft_margin_loss(target, self.weight, self.reduction)
+    return _F.multilabel_soft_margin_loss(input, target, self.weight, reduction=self.reduction)
 
 class MarginRankingLoss:
   """F.margin_ranking_loss: max(0, -target * (input1 - input2) + margin); called as loss(input1, input2, target)."""
   def __init__(self, margin: float = 0.0, reduction: str = "mean"): self.margin, self.reduction = margin, reduction
   def __call__(self, input1: Tensor, input2: Tensor, target: Tensor) -> Tensor:
-    return input1.margin_ranking_loss(input2, target, self.margin, self.reduction)
+    return _F.margin_ranking_loss(input1, input2, target, self.margin, reduction=self.reduction)
 
 class CosineEmbeddingLoss:
   """F.cosine_embedding_loss: 1 - cos(x1, x2) where target == 1, max(0, cos(x1, x2) - margin) where target == -1;
   called as loss(input1, input2, target)."""
   def __init__(self, margin: float = 0.0, reduction: str = "mean"): self.margin, self.reduction = margin, reduction
   def __call__(self, input1: Tensor, input2: Tensor, target: Tensor) -> Tensor:
-    return input1.cosine_embedding_loss(input2, target, self.margin, self.reduction)
+    return _F.cosine_embedding_loss(input1, input2, target, self.margin, reduction=self.reduction)
 
 def _check_margin(margin: float, name: str) -> float:
   if not margin > 0: raise ValueError(f"{name}: expected margin to be greater than 0, got {margin} instead")
@@ -1356,7 +1281,8 @@ class TripletMarginLoss:
     self.margin, self.p, self.eps = _check_margin(margin, "TripletMarginLoss"), p, eps
     self.swap, self.reduction = swap, reduction
   def __call__(self, anchor: Tensor, positive: Tensor, negative: Tensor) -> Tensor:
-    return anchor.triplet_margin_loss(positive, negative, self.margin, self.p, self.eps, self.swap, self.reduction)
+    return _F.triplet_margin_loss(anchor, positive, negative, self.margin, self.p, self.eps, self.swap,
+                                  reduction=self.reduction)
 
 class TripletMarginWithDistanceLoss:
   """F.triplet_margin_with_distance_loss: TripletMarginLoss with any distance_function(x1, x2) -> Tensor (default
@@ -1369,28 +1295,20 @@ class TripletMarginWithDistanceLoss:
     self.margin, self.swap = _check_margin(margin, "TripletMarginWithDistanceLoss"), swap
     self.reduction = reduction
   def __call__(self, anchor: Tensor, positive: Tensor, negative: Tensor) -> Tensor:
-    name = "TripletMarginWithDistanceLoss"
-    _check_reduction(self.reduction)
-    if not anchor.ndim == positive.ndim == negative.ndim:
-      raise RuntimeError(f"{name}: the anchor, positive, and negative tensors are expected to have the same number of "
-                         f"dimensions, but got: anchor {anchor.ndim}D, positive {positive.ndim}D, and negative "
-                         f"{negative.ndim}D inputs; reshape them to match")
-    dist = self.distance_function if self.distance_function is not None else Tensor.pairwise_distance
-    dpos, dneg = dist(anchor, positive), dist(anchor, negative)
-    if self.swap: dneg = dneg.minimum(dist(positive, negative))
-    return _reduce(_clamp_min0(self.margin + dpos - dneg), self.reduction)  # (torch's clamp_min gradient)
+    return _F.triplet_margin_with_distance_loss(anchor, positive, negative, distance_function=self.distance_function,
+                                                margin=self.margin, swap=self.swap, reduction=self.reduction)
 
 class CosineSimilarity:
   """x1 . x2 / max(|x1| |x2|, eps) along dim."""
   def __init__(self, dim: int = 1, eps: float = 1e-8): self.dim, self.eps = dim, eps
-  def __call__(self, x1: Tensor, x2: Tensor) -> Tensor: return x1.cosine_similarity(x2, self.dim, self.eps)
+  def __call__(self, x1: Tensor, x2: Tensor) -> Tensor: return _F.cosine_similarity(x1, x2, self.dim, self.eps)
 
 class PairwiseDistance:
   """|x1 - x2 + eps|_p along the last dim."""
   def __init__(self, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False):
     self.norm, self.eps, self.keepdim = p, eps, keepdim
   def __call__(self, x1: Tensor, x2: Tensor) -> Tensor:
-    return x1.pairwise_distance(x2, self.norm, self.eps, self.keepdim)
+    return _F.pairwise_distance(x1, x2, self.norm, self.eps, self.keepdim)
 
 # ***** padding *****
 
@@ -1413,7 +1331,7 @@ class _PadNd(Module):
     n, name = self.n, type(self).__name__
     if self.mode == "constant":
       if x.ndim < n: raise ValueError(f"{name}: expected an input of at least {n} dims, got shape {tuple(x.shape)}")
-      return x.pad(self.padding, value=self.value)
+      return _F.pad(x, self.padding, value=self.value)
     if x.ndim not in (n + 1, n + 2):
       raise ValueError(f"{name}: expected {n + 1}D (unbatched) or {n + 2}D (batched) input (got {x.ndim}D input of "
                        f"shape {tuple(x.shape)})")
@@ -1423,7 +1341,7 @@ class _PadNd(Module):
         if lo >= size or hi >= size:
           raise RuntimeError(f"{name}: padding size should be less than the corresponding input dimension, but got "
                              f"padding ({lo}, {hi}) at dimension {x.ndim - 1 - i} of input {tuple(x.shape)}")
-    return x.pad(self.padding, mode=self.mode)
+    return _F.pad(x, self.padding, self.mode)
   def extra_repr(self) -> str:
     return f"padding={self.padding}, value={self.value}" if type(self).__name__.startswith("Constant") else \
       f"{self.padding}"
@@ -1511,20 +1429,7 @@ class Bilinear(Module):
     bound = _bound(in1_features)
     self.weight = _uniform((out_features, in1_features, in2_features), bound)
     self.bias = _uniform((out_features,), bound) if bias else None
-  def forward(self, x1: Tensor, x2: Tensor) -> Tensor:
-    i1, i2, o = self.in1_features, self.in2_features, self.out_features
-    if x1.ndim == 0 or x1.shape[-1] != i1 or x2.ndim == 0 or x2.shape[-1] != i2:
-      raise RuntimeError(f"Bilinear: input1 must end in in1_features ({i1}) and input2 in in2_features ({i2}), got "
-                         f"shapes {tuple(x1.shape)} and {tuple(x2.shape)}")
-    if tuple(x1.shape[:-1]) != tuple(x2.shape[:-1]):
-      raise RuntimeError(f"Bilinear: input1 and input2 must have the same leading dims, got {tuple(x1.shape)} and "
-                         f"{tuple(x2.shape)}")
-    lead = tuple(x1.shape[:-1])
-    a, b = x1.reshape(-1, i1), x2.reshape(-1, i2)
-    t = a.matmul(self.weight.permute(1, 0, 2).reshape(i1, o * i2)).reshape(-1, o, i2)   # (B, out, in2)
-    y = (t * b.unsqueeze(1)).sum(-1)
-    if self.bias is not None: y = y + self.bias
-    return y.reshape(*lead, o)
+  def forward(self, x1: Tensor, x2: Tensor) -> Tensor: return _F.bilinear(x1, x2, self.weight, self.bias)
   def extra_repr(self) -> str:
     return (f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
             f"out_features={self.out_features}, bias={self.bias is not None}")
@@ -1537,15 +1442,7 @@ class LocalResponseNorm(Module):
     if isinstance(size, bool) or not isinstance(size, int) or size <= 0:
       raise ValueError(f"LocalResponseNorm: size must be a positive int, got {size!r}")
     self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
-  def forward(self, x: Tensor) -> Tensor:
-    if x.ndim < 3:
-      raise ValueError(f"LocalResponseNorm: expected 3D or higher dimensionality input (got {x.ndim} dimensions)")
-    if x.numel() == 0: return x
-    sq = x * x
-    pads = [(0, 0)] * x.ndim
-    pads[1] = (self.size // 2, (self.size - 1) // 2)
-    win = sq.pad(tuple(pads)).unfold(1, self.size, 1).sum(-1)
-    return x / (win * (self.alpha / self.size) + self.k).pow(self.beta)
+  def forward(self, x: Tensor) -> Tensor: return _F.local_response_norm(x, self.size, self.alpha, self.beta, self.k)
   def extra_repr(self) -> str: return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
 
 class ChannelShuffle(Module):
@@ -1555,27 +1452,14 @@ class ChannelShuffle(Module):
     if isinstance(groups, bool) or not isinstance(groups, int):
       raise TypeError(f"ChannelShuffle: groups must be an int, got {type(groups).__name__}")
     self.groups = groups
-  def forward(self, x: Tensor) -> Tensor:
-    g = self.groups
-    if g <= 0: raise RuntimeError(f"ChannelShuffle: number of groups to divide channels in must be positive, got {g}")
-    if x.ndim < 3:
-      raise RuntimeError(f"ChannelShuffle: expects input to have at least 3 dimensions, but got input with sizes "
-                         f"{list(x.shape)}")
-    c = x.shape[1]
-    if c % g:
-      raise RuntimeError(f"ChannelShuffle: number of channels must be divisible by groups. Got {c} channels and {g} "
-                         "groups.")
-    n, rest = x.shape[0], tuple(x.shape[2:])
-    return x.reshape(n, g, c // g, *rest).transpose(1, 2).reshape(n, c, *rest)
+  def forward(self, x: Tensor) -> Tensor: return _F.channel_shuffle(x, self.groups)
   def extra_repr(self) -> str: return f"groups={self.groups}"
 
 class Softmax2d(Module):
   """Softmax over the channels (dim -3) of (N, C, H, W) or (C, H, W) inputs."""
   def forward(self, x: Tensor) -> Tensor:
     if x.ndim not in (3, 4): raise ValueError(f"Softmax2d: expected input to be 3D or 4D, got {x.ndim}D instead")
-    return x.softmax(-3)
-
-_SELU_ALPHA_SCALE = 1.7580993408473766  # SELU's -alpha * scale: where a dropped unit's value sits
+    return _F.softmax(x, -3)
 
 class AlphaDropout(Module):
   """Dropout that keeps SELU's self-normalising mean and variance (torch's): while Tensor.training each element is
@@ -1583,19 +1467,12 @@ class AlphaDropout(Module):
   a = ((1 - p)(1 + p alpha'^2))^-1/2 and shifted by a alpha' p. Identity in eval mode; p = 1 gives zeros."""
   def __init__(self, p: float = 0.5, inplace: bool = False):
     super().__init__()
-    self.p, self.inplace = _check_p(p, "AlphaDropout"), inplace
-  def forward(self, x: Tensor) -> Tensor:
-    if not Tensor.training or self.p == 0: return x
-    if not dtypes.is_float(x.dtype): raise TypeError(f"AlphaDropout: needs a floating-point input, got {x.dtype}")
-    if self.p == 1: return x * 0
-    p, al = self.p, _SELU_ALPHA_SCALE
-    a = 1.0 / math.sqrt((al * al * p + 1) * (1 - p))
-    keep = Tensor.rand(*x.shape, device=x.device) >= p
-    return keep.where(x * a, -al * a) + al * a * p
+    self.p, self.inplace = _F._check_p("AlphaDropout", p), inplace
+  def forward(self, x: Tensor) -> Tensor: return _F.alpha_dropout(x, self.p, Tensor.training)
   def extra_repr(self) -> str: return f"p={self.p}, inplace={self.inplace}"
 
 class EmbeddingBag(Module):
-  """Sums, means or maxes bags of embeddings without making the (bag, item, dim) lookups one by one (torch's).
+  """F.embedding_bag: sums, means or maxes bags of embeddings without the (bag, item, dim) lookups (torch's).
   forward(input, offsets=None, per_sample_weights=None): input (B, N) is B bags of N ids; a 1-d input is split into
   bags starting at `offsets` (include_last_offset=True: offsets has B+1 entries, the last the end). per_sample_weights
   (same shape as input) scale each embedding (mode 'sum' only). Ids equal to padding_idx are left out of their bag
@@ -1639,143 +1516,23 @@ class EmbeddingBag(Module):
     bag.weight.requires_grad = not freeze
     return bag
   def forward(self, input: Tensor, offsets: Tensor | None = None, per_sample_weights: Tensor | None = None) -> Tensor:
-    name = "EmbeddingBag"
-    if not isinstance(input, Tensor): input = Tensor(input, dtype=dtypes.int64)
-    if not dtypes.is_int(input.dtype):
-      raise TypeError(f"{name}: input must be an integer tensor of ids, got {input.dtype}")
-    if per_sample_weights is not None:
-      if self.mode != "sum":
-        raise NotImplementedError(f"{name}: per_sample_weights was not None. per_sample_weights is only supported for "
-                                  f"mode='sum' (got mode='{self.mode}'). Please open a feature request on GitHub.")
-      if tuple(per_sample_weights.shape) != tuple(input.shape):
-        raise ValueError(f"{name}: per_sample_weights must have the input's shape {tuple(input.shape)}, got "
-                         f"{tuple(per_sample_weights.shape)}")
-    if input.ndim == 2:
-      if offsets is not None:
-        raise ValueError(f"{name}: if input is 2D, then offsets has to be None, as input is treated as a mini-batch "
-                         "of fixed length sequences. However, found offsets of type Tensor")
-      nb, n = input.shape
-      ids = input.reshape(-1)
-      psw = per_sample_weights.reshape(-1) if per_sample_weights is not None else None
-      pos = Tensor.arange(nb * n, device=input.device).reshape(1, -1)
-      start = (Tensor.arange(nb, device=input.device) * n).reshape(-1, 1)
-      member = (pos >= start) & (pos < start + n)   # (B, N*B)
-    elif input.ndim == 1:
-      if offsets is None: raise ValueError(f"{name}: offsets has to be a 1D Tensor but got None")
-      if not isinstance(offsets, Tensor): offsets = Tensor(offsets, dtype=dtypes.int64)
-      if offsets.ndim != 1:
-        raise ValueError(f"{name}: offsets has to be a 1D Tensor, got shape {tuple(offsets.shape)}")
-      if not dtypes.is_int(offsets.dtype):
-        raise TypeError(f"{name}: offsets must be an integer tensor, got {offsets.dtype}")
-      ids, psw, n = input, per_sample_weights, input.shape[0]
-      offs = offsets.cast(dtypes.int64)
-      if self.include_last_offset:
-        if offs.shape[0] < 1: raise ValueError(f"{name}: include_last_offset needs at least one offset")
-        starts, ends = offs[:-1], offs[1:]
-      else:
-        starts = offs
-        ends = offs[1:].cat(Tensor([n], dtype=dtypes.int64, device=offs.device)) if offs.shape[0] else offs
-      pos = Tensor.arange(n, device=input.device).cast(dtypes.int64).reshape(1, -1)
-      member = (pos >= starts.reshape(-1, 1)) & (pos < ends.reshape(-1, 1))   # (B, N)
-    else:
-      raise ValueError(f"{name}: input has to be 1D or 2D Tensor, but got Tensor of dimension {input.ndim}")
-    if self.padding_idx is not None: member = member & (ids != self.padding_idx).reshape(1, -1)
-    emb = self.weight[ids.cast(dtypes.int64)] if ids.shape[0] else self.weight[:0]   # (still a graph over weight)
-    if psw is not None: emb = emb * psw.reshape(-1, 1).cast(emb.dtype)
-    if self.mode == "max":
-      big = member.unsqueeze(-1).where(emb.unsqueeze(0), -math.inf)
-      if member.shape[1]: return member.any(1, keepdim=True).where(big.max(1), 0.0)
-      # no ids at all: every bag is empty (zeros), still a graph over the weight (whose gradient is zeros)
-      return emb.sum(0, keepdim=True).expand(member.shape[0], self.embedding_dim)
-    out = member.cast(emb.dtype).matmul(emb)
-    if self.mode == "mean": out = out / member.sum(1, keepdim=True).maximum(1).cast(emb.dtype)
-    return out
+    return _F.embedding_bag(input, self.weight, offsets, mode=self.mode, sparse=self.sparse,
+                            per_sample_weights=per_sample_weights, include_last_offset=self.include_last_offset,
+                            padding_idx=self.padding_idx)
   def extra_repr(self) -> str:
     s = f"{self.num_embeddings}, {self.embedding_dim}, mode='{self.mode}'"
     return s + (f", padding_idx={self.padding_idx}" if self.padding_idx is not None else "")
 
-def _pair(v, name: str, fn: str) -> tuple[int, int]:
-  t = (v, v) if isinstance(v, int) and not isinstance(v, bool) else tuple(v)
-  if len(t) != 2 or not all(isinstance(i, int) and not isinstance(i, bool) for i in t):
-    raise ValueError(f"{fn}: {name} must be an int or a pair of ints, got {v!r}")
-  return (t[0], t[1])
-
-def _fold_args(fn: str, kernel_size, dilation, padding, stride):
-  k, d, p, s = (_pair(v, nm, fn) for v, nm in ((kernel_size, "kernel_size"), (dilation, "dilation"),
-                                               (padding, "padding"), (stride, "stride")))
-  if any(v <= 0 for v in k + d + s) or any(v < 0 for v in p):
-    raise ValueError(f"{fn}: kernel_size, dilation and stride must be positive and padding non-negative, got "
-                     f"kernel_size={k}, dilation={d}, padding={p}, stride={s}")
-  return k, d, p, s
-
-def unfold(x: Tensor, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
-  """torch's F.unfold (im2col): (N, C, H, W) (or unbatched (C, H, W)) -> (N, C*kh*kw, L), each column one sliding
-  block, rows ordered channel, then kernel row, then kernel column; L blocks in row-major order."""
-  fn = "unfold"
-  k, d, p, s = _fold_args(fn, kernel_size, dilation, padding, stride)
-  if x.ndim not in (3, 4):
-    raise ValueError(f"{fn}: expected a 3D (unbatched) or 4D (batched) input, got {x.ndim}D of shape "
-                     f"{tuple(x.shape)}")
-  batched = x.ndim == 4
-  if not batched: x = x.unsqueeze(0)
-  n, c, h, w = x.shape
-  oh, ow = ((h + 2 * p[0] - d[0] * (k[0] - 1) - 1) // s[0] + 1, (w + 2 * p[1] - d[1] * (k[1] - 1) - 1) // s[1] + 1)
-  if oh <= 0 or ow <= 0:
-    raise RuntimeError(f"{fn}: the input of spatial size ({h}, {w}) with padding {p} is too small for kernel_size {k} "
-                       f"and dilation {d} (the calculated number of blocks is {oh} x {ow}); use a smaller kernel or "
-                       "more padding")
-  xp = x.pad(((0, 0), (0, 0), (p[0], p[0]), (p[1], p[1]))) if any(p) else x
-  win = xp._window(k, s, d)   # (N, C, oh, ow, kh, kw)
-  out = win.permute(0, 1, 4, 5, 2, 3).reshape(n, c * k[0] * k[1], oh * ow)
-  return out if batched else out.squeeze(0)
-
-def fold(x: Tensor, output_size, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
-  """torch's F.fold (col2im), the adjoint of unfold: (N, C*kh*kw, L) (or unbatched (C*kh*kw, L)) -> (N, C, H, W)
-  with H, W = output_size, overlapping block values summed."""
-  fn = "fold"
-  k, d, p, s = _fold_args(fn, kernel_size, dilation, padding, stride)
-  osz = _pair(output_size, "output_size", fn)
-  if x.ndim not in (2, 3):
-    raise ValueError(f"{fn}: expected a 2D (unbatched) or 3D (batched) input, got {x.ndim}D of shape "
-                     f"{tuple(x.shape)}")
-  batched = x.ndim == 3
-  if not batched: x = x.unsqueeze(0)
-  n, ckk, L = x.shape
-  kk = k[0] * k[1]
-  if ckk % kk:
-    raise RuntimeError(f"{fn}: expected size of input's dimension 1 to be divisible by the product of kernel_size, but "
-                       f"got input.size(1)={ckk} and kernel_size={k}")
-  oh, ow = ((osz[0] + 2 * p[0] - d[0] * (k[0] - 1) - 1) // s[0] + 1,
-            (osz[1] + 2 * p[1] - d[1] * (k[1] - 1) - 1) // s[1] + 1)
-  if oh <= 0 or ow <= 0 or oh * ow != L:
-    raise RuntimeError(f"{fn}: given output_size={osz}, kernel_size={k}, dilation={d}, padding={p}, stride={s}, "
-                       f"expected size of input's dimension 2 to match the calculated number of sliding blocks "
-                       f"{oh} * {ow} = {oh * ow}, but got input.size(2)={L}.")
-  c = ckk // kk
-  hp, wp = osz[0] + 2 * p[0], osz[1] + 2 * p[1]
-  cols = x.reshape(n, c, k[0], k[1], oh, ow)
-  total: Tensor | None = None
-  for i in range(k[0]):
-    for j in range(k[1]):
-      blk = cols[:, :, i, j]   # (N, C, oh, ow): what kernel position (i, j) read, placed back s apart
-      if s[0] > 1 or s[1] > 1:
-        blk = blk.reshape(n, c, oh, 1, ow, 1).pad(((0, 0),) * 2 + ((0, 0), (0, s[0] - 1), (0, 0), (0, s[1] - 1)))
-        blk = blk.reshape(n, c, oh * s[0], ow * s[1])
-      top, left = i * d[0], j * d[1]
-      hh, ww = blk.shape[2], blk.shape[3]
-      placed = blk.pad(((0, 0), (0, 0), (top, hp - top - hh), (left, wp - left - ww)))
-      total = placed if total is None else total + placed
-  assert total is not None
-  out = total[:, :, p[0]:p[0] + osz[0], p[1]:p[1] + osz[1]]
-  return out if batched else out.squeeze(0)
+unfold, fold = _F.unfold, _F.fold   # (teeny's older spellings, nn.unfold/nn.fold: torch's F.unfold/F.fold)
 
 class Unfold(Module):
   """torch.nn.Unfold: unfold(x, kernel_size, dilation, padding, stride) (im2col)."""
   def __init__(self, kernel_size, dilation=1, padding=0, stride=1):
     super().__init__()
     self.kernel_size, self.dilation, self.padding, self.stride = kernel_size, dilation, padding, stride
-    _fold_args("Unfold", kernel_size, dilation, padding, stride)
-  def forward(self, x: Tensor) -> Tensor: return unfold(x, self.kernel_size, self.dilation, self.padding, self.stride)
+    _F._fold_args("Unfold", kernel_size, dilation, padding, stride)
+  def forward(self, x: Tensor) -> Tensor:
+    return _F.unfold(x, self.kernel_size, self.dilation, self.padding, self.stride)
   def extra_repr(self) -> str:
     return f"kernel_size={self.kernel_size}, dilation={self.dilation}, padding={self.padding}, stride={self.stride}"
 
@@ -1785,9 +1542,9 @@ class Fold(Module):
     super().__init__()
     self.output_size, self.kernel_size = output_size, kernel_size
     self.dilation, self.padding, self.stride = dilation, padding, stride
-    _fold_args("Fold", kernel_size, dilation, padding, stride)
+    _F._fold_args("Fold", kernel_size, dilation, padding, stride)
   def forward(self, x: Tensor) -> Tensor:
-    return fold(x, self.output_size, self.kernel_size, self.dilation, self.padding, self.stride)
+    return _F.fold(x, self.output_size, self.kernel_size, self.dilation, self.padding, self.stride)
   def extra_repr(self) -> str:
     return (f"output_size={self.output_size}, kernel_size={self.kernel_size}, dilation={self.dilation}, "
             f"padding={self.padding}, stride={self.stride}")
@@ -1803,7 +1560,7 @@ class MultiMarginLoss(Module):
     self.p, self.margin, self.reduction = p, margin, reduction
     self.register_buffer("weight", weight)
   def forward(self, input: Tensor, target: Tensor) -> Tensor:
-    return input.multi_margin_loss(target, self.p, self.margin, self.weight, self.reduction)
+    return _F.multi_margin_loss(input, target, self.p, self.margin, self.weight, reduction=self.reduction)
 
 class MultiLabelMarginLoss(Module):
   """F.multilabel_margin_loss: per sample, sum over its target classes j and its non-target classes i of
@@ -1812,7 +1569,7 @@ class MultiLabelMarginLoss(Module):
     super().__init__()
     self.reduction = reduction
   def forward(self, input: Tensor, target: Tensor) -> Tensor:
-    return input.multilabel_margin_loss(target, self.reduction)
+    return _F.multilabel_margin_loss(input, target, reduction=self.reduction)
 
 from teeny.nn.rnn import RNNCell, LSTMCell, GRUCell, RNN, LSTM, GRU  # noqa: E402, F401  (re-exported)
 from teeny.nn.transformer import (MultiheadAttention, TransformerEncoderLayer, TransformerDecoderLayer,  # noqa: E402, F401

@@ -12,7 +12,7 @@ import math
 import warnings
 from typing import Callable, Sequence
 import numpy as np
-from teeny.tensor import Tensor
+from teeny.tensor import Tensor, ShapeError
 from teeny.dtype import dtypes, to_dtype
 from teeny.tensor_nn import _tuple
 from teeny.tensor_loss import _clamp_min0
@@ -30,8 +30,8 @@ def _reduction(fn: str, size_average, reduce, reduction: str, extra: tuple[str, 
                   UserWarning, stacklevel=3)
     return r
   if reduction not in _REDUCTIONS + extra:
-    raise ValueError(f"{fn}: {reduction!r} is not a valid value for reduction; use one of "
-                     f"{', '.join(repr(r) for r in _REDUCTIONS + extra)}")
+    raise ValueError(f"{fn}: {reduction!r} is not a valid value for reduction; reduction must be one of "
+                     f"{_REDUCTIONS + extra}, got {reduction!r}")
   return reduction
 
 def _reduce(x: Tensor, reduction: str) -> Tensor:
@@ -192,9 +192,9 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
   if weight.numel() != 1:
     cdim = 1 if input.ndim >= 2 else 0
     if weight.ndim != 1 or input.ndim == 0 or input.shape[cdim] != weight.shape[0]:
-      raise RuntimeError(f"prelu: mismatch of parameter numbers and input channel size: weight of shape "
-                         f"{tuple(weight.shape)} for an input of shape {tuple(input.shape)} (channels on dim {cdim}); "
-                         "use one weight or one per channel")
+      raise ShapeError(f"prelu: mismatch of parameter numbers and input channel size: a weight of shape "
+                       f"{tuple(weight.shape)} needs {weight.numel()} channels on dim {cdim}, got an input of shape "
+                       f"{tuple(input.shape)}; use one weight or one per channel")
     weight = weight.reshape(-1, *[1] * (input.ndim - cdim - 1))
   else: weight = weight.reshape(())
   return (input > 0).where(input, weight.cast(input.dtype) * input)
@@ -256,10 +256,14 @@ def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None
     raise RuntimeError(f"bilinear: weight must be 3-d (out_features, in1_features, in2_features), got shape "
                        f"{tuple(weight.shape)}")
   o, i1, i2 = weight.shape
-  if input1.ndim == 0 or input1.shape[-1] != i1 or input2.ndim == 0 or input2.shape[-1] != i2 or \
-      tuple(input1.shape[:-1]) != tuple(input2.shape[:-1]):
-    raise RuntimeError(f"bilinear: input1 (*, {i1}) and input2 (*, {i2}) must match weight {tuple(weight.shape)} and "
-                       f"each other's leading dims, got {tuple(input1.shape)} and {tuple(input2.shape)}")
+  for k, (x, want, name) in enumerate(((input1, i1, "in1_features"), (input2, i2, "in2_features"))):
+    if x.ndim == 0 or x.shape[-1] != want:
+      raise RuntimeError(f"bilinear: input{k + 1} size does not match weight size: got "
+                         f"{x.shape[-1] if x.ndim else 'a 0-d input'} but expected {want} ({name} of the weight "
+                         f"{tuple(weight.shape)})")
+  if tuple(input1.shape[:-1]) != tuple(input2.shape[:-1]):
+    raise RuntimeError(f"bilinear: input batch dimensions do not match: input1 and input2 must have the same leading "
+                       f"dims, got {tuple(input1.shape)} and {tuple(input2.shape)}")
   lead = tuple(input1.shape[:-1])
   a, b = input1.reshape(-1, i1), input2.reshape(-1, i2)
   t = a.matmul(weight.permute(1, 0, 2).reshape(i1, o * i2)).reshape(-1, o, i2)
@@ -484,10 +488,12 @@ def feature_alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,
 # ***** normalisation *****
 
 def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None, weight: Tensor | None = None,
-               bias: Tensor | None = None, training: bool = False, momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
+               bias: Tensor | None = None, training: bool = False, momentum: float | Tensor = 0.1,
+               eps: float = 1e-5) -> Tensor:
   """Normalise dim 1 of (N, C, *): training=True uses the batch's statistics (biased variance) and updates
   running_mean / running_var in place (lazily) with momentum and the unbiased variance, as torch's; training=False
-  uses the running statistics."""
+  uses the running statistics. momentum may also be a 0-d Tensor (nn.BatchNorm's cumulative average, momentum=None,
+  passes 1 / num_batches_tracked)."""
   fn = "batch_norm"
   if input.ndim < 2: raise ValueError(f"{fn}: expected an (N, C, *) input, got shape {tuple(input.shape)}")
   if training and eps <= 0: raise ValueError(f"{fn}: eps must be positive during training, but got {eps}")
@@ -540,7 +546,8 @@ _EPS = {"float64": 2.220446049250313e-16, "float32": 1.1920928955078125e-07}   #
 
 def rms_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, eps: float | None = None) -> Tensor:
   """x / sqrt(mean(x^2) + eps) * weight over the trailing normalized_shape dims (eps=None: the machine epsilon of
-  the dtype computed in, as torch's: float64's for float64, else float32's); 16-bit inputs computed in float32."""
+  the dtype computed in, as torch's: float64's for float64, else float32's); 16-bit inputs computed in float32 (the
+  weight multiplied there too) and the result given in the input's dtype, whatever the weight's, as torch's."""
   shp = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
   if tuple(input.shape[input.ndim - len(shp):]) != shp or len(shp) > input.ndim:
     raise RuntimeError(f"rms_norm: given normalized_shape={list(shp)}, expected input with shape [*, "
@@ -550,8 +557,9 @@ def rms_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, eps:
   if eps is None: eps = _EPS["float64" if input.dtype == dtypes.float64 else "float32"]
   xs = input.cast(dtypes.float32) if input.dtype in (dtypes.float16, dtypes.bfloat16) else input
   axes = tuple(range(input.ndim - len(shp), input.ndim))
-  y = (xs * (xs * xs).mean(axes, keepdim=True).add(eps).rsqrt()).cast(input.dtype)
-  return y * weight if weight is not None else y
+  y = xs * (xs * xs).mean(axes, keepdim=True).add(eps).rsqrt()
+  if weight is not None: y = y * weight
+  return y.cast(input.dtype) if dtypes.is_float(input.dtype) else y   # (the input's dtype, as torch's type_as)
 
 def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0) -> Tensor:
   """x / (k + alpha/size * sum of x^2 over `size` neighbouring channels)^beta; the window over dim 1 runs from
@@ -575,7 +583,8 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max
               norm_type: float = 2.0, scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
   """Rows of weight (num_embeddings, dim) at the integer ids in input. padding_idx: those lookups pass no gradient
   back. max_norm: the looked-up rows whose norm_type-norm exceeds it are first rescaled in weight itself (in place,
-  not recorded, as torch's). sparse=True gives a dense gradient."""
+  not recorded, as torch's). sparse=True gives a dense gradient. A weight sharded by rows over several devices
+  (nn.Embedding(..., shard=devs)) gathers each id from the device that owns it (kernels/embedding_sharded.py)."""
   fn = "embedding"
   if scale_grad_by_freq:
     raise NotImplementedError(f"{fn}: scale_grad_by_freq=True is not supported by teeny; scale the gradient yourself")
@@ -589,17 +598,93 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max
       raise ValueError(f"{fn}: padding_idx ({padding_idx}) must be within num_embeddings ({weight.shape[0]})")
     padding_idx %= weight.shape[0]
   if max_norm is not None:
+    if isinstance(weight.device, tuple):
+      raise NotImplementedError(f"{fn}: max_norm is not supported for a sharded weight; renormalise it yourself")
     with Tensor.no_grad():
       ids = input.reshape(-1, 1).cast(dtypes.int64)
       used = (ids == Tensor.arange(weight.shape[0], device=weight.device).cast(dtypes.int64).reshape(1, -1)).any(0)
       norms = weight.detach().float().norm(norm_type, dim=1)
       scale = (used & (norms > max_norm)).where(max_norm / (norms + 1e-7), 1.0)
       weight.assign((weight.detach() * scale.reshape(-1, 1).cast(weight.dtype)).contiguous())
-  from teeny.kernels import embedding as _embedding
-  out = _embedding(weight, input)
+  if isinstance(weight.device, tuple):
+    from teeny.kernels.embedding_sharded import sharded_embedding
+    out = sharded_embedding(weight, input)
+  else:   # gather forward, atomic scatter-add backward (the plain graph when disabled); ids out of range: IndexError
+    from teeny.kernels import embedding as _embedding
+    out = _embedding(weight, input)
   if padding_idx is None: return out
-  keep = (input != padding_idx).unsqueeze(-1)
+  keep = (input != padding_idx).unsqueeze(-1)   # the padding row's lookups pass no gradient back
+  if keep.device != out.device: keep = keep.to(out.device)
   return keep.where(out, out.detach())
+
+def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None, max_norm: float | None = None,
+                  norm_type: float = 2, scale_grad_by_freq: bool = False, mode: str = "mean", sparse: bool = False,
+                  per_sample_weights: Tensor | None = None, include_last_offset: bool = False,
+                  padding_idx: int | None = None) -> Tensor:
+  """Sums, means or maxes bags of rows of weight (num_embeddings, dim) without the (bag, item, dim) lookups (torch's).
+  input (B, N) is B bags of N ids; a 1-d input is split into bags starting at `offsets` (include_last_offset=True:
+  offsets has B+1 entries, the last the end). per_sample_weights (input's shape) scale each row (mode 'sum' only).
+  Ids equal to padding_idx are left out of their bag (and count nothing for 'mean'); an empty bag gives zeros.
+  Output (B, dim). max_norm and scale_grad_by_freq raise NotImplementedError; sparse=True gives a dense gradient."""
+  fn = "embedding_bag"
+  if mode not in ("sum", "mean", "max"): raise ValueError(f"{fn}: mode has to be one of sum, mean or max, got {mode!r}")
+  if max_norm is not None or scale_grad_by_freq:
+    raise NotImplementedError(f"{fn}: max_norm and scale_grad_by_freq are not supported by teeny; leave them at their "
+                              "defaults (renormalise the weight yourself if needed)")
+  if weight.ndim != 2:
+    raise ValueError(f"{fn}: weight has to be a 2D Tensor (num_embeddings, embedding_dim), but got Tensor of dimension "
+                     f"{weight.ndim}")
+  if padding_idx is not None:
+    if not -weight.shape[0] <= padding_idx < weight.shape[0]:
+      raise ValueError(f"{fn}: padding_idx ({padding_idx}) must be within num_embeddings ({weight.shape[0]})")
+    padding_idx %= weight.shape[0]
+  if not isinstance(input, Tensor): input = Tensor(input, dtype=dtypes.int64)
+  if not dtypes.is_int(input.dtype): raise TypeError(f"{fn}: input must be an integer tensor of ids, got {input.dtype}")
+  if per_sample_weights is not None:
+    if mode != "sum":
+      raise NotImplementedError(f"{fn}: per_sample_weights was not None. per_sample_weights is only supported for "
+                                f"mode='sum' (got mode='{mode}'). Please open a feature request on GitHub.")
+    if tuple(per_sample_weights.shape) != tuple(input.shape):
+      raise ValueError(f"{fn}: per_sample_weights must have the input's shape {tuple(input.shape)}, got "
+                       f"{tuple(per_sample_weights.shape)}")
+  if input.ndim == 2:
+    if offsets is not None:
+      raise ValueError(f"{fn}: if input is 2D, then offsets has to be None, as input is treated as a mini-batch of "
+                       "fixed length sequences. However, found offsets of type Tensor")
+    nb, n = input.shape
+    ids = input.reshape(-1)
+    psw = per_sample_weights.reshape(-1) if per_sample_weights is not None else None
+    pos = Tensor.arange(nb * n, device=input.device).reshape(1, -1)
+    start = (Tensor.arange(nb, device=input.device) * n).reshape(-1, 1)
+    member = (pos >= start) & (pos < start + n)   # (B, N*B)
+  elif input.ndim == 1:
+    if offsets is None: raise ValueError(f"{fn}: offsets has to be a 1D Tensor but got None")
+    if not isinstance(offsets, Tensor): offsets = Tensor(offsets, dtype=dtypes.int64)
+    if offsets.ndim != 1: raise ValueError(f"{fn}: offsets has to be a 1D Tensor, got shape {tuple(offsets.shape)}")
+    if not dtypes.is_int(offsets.dtype):
+      raise TypeError(f"{fn}: offsets must be an integer tensor, got {offsets.dtype}")
+    ids, psw, n = input, per_sample_weights, input.shape[0]
+    offs = offsets.cast(dtypes.int64)
+    if include_last_offset:
+      if offs.shape[0] < 1: raise ValueError(f"{fn}: include_last_offset needs at least one offset")
+      starts, ends = offs[:-1], offs[1:]
+    else:
+      starts = offs
+      ends = offs[1:].cat(Tensor([n], dtype=dtypes.int64, device=offs.device)) if offs.shape[0] else offs
+    pos = Tensor.arange(n, device=input.device).cast(dtypes.int64).reshape(1, -1)
+    member = (pos >= starts.reshape(-1, 1)) & (pos < ends.reshape(-1, 1))   # (B, N)
+  else:
+    raise ValueError(f"{fn}: input has to be 1D or 2D Tensor, but got Tensor of dimension {input.ndim}")
+  if padding_idx is not None: member = member & (ids != padding_idx).reshape(1, -1)
+  emb = weight[ids.cast(dtypes.int64)] if ids.shape[0] else weight[:0]   # (still a graph over weight)
+  if psw is not None: emb = emb * psw.reshape(-1, 1).cast(emb.dtype)
+  if mode == "max":
+    big = member.unsqueeze(-1).where(emb.unsqueeze(0), -math.inf)
+    if member.shape[1]: return member.any(1, keepdim=True).where(big.max(1), 0.0)
+    # no ids at all: every bag is empty (zeros), still a graph over the weight (whose gradient is zeros)
+    return emb.sum(0, keepdim=True).expand(member.shape[0], weight.shape[1])
+  out = member.cast(emb.dtype).matmul(emb)
+  return out / member.sum(1, keepdim=True).maximum(1).cast(emb.dtype) if mode == "mean" else out
 
 def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
   """Integer class ids -> a trailing one-hot axis, int64 as torch's (num_classes=-1 reads max + 1 from the data)."""
@@ -675,14 +760,16 @@ def channel_shuffle(input: Tensor, groups: int) -> Tensor:
 
 native_channel_shuffle = channel_shuffle
 
+def _pair(fn: str, name: str, v) -> tuple[int, int]:
+  t = (v, v) if isinstance(v, int) and not isinstance(v, bool) else tuple(v)
+  if len(t) != 2 or not all(isinstance(i, int) and not isinstance(i, bool) for i in t):
+    raise ValueError(f"{fn}: {name} must be an int or a pair of ints, got {v!r}")
+  return (t[0], t[1])
+
 def _fold_args(fn: str, kernel_size, dilation, padding, stride):
-  out = []
-  for v, nm in ((kernel_size, "kernel_size"), (dilation, "dilation"), (padding, "padding"), (stride, "stride")):
-    t = (v, v) if isinstance(v, int) and not isinstance(v, bool) else tuple(v)
-    if len(t) != 2 or not all(isinstance(i, int) and not isinstance(i, bool) for i in t):
-      raise ValueError(f"{fn}: {nm} must be an int or a pair of ints, got {v!r}")
-    out.append(t)
-  k, d, p, s = out
+  """unfold's and fold's (and nn.Unfold's, nn.Fold's) block arguments as pairs, checked."""
+  k, d, p, s = (_pair(fn, nm, v) for v, nm in ((kernel_size, "kernel_size"), (dilation, "dilation"),
+                                               (padding, "padding"), (stride, "stride")))
   if any(v <= 0 for v in k + d + s) or any(v < 0 for v in p):
     raise ValueError(f"{fn}: kernel_size, dilation and stride must be positive and padding non-negative, got "
                      f"kernel_size={k}, dilation={d}, padding={p}, stride={s}")
@@ -698,7 +785,8 @@ def unfold(input: Tensor, kernel_size, dilation=1, padding=0, stride=1) -> Tenso
   fn = "unfold"
   k, d, p, s = _fold_args(fn, kernel_size, dilation, padding, stride)
   if input.ndim not in (3, 4):
-    raise ValueError(f"{fn}: Input Error: Only 3D or 4D input Tensors are supported (got {input.ndim}D)")
+    raise ValueError(f"{fn}: Input Error: Only 3D (unbatched) or 4D (batched) input Tensors are supported (got "
+                     f"{input.ndim}D)")
   x = input if input.ndim == 4 else input.unsqueeze(0)
   n, c = x.shape[0], x.shape[1]
   oh, ow = _blocks(x.shape[2:], k, d, p, s)
@@ -714,9 +802,9 @@ def fold(input: Tensor, output_size, kernel_size, dilation=1, padding=0, stride=
   values summed."""
   fn = "fold"
   k, d, p, s = _fold_args(fn, kernel_size, dilation, padding, stride)
-  osz = _fold_args(fn, output_size, 1, 0, 1)[0]
+  osz = _pair(fn, "output_size", output_size)
   if input.ndim not in (2, 3):
-    raise ValueError(f"{fn}: Input Error: Only unbatched (2D) or batched (3D) input Tensors are supported (got "
+    raise ValueError(f"{fn}: Input Error: Only 2D (unbatched) or 3D (batched) input Tensors are supported (got "
                      f"{input.ndim}D)")
   x = input if input.ndim == 3 else input.unsqueeze(0)
   n, ckk, nblk = x.shape

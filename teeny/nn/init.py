@@ -60,20 +60,6 @@ def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator=None)
   _check("normal_", tensor, generator)
   with Tensor.no_grad(): return tensor.normal_(mean, std)
 
-def _erfinv(y: Tensor) -> Tensor:
-  """erf^-1 on (-1, 1) in float32: Giles's single-precision approximation (relative error ~1e-6 on |y| < 1 - 1e-6),
-  then one Newton step on erf."""
-  w = -((1 - y) * (1 + y)).log()
-  lo, hi = w - 2.5, w.sqrt() - 3.0
-  p_lo = [2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087, -0.00125372503,
-          -0.00417768164, 0.246640727, 1.50140941]
-  p_hi = [-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773, -0.0076224613,
-          0.00943887047, 1.00167406, 2.83297682]
-  a, b = lo * 0 + p_lo[0], hi * 0 + p_hi[0]
-  for c_lo, c_hi in zip(p_lo[1:], p_hi[1:]): a, b = a * lo + c_lo, b * hi + c_hi
-  x = (w < 5).where(a, b) * y
-  return x - (x.erf() - y) / (2 / math.sqrt(math.pi) * (-x * x).exp())
-
 def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0, b: float = 2.0,
                   generator=None) -> Tensor:
   """Fill with draws from N(mean, std^2) truncated to [a, b] (torch's inverse-CDF method: uniform between the CDF
@@ -87,7 +73,7 @@ def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float 
   with Tensor.no_grad():
     u = Tensor.uniform(*tensor.shape, low=2 * lo - 1, high=2 * hi - 1, device=tensor.device)
     u = u.clamp(-1 + 1e-7, 1 - 1e-7)
-    return tensor.assign((_erfinv(u) * (std * math.sqrt(2.0)) + mean).clamp(a, b).cast(tensor.dtype))
+    return tensor.assign((u.erfinv() * (std * math.sqrt(2.0)) + mean).clamp(a, b).cast(tensor.dtype))
 
 def constant_(tensor: Tensor, val: float) -> Tensor:
   """Fill with val."""

@@ -741,19 +741,13 @@ class ASGD(Optimizer):
     self.mu.assign(Tensor.stack(*[mu_new.get(i, self.mu[i]) for i in range(n)]))
 
 def clip_grad_norm_(params: list[Tensor], max_norm: float, eps: float = 1e-6) -> Tensor:
-  """Scale all grads so their global L2 norm is at most max_norm (torch's formula); returns the norm before clipping
-  (on the first grad's device: grads on several devices are summed per device, then across)."""
-  grads = [(p, g) for p in _dedup(list(params)) if (g := p.grad) is not None]
-  if not grads: return Tensor([0.0]).sum()
-  for i, (p, g) in enumerate(grads): _check_grad("clip_grad_norm_", i, p, g)
-  dev0 = grads[0][1].device
-  by_dev: dict = {}
-  for _, g in grads: by_dev.setdefault(g.device, []).append((g.float() * g.float()).sum())
-  parts = [_on(Tensor.stack(*sq).sum(), dev0) for sq in by_dev.values()]
-  total = (Tensor.stack(*parts).sum() if len(parts) > 1 else parts[0]).sqrt()
-  coef = (max_norm / (total + eps)).minimum(1.0)
-  for p, g in grads: p.grad = (g * _on(coef, g.device).cast(g.dtype)).contiguous()
-  return total
+  """nn.utils.clip_grad_norm_ with norm_type 2 and the clip coefficient max_norm / (total + eps), clamped to 1: the
+  grads are scaled in place; returns their total norm before clipping (on the first grad's device, in their dtype, as
+  torch's). Each .grad is checked against its param first (shape, device, dtype)."""
+  from teeny.nn.utils import _clip_grad_norm   # (nn.utils imports nothing from optim: no cycle)
+  ps = _dedup(list(params))
+  for i, (p, g) in enumerate((p, g) for p in ps if (g := p.grad) is not None): _check_grad("clip_grad_norm_", i, p, g)
+  return _clip_grad_norm(ps, max_norm, 2.0, False, eps)
 
 # ***** learning-rate schedules: torch.optim.lr_scheduler *****
 

@@ -41,25 +41,30 @@ def get_total_norm(tensors, norm_type: float = 2.0, error_if_nonfinite: bool = F
                        "`error_if_nonfinite=False`")
   return total.cast(dt) if dtypes.is_float(dt) else total
 
+def _scale(grads: list[Tensor], max_norm: float, total_norm: Tensor, eps: float) -> None:
+  coef = (max_norm / (total_norm.float() + eps)).minimum(1.0)
+  with Tensor.no_grad():
+    for g in grads: g.assign(g * coef.to(g.device).cast(g.dtype))
+
 def clip_grads_with_norm_(parameters, max_norm: float, total_norm: Tensor, foreach=None) -> None:
   """Scale every gradient by min(1, max_norm / (total_norm + 1e-6)), in place."""
   grads = [p.grad for p in _tensors("clip_grads_with_norm_", parameters) if p.grad is not None]
-  if not grads: return
-  coef = (max_norm / (total_norm.float() + 1e-6)).minimum(1.0)
-  with Tensor.no_grad():
-    for g in grads: g.assign(g * coef.to(g.device).cast(g.dtype))
+  if grads: _scale(grads, max_norm, total_norm, 1e-6)
+
+def _clip_grad_norm(ps: list[Tensor], max_norm: float, norm_type, error_if_nonfinite: bool, eps: float) -> Tensor:
+  """clip_grad_norm_'s work on the (deduplicated) parameters ps; optim.clip_grad_norm_ calls it too, with its eps."""
+  grads = [g for p in ps if (g := p.grad) is not None]
+  if not grads: return Tensor(0.0)
+  total = get_total_norm(grads, norm_type, error_if_nonfinite)
+  _scale(grads, max_norm, total, eps)
+  return total
 
 def clip_grad_norm_(parameters, max_norm: float, norm_type: float = 2.0, error_if_nonfinite: bool = False,
                     foreach=None) -> Tensor:
   """Scale the gradients in place so that their total norm_type-norm is at most max_norm (clip coefficient
   max_norm / (total_norm + 1e-6), clamped to 1); returns the total norm before clipping (a Tensor, as torch's).
   foreach is accepted and ignored. A parameter listed twice counts once."""
-  ps = _tensors("clip_grad_norm_", parameters)
-  grads = [p.grad for p in ps if p.grad is not None]
-  if not grads: return Tensor(0.0)
-  total = get_total_norm(grads, norm_type, error_if_nonfinite, foreach)
-  clip_grads_with_norm_(ps, max_norm, total, foreach)
-  return total
+  return _clip_grad_norm(_tensors("clip_grad_norm_", parameters), max_norm, norm_type, error_if_nonfinite, 1e-6)
 
 def clip_grad_value_(parameters, clip_value: float, foreach=None) -> None:
   """Clamp every gradient to [-clip_value, clip_value], in place."""
