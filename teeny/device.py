@@ -331,14 +331,17 @@ class Buffer:
     self.ensure_allocated()
     self.allocator.copyin(self._opaque, data)
     return self
-  def numpy(self) -> np.ndarray:
-    """The contents as a fresh numpy array (bfloat16 becomes float32)."""
+  def raw(self) -> np.ndarray:
+    """The contents' bytes, as a fresh uint8 array."""
     if Device[self.device].runs_nothing:
       raise RuntimeError(f"the {self.device} device runs nothing and holds no data; use DEV=CPU (or device='CPU') to "
                          "get values")
-    np_dt = np.uint16 if self.dtype == dtypes.bfloat16 else self.dtype.np
-    out = np.empty(self.size, dtype=np_dt)
+    out = np.empty(self.nbytes, dtype=np.uint8)
     if self.size: self.allocator.copyout(out.data.cast("B"), self.opaque)
+    return out
+  def numpy(self) -> np.ndarray:
+    """The contents as a fresh numpy array (bfloat16 becomes float32)."""
+    out = self.raw().view(np.uint16 if self.dtype == dtypes.bfloat16 else self.dtype.np)
     if self.dtype == dtypes.bfloat16:
       from teeny.dtype import bf16_bits_to_float32
       return bf16_bits_to_float32(out)

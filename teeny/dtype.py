@@ -117,6 +117,10 @@ ALL_DTYPES = (dtypes.bool, dtypes.int8, dtypes.int16, dtypes.int32, dtypes.int64
 _BY_NAME = {d.name: d for d in ALL_DTYPES} | {"half": dtypes.float16, "float": dtypes.float32, "double": dtypes.float64,
                                               "int": dtypes.int32, "long": dtypes.int64, "uchar": dtypes.uint8}
 
+def is_dtype_name(x) -> bool:
+  """Is x a dtype's name ('float16', 'int32', ...)?"""
+  return isinstance(x, str) and x in _BY_NAME
+
 def to_dtype(x) -> DType:
   """Accept a DType, a name ('float32'), a numpy dtype or a Python type."""
   if isinstance(x, DType): return x

@@ -4,6 +4,7 @@ import contextvars, dataclasses, functools, math, sys, weakref
 from typing import Any, Callable, Literal, Sequence, TypeVar, cast, overload
 import numpy as np
 from teeny.dtype import DType, dtypes, least_upper_dtype, to_dtype, float32_to_bf16_bits, bf16_bits_to_float32
+from teeny.dtype import is_dtype_name
 from teeny.dtype import can_cast, check_scalar_fits, result_type
 from teeny.helpers import is_int, prod, DEBUG, TF32
 from teeny.helpers import broadcast_shape as _broadcast_shape, broadcasts_to as _broadcasts_to
@@ -559,13 +560,38 @@ class Tensor(SelectMixin, NNMixin, LossMixin, MathMixin, metaclass=_TensorMeta):
       raise ValueError(f"item() needs a tensor with exactly one element, this one has shape {self.shape}")
     return self.numpy().reshape(()).item()
   def tolist(self) -> Any: return self.numpy().tolist()
-  def to(self, device: str | Sequence[str]) -> Tensor:
-    if not isinstance(device, str) and device is not None: return self.shard(device)   # several: replicate
-    dev = Device.canonicalize(device)
-    if dev == self.device: return self
-    return self._wrap(UOp(Ops.COPY, self.dtype, (self.contiguous().uop,), dev))
+  def to(self, *args, **kwargs) -> Tensor:
+    """torch's forms: to(device), to(dtype), to(device, dtype), to(other) (other's device and dtype), with keywords
+    device=, dtype=, copy= (a new tensor even when nothing changes) and non_blocking= (no effect). A list or tuple of
+    devices replicates the tensor over them (shard). Nothing to change: self itself, as torch's."""
+    device, dtype = kwargs.pop("device", None), kwargs.pop("dtype", None)
+    copy = bool(kwargs.pop("copy", False))
+    kwargs.pop("non_blocking", None)
+    if kwargs: raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
+    for a in args:
+      if isinstance(a, Tensor): device, dtype = a.device, a.dtype
+      elif isinstance(a, DType) or is_dtype_name(a) or a in (bool, int, float): dtype = a
+      elif isinstance(a, (str, tuple, list)) or a is None: device = a if a is not None else device
+      elif isinstance(a, bool): continue   # (torch's positional non_blocking / copy)
+      else: raise TypeError(f"to(): expected a device, a dtype or a Tensor, got {a!r}")
+    out = self.cast(to_dtype(dtype)) if dtype is not None else self
+    if device is not None:
+      if not isinstance(device, str): return out.shard(device)   # several: replicate
+      if (dev := Device.canonicalize(device)) != out.device:
+        out = out._wrap(UOp(Ops.COPY, out.dtype, (out.contiguous().uop,), dev))
+    return out.clone() if copy and out is self else out
+  def select(self, dim: int, index: int) -> Tensor:
+    """torch.select: the view self[..., index, ...] at dim (the dim removed); negative index from the end."""
+    d = _axis(dim, self.ndim)
+    return self[(slice(None),) * d + (index,)]
   def cpu(self) -> Tensor: return self.to("CPU")
   def clone(self) -> Tensor: return self._wrap(UOp(Ops.CONTIGUOUS, self.dtype, (self.uop,)))
+  def _fresh(self, out: Tensor) -> Tensor:
+    """out, the result of an op that torch copies, as a tensor of its own: where the op had nothing to do and out is
+    self or a view of self's storage (cumsum over a size-1 dim, abs of unsigned ints, pixel_shuffle(1)...), a
+    copy-on-write result (no kernel), so a write into it never reaches self."""
+    if out is self or (out._base is not None and _root(out) is _root(self)): return _copy_result(self, out)
+    return out
   def detach(self) -> Tensor:
     """The same storage without autograd history (writes through either are seen by both, as in PyTorch)."""
     t = Tensor(UOp(Ops.DETACH, self.dtype, (self.uop,)))
@@ -590,14 +616,21 @@ class Tensor(SelectMixin, NNMixin, LossMixin, MathMixin, metaclass=_TensorMeta):
     """The one way teeny writes in place: ASSIGN(view, value) -> the storage's next version. With `index` (flat
     positions in this tensor, one per value element) the write is a scatter: value[i] goes to position index[i]."""
     if x.dtype != self.dtype: x = x.cast(self.dtype)
+    if (n := self.numel()) == 0 and isinstance(n, int): return self   # (nothing to write: torch's no-op)
     base = _root(self)
-    record = not base._leaf and not Tensor._no_grad and (x.requires_grad or base.requires_grad)
+    old = base._uop
+    # a write under no_grad, or through a detach()ed view, is not recorded, and leaves the autograd graph of a tensor
+    # that has one as it was (torch's: the tensor keeps its grad_fn; the gradient passes as if nothing were written)
+    detached = self is not base and _through_detach(self.uop, old)
+    invisible = not base._leaf and bool(base._requires_grad) and (Tensor._no_grad or detached)
+    record = not base._leaf and not Tensor._no_grad and not detached and (x.requires_grad or base.requires_grad)
     value = x.uop if record or not x.requires_grad else UOp(Ops.DETACH, x.dtype, (x.uop,))
     target = self.uop
     prev = target.base
     if base._cow or prev.op not in (Ops.BUFFER, Ops.ASSIGN):
-      # (a recorded write that drops the old value entirely still connects it to autograd, with zero gradient)
-      if self is base and index is None and not (record and base._uop not in value.toposort):
+      # (a recorded write that drops the old value entirely still connects it to autograd, with zero gradient; an
+      # invisible one needs a node of its own to map back to the old graph)
+      if self is base and index is None and not invisible and not (record and base._uop not in value.toposort):
         # the whole of a tensor that has no memory (or reads another's, copy-on-write): its value simply becomes x
         # (views of it follow)
         base._set_uop(value)
@@ -612,6 +645,7 @@ class Tensor(SelectMixin, NNMixin, LossMixin, MathMixin, metaclass=_TensorMeta):
     if index is None: a = UOp(Ops.ASSIGN, self.dtype, (target, value))
     else: a = UOp(Ops.ASSIGN, self.dtype, (target.reshape((self.numel(),)), value, index.cast(dtypes.int32).uop))
     base._set_uop(_reapply_views(base._uop, prev, a))
+    if invisible: _ad_of[base._uop] = old
     _write_origin[a] = (base._ref,)
     base._link((x,) if index is None else (x, index))
     if record: base._requires_grad = True
@@ -1235,7 +1269,7 @@ class Tensor(SelectMixin, NNMixin, LossMixin, MathMixin, metaclass=_TensorMeta):
   def erf(self): return self._unary(Ops.ERF)
   def reciprocal(self): return self._unary(Ops.RECIP)
   def square(self): return self * self
-  def _rounding(self, op: Ops) -> Tensor: return self if self.dtype.kind in "iub" else self._alu(op)
+  def _rounding(self, op: Ops) -> Tensor: return self._fresh(self) if self.dtype.kind in "iub" else self._alu(op)
   def trunc(self): return self._rounding(Ops.TRUNC)
   def floor(self): return self._rounding(Ops.FLOOR)
   def ceil(self): return self._rounding(Ops.CEIL)
@@ -1250,12 +1284,12 @@ class Tensor(SelectMixin, NNMixin, LossMixin, MathMixin, metaclass=_TensorMeta):
     return (self / 10.0 ** -decimals).round() * 10.0 ** -decimals
   def abs(self) -> Tensor:
     """|x|; abs(-0.0) is 0.0, and the gradient is 0 at 0 and at nan (torch)."""
-    if self.dtype.kind in "ub": return self
+    if self.dtype.kind in "ub": return self._fresh(self)
     if self.dtype.kind != "f": return (self < 0).where(-self, self)
     return (self > 0).where(self, (self < 0).where(-self, self - self))   # x - x: +0.0 for +-0.0, nan for nan
   def sign(self) -> Tensor:
     """-1, 0 or 1; sign(nan) and sign(-0.0) are 0 (torch), and the gradient is 0."""
-    if self.dtype == dtypes.bool: return self
+    if self.dtype == dtypes.bool: return self._fresh(self)
     zero = self * 0 if self.dtype.kind != "f" else (self == self).where(self - self, 0.0)   # (+0.0 for -0.0 and nan)
     return (self > 0).where(self._const(1), (self < 0).where(self._const(-1), zero))
   def isnan(self) -> Tensor: return self != self if self.dtype.kind == "f" else self.full_like(False, dtype=dtypes.bool)
@@ -1386,7 +1420,7 @@ class Tensor(SelectMixin, NNMixin, LossMixin, MathMixin, metaclass=_TensorMeta):
     return out.transpose(ax, -1) if ax != self.ndim - 1 else out
   def _logcumsumexp_last(self) -> Tensor:
     n = self.shape[-1]
-    if n <= 1: return self
+    if n <= 1: return self._fresh(self)
     if n > 256:   # blocks of 64, then the running totals of the blocks, combined with logaddexp (as _cum_last does)
       b = 64
       nb = -(-n // b)
@@ -1732,7 +1766,7 @@ class Tensor(SelectMixin, NNMixin, LossMixin, MathMixin, metaclass=_TensorMeta):
     return self.cast(dtypes.int64) if self.dtype.kind in "biu" else self
   def _cumulative(self, op: Ops, axis: int) -> Tensor:
     ax = _axis(axis, self.ndim)
-    if self.ndim == 0: return self
+    if self.ndim == 0: return self._fresh(self)
     x = self.transpose(ax, -1) if ax != self.ndim - 1 else self
     if op in (Ops.ADD, Ops.MUL) and x.dtype in HALF:  # running sums and products of float16 accumulate in float32
       return self.cast(dtypes.float32)._cumulative(op, axis).cast(self.dtype)
@@ -1740,7 +1774,7 @@ class Tensor(SelectMixin, NNMixin, LossMixin, MathMixin, metaclass=_TensorMeta):
     return out.transpose(ax, -1) if ax != self.ndim - 1 else out
   def _cum_last(self, op: Ops) -> Tensor:
     n = self.shape[-1]
-    if n <= 1: return self
+    if n <= 1: return self._fresh(self)
     ident = {Ops.ADD: 0, Ops.MUL: 1, Ops.MAX: dtypes.min(self.dtype)}[op]
     if n > 256:
       # two levels: within blocks of b, then the running totals of the blocks
@@ -2448,8 +2482,8 @@ class Tensor(SelectMixin, NNMixin, LossMixin, MathMixin, metaclass=_TensorMeta):
     for i in [i for i, r in _retained.items() if r() is None]: del _retained[i]
     if _retained:   # retain_grad() tensors in this graph get their .grad too
       topo = set(root.toposort)
-      for r in _retained.values():
-        if (t := r()) is not None and t.uop in topo and t.uop not in leaves: leaves[t.uop] = t
+      for r in _retained.values():   # (a realized one is found as the graph that computed it, as root has it)
+        if (t := r()) is not None and (u := _differentiable(t.uop)) in topo and u not in leaves: leaves[u] = t
     grads = compute_gradient(root, gradient.cast(self.dtype).uop, set(leaves))
     # the gradients read the contents of every tensor this graph read: link them through one hub to the leaves, so a
     # write into any of them (another optimizer's step) first realizes the gradients that still need the old values
@@ -2564,6 +2598,13 @@ def _reshape_is_view(t: Tensor, shape: tuple) -> bool:
   st = view_strides(u, root)
   if st is None: return _has_sym(t.shape)   # (symbolic sizes: a view, as before; an element in padding: no strides)
   return reshape_keeps_strides(t.shape, st, shape)
+
+def _through_detach(u: UOp, root: UOp) -> bool:
+  """Is the view u (movement ops and DETACHes over root) seen through a detach()?"""
+  while u is not root and u.src:
+    if u.op is Ops.DETACH: return True
+    u = u.src[0]
+  return False
 
 def _copy_result(src: Tensor, t: Tensor) -> Tensor:
   """t, a view of src's storage that an op torch copies made (pad, flip, repeat...), as a new tensor: still the same

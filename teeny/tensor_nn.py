@@ -461,7 +461,7 @@ class NNMixin:
       # the value alone: torch's scan (greater or nan replaces), which keeps the first of tied zeros' signs too
       m = ws[0]
       for w in ws[1:]: m = ((w > m) | w.isnan() if is_float else w > m).where(w, m)
-      return m
+      return self._fresh(m)
     # which element torch picks: the scan without nans (greater replaces: ties keep the first) ...
     m, sel = ws[0], tcls.full(outs, 0, dtype=dtypes.int32, device=self.device)
     for t in range(1, len(ws)):
@@ -787,7 +787,7 @@ class NNMixin:
         idx = Tensor(src, device=self.device).reshape(shape)
         idx = idx.expand(*[o if d == 2 + dim else s for d, s in enumerate(x.shape)])
         x = x.gather(2 + dim, idx)
-      return x
+      return self._fresh(x)
     if self.dtype == dtypes.uint8: return self._interpolate_uint8(outs, scales, bool(align_corners), mode == "bicubic")
     for dim in range(n):
       i, o, sc = ins[dim], outs[dim], scales[dim]
@@ -818,7 +818,7 @@ class NNMixin:
       xt = x.transpose(axis, -1) if axis != x.ndim - 1 else x
       xt = xt.matmul(Tensor(w, device=self.device).cast(x.dtype))
       x = xt.transpose(axis, -1) if axis != x.ndim - 1 else xt
-    return x
+    return self._fresh(x)
 
   def pixel_shuffle(self: Tensor, upscale_factor: int) -> Tensor:  # type: ignore[misc]  # mixin: self is a Tensor
     """torch's F.pixel_shuffle: (*, C*r*r, H, W) -> (*, C, H*r, W*r), out[c, h*r + i, w*r + j] = in[c*r*r + i*r + j, h,
@@ -835,7 +835,7 @@ class NNMixin:
     x = self.reshape(*lead, c // (r * r), r, r, h, w)
     nl = len(lead)
     x = x.permute(*range(nl), nl, nl + 3, nl + 1, nl + 4, nl + 2)
-    return x.reshape(*lead, c // (r * r), h * r, w * r)
+    return self._fresh(x.reshape(*lead, c // (r * r), h * r, w * r))
 
   def pixel_unshuffle(self: Tensor, downscale_factor: int) -> Tensor:  # type: ignore[misc]  # mixin: self is a Tensor
     """torch's F.pixel_unshuffle, pixel_shuffle's inverse: (*, C, H*r, W*r) -> (*, C*r*r, H, W)."""
@@ -851,7 +851,7 @@ class NNMixin:
     x = self.reshape(*lead, c, h // r, r, w // r, r)
     nl = len(lead)
     x = x.permute(*range(nl), nl, nl + 2, nl + 4, nl + 1, nl + 3)
-    return x.reshape(*lead, c * r * r, h // r, w // r)
+    return self._fresh(x.reshape(*lead, c * r * r, h // r, w // r))
 
   def _interpolate_uint8(self: Tensor, outs: Sequence[int],  # type: ignore[misc]  # mixin: self is a Tensor
                          scales: Sequence[float | None], align_corners: bool, bicubic: bool = False) -> Tensor:
@@ -889,7 +889,7 @@ class NNMixin:
       acc = xt.cast(dtypes.int32).matmul(Tensor(wi, device=self.device)) + (1 << (prec - 1))
       xt = (acc // (1 << prec)).clip(0, 255).cast(dtypes.uint8)
       x = xt.transpose(axis, -1) if axis != x.ndim - 1 else xt
-    return x
+    return self._fresh(x)
 
   # ***** normalisation, regularisation *****
 

@@ -408,3 +408,99 @@ def test_stride_storage_offset_is_contiguous():
     assert tv.stride(-1) == pv.stride(-1)
   assert Tensor.zeros(2, 3).is_contiguous(memory_format=torch.contiguous_format)
   with pytest.raises(NotImplementedError, match="row-major"): Tensor.zeros(2, 3).is_contiguous(torch.channels_last)
+
+# ---- sixth fuzz pass (notes/fuzz_2026-12-03f)
+
+@pytest.mark.parametrize("write", ["neg_", "mul_", "add_", "mask", "index", "zero_", "view"])
+def test_no_grad_write_keeps_the_autograd_graph(write):
+  """torch: a write under no_grad is not recorded and the tensor keeps its grad_fn, so the gradient passes as if
+  nothing had been written (x.grad 31 here); teeny cut y off (x.grad 1)."""
+  torch = pytest.importorskip("torch")
+  a = np.array([-1.5, 2.0, 0.5], dtype=np.float32)
+  def run(lib):
+    x = Tensor(a, requires_grad=True) if lib is Tensor else torch.tensor(a, requires_grad=True)
+    y = x * 3.0
+    with (Tensor.no_grad() if lib is Tensor else torch.no_grad()):
+      if write == "neg_": y.neg_()
+      elif write == "mul_": y.mul_(2)
+      elif write == "add_": y += 1
+      elif write == "mask": y[y > 0] = 0.0
+      elif write == "index": y[0] = 7.0
+      elif write == "zero_": y.zero_()
+      else: y[1:].mul_(-1)
+    (x.sum() + (y * 10).sum()).backward()
+    return (y.numpy() if lib is Tensor else y.detach().numpy()), x.grad.numpy()
+  for got, want in zip(run(Tensor), run(torch)): np.testing.assert_allclose(got, want)
+
+def test_write_through_detached_view_is_not_recorded_on_the_base():
+  x, w = Tensor([0.0, 0.25, 0.5], requires_grad=True), Tensor([0.5, 0.5, 0.5], requires_grad=True)
+  y = x * 2.0
+  y.detach().mul_(w)
+  (y * 3).sum().backward()
+  np.testing.assert_allclose(y.numpy(), [0.0, 0.25, 0.5])
+  np.testing.assert_allclose(x.grad.numpy(), [6.0, 6.0, 6.0])   # (torch's: y keeps its graph; w gets nothing)
+  assert w.grad is None
+
+@pytest.mark.parametrize("op", ["cumsum", "cumprod", "logcumsumexp", "abs_u8", "round_u8", "floor_u8", "sign_bool",
+                                "interpolate", "max_pool1d", "pixel_shuffle"])
+def test_ops_with_nothing_to_do_do_not_alias_their_input(op):
+  """A result torch copies must not share the input's memory even where the op has nothing to do (it returned self,
+  or a view: y += 1 changed x)."""
+  f = {"cumsum": lambda x: x.cumsum(1), "cumprod": lambda x: x.cumprod(1), "logcumsumexp": lambda x: x.logcumsumexp(1),
+       "abs_u8": lambda x: x.abs(), "round_u8": lambda x: x.round(), "floor_u8": lambda x: x.floor(),
+       "sign_bool": lambda x: x.sign(), "interpolate": lambda x: x.interpolate(size=(4,)),
+       "max_pool1d": lambda x: x.max_pool1d(1), "pixel_shuffle": lambda x: x.pixel_shuffle(1)}[op]
+  if op.endswith("u8"): a = np.array([[1], [2]], np.uint8)
+  elif op == "sign_bool": a = np.array([[True], [False]])
+  elif op in ("interpolate", "max_pool1d"): a = np.arange(8, dtype=np.float32).reshape(2, 1, 4)
+  elif op == "pixel_shuffle": a = np.arange(8, dtype=np.float32).reshape(1, 2, 2, 2)
+  else: a = np.array([[0.5], [1.5]], np.float32)
+  x = Tensor(a).contiguous().realize()
+  y = f(x)
+  if op == "sign_bool": y.logical_not_()
+  else: y += 1
+  np.testing.assert_array_equal(x.numpy(), a)
+
+@pytest.mark.parametrize("when", ["before", "after"])
+def test_retain_grad_across_realize(when):
+  x = Tensor([[0.5, -2.0], [1.5, 2.0]], requires_grad=True)
+  y = x * 3.0
+  if when == "before": y.retain_grad()
+  y.realize()
+  if when == "after": y.retain_grad()
+  (y * Tensor([[1.0, 2.0], [3.0, 4.0]])).sum().backward()
+  np.testing.assert_array_equal(y.grad.numpy(), [[1, 2], [3, 4]])
+  np.testing.assert_array_equal(x.grad.numpy(), [[3, 6], [9, 12]])
+
+def test_write_into_an_empty_view_then_backward():
+  """It made backward() loop for ever (a write of nothing mapped a version to a graph holding itself)."""
+  x = Tensor(np.arange(16, dtype=np.float32).reshape(4, 2, 2) / 8, requires_grad=True)
+  y = x * 2.0
+  v = y * 0.5 + 0.25
+  y.numpy()
+  y[:, 2:1, :].reshape(1, 0).zero_()
+  y.realize()
+  w = np.linspace(-1, 1, 16, dtype=np.float32).reshape(4, 2, 2)
+  (v * Tensor(w)).sum().backward()
+  np.testing.assert_allclose(x.grad.numpy(), w)
+
+def test_bfloat16_copy_between_devices():
+  x = Tensor([1.5, -2.0], dtype=dtypes.bfloat16)
+  y = x.to("CPU:1")
+  assert (y.device, y.dtype) == ("CPU:1", dtypes.bfloat16)
+  np.testing.assert_array_equal(y.to("CPU").numpy(), [1.5, -2.0])
+
+def test_to_takes_torchs_forms_and_select():
+  torch = pytest.importorskip("torch")
+  x = Tensor([1.5, 2.5])
+  assert x.to(dtypes.float16).dtype == dtypes.float16 and x.to("int32").dtype == dtypes.int32 and x.to(x) is x
+  y = x.to("CPU:1", dtypes.int32)
+  assert (y.device, y.dtype) == ("CPU:1", dtypes.int32) and x.to(x, copy=True) is not x
+  assert x.to(device="CPU:1", dtype="bfloat16").dtype == dtypes.bfloat16
+  with pytest.raises(TypeError, match="expected a device, a dtype or a Tensor"): x.to(3.5)
+  a = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+  np.testing.assert_array_equal(Tensor(a).select(1, -1).numpy(), torch.tensor(a).select(1, -1).numpy())
+  v = Tensor(a).contiguous().realize()
+  s = v.select(0, 1)
+  s += 100   # (a view, as torch's)
+  assert v.numpy()[1, 0, 0] == 112

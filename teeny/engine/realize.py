@@ -149,7 +149,7 @@ def _run_allreduce(it: ScheduleItem):
 
 def copy_buffer(dst: Buffer, src: Buffer):
   if Device[dst.device].runs_nothing or Device[src.device].runs_nothing: dst.ensure_allocated()
-  else: dst.copyin((src.numpy().view("uint8") if src.dtype.np_name else src.numpy()).data.cast("B"))
+  else: dst.copyin(src.raw().data)   # (bytes as they are: numpy() widens bfloat16 to float32)
 
 def launch_vals(spec, var_vals: dict | None) -> tuple[int, ...]:
   """The value of each of a kernel's variables (symbolic shapes), in its parameter order."""
