@@ -2475,8 +2475,11 @@ class Tensor(SelectMixin, NNMixin, LossMixin, MathMixin, metaclass=_TensorMeta):
       raise ValueError(f"backward: gradient shape {gradient.shape} must match {self.shape}")
     root = _differentiable(self.uop)
     leaves: dict[UOp, Tensor] = {}
+    written: list[tuple[UOp, Tensor]] = []   # pending writes whose version the graph reads, and their tensors
     for u in root.toposort:
       if (r := _leaf_of.get(u)) is not None and (t := r()) is not None and t.requires_grad: leaves[u] = t
+      if u.op is Ops.ASSIGN and (rs := _write_origin.get(u)):
+        written.extend((u, t) for r in rs if (t := r()) is not None)
     if not leaves:
       raise RuntimeError("backward(): nothing in this graph requires grad (create leaves with requires_grad=True)")
     for i in [i for i, r in _retained.items() if r() is None]: del _retained[i]
@@ -2490,6 +2493,9 @@ class Tensor(SelectMixin, NNMixin, LossMixin, MathMixin, metaclass=_TensorMeta):
     hub = Tensor(root)
     hub._hub = True
     hub._link(tuple({id(t): t for t in leaves.values()}.values()))
+    # ... and to the tensors written in place whose earlier version it reads (h[0] = 0; h.relu_(): relu's gradient
+    # reads h between the writes), so running a later write (reading the loss) first realizes these gradients
+    for u, t in written: t._add_user(hub, u)
     per: dict[int, tuple[Tensor, UOp]] = {}
     for u, t in leaves.items():
       if u not in grads: continue

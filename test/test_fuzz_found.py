@@ -504,3 +504,26 @@ def test_to_takes_torchs_forms_and_select():
   s = v.select(0, 1)
   s += 100   # (a view, as torch's)
   assert v.numpy()[1, 0, 0] == 112
+
+@pytest.mark.parametrize("op", ["relu_", "tanh_", "clamp_", "masked_fill_", "setitem_mask"])
+def test_in_place_after_a_partial_write_then_loss_item_then_grad(op):
+  """The usual step order (backward, read the loss, read the gradients) raised "a kernel needs the contents a tensor
+  had before it was modified in place": reading the loss ran the in-place op's write before the lazy gradients that
+  read h between the two writes."""
+  torch = pytest.importorskip("torch")
+  a = np.array([1.0, -2.0, 3.0, -4.0], dtype=np.float32)
+  def run(lib):
+    x = Tensor(a, requires_grad=True) if lib is Tensor else torch.tensor(a, requires_grad=True)
+    h = x * 2.0
+    h[0] = 0.0
+    if op == "relu_": h.relu_()
+    elif op == "tanh_": h.tanh_()
+    elif op == "clamp_": h.clamp_(-1, 1)
+    elif op == "masked_fill_": h.masked_fill_(h < 0, 9.0)
+    else: h[h < 0] = 0.0
+    loss = (h * 2).sum()
+    loss.backward()
+    return loss.item(), x.grad.numpy()
+  got, want = run(Tensor), run(torch)
+  np.testing.assert_allclose(got[0], want[0], rtol=1e-6)
+  np.testing.assert_allclose(got[1], want[1], rtol=1e-5, atol=1e-7)
