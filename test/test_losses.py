@@ -35,7 +35,7 @@ def run(teeny_fn, torch_fn, vals, grad=True, atol=1e-5, rtol=1e-5, gatol=None, g
     return run(teeny_fn, torch_fn, vals, grad, atol, rtol, gatol, grtol, tuple(set(nograd) | set(more)), views, seed,
                expect_dtype)
 
-rng = np.random.default_rng(1234)
+rng = np.random.default_rng(1234)   # (reseeded for each test by conftest.py)
 def normal(*shape, scale=1.0): return (rng.standard_normal(shape) * scale).astype(np.float32)
 def unif(*shape, lo=0.0, hi=1.0): return rng.uniform(lo, hi, shape).astype(np.float32)
 def pm1(*shape): return np.where(rng.random(shape) < 0.5, -1.0, 1.0).astype(np.float32)
