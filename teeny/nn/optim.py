@@ -635,17 +635,24 @@ class NAdam(Optimizer):
     mp = self.mu_product.assign(self.mu_product * (mu if isinstance(inc, int) else (inc > 0).where(mu, 1.0)))
     corr = _PerValue(lambda b: _correction(b, t))
     for i, p in live:
-      o = self._opts(i)
+      o, lr, w, g, m, v = _adam_moments(self, i, p)
       b1, b2 = o["betas"]
-      lr, wd = self._lr_for(p, i), o["weight_decay"]
-      g = self._grad(p, o["maximize"], 0.0 if o["decoupled_weight_decay"] else wd)
-      w = p.detach() * (1.0 - lr * wd) if wd and o["decoupled_weight_decay"] else p.detach()
-      m = self.exp_avg[i].assign(b1 * self.exp_avg[i] + (1.0 - b1) * g)
-      v = self.exp_avg_sq[i].assign(b2 * self.exp_avg_sq[i] + (1.0 - b2) * (g * g))
       mu_i, mun_i, mp_i = [_on(x[i], p.device).cast(p.dtype) for x in (mu, mu_next, mp)]
       denom = (v / _on(corr(b2)[i], p.device).cast(p.dtype)).sqrt() + o["eps"]
       up = lr * (1.0 - mu_i) / (1.0 - mp_i) * (g / denom) + lr * mun_i / (1.0 - mp_i * mun_i) * (m / denom)
       p.assign((w - up).cast(p.dtype))
+
+def _adam_moments(opt, i: int, p: Tensor) -> tuple[dict, Tensor, Tensor, Tensor, Tensor, Tensor]:
+  """NAdam's and RAdam's common start of a param's update: (its group's options, lr, the weight after decoupled
+  weight decay, the gradient (with L2 weight decay otherwise), the new first and second moments)."""
+  o = opt._opts(i)
+  b1, b2 = o["betas"]
+  lr, wd = opt._lr_for(p, i), o["weight_decay"]
+  g = opt._grad(p, o["maximize"], 0.0 if o["decoupled_weight_decay"] else wd)
+  w = p.detach() * (1.0 - lr * wd) if wd and o["decoupled_weight_decay"] else p.detach()
+  m = opt.exp_avg[i].assign(b1 * opt.exp_avg[i] + (1.0 - b1) * g)
+  v = opt.exp_avg_sq[i].assign(b2 * opt.exp_avg_sq[i] + (1.0 - b2) * (g * g))
+  return o, lr, w, g, m, v
 
 class RAdam(Optimizer):
   """torch's RAdam: Adam whose adaptive step is switched on, scaled by the variance rectification term, once the
@@ -671,13 +678,8 @@ class RAdam(Optimizer):
       return rho > 5.0, r * _correction(b2, t).sqrt()
     rects, corr = _PerValue(rect), _PerValue(lambda b: _correction(b, t))
     for i, p in live:
-      o = self._opts(i)
+      o, lr, w, g, m, v = _adam_moments(self, i, p)
       b1, b2 = o["betas"]
-      lr, wd = self._lr_for(p, i), o["weight_decay"]
-      g = self._grad(p, o["maximize"], 0.0 if o["decoupled_weight_decay"] else wd)
-      w = p.detach() * (1.0 - lr * wd) if wd and o["decoupled_weight_decay"] else p.detach()
-      m = self.exp_avg[i].assign(b1 * self.exp_avg[i] + (1.0 - b1) * g)
-      v = self.exp_avg_sq[i].assign(b2 * self.exp_avg_sq[i] + (1.0 - b2) * (g * g))
       on, scale = rects(b2)
       on_i, scale_i = _on(on[i], p.device), _on(scale[i], p.device).cast(p.dtype)
       mhat = m / _on(corr(b1)[i], p.device).cast(p.dtype)
