@@ -315,7 +315,7 @@ def test_recurrence_written_as_a_loop_does_not_inline_earlier_steps():
     loss, (w, u), _ = _hand_lstm(T)
     loss.backward()
     return max(len(list(si.ast.toposort)) for si in Tensor.schedule(w.grad, u.grad, loss) if si.kind == "kernel")
-  assert biggest(12) <= biggest(4) * 1.2
+  assert biggest(12) <= biggest(4) * 1.5   # (inlined, 2.7x: 847 -> 2263 nodes on the CPU)
 
 @needs_values
 def test_recurrence_written_as_a_loop_values():
