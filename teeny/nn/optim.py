@@ -120,6 +120,9 @@ class Optimizer:
   _STATE: tuple[tuple[str, Callable[[dict], bool], Callable[[dict], float]], ...] = ()
   # (vector name, need, dtype, initial value): one element per param (step counts, NAdam's mu_product)
   _VECTORS: tuple[tuple[str, Callable[[dict], bool], Any, float], ...] = ()
+  # the options each group's values are checked for: betas (a pair in [0, 1)), then those that must be >= 0
+  _BETAS = False
+  _NONNEG: tuple[str, ...] = ()
 
   def __init__(self, params, lr: float | Tensor, defaults: dict | None = None):
     self._hidden = _Hidden(dict(defaults or {}), lr)
@@ -155,7 +158,9 @@ class Optimizer:
     return self._hidden.defaults
 
   def _check_opts(self, opts: dict, where: str):
-    """Raise for invalid options (each optimizer checks its own)."""
+    """Raise for invalid options: _BETAS and _NONNEG (an optimizer with other rules adds them)."""
+    if self._BETAS: _check_betas(where, opts)
+    _nonneg(where, opts, *self._NONNEG)
 
   def _parse_group(self, g, lr, where: str) -> tuple[list[Tensor], list[Tensor], dict, float | Tensor]:
     if not isinstance(g, dict): raise TypeError(f"{where}: param_group must be a dict, but got {type(g).__name__}")
@@ -395,6 +400,7 @@ def _nonneg(where: str, opts: dict, *keys: str):
 class SGD(Optimizer):
   """torch's SGD: L2 weight decay, momentum (buf = m*buf + (1-dampening)*g, the first buf being g), Nesterov and
   maximize."""
+  _NONNEG = ("momentum", "weight_decay")
   _STATE = (("b", lambda o: bool(o["momentum"]), lambda o: 0.0),)
   # dampening skips the first step of each param's buffer, so each param counts its steps (only then: old keys stay)
   _VECTORS = (("param_steps", lambda o: bool(o["momentum"] and o["dampening"]), dtypes.int32, 0),)
@@ -406,7 +412,7 @@ class SGD(Optimizer):
                                                nesterov=nesterov, maximize=maximize))
 
   def _check_opts(self, o, where):
-    _nonneg(where, o, "momentum", "weight_decay")
+    super()._check_opts(o, where)
     if o["nesterov"] and (o["momentum"] <= 0 or o["dampening"] != 0):
       raise ValueError(f"{where}: nesterov momentum requires momentum > 0 and dampening = 0")
 
@@ -471,6 +477,7 @@ class LAMB(Optimizer):
   computed as -expm1(t * log(b)), accurate in float32 where 1 - b**t from a float32 b**t loses digits (1 - 0.999f is off
   by 5e-5).
   """
+  _BETAS, _NONNEG = True, ("eps", "weight_decay")
   _STATE = (("m", lambda o: True, lambda o: 0.0), ("v", lambda o: True, lambda o: 0.0),
             ("v_max", lambda o: bool(o["amsgrad"]), lambda o: 0.0))
   _VECTORS = (("param_steps", lambda o: True, dtypes.int32, 0),)
@@ -482,10 +489,6 @@ class LAMB(Optimizer):
     self.amsgrad, self.maximize = amsgrad, maximize
     super().__init__(params, lr, _opt_defaults(lr, betas=(b1, b2), eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
                                                maximize=maximize, **extra))
-
-  def _check_opts(self, o, where):
-    _check_betas(where, o)
-    _nonneg(where, o, "eps", "weight_decay")
 
   @staticmethod
   def _correction(b: float, t: Tensor) -> Tensor: return _correction(b, t)
@@ -530,6 +533,7 @@ class AdamW(LAMB):
 class RMSprop(Optimizer):
   """torch's RMSprop: v = alpha*v + (1-alpha)*g^2; the step divides g by sqrt(v) + eps (centered: by
   sqrt(v - mean(g)^2) + eps), through a momentum buffer when momentum > 0."""
+  _NONNEG = ("alpha", "eps", "weight_decay", "momentum")
   _STATE = (("square_avg", lambda o: True, lambda o: 0.0), ("grad_avg", lambda o: bool(o["centered"]), lambda o: 0.0),
             ("momentum_buffer", lambda o: bool(o["momentum"]), lambda o: 0.0))
   def __init__(self, params, lr: float | Tensor = 0.01, alpha: float = 0.99, eps: float = 1e-8,
@@ -538,9 +542,6 @@ class RMSprop(Optimizer):
     self.momentum, self.centered, self.maximize = momentum, centered, maximize
     super().__init__(params, lr, _opt_defaults(lr, alpha=alpha, eps=eps, weight_decay=weight_decay, momentum=momentum,
                                                centered=centered, maximize=maximize))
-
-  def _check_opts(self, o, where):
-    _nonneg(where, o, "alpha", "eps", "weight_decay", "momentum")
 
   def _update(self, live):
     for i, p in live:
@@ -558,6 +559,7 @@ class RMSprop(Optimizer):
 class Adagrad(Optimizer):
   """torch's Adagrad: s += g^2, p -= lr / (1 + (t-1)*lr_decay) * g / (sqrt(s) + eps), t counted per param. A param
   group's own initial_accumulator_value starts its params' sums (torch starts every sum at the constructor's)."""
+  _NONNEG = ("lr_decay", "weight_decay", "initial_accumulator_value", "eps")
   _STATE = (("sum", lambda o: True, lambda o: float(o["initial_accumulator_value"])),)
   _VECTORS = (("param_steps", lambda o: True, dtypes.int32, 0),)
   def __init__(self, params, lr: float | Tensor = 0.01, lr_decay: float = 0.0, weight_decay: float = 0.0,
@@ -566,9 +568,6 @@ class Adagrad(Optimizer):
     super().__init__(params, lr, _opt_defaults(lr, lr_decay=lr_decay, weight_decay=weight_decay, eps=eps,
                                                initial_accumulator_value=initial_accumulator_value,
                                                maximize=maximize))
-
-  def _check_opts(self, o, where):
-    _nonneg(where, o, "lr_decay", "weight_decay", "initial_accumulator_value", "eps")
 
   def _update(self, live):
     t = self._step_counts(live)
@@ -584,16 +583,13 @@ class Adagrad(Optimizer):
 class Adamax(Optimizer):
   """torch's Adamax: m = b1*m + (1-b1)*g, u = max(b2*u, |g| + eps), p -= lr / (1 - b1**t) * m / u; L2 weight_decay
   and maximize as torch's. State: exp_avg, exp_inf and a step count per param."""
+  _BETAS, _NONNEG = True, ("eps", "weight_decay")
   _STATE = (("exp_avg", lambda o: True, lambda o: 0.0), ("exp_inf", lambda o: True, lambda o: 0.0))
   _VECTORS = (("param_steps", lambda o: True, dtypes.int32, 0),)
   def __init__(self, params, lr: float | Tensor = 0.002, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
                weight_decay: float = 0.0, maximize: bool = False):
     super().__init__(params, lr, _opt_defaults(lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
                                                maximize=maximize))
-
-  def _check_opts(self, o, where):
-    _check_betas(where, o)
-    _nonneg(where, o, "eps", "weight_decay")
 
   def _update(self, live):
     t = self._step_counts(live)
@@ -611,6 +607,7 @@ class NAdam(Optimizer):
   """torch's NAdam: Adam with Nesterov momentum, whose momentum coefficient mu_t = b1 * (1 - 0.5 * 0.96**(t *
   momentum_decay)) warms up; mu_product (one float32 per param) is the product of the mu_t so far.
   decoupled_weight_decay=True multiplies p by 1 - lr*wd (AdamW's), else wd*p is added to the gradient."""
+  _BETAS, _NONNEG = True, ("eps", "weight_decay", "momentum_decay")
   _STATE = (("exp_avg", lambda o: True, lambda o: 0.0), ("exp_avg_sq", lambda o: True, lambda o: 0.0))
   _VECTORS = (("param_steps", lambda o: True, dtypes.int32, 0), ("mu_product", lambda o: True, dtypes.float32, 1.0))
   def __init__(self, params, lr: float | Tensor = 0.002, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
@@ -619,10 +616,6 @@ class NAdam(Optimizer):
     super().__init__(params, lr, _opt_defaults(lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
                                                momentum_decay=momentum_decay,
                                                decoupled_weight_decay=decoupled_weight_decay, maximize=maximize))
-
-  def _check_opts(self, o, where):
-    _check_betas(where, o)
-    _nonneg(where, o, "eps", "weight_decay", "momentum_decay")
 
   def _update(self, live):
     t = self._step_counts(live)
@@ -658,16 +651,13 @@ class RAdam(Optimizer):
   """torch's RAdam: Adam whose adaptive step is switched on, scaled by the variance rectification term, once the
   length of the approximated SMA rho_t exceeds 5 (before that, p -= lr * m / (1 - b1**t)); decoupled_weight_decay as
   NAdam's. The choice is a `where` on the device: no step reads a value back."""
+  _BETAS, _NONNEG = True, ("eps", "weight_decay")
   _STATE = (("exp_avg", lambda o: True, lambda o: 0.0), ("exp_avg_sq", lambda o: True, lambda o: 0.0))
   _VECTORS = (("param_steps", lambda o: True, dtypes.int32, 0),)
   def __init__(self, params, lr: float | Tensor = 0.001, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
                weight_decay: float = 0.0, decoupled_weight_decay: bool = False, maximize: bool = False):
     super().__init__(params, lr, _opt_defaults(lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
                                                decoupled_weight_decay=decoupled_weight_decay, maximize=maximize))
-
-  def _check_opts(self, o, where):
-    _check_betas(where, o)
-    _nonneg(where, o, "eps", "weight_decay")
 
   def _update(self, live):
     t = self._step_counts(live)
@@ -689,6 +679,7 @@ class RAdam(Optimizer):
 class Adadelta(Optimizer):
   """torch's Adadelta: v = rho*v + (1-rho)*g^2, delta = sqrt(u + eps) / sqrt(v + eps) * g, u = rho*u + (1-rho)*delta^2,
   p -= lr * delta (lr defaults to 1.0); L2 weight_decay and maximize as torch's. State: square_avg, acc_delta."""
+  _NONNEG = ("eps", "weight_decay")
   _STATE = (("square_avg", lambda o: True, lambda o: 0.0), ("acc_delta", lambda o: True, lambda o: 0.0))
   def __init__(self, params, lr: float | Tensor = 1.0, rho: float = 0.9, eps: float = 1e-6, weight_decay: float = 0.0,
                maximize: bool = False):
@@ -696,7 +687,7 @@ class Adadelta(Optimizer):
 
   def _check_opts(self, o, where):
     if not 0.0 <= o["rho"] <= 1.0: raise ValueError(f"{where}: rho must be in [0, 1], got {o['rho']}")
-    _nonneg(where, o, "eps", "weight_decay")
+    super()._check_opts(o, where)
 
   def _update(self, live):
     for i, p in live:
@@ -712,6 +703,7 @@ class ASGD(Optimizer):
   """torch's ASGD (averaged SGD): p = p * (1 - lambd * eta) - eta * g, ax averages p once step - t0 > 0 (mu = 1 /
   max(1, step - t0)), and after each step eta = lr / (1 + lambd * lr * step) ** alpha (the first step uses lr). State:
   ax per param, and eta, mu and a step count per param (vectors); L2 weight_decay and maximize as torch's."""
+  _NONNEG = ("weight_decay",)
   _STATE = (("ax", lambda o: True, lambda o: 0.0),)
   _VECTORS = (("param_steps", lambda o: True, dtypes.int32, 0), ("eta", lambda o: True, dtypes.float32, 0.0),
               ("mu", lambda o: True, dtypes.float32, 1.0))
@@ -719,8 +711,6 @@ class ASGD(Optimizer):
                weight_decay: float = 0.0, maximize: bool = False):
     super().__init__(params, lr, _opt_defaults(lr, lambd=lambd, alpha=alpha, t0=t0, weight_decay=weight_decay,
                                                maximize=maximize))
-
-  def _check_opts(self, o, where): _nonneg(where, o, "weight_decay")
 
   def _update(self, live):
     t = self._step_counts(live)
