@@ -31,3 +31,11 @@ def _reseed_module_rng(request):
   for name in ("rng", "RNG", "_rng"):
     if isinstance(getattr(mod, name, None), np.random.Generator):
       setattr(mod, name, np.random.default_rng(zlib.crc32(request.node.nodeid.encode())))
+
+@pytest.fixture(autouse=True)
+def _restore_training():
+  """Module.train()/eval() set the thread's Tensor.training: put it back after each test, so no test sees another's."""
+  from teeny import Tensor
+  prev = Tensor.training
+  yield
+  Tensor.training = prev

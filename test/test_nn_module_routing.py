@@ -17,12 +17,6 @@ from hypothesis import given, settings, strategies as st  # noqa: E402
 
 HSET = settings(max_examples=6, deadline=None)   # (each example compiles new kernels: CI time)
 
-@pytest.fixture(autouse=True)
-def _restore_training():
-  prev = Tensor.training
-  yield
-  Tensor.training = prev
-
 def _u(shape, seed=0, low=-2.0, high=2.0, dtype=np.float32):
   return np.random.default_rng(seed).uniform(low, high, size=shape).astype(dtype)
 

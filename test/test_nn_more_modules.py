@@ -18,13 +18,6 @@ from hypothesis import given, settings, strategies as st  # noqa: E402
 HSET = settings(max_examples=12, deadline=None)   # (each example compiles new kernels: CI time)
 HSMALL = settings(max_examples=12, deadline=None)
 
-@pytest.fixture(autouse=True)
-def _restore_training():
-  """Module.train()/eval() set the thread's Tensor.training: put it back after each test."""
-  prev = Tensor.training
-  yield
-  Tensor.training = prev
-
 def _rand(shape, seed=0, low=-2.0, high=2.0, dtype=np.float32):
   return np.random.default_rng(seed).uniform(low, high, size=shape).astype(dtype)
 
