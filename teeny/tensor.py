@@ -1531,16 +1531,15 @@ class Tensor(SelectMixin, NNMixin, LossMixin, MathMixin, metaclass=_TensorMeta):
     """x op= y, or the in-place method `op` (exp_, clamp_...): the result is written into x, cast to x's dtype where
     torch allows that cast (float32 into float16, int64 into int8), an error where it does not (a float into an int, a
     non-bool into a bool), as in torch."""
-    if not can_cast(out.dtype, self.dtype) and op.isidentifier():
+    if can_cast(out.dtype, self.dtype): return self.assign(out)
+    if op.isidentifier():   # a method
       raise RuntimeError(f"{op}: result type {out.dtype.name} can't be cast to the desired output type "
                          f"{self.dtype.name} (self's dtype; torch refuses it too): use the out-of-place op for a new "
                          f"{out.dtype.name} tensor, or x.copy_(result) to cast it into x")
-    if not can_cast(out.dtype, self.dtype):
-      alt = "x.div(y, rounding_mode='floor')" if op == "/" else f"(x {op} y).cast(x.dtype)"
-      raise RuntimeError(f"result type {out.dtype.name} of x {op}= y can't be cast to the desired output type "
-                         f"{self.dtype.name} (x's dtype; torch refuses it too): write x = x {op} y for a new "
-                         f"{out.dtype.name} tensor, or x.assign({alt}) to keep {self.dtype.name}")
-    return self.assign(out)
+    alt = "x.div(y, rounding_mode='floor')" if op == "/" else f"(x {op} y).cast(x.dtype)"
+    raise RuntimeError(f"result type {out.dtype.name} of x {op}= y can't be cast to the desired output type "
+                       f"{self.dtype.name} (x's dtype; torch refuses it too): write x = x {op} y for a new "
+                       f"{out.dtype.name} tensor, or x.assign({alt}) to keep {self.dtype.name}")
 
   # ---- reductions
   def _axes(self, axis) -> tuple[int, ...]:
@@ -2484,7 +2483,7 @@ class Tensor(SelectMixin, NNMixin, LossMixin, MathMixin, metaclass=_TensorMeta):
       raise RuntimeError("backward(): nothing in this graph requires grad (create leaves with requires_grad=True)")
     for i in [i for i, r in _retained.items() if r() is None]: del _retained[i]
     if _retained:   # retain_grad() tensors in this graph get their .grad too
-      topo = set(root.toposort)
+      topo = root.toposort   # (membership is a dict lookup)
       for r in _retained.values():   # (a realized one is found as the graph that computed it, as root has it)
         if (t := r()) is not None and (u := _differentiable(t.uop)) in topo and u not in leaves: leaves[u] = t
     grads = compute_gradient(root, gradient.cast(self.dtype).uop, set(leaves))
