@@ -342,7 +342,11 @@ class Tensor(SelectMixin, NNMixin, LossMixin, MathMixin, metaclass=_TensorMeta):
     hr = getattr(self, "_host_range", None)
     return (hr[1], hr[2]) if hr is not None and hr[0] is self.uop else None
   @property
-  def requires_grad(self) -> bool | None: return self._requires_grad
+  def requires_grad(self) -> bool | None:
+    if self._requires_grad is None and (b := self._base) is not None and b._requires_grad and _views_grad(self):
+      # a view of memory that a gradient-carrying write reached after the view was taken (torch rebases its grad_fn)
+      self._requires_grad = True
+    return self._requires_grad
   @requires_grad.setter
   def requires_grad(self, v: bool | None):
     if v and not (self.dtype.kind == "f"):
@@ -2549,6 +2553,15 @@ def _multi_axis(u: UOp) -> int | None:
   from teeny.engine.multi import lower_multi, Sharded
   x = lower_multi([u])[u]
   return x.axis if isinstance(x, Sharded) else None
+
+def _views_grad(t: Tensor) -> bool:
+  """Whether view t's chain of movement ops over its base passes gradients (no DETACH: not a detach() or a view
+  taken under no_grad)."""
+  u, base = t.uop, t._seen
+  while u is not base and u.src:
+    if u.op is Ops.DETACH: return False
+    u = u.src[0]
+  return True
 
 def _drop_links(t: Tensor):
   """A realized tensor needs no path to its sources: tensors built from its lazy graph read its buffer

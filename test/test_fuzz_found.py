@@ -527,3 +527,21 @@ def test_in_place_after_a_partial_write_then_loss_item_then_grad(op):
   got, want = run(Tensor), run(torch)
   np.testing.assert_allclose(got[0], want[0], rtol=1e-6)
   np.testing.assert_allclose(got[1], want[1], rtol=1e-5, atol=1e-7)
+
+@needs_values
+def test_view_taken_before_a_gradient_carrying_write_into_its_base_requires_grad():
+  """A view of a tensor that did not require grad, taken before a write of a value that does into the base, kept
+  requires_grad None, so backward() through the view raised; torch rebases the view (it requires grad, the gradient
+  reaches the written value). A detach()ed view stays out of it."""
+  torch = pytest.importorskip("torch")
+  def run(lib):
+    mk = Tensor if lib is Tensor else torch.tensor
+    w, x = mk([5.0], requires_grad=True), mk([1.0, 2.0, 3.0])
+    v, d = x[0:2], x.detach()[1:]
+    x[0:1] = w * 3
+    (v * mk([1.0, 10.0])).sum().backward()
+    return bool(v.requires_grad), bool(d.requires_grad), v.numpy() if lib is Tensor else v.detach().numpy(), w.grad.numpy()
+  got, want = run(Tensor), run(torch)
+  assert got[:2] == want[:2] == (True, False)
+  np.testing.assert_allclose(got[2], want[2])
+  np.testing.assert_allclose(got[3], want[3])

@@ -32,6 +32,11 @@ def _check_nvrtc(ret: tuple, what: str) -> Any:
     raise RuntimeError(f"NVRTC {what} failed: {nvrtc.nvrtcGetErrorString(err)[1].decode()}")
   return vals[0] if len(vals) == 1 else vals
 
+def _check_ret(ret: int, what: str):
+  """Raise the RuntimeError of _check for a driver call's result code got through ctypes."""
+  from cuda.bindings import driver
+  _check(driver.CUresult(ret), what)
+
 @functools.cache
 def _cu() -> Any:
   """libcuda through ctypes, for the calls made once per kernel (launch, synchronize); everything else goes through
@@ -41,6 +46,10 @@ def _cu() -> Any:
   lib.cuLaunchKernel.restype = ctypes.c_int
   lib.cuCtxSynchronize.argtypes = []
   lib.cuCtxSynchronize.restype = ctypes.c_int
+  # (a timed launch: events recorded through cuda-python put its 10-20 us of host time between the start event and
+  # the launch, and DEBUG=2 reported that gap as kernel time)
+  lib.cuEventRecord.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
+  lib.cuEventRecord.restype = ctypes.c_int
   return lib
 
 _current = threading.local()  # per thread (as CUDA's current context is): the context made current last
@@ -200,10 +209,6 @@ class CUDAProgram:
                work: int = 0) -> float:
     self.dev.activate()
     nb = len(bufs)
-    if wait:
-      from cuda.bindings import driver
-      st, en = self.dev.events
-      _check(driver.cuEventRecord(st, 0), "cuEventRecord")
     with self._lock:   # (the cells are the program's: two threads launching it fill them one after the other)
       cells, argv = self._args(nb + len(vals))
       for i, b in enumerate(bufs): cells[i] = int(b)
@@ -223,12 +228,14 @@ class CUDAProgram:
       if gs is not global_size or ls is not local_size:
         dims = (*_dims(global_size), *_dims(local_size))
         self._dims_of = (global_size, local_size, dims)
+      if wait:   # (the start event recorded right before the launch: see _cu)
+        st, en = self.dev.events
+        if (ret := _cu().cuEventRecord(int(st), None)) != 0: _check_ret(ret, "cuEventRecord")
       ret = _cu().cuLaunchKernel(self.fxn_handle, *dims, self.smem, None, ctypes.addressof(argv), None)
-    if ret != 0:
-      from cuda.bindings import driver
-      _check(driver.CUresult(ret), f"launching {self.name} grid {list(dims[:3])} block {list(dims[3:])}")
+      if wait and ret == 0 and (ret2 := _cu().cuEventRecord(int(en), None)) != 0: _check_ret(ret2, "cuEventRecord")
+    if ret != 0: _check_ret(ret, f"launching {self.name} grid {list(dims[:3])} block {list(dims[3:])}")
     if not wait: return 0.0
-    _check(driver.cuEventRecord(en, 0), "cuEventRecord")
+    from cuda.bindings import driver
     _check(driver.cuEventSynchronize(en), f"running {self.name}")
     return _check(driver.cuEventElapsedTime(st, en), "cuEventElapsedTime") * 1e-3
 
@@ -339,9 +346,7 @@ class CUDADevice(Compiled):
     _current.ctx = self.ctx
   def synchronize(self):
     self.activate()
-    if (ret := _cu().cuCtxSynchronize()) != 0:
-      from cuda.bindings import driver
-      _check(driver.CUresult(ret), "cuCtxSynchronize")
+    if (ret := _cu().cuCtxSynchronize()) != 0: _check_ret(ret, "cuCtxSynchronize")
 
 def default_arch() -> str: return os.environ.get("CUDA_ARCH", "sm_90")
 
