@@ -342,11 +342,13 @@ class Tensor(SelectMixin, NNMixin, LossMixin, MathMixin, metaclass=_TensorMeta):
     hr = getattr(self, "_host_range", None)
     return (hr[1], hr[2]) if hr is not None and hr[0] is self.uop else None
   @property
-  def requires_grad(self) -> bool | None:
+  def requires_grad(self) -> bool:
+    """Whether autograd records ops on this tensor (torch's bool; the setter also takes tinygrad's None, "not set",
+    which an optimizer given the tensor turns into True and `_requires_grad` keeps)."""
     if self._requires_grad is None and (b := self._base) is not None and b._requires_grad and _views_grad(self):
       # a view of memory that a gradient-carrying write reached after the view was taken (torch rebases its grad_fn)
       self._requires_grad = True
-    return self._requires_grad
+    return bool(self._requires_grad)
   @requires_grad.setter
   def requires_grad(self, v: bool | None):
     if v and not (self.dtype.kind == "f"):
@@ -1169,6 +1171,8 @@ class Tensor(SelectMixin, NNMixin, LossMixin, MathMixin, metaclass=_TensorMeta):
       if max_ is not None: raise TypeError("clip: give the upper bound once, as max_ or max=")
       max_ = max
     if min_ is None and max_ is None: raise ValueError("clip needs at least one of min_ or max_")
+    for bound in (min_, max_):   # (an int bound out of an int tensor's range wrapped when cast to its dtype)
+      if isinstance(bound, (int, np.integer)): check_scalar_fits(bound, self.dtype)
     out = self
     if min_ is not None: out = (out < min_).where(min_, out)
     if max_ is not None: out = (out > max_).where(max_, out)
@@ -1209,11 +1213,14 @@ class Tensor(SelectMixin, NNMixin, LossMixin, MathMixin, metaclass=_TensorMeta):
     return self.logical_not() if self.dtype == dtypes.bool else self._alu(
       Ops.XOR, self._const(dtypes.max(self.dtype) if self.dtype.kind == "u" else -1)._broadcast_to(self.shape))
   def _shift(self, x, reverse: bool, left: bool) -> Tensor:
-    for v in (self, x):
-      if (v.dtype if isinstance(v, Tensor) else dtypes.from_py(v)).kind not in "iu":
+    for v in (self, x):   # (a bool operand promotes like any integer's, as in torch)
+      if (v.dtype if isinstance(v, Tensor) else dtypes.from_py(v)).kind not in "iub":
         raise TypeError(f"{'<<' if left else '>>'} needs integer operands (torch), not "
                         f"{v.dtype if isinstance(v, Tensor) else v!r}")
     a, b = self._binop(x, reverse)
+    if a.dtype == dtypes.bool:
+      raise TypeError(f"{'<<' if left else '>>'} of two bool operands is not defined (torch neither): cast one to an "
+                      "integer dtype, e.g. x.int()")
     # torch's rule for shift counts C leaves undefined: a count < 0 or >= the bit width shifts everything out, giving 0
     # (or -1, the sign, for >> of a negative value)
     bits = a.dtype.itemsize * 8

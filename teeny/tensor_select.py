@@ -19,7 +19,7 @@ largest) with the original index as the tie-break, so the result is always stabl
 indices (a gather), which is also the gradient's path back to the picked positions.
 """
 from __future__ import annotations
-import builtins, itertools, math
+import builtins, functools, itertools, math
 from collections import namedtuple
 from typing import TYPE_CHECKING, Any, Callable
 import numpy as np
@@ -144,6 +144,12 @@ def _select(x: Tensor, dim: int, k: int, descending: bool, full: bool) -> tuple[
   vals = flat._gather(1, idx)
   vals, idx = vals.reshape(*lead, k), idx.reshape(*lead, k)
   return (vals, idx) if dim == x.ndim - 1 else (vals.transpose(dim, -1), idx.transpose(dim, -1))
+
+class _static_or_bound(staticmethod):
+  """A function of tensors that is static on the class (Tensor.block_diag(x, y)) and, reached through a tensor, takes
+  that tensor as its first operand (x.block_diag(y))."""
+  def __get__(self, obj, cls=None):
+    return self.__func__ if obj is None else functools.partial(self.__func__, obj)
 
 def meshgrid(*tensors: Tensor, indexing: str = "ij") -> tuple[Tensor, ...]:
   """torch.meshgrid: N 1-D (or 0-d) tensors -> N tensors of their sizes' grid; indexing "ij" (matrix) or "xy"
@@ -1167,9 +1173,11 @@ class SelectMixin:
     if self.ndim < 1: raise RuntimeError("flipud: input must be >= 1-d, got a 0-d tensor")
     return self.flip(0)
 
-  meshgrid = staticmethod(meshgrid)
-  cartesian_prod = staticmethod(cartesian_prod)
-  block_diag = staticmethod(block_diag)
+  # (torch has these as functions only; reached through a tensor, x.block_diag(y), the tensor is the first operand:
+  # a plain staticmethod dropped it silently)
+  meshgrid = _static_or_bound(meshgrid)
+  cartesian_prod = _static_or_bound(cartesian_prod)
+  block_diag = _static_or_bound(block_diag)
   tril_indices: Any = classmethod(tril_indices)   # (classmethods: Tensor.tril_indices(3, 3) reaches the Tensor class)
   triu_indices: Any = classmethod(triu_indices)
 

@@ -540,8 +540,78 @@ def test_view_taken_before_a_gradient_carrying_write_into_its_base_requires_grad
     v, d = x[0:2], x.detach()[1:]
     x[0:1] = w * 3
     (v * mk([1.0, 10.0])).sum().backward()
-    return bool(v.requires_grad), bool(d.requires_grad), v.numpy() if lib is Tensor else v.detach().numpy(), w.grad.numpy()
+    vals = v.numpy() if lib is Tensor else v.detach().numpy()
+    return bool(v.requires_grad), bool(d.requires_grad), vals, w.grad.numpy()
   got, want = run(Tensor), run(torch)
   assert got[:2] == want[:2] == (True, False)
   np.testing.assert_allclose(got[2], want[2])
   np.testing.assert_allclose(got[3], want[3])
+
+def test_tensor_functions_reached_through_a_tensor_take_it_as_first_operand():
+  """x.block_diag(y), x.cartesian_prod(y), x.meshgrid(y) dropped x (staticmethods reached through an instance)."""
+  x, y = Tensor([[1.0]]), Tensor([[2.0, 3.0]])
+  assert x.block_diag(y).shape == Tensor.block_diag(x, y).shape == (2, 3)
+  a, b = Tensor([1, 2]), Tensor([3, 4, 5])
+  assert a.cartesian_prod(b).shape == (6, 2) and [t.shape for t in a.meshgrid(b)] == [(2, 3), (2, 3)]
+
+@pytest.mark.parametrize("dt, lo, hi", [(dtypes.int8, None, 300), (dtypes.int8, -3, 200), (dtypes.int16, -40000, None),
+                                        (dtypes.uint8, None, 256)])
+def test_int_clamp_bound_out_of_range_raises(dt, lo, hi):
+  """An int bound outside an int tensor's range was cast (wrapped) to its dtype: int8.clamp(max=300) clamped to 44
+  (torch raises). A negative bound of an unsigned tensor wraps, as torch's (uint8 clamp(max=-1): 255)."""
+  x = Tensor(np.array([100, -100, 5]).astype(dt.np))
+  with pytest.raises(OverflowError, match="without overflow"): x.clamp(lo, hi)
+
+@needs_values
+def test_int_clamp_in_range_and_negative_unsigned_bound_match_torch():
+  torch = pytest.importorskip("torch")
+  v = np.array([100, 156, 5], np.uint8)
+  np.testing.assert_array_equal(Tensor(v).clamp(max=-1).numpy(), torch.tensor(v).clamp(max=-1).numpy())
+  np.testing.assert_array_equal(Tensor(v.astype(np.int8)).clamp(-3, 50).numpy(),
+                                torch.tensor(v.astype(np.int8)).clamp(-3, 50).numpy())
+
+@needs_values
+def test_conv_and_cross_entropy_of_an_empty_batch():
+  """conv2d (the hand-written backward's path) of an empty batch raised ShapeError; torch gives an empty result and
+  zero gradients."""
+  import teeny.nn.functional as F
+  x, w = Tensor.zeros(0, 3, 5, 5, requires_grad=True), Tensor.ones(2, 3, 3, 3, requires_grad=True)
+  y = F.conv2d(x, w)
+  assert y.shape == (0, 2, 3, 3) and y.requires_grad
+  y.sum().backward()
+  assert x.grad.shape == (0, 3, 5, 5) and w.grad.shape == (2, 3, 3, 3) and not w.grad.numpy().any()
+  logits = Tensor.zeros(0, 4, requires_grad=True)
+  loss = F.cross_entropy(logits, Tensor.zeros(0, dtype=dtypes.int32), reduction="none")
+  assert loss.shape == (0,)
+  loss.sum().backward()
+  assert logits.grad.shape == (0, 4)
+
+@needs_values
+def test_shift_with_a_bool_operand_promotes_like_torch():
+  torch = pytest.importorskip("torch")
+  a, b = np.array([8, 7, -4], np.int32), np.array([True, False, True])
+  np.testing.assert_array_equal((Tensor(a) >> Tensor(b)).numpy(), (torch.tensor(a) >> torch.tensor(b)).numpy())
+  np.testing.assert_array_equal((Tensor(b) << Tensor(np.abs(a))).numpy(),
+                                (torch.tensor(b) << torch.tensor(np.abs(a))).numpy())
+  with pytest.raises(TypeError, match="two bool operands"): Tensor(b) << Tensor(b)
+
+def test_requires_grad_is_a_bool_as_in_torch():
+  """requires_grad was None (tinygrad's "not set") for plain tensors, detach() and no_grad results; torch says False.
+  The optimizer still trains a float tensor whose requires_grad was never set."""
+  from teeny.nn.optim import SGD
+  x = Tensor([1.0, 2.0])
+  assert x.requires_grad is False and x.detach().requires_grad is False and (x * 2).requires_grad is False
+  SGD([x], lr=0.1)
+  assert x.requires_grad is True
+  frozen = Tensor([1.0], requires_grad=False)
+  SGD([frozen, Tensor([2.0], requires_grad=True)], lr=0.1)
+  assert frozen.requires_grad is False
+
+@needs_values
+@pytest.mark.parametrize("n", [4, 16])
+def test_float_to_small_int_cast_out_of_range_wraps_like_numpy(n):
+  """(unsigned char)(float) is undefined in C: clang's vectorised loop saturated (-1.0 -> uint8 0) where the scalar
+  one wrapped (255), so the result depended on the tensor's size. Casts now go through int32 (int64 for uint32)."""
+  v = np.resize(np.array([-1.0, 300.7, 70000.5, -2.5], np.float32), n)
+  for dt in (dtypes.uint8, dtypes.int8, dtypes.int16, dtypes.uint16):
+    np.testing.assert_array_equal(Tensor(v).cast(dt).numpy(), v.astype(np.int32).astype(dt.np))

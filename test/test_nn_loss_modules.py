@@ -402,9 +402,12 @@ def test_torch_load_parameter_requires_grad_like_torch(tmp_path):
   got = torch_load(p)
   assert [ref[k].requires_grad for k in ("param", "frozen", "plain", "leaf_grad")] == [True, False, False, True]
   assert got["param"].requires_grad is True and got["frozen"].requires_grad is False
-  assert got["plain"].requires_grad is None      # teeny's default for a tensor that does not need a gradient
+  # torch's False for a tensor that does not need a gradient; teeny keeps tinygrad's "not set" (None) underneath, which
+  # an optimizer given the tensor turns into True (frozen's explicit False it leaves)
+  assert got["plain"].requires_grad is False and got["plain"]._requires_grad is None
+  assert got["frozen"]._requires_grad is False
   assert got["leaf_grad"].requires_grad is True  # saved with requires_grad=True: loads with it, as torch's
-  assert got["nested"][0].requires_grad is True and got["nested"][1][0].requires_grad is None
+  assert got["nested"][0].requires_grad is True and got["nested"][1][0].requires_grad is False
   if not is_null():
     np.testing.assert_array_equal(got["param"].numpy(), ref["param"].detach().numpy())
 
@@ -423,4 +426,4 @@ def test_torch_load_named_parameters_vs_state_dict(tmp_path):
   got = torch_load(p)
   assert {k: v.requires_grad for k, v in got.items()} == {k: v.requires_grad for k, v in ref.items()}
   p, ref = _save(tmp_path, lin.state_dict())
-  assert all(v.requires_grad is None for v in torch_load(p).values())
+  assert all(v.requires_grad is False and v._requires_grad is None for v in torch_load(p).values())

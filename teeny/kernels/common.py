@@ -97,7 +97,11 @@ def with_grad(value: Tensor, inputs: tuple[Tensor, ...], grad_fxn: Callable[...,
   A custom kernel copies `value` into its output and declares `inputs` as unused parameters, so autograd reaches them
   through this kernel and its grad_fxn rather than through value's own graph. grad_fxn should compare equal across
   calls with the same settings (a frozen dataclass, not a closure), so repeated steps reuse their schedule."""
-  n = max(value.numel(), 1)
+  if value.numel() == 0:   # an empty batch: nothing to copy; each input that wants a gradient gets zeros
+    for t in inputs:
+      if t.requires_grad: value = value + t.reshape(-1)[:0].sum().cast(value.dtype)
+    return value
+  n = value.numel()
   def copy(out: UOp, v: UOp, *ins: UOp) -> UOp:
     i = UOp.range(n, 0, AxisType.GLOBAL)
     return out.index(i).store(v.index(i).load()).end(i).sink(*ins, arg=KernelInfo(name=name, opts_to_apply=()))

@@ -168,7 +168,7 @@ class Optimizer:
     ps = _param_list(g["params"], where)
     for p in ps:
       # tinygrad: an unset float tensor handed to an optimizer is trained
-      if p.requires_grad is None and dtypes.is_float(p.dtype): p.requires_grad = True
+      if p._requires_grad is None and dtypes.is_float(p.dtype): p.requires_grad = True
     opts = {k: v for k, v in self.defaults.items() if k != "lr"}
     opts.update({k: v for k, v in g.items() if k not in ("params", "lr")})
     self._check_opts(opts, where)

@@ -106,6 +106,12 @@ class CStyleLanguage:
     if dst == dtypes.bool: return f"({x}!=0)"
     if dst in (dtypes.float16, dtypes.bfloat16) and not self.half_native:
       return self.render_round16(x if src.kind == "f" else f"(float)({x})", dst)
+    if src.kind == "f" and dst.kind in "iu" and dst.itemsize <= 4 and not (dst.kind == "i" and dst.itemsize == 4):
+      # a float out of a small integer's range: C leaves the cast undefined, and a vectorised loop saturated where the
+      # scalar one wrapped (-1.0 -> uint8: 0 or 255 by the tensor's size). Through int32 (int64 for uint32) it wraps,
+      # as numpy and torch on the CPU do
+      wide = dtypes.int64 if dst == dtypes.uint32 else dtypes.int32
+      return f"(({self.render_dtype(dst)})(({self.render_dtype(wide)})({x})))"
     return f"(({self.render_dtype(dst)})({x}))"
   def render_bitcast(self, x: str, src: DType, dst: DType) -> str:
     # 16-bit floats are held as float values (every language here): go through their 16-bit patterns
