@@ -8,3 +8,4 @@ from teeny.engine.jit import TinyJit  # noqa: F401
 from teeny import nn  # noqa: F401
 from teeny import kernels  # noqa: F401  (registers the hand-written kernels that Tensor methods may route to)
 from teeny.tensor_select import meshgrid  # noqa: F401
+from teeny import linalg  # noqa: F401  (torch.linalg's core; registers itself for Tensor.det/inverse/cholesky/qr...)

@@ -874,16 +874,14 @@ class MathMixin:
 
   def matrix_power(self: Tensor, n: int) -> Tensor:  # type: ignore[misc]  # mixin: self is a Tensor
     """torch.matrix_power: the n-th power of square matrices (..., m, m) by repeated squaring (matmuls); n = 0 gives
-    identities of self's dtype. A negative n needs a matrix inverse, which teeny does not have (torch.linalg.inv):
-    NotImplementedError."""
+    identities of self's dtype; a negative n is the power -n of the inverse (teeny.linalg.inv, which raises
+    teeny.linalg.LinAlgError for a singular matrix where teeny reads data)."""
     T = type(self)
     if not isinstance(n, int) or isinstance(n, bool): raise TypeError(f"matrix_power: n must be an int, got {n!r}")
     if self.ndim < 2 or self.shape[-1] != self.shape[-2]:
       raise RuntimeError(f"matrix_power: expected a tensor of square matrices (..., m, m), got shape "
                          f"{tuple(self.shape)}")
-    if n < 0:
-      raise NotImplementedError(f"matrix_power: a negative power (n = {n}) needs a matrix inverse, and teeny has no "
-                                "linalg.inv; compute the inverse elsewhere, or use n >= 0")
+    if n < 0: return self._la().inv(self).matrix_power(-n)
     m = self.shape[-1]
     if n == 0: return T.eye(m, dtype=self.dtype, device=self.device)._broadcast_to(tuple(self.shape)).contiguous()
     out: Tensor | None = None
@@ -938,6 +936,61 @@ class MathMixin:
     """torch.atleast_3d: 0-d -> (1, 1, 1), (n,) -> (1, n, 1), (m, n) -> (m, n, 1), others as they are (views);
     several tensors give a tuple."""
     return _atleast(self, others, 3)
+
+  # ---- linear algebra: the methods torch.Tensor has for torch.linalg's functions. The algorithms live in
+  # teeny/linalg.py, a higher layer, which registers itself as MathMixin._linalg when teeny is imported
+  def _la(self: Tensor) -> Any:  # type: ignore[misc]  # mixin: self is a Tensor
+    return getattr(MathMixin, "_linalg")
+  def det(self: Tensor) -> Tensor:  # type: ignore[misc]  # mixin: self is a Tensor
+    """torch.det: determinants of square matrices (..., n, n) (teeny.linalg.det)."""
+    return self._la().det(self)
+  def logdet(self: Tensor) -> Tensor:  # type: ignore[misc]  # mixin: self is a Tensor
+    """torch.logdet: log(det) of (..., n, n): nan where det < 0, -inf where it is 0 (from teeny.linalg.slogdet)."""
+    s, la = self._la().slogdet(self)
+    return (s < 0).where(math.nan, la)
+  def slogdet(self: Tensor) -> tuple[Tensor, Tensor]:  # type: ignore[misc]  # mixin: self is a Tensor
+    """torch.slogdet: (sign, log|det|) of (..., n, n) (teeny.linalg.slogdet)."""
+    return self._la().slogdet(self)
+  def inverse(self: Tensor) -> Tensor:  # type: ignore[misc]  # mixin: self is a Tensor
+    """torch.inverse: inverses of (..., n, n) (teeny.linalg.inv; a singular matrix raises teeny.linalg.LinAlgError
+    where teeny reads data)."""
+    return self._la().inv(self)
+  def cholesky(self: Tensor, upper: bool = False) -> Tensor:  # type: ignore[misc]  # mixin: self is a Tensor
+    """torch.cholesky: the Cholesky factor of symmetric positive-definite (..., n, n), lower (or upper=True: L^T)
+    (teeny.linalg.cholesky)."""
+    return self._la().cholesky(self, upper=upper)
+  def cholesky_solve(self: Tensor, input2: Tensor, upper: bool = False) -> Tensor:  # type: ignore[misc]  # mixin
+    """torch.cholesky_solve: X with A X = self, A given by its Cholesky factor input2 (lower, or upper=True)."""
+    return self._la().cholesky_solve(self, input2, upper)
+  def cholesky_inverse(self: Tensor, upper: bool = False) -> Tensor:  # type: ignore[misc]  # mixin
+    """torch.cholesky_inverse: A^-1 from A's Cholesky factor self (lower, or upper=True)."""
+    n = self.shape[-1] if self.ndim >= 2 else 0
+    eye = type(self).eye(n, dtype=self.dtype, device=self.device)._broadcast_to(tuple(self.shape))
+    return self._la().cholesky_solve(eye, self, upper)
+  def triangular_solve(self: Tensor, A: Tensor, upper: bool = True, transpose: bool = False,  # type: ignore[misc]
+                       unitriangular: bool = False) -> tuple[Tensor, Tensor]:
+    """torch.triangular_solve (self is b): (X, A's copy) with A X = b (A^T X = b with transpose); A upper or lower
+    triangular (teeny.linalg.solve_triangular)."""
+    T = A.transpose(-1, -2) if transpose else A
+    X = self._la().solve_triangular(T, self, upper=upper != transpose, unitriangular=unitriangular)
+    return X, A.clone()
+  def qr(self: Tensor, some: bool = True) -> tuple[Tensor, Tensor]:  # type: ignore[misc]  # mixin: self is a Tensor
+    """torch.qr: (Q, R) of (..., m, n), reduced (some=True) or complete (teeny.linalg.qr)."""
+    return self._la().qr(self, "reduced" if some else "complete")
+  def svd(self: Tensor, some: bool = True, compute_uv: bool = True) -> tuple[Tensor, Tensor, Tensor]:  # type: ignore[misc]
+    """torch.svd: (U, S, V) (V, not Vh) of (..., m, n), reduced (some=True) or, for square matrices, full;
+    compute_uv=False gives zero U and V, as torch (teeny.linalg.svd)."""
+    la = self._la()
+    if not compute_uv:   # (torch: U and V are zeros of (m, m) and (n, n))
+      m, n = self.shape[-2], self.shape[-1]
+      z = type(self).zeros
+      return (z(*self.shape[:-2], m, m, dtype=self.dtype, device=self.device), la.svdvals(self),
+              z(*self.shape[:-2], n, n, dtype=self.dtype, device=self.device))
+    U, S, Vh = la.svd(self, full_matrices=not some)
+    return U, S, Vh.transpose(-1, -2)
+  def pinverse(self: Tensor, rcond: float = 1e-15) -> Tensor:  # type: ignore[misc]  # mixin: self is a Tensor
+    """torch.pinverse: the pseudo-inverse, singular values <= rcond * the largest dropped (teeny.linalg.pinv)."""
+    return self._la().pinv(self, rtol=rcond)
 
 def _size(size: tuple) -> tuple:
   return tuple(size[0]) if len(size) == 1 and isinstance(size[0], (tuple, list)) else size

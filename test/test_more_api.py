@@ -417,7 +417,7 @@ def test_matrix_power_more():
   i = _arr((3, 3), dtype=np.int64, low=-3, high=4)
   assert_like_torch(Tensor(i).matrix_power(5), torch.matrix_power(torch.tensor(i), 5))
   assert_like_torch(Tensor(i).matrix_power(0), torch.matrix_power(torch.tensor(i), 0))
-  with pytest.raises(NotImplementedError, match="linalg"): Tensor(m).matrix_power(-1)
+  compare_torch(lambda t: t.matrix_power(-1), lambda t: torch.matrix_power(t, -1), [m], atol=1e-4, rtol=1e-4)
   raises_like_torch(lambda: Tensor(X).matrix_power(2), lambda: torch.matrix_power(torch.tensor(X), 2),
                     match="square matrices")
   raises_like_torch(lambda: Tensor(X[0]).matrix_power(2), lambda: torch.matrix_power(torch.tensor(X[0]), 2),
