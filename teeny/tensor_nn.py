@@ -4,8 +4,8 @@
 They reach the Tensor class as `type(self)`: tensor.py imports this module, so this module never imports tensor.py.
 """
 from __future__ import annotations
-import itertools, math
-from typing import TYPE_CHECKING, Callable, Sequence
+import functools, itertools, math
+from typing import TYPE_CHECKING, Callable, NamedTuple, Sequence
 from teeny.device import Device
 from teeny.dtype import dtypes, least_upper_dtype, sum_acc_dtype
 from teeny.codegen.tc import tiles_for
@@ -79,6 +79,22 @@ def check_conv_args(fn: str, x_shape, w_shape, stride, padding, dilation, groups
     raise ValueError(f"{fn}: groups must be a positive int, got {groups!r}")
   _positive(f"{fn}: kernel size", tuple(w_shape[2:]), f"must be positive (weight shape {tuple(w_shape)})")
 
+def _conv_args(x_shape: tuple, w_shape: tuple, stride, padding, dilation, groups) -> tuple:
+  """Tensor.conv2d's checks of its shapes and arguments, and the arguments in full: (kernel sizes, strides,
+  dilations, (before, after) pads per spatial dim)."""
+  if len(x_shape) != len(w_shape) or len(x_shape) < 3:
+    raise ValueError(f"conv input {x_shape} and weight {w_shape} need the same ndim (>= 3)")
+  check_conv_args("conv", x_shape, w_shape, stride, padding, dilation, groups)
+  hw, n, cin_, (cout, cin) = tuple(w_shape[2:]), len(w_shape) - 2, x_shape[1], w_shape[:2]
+  if groups * cin != cin_ or cout % groups != 0:
+    raise ValueError(f"conv input {x_shape} has {cin_} channels but weight {w_shape} with groups={groups} expects "
+                     f"{groups * cin}")
+  s_, d_ = _tuple(stride, n, "stride"), _tuple(dilation, n, "dilation")
+  return hw, s_, d_, tuple(_resolve_pads(padding, hw, d_, s_))
+
+# (the same for hashable arguments, cached: a step convolves the same shapes with the same arguments every time)
+_conv_args_cached = functools.lru_cache(maxsize=1024)(_conv_args)
+
 def _check_pool_args(fn: str, k_, s_, d_, padding) -> None:
   _positive(f"{fn}: kernel_size", k_)
   _positive(f"{fn}: stride", s_)
@@ -151,10 +167,48 @@ def pads_in_place(xu: UOp, pads: Sequence[tuple[int, int]], hw: tuple[int, ...],
   """Whether a padded convolution's kernel will be a tiled GEMM that reads the padding in place (CUDA's SMEM and TC
   tiles copy masked 16-byte chunks: gemm_shaped, on CUDA). H200, 32x64x56x56 3x3: the padded copy was a kernel of its
   own (0.04 ms and its launch)."""
+  return _pads_in_place(tuple(xu.shape), xu.dtype, xu.device, pads, hw, s_, d_, groups)
+
+def _pads_in_place(shape: tuple, dtype, device: str, pads: Sequence[tuple[int, int]], hw: tuple[int, ...],
+                   s_: tuple[int, ...], d_: tuple[int, ...], groups: int) -> bool:
   if not any(b or a for b, a in pads): return False
-  r = Device[xu.device].renderer
-  ow = xu.shape[-1] + pads[-1][0] + pads[-1][1] - hw[-1] + 1
-  return getattr(r, "lang", "") == "CUDA" and gemm_shaped(r, xu.dtype, xu.shape[-1], ow, hw, s_, d_, groups)
+  r = Device[device].renderer
+  ow = shape[-1] + pads[-1][0] + pads[-1][1] - hw[-1] + 1
+  return getattr(r, "lang", "") == "CUDA" and gemm_shaped(r, dtype, shape[-1], ow, hw, s_, d_, groups)
+
+class ConvPlan(NamedTuple):
+  """What conv_graph builds for one input shape, weight shape, dtype, device and set of arguments, as the sizes of its
+  movement ops (see conv_plan)."""
+  in_place: bool                 # the padding read in place (pads_in_place), not from a padded copy
+  cols: tuple[int, ...]          # the windows reshaped to (bs, groups, cin, 1, *oyx, *hw)
+  full: tuple[int, ...] | None   # ... expanded over the output channels (None: one per group)
+  perm: tuple[int, ...]          # ... to (bs, groups, rcout, *oyx, cin, *hw)
+  wcols: tuple[int, ...]         # the weight reshaped to (1, groups, rcout, *1s, cin, *hw)
+  axes: tuple[int, ...]          # the summed axes (cin, *hw)
+  out: tuple[int, ...]           # (bs, cout, *oyx)
+
+@functools.lru_cache(maxsize=1024)
+def conv_plan(xshape: tuple, wshape: tuple, dtype, device: str, pads: tuple[tuple[int, int], ...], hw: tuple[int, ...],
+              s_: tuple[int, ...], d_: tuple[int, ...], groups: int) -> ConvPlan | None:
+  """conv_graph's decisions and sizes: a function of shapes and arguments alone, cached (a training step convolves the
+  same shapes every step, and an H200 host spent more time deciding them than building the nodes). None where
+  conv_graph has no graph: symbolic sizes, cropping pads, windows that tile the input, a tiny output that sum splits
+  in two, a window larger than the input."""
+  n, bs, (cout, cin) = len(hw), xshape[0], wshape[:2]
+  if any(not isinstance(v, int) for v in xshape + wshape): return None
+  if any(b < 0 or a < 0 for b, a in pads): return None
+  i_ = tuple(v + b + a for v, (b, a) in zip(xshape[-n:], pads))
+  if any(d * (k - 1) + 1 > i for k, d, i in zip(hw, d_, i_)): return None
+  if hw == s_ and all(d == 1 for d in d_) and all(i % k == 0 for i, k in zip(i_, hw)): return None
+  rcout = cout // groups
+  oyx = tuple((i - d * (k - 1) - 1) // s + 1 for i, k, s, d in zip(i_, hw, s_, d_))
+  if bs * cout * math.prod(oyx) <= 16: return None
+  cols = (bs, groups, cin, 1, *oyx, *hw)
+  full = (bs, groups, cin, rcout, *oyx, *hw)
+  perm = (0, 1, 3, *[4 + i for i in range(n)], 2, *[4 + n + i for i in range(n)])
+  return ConvPlan(_pads_in_place(xshape, dtype, device, pads, hw, s_, d_, groups), cols,
+                  None if full == cols else full, perm, (1, groups, rcout, *[1] * n, cin, *hw),
+                  tuple(range(len(full) - 1 - n, len(full))), (bs, cout, *oyx))
 
 def conv_graph(xu: UOp, wu: UOp, pads: Sequence[tuple[int, int]], hw: tuple[int, ...], s_: tuple[int, ...],
                d_: tuple[int, ...], groups: int) -> UOp | None:
@@ -165,25 +219,16 @@ def conv_graph(xu: UOp, wu: UOp, pads: Sequence[tuple[int, int]], hw: tuple[int,
   launching a convolution whose kernels take 0.3). None where the Tensor ops' graph would differ (mixed dtypes,
   several devices, symbolic sizes, cropping pads, windows that tile the input, a tiny output that sum splits in two, a
   window larger than the input): they handle those."""
-  n, bs, (cout, cin) = len(hw), xu.shape[0], wu.shape[:2]
-  shp = tuple(xu.shape) + tuple(wu.shape)
-  if xu.dtype != wu.dtype or not isinstance(xu.device, str) or any(not isinstance(v, int) for v in shp): return None
-  if any(b < 0 or a < 0 for b, a in pads): return None
-  i_ = tuple(v + b + a for v, (b, a) in zip(xu.shape[-n:], pads))
-  if any(d * (k - 1) + 1 > i for k, d, i in zip(hw, d_, i_)): return None
-  if tuple(hw) == s_ and all(d == 1 for d in d_) and all(i % k == 0 for i, k in zip(i_, hw)): return None
-  rcout = cout // groups
-  oyx = tuple((i - d * (k - 1) - 1) // s + 1 for i, k, s, d in zip(i_, hw, s_, d_))
-  if bs * cout * math.prod(oyx) <= 16: return None
-  u = _im2col(padded_input(xu, pads, in_place=pads_in_place(xu, pads, hw, s_, d_, groups)).window(tuple(hw), s_, d_))
-  u = widen(u).reshape((bs, groups, cin, 1, *oyx, *hw))
-  full = (bs, groups, cin, rcout, *oyx, *hw)
-  if full != u.shape: u = u.expand(full)
-  u = u.permute((0, 1, 3, *[4 + i for i in range(n)], 2, *[4 + n + i for i in range(n)]))
-  w = widen(wu).reshape((1, groups, rcout, *[1] * n, cin, *hw))
+  if xu.dtype != wu.dtype or not isinstance(xu.device, str): return None
+  p = conv_plan(tuple(xu.shape), tuple(wu.shape), xu.dtype, xu.device, tuple(tuple(b) for b in pads), tuple(hw),
+                tuple(s_), tuple(d_), groups)
+  if p is None: return None
+  u = widen(_im2col(padded_input(xu, pads, in_place=p.in_place).window(tuple(hw), s_, d_))).reshape(p.cols)
+  if p.full is not None: u = u.expand(p.full)
+  u = u.permute(p.perm)
+  w = widen(wu).reshape(p.wcols)
   if w.shape != u.shape: w = w.expand(u.shape)
-  red = dot_uop(u, w, tuple(range(len(u.shape) - 1 - n, len(u.shape))), xu.dtype, sum_acc_dtype(xu.dtype))
-  return red.reshape((bs, cout, *oyx))
+  return dot_uop(u, w, p.axes, xu.dtype, sum_acc_dtype(xu.dtype)).reshape(p.out)
 
 def _conv_body(x: Tensor, weight: Tensor, pads: Sequence[tuple[int, int]], hw: tuple[int, ...], s_: tuple[int, ...],
                d_: tuple[int, ...], groups: int) -> Tensor | None:
@@ -295,19 +340,14 @@ class NNMixin:
     gives an unbatched output, as torch."""
     if self.ndim == weight.ndim - 1 and self.ndim >= 2:
       return self.unsqueeze(0).conv2d(weight, bias, stride, padding, dilation, groups).squeeze(0)
-    hw = tuple(weight.shape[2:])
-    if self.ndim != weight.ndim or self.ndim < 3:
-      raise ValueError(f"conv input {tuple(self.shape)} and weight {tuple(weight.shape)} need the same ndim (>= 3)")
-    check_conv_args("conv", self.shape, weight.shape, stride, padding, dilation, groups)
-    (bs, cin_), (cout, cin) = self.shape[:2], weight.shape[:2]
-    if groups * cin != cin_ or cout % groups != 0:
-      raise ValueError(f"conv input {tuple(self.shape)} has {cin_} channels but weight {tuple(weight.shape)} with "
-                       f"groups={groups} expects {groups * cin}")
+    args = (tuple(self.shape), tuple(weight.shape), stride, padding, dilation, groups)
+    try: hash(args)
+    except TypeError: hw, s_, d_, pads = _conv_args(*args)   # (lists among the arguments: not cached)
+    else: hw, s_, d_, pads = _conv_args_cached(*args)
+    bs, (cout, cin) = self.shape[0], weight.shape[:2]
     if bias is not None and tuple(bias.shape) != (cout,):
       raise ValueError(f"conv bias shape {tuple(bias.shape)} must be ({cout},) for weight {tuple(weight.shape)}")
     n = len(hw)
-    s_, d_ = _tuple(stride, n, "stride"), _tuple(dilation, n, "dilation")
-    pads = _resolve_pads(padding, hw, d_, s_)
     if (ret := _conv_body(self, weight, pads, hw, s_, d_, groups)) is not None:
       return ret if bias is None else ret + bias.reshape(1, -1, *[1] * n)
     x = _pad_or_shrink(self, pads).contiguous()   # (as conv_graph: windows over a materialised padded input)
