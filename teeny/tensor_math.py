@@ -183,25 +183,34 @@ def _erfinv(x: Tensor) -> Tensor:
   y = y + (x - xd) * ((y * y).exp() * half_sqrt_pi)
   return inside.where(y, (ax == 1).where((xd > 0).where(math.inf, -math.inf), math.nan))
 
-def _i0(x: Tensor) -> Tensor:
-  """The modified Bessel function I0: its power series sum (x^2/4)^k / (k!)^2 up to |x| = 20, and beyond it the
-  asymptotic expansion e^|x| / sqrt(2 pi |x|) * sum ((2k-1)!!)^2 / (k! 8^k |x|^k) (overflowing where exp does, as
-  torch's)."""
-  ax = x.abs()
-  small = ax <= 20
-  t = _safe_where(small, ax, 0.0)
+def _bessel_i(x: Tensor, order: int) -> Tensor:
+  """The modified Bessel function I0 or I1 of x >= 0: its power series (x/2)^order sum (x^2/4)^k / (k! (k+order)!)
+  up to x = 20, and beyond it the asymptotic expansion e^x / sqrt(2 pi x) * sum b_k / x^k, b_k = b_{k-1} ((2k-1)^2 -
+  4 order^2) / (8k) (overflowing where exp does, as torch's)."""
+  small = x <= 20
+  t = _safe_where(small, x, 0.0)
   t = t * t * 0.25
   coeffs = [1.0]
-  for k in range(1, 41): coeffs.append(coeffs[-1] / (k * k))
+  for k in range(1, 41): coeffs.append(coeffs[-1] / (k * (k + order)))
   series = t * coeffs[-1] + coeffs[-2]
   for c in reversed(coeffs[:-2]): series = series * t + c
-  big = _safe_where(small.logical_not(), ax, 21.0)
+  if order: series = series * (_safe_where(small, x, 0.0) * 0.5)
+  big = _safe_where(small.logical_not(), x, 21.0)
   r = big.reciprocal()
   acoef = [1.0]
-  for k in range(1, 25): acoef.append(acoef[-1] * (2 * k - 1) ** 2 / (8 * k))
+  for k in range(1, 25): acoef.append(acoef[-1] * ((2 * k - 1) ** 2 - 4 * order * order) / (8 * k))
   asym = r * acoef[-1] + acoef[-2]
   for c in reversed(acoef[:-2]): asym = asym * r + c
   return small.where(series, big.exp() * (big * (2 * math.pi)).rsqrt() * asym)
+
+def _i0(x: Tensor) -> Tensor:
+  """The modified Bessel function I0 (_bessel_i), computed detached; its gradient I1(x) is added as (x - x.detach())
+  * I1 (through the series itself, the terms' adjoints overflowed float32 where the coefficients underflowed:
+  NaN gradients for 7 <= |x| <= 20)."""
+  xd = x.detach()
+  ax = xd.abs()
+  v, g = _bessel_i(ax, 0), _bessel_i(ax, 1) * xd.sign()
+  return g.isinf().where(v, v + (x - xd) * g)   # (where I1 overflows, 0 * inf would make the value nan)
 
 def _pow2(e: Tensor, dt: DType) -> Tensor:
   """2**e exactly, for int32 e within dt's normal exponents (built from the bits, not exp2)."""
@@ -883,7 +892,10 @@ class MathMixin:
                          f"{tuple(self.shape)}")
     if n < 0: return self._la().inv(self).matrix_power(-n)
     m = self.shape[-1]
-    if n == 0: return T.eye(m, dtype=self.dtype, device=self.device)._broadcast_to(tuple(self.shape)).contiguous()
+    if n == 0:
+      eye = T.eye(m, dtype=self.dtype, device=self.device)._broadcast_to(tuple(self.shape)).contiguous()
+      # (a tensor that requires grad gets zeros, as torch: a term that is 0 in value, inf and nan entries included)
+      return eye + (self * 0).nan_to_num(0.0, 0.0, 0.0) if self.requires_grad else eye
     out: Tensor | None = None
     sq = self
     while n:

@@ -615,3 +615,24 @@ def test_float_to_small_int_cast_out_of_range_wraps_like_numpy(n):
   v = np.resize(np.array([-1.0, 300.7, 70000.5, -2.5], np.float32), n)
   for dt in (dtypes.uint8, dtypes.int8, dtypes.int16, dtypes.uint16):
     np.testing.assert_array_equal(Tensor(v).cast(dt).numpy(), v.astype(np.int32).astype(dt.np))
+
+@needs_values
+def test_i0_gradient_where_the_series_terms_overflow():
+  """i0's gradient through its 40-term series was NaN for about 7 <= |x| <= 20 (the terms' adjoints overflowed float32
+  where their coefficients underflowed); it is I1(x), as torch's."""
+  torch = pytest.importorskip("torch")
+  v = np.array([0.0, 0.5, -3.0, 7.0, -10.0, 15.0, 19.9, 20.5, -25.0, 40.0], np.float32)
+  x, tx = Tensor(v, requires_grad=True), torch.tensor(v, requires_grad=True)
+  x.i0().sum().backward()
+  torch.i0(tx).sum().backward()
+  np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=2e-6)
+
+@needs_values
+def test_matrix_power_zero_of_a_tensor_that_requires_grad():
+  """matrix_power(0) gave identities cut off from autograd: backward() raised; torch gives zero gradients (and the
+  identities even where the input holds inf)."""
+  m = Tensor(np.array([[1.0, np.inf], [2.0, 3.0]], np.float32), requires_grad=True)
+  r = m.matrix_power(0)
+  r.sum().backward()
+  np.testing.assert_array_equal(r.numpy(), np.eye(2))
+  np.testing.assert_array_equal(m.grad.numpy(), np.zeros((2, 2)))
