@@ -996,10 +996,14 @@ class Tensor(SelectMixin, NNMixin, LossMixin, MathMixin, metaclass=_TensorMeta):
     return t
   def _float(self) -> Tensor: return self if self.dtype.kind == "f" else self.cast(dtypes.default_float)
 
-  def add(self, x, reverse=False) -> Tensor:
+  def add(self, x, reverse=False, *, alpha=1) -> Tensor:
+    """self + alpha * x (torch.add; alpha is keyword-only, as torch's)."""
+    if alpha != 1: x = x * alpha
     a, b = self._binop(x, reverse)
     return a._alu(Ops.ADD, b)
-  def sub(self, x, reverse=False) -> Tensor:
+  def sub(self, x, reverse=False, *, alpha=1) -> Tensor:
+    """self - alpha * x (torch.sub; alpha is keyword-only, as torch's)."""
+    if alpha != 1: x = x * alpha
     if (self.dtype == dtypes.bool or isinstance(x, (bool, np.bool_))
         or (isinstance(x, Tensor) and x.dtype == dtypes.bool)):
       raise TypeError("subtraction with a bool tensor is not supported (as in torch); "
@@ -1321,6 +1325,9 @@ class Tensor(SelectMixin, NNMixin, LossMixin, MathMixin, metaclass=_TensorMeta):
     return neg.where(e / (e + 1), (e + 1).reciprocal())
   def logsigmoid(self) -> Tensor: return -(-self).softplus()
   def gelu(self, approximate: str = "none") -> Tensor:
+    """x * Phi(x) (torch's F.gelu; approximate='tanh' its tanh form). 16-bit floats are computed in float32 and
+    rounded once, as torch's: in their own precision 1 + erf(x) cancelled and the negative tail became 0."""
+    if self.dtype in (dtypes.float16, dtypes.bfloat16): return self.float().gelu(approximate).cast(self.dtype)
     x = self._float()
     if approximate == "tanh": return 0.5 * x * (1 + (math.sqrt(2 / math.pi) * (x + 0.044715 * x * x * x)).tanh())
     return 0.5 * x * (1 + (x * (1 / math.sqrt(2))).erf())
@@ -1535,6 +1542,15 @@ class Tensor(SelectMixin, NNMixin, LossMixin, MathMixin, metaclass=_TensorMeta):
   def __isub__(self, x): return self.sub_(x)  # type: ignore[misc]  # -= never passes reverse=
   def __imul__(self, x): return self.mul_(x)  # type: ignore[misc]  # *= never passes reverse=
   def __itruediv__(self, x): return self.div_(x)  # type: ignore[misc]  # /= never passes reverse=
+  # (without these Python fell back to x = x // y: a new tensor, so a view's base was not written)
+  def __ifloordiv__(self, x): return self._inplace(self // x, "//")  # type: ignore[misc]
+  def __imod__(self, x): return self._inplace(self % x, "%")  # type: ignore[misc]
+  def __ipow__(self, x): return self._inplace(self ** x, "**")  # type: ignore[misc]
+  def __iand__(self, x): return self._inplace(self & x, "&")  # type: ignore[misc]
+  def __ior__(self, x): return self._inplace(self | x, "|")  # type: ignore[misc]
+  def __ixor__(self, x): return self._inplace(self ^ x, "^")  # type: ignore[misc]
+  def __ilshift__(self, x): return self._inplace(self << x, "<<")  # type: ignore[misc]
+  def __irshift__(self, x): return self._inplace(self >> x, ">>")  # type: ignore[misc]
   def clamp_(self, min=None, max=None) -> Tensor: return self._inplace(self.clamp(min, max), "clamp_")
   def zero_(self) -> Tensor: return self.assign(self.zeros_like())
   def fill_(self, value) -> Tensor: return self.assign(self.full_like(value))

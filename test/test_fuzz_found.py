@@ -636,3 +636,39 @@ def test_matrix_power_zero_of_a_tensor_that_requires_grad():
   r.sum().backward()
   np.testing.assert_array_equal(r.numpy(), np.eye(2))
   np.testing.assert_array_equal(m.grad.numpy(), np.zeros((2, 2)))
+
+@needs_values
+@pytest.mark.parametrize("op", ["//=", "%=", "**=", "&=", "|=", "^=", "<<=", ">>="])
+def test_augmented_assignments_write_through_a_view(op):
+  """//=, %=, **=, &=, |=, ^=, <<= and >>= made a new tensor (Python's fallback x = x op y), so a view's base was not
+  written; torch writes in place, as teeny's += -= *= /= do."""
+  torch = pytest.importorskip("torch")
+  a = np.array([[7, 9, 11], [4, 5, 6]], np.int32)
+  def run(lib):
+    base = Tensor(a) if lib is Tensor else torch.tensor(a)
+    import operator
+    fn = {"//=": operator.ifloordiv, "%=": operator.imod, "**=": operator.ipow, "&=": operator.iand, "|=": operator.ior,
+          "^=": operator.ixor, "<<=": operator.ilshift, ">>=": operator.irshift}[op]
+    fn(base[0], 2)   # (what `v = base[0]; v op= 2` calls)
+    return base.numpy()
+  np.testing.assert_array_equal(run(Tensor), run(torch))
+
+@needs_values
+def test_add_sub_alpha_and_half_gelu_and_step_without_grads():
+  """Tensor.add/sub took no alpha (add_/sub_ did); gelu in float16/bfloat16 lost its negative tail (1 + erf cancelled
+  in 16 bits: bf16 gelu(-4) was 0); optimizer.step() with no gradients raised (torch: a no-op)."""
+  torch = pytest.importorskip("torch")
+  x, y = Tensor([1.0, 2.0]), Tensor([10.0, 20.0])
+  np.testing.assert_array_equal(x.add(y, alpha=2).numpy(), [21.0, 42.0])
+  np.testing.assert_array_equal(x.sub(y, alpha=2).numpy(), [-19.0, -38.0])
+  v = np.array([-6.0, -4.0, -3.0, -1.0, 0.5, 3.0], np.float32)
+  for dt, tdt in ((dtypes.float16, torch.float16), (dtypes.bfloat16, torch.bfloat16)):
+    for approx in ("none", "tanh"):
+      got = Tensor(v).cast(dt).gelu(approx).float().numpy()
+      want = torch.nn.functional.gelu(torch.tensor(v).to(tdt), approximate=approx).float().numpy()
+      np.testing.assert_allclose(got, want, rtol=1e-2, atol=1e-7)
+  from teeny.nn.optim import Adam
+  p = Tensor([1.0, 2.0], requires_grad=True)
+  opt = Adam([p], lr=0.1)
+  opt.step()
+  np.testing.assert_array_equal(p.numpy(), [1.0, 2.0])

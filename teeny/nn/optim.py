@@ -331,12 +331,12 @@ class Optimizer:
 
   def step(self):
     """Apply one update to every param from its .grad (params without a grad are left alone)."""
-    Tensor.realize(*self.schedule_step())
+    if ts := self.schedule_step(): Tensor.realize(*ts)
 
   def schedule_step(self) -> list[Tensor]:
     """Assign the updates lazily and return the tensors to realize."""
     live = [(i, p) for i, p in enumerate(self.params) if p.grad is not None]
-    if not live: raise RuntimeError("optimizer step with no gradients: call loss.backward() first")
+    if not live: return []   # (no param has a gradient: nothing changes, not even the step count, as torch's)
     for i, p in live: _check_grad(f"{type(self).__name__}.step", i, p, p.grad)  # type: ignore[arg-type]
     self._sync_state()
     self.steps.assign(self.steps + 1)
