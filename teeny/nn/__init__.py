@@ -8,12 +8,14 @@ from collections import OrderedDict
 from typing import Iterator
 import numpy as np
 from teeny.tensor import Tensor
-from teeny.dtype import DType, dtypes, to_dtype
+from teeny.dtype import dtypes
 from teeny.helpers import prod
 from teeny.tensor_nn import _resolve_pads, _tuple
 from teeny.nn import optim, state, datasets, functional, utils, init as _init  # noqa: F401  (sets nn.init too)
 from teeny.nn import functional as _F   # the layers' math: each forward calls its F function
 from teeny.nn.params import _bound, _is_param, _mark_param, _param, _uniform
+from teeny.nn.tree import (_DTYPE_NAMES, _IncompatibleKeys, _Tree, _apply_plain, _as_tensor, _children_of,  # noqa: F401
+                           _is_child, _move, _named_modules, _own_tensors, _plain_children)
 from teeny.nn.layers import Linear, LayerNorm  # noqa: F401  (nn.Linear, nn.LayerNorm)
 
 
@@ -40,15 +42,6 @@ class Parameter(metaclass=_ParameterMeta):
     t.requires_grad = bool(requires_grad)   # (RuntimeError for an integer tensor that would require grad, as torch)
     return _mark_param(t)
 
-def _is_child(v) -> bool:
-  """A submodule: a Module, or a plain layer object (teeny's classes: Linear, Sequential, ...; any callable object)."""
-  if isinstance(v, Module): return True
-  if isinstance(v, (Tensor, type, list, tuple, dict, set, str, bytes)) or not hasattr(v, "__dict__"): return False
-  mod = type(v).__module__
-  if mod.startswith(("teeny.nn.optim", "teeny.nn.state", "teeny.nn.datasets")): return False
-  return mod.startswith("teeny.nn") or (callable(v) and not isinstance(v, (types.FunctionType, types.MethodType,
-                                                                             types.BuiltinFunctionType)))
-
 _SAFE = (str, bytes, int, float, bool, complex, type(None), type, types.ModuleType, types.FunctionType,
          types.MethodType, types.BuiltinFunctionType)
 
@@ -62,36 +55,6 @@ class _Record:
     self.nonpersistent: set[str] = set()
     self.children: list[str] = []
     self.hidden: dict = {}
-
-def _plain_children(obj, prefix: str = "") -> Iterator[tuple[str, object]]:
-  """The submodules of a plain layer object: its attributes that are layers, and layers in its lists/tuples/dicts
-  (named as get_state_dict names them: "layers.0")."""
-  items = obj.items() if isinstance(obj, dict) else enumerate(obj) if isinstance(obj, (list, tuple)) else \
-    vars(obj).items() if hasattr(obj, "__dict__") else ()
-  for k, v in items:
-    if _is_child(v): yield f"{prefix}{k}", v
-    elif isinstance(v, (list, tuple, dict)): yield from _plain_children(v, f"{prefix}{k}.")
-
-def _children_of(obj) -> Iterator[tuple[str, object]]:
-  if isinstance(obj, Module):
-    rec = vars(obj)["_rec"]
-    for k in rec.children:
-      if (v := vars(obj).get(k)) is not None: yield k, v
-  else: yield from _plain_children(obj)
-
-def _own_tensors(obj, kind: str) -> Iterator[tuple[str, Tensor]]:
-  """A Module's own parameters ("p") or buffers ("b"); a plain layer's every tensor (its whole subtree, as
-  get_state_dict walks it: parameters are the tensors made as parameters or that require grad)."""
-  if isinstance(obj, Module):
-    rec, d = vars(obj)["_rec"], vars(obj)
-    for k in (rec.params if kind == "p" else rec.buffers):
-      v = d[k] if k in d else rec.hidden.get(k)
-      if v is not None: yield k, v
-    return
-  subs = tuple(f"{c}." for c, _ in _plain_children(obj))
-  for k, t in state.get_state_dict(obj).items():
-    if subs and k.startswith(subs): continue
-    if (_is_param(t) or bool(t.requires_grad)) == (kind == "p"): yield k, t
 
 def _repr_of(v) -> str:
   """repr(v), or for a plain teeny layer without one torch's form for it: Linear and the convolutions with their
@@ -112,18 +75,7 @@ def _repr_of(v) -> str:
     return s + ")"
   return f"{name}()"
 
-class _IncompatibleKeys(tuple):
-  """torch's load_state_dict result: (missing_keys, unexpected_keys)."""
-  def __new__(cls, missing: list[str], unexpected: list[str]): return super().__new__(cls, (missing, unexpected))
-  @property
-  def missing_keys(self) -> list[str]: return self[0]
-  @property
-  def unexpected_keys(self) -> list[str]: return self[1]
-  def __repr__(self) -> str:
-    return f"_IncompatibleKeys(missing_keys={self[0]}, unexpected_keys={self[1]})" if self[0] or self[1] else \
-      "<All keys matched successfully>"
-
-class Module:
+class Module(_Tree):
   """torch.nn.Module: subclass it, call super().__init__() first, assign parameters (nn.Parameter, or any leaf tensor
   that requires grad), buffers (register_buffer) and submodules (Modules or teeny's plain layers) as attributes, and
   define forward; calling the module runs forward. parameters()/named_parameters()/state_dict() give torch's names and
@@ -260,121 +212,6 @@ class Module:
     raise NotImplementedError(f"Module [{type(self).__name__}] is missing the required \"forward\" function")
   def __call__(self, *args, **kwargs): return self.forward(*args, **kwargs)
 
-  # ---- walking the tree
-  def named_modules(self, memo: set | None = None, prefix: str = "", remove_duplicate: bool = True):
-    """(name, module) for self ("") and every submodule, depth first in registration order; a module reachable
-    twice is given once unless remove_duplicate=False."""
-    yield from _named_modules(self, memo if memo is not None else set(), prefix, remove_duplicate)
-  def modules(self):
-    for _, m in self.named_modules(): yield m
-  def named_children(self):
-    seen: set[int] = set()
-    for k, m in _children_of(self):
-      if id(m) not in seen:
-        seen.add(id(m))
-        yield k, m
-  def children(self):
-    for _, m in self.named_children(): yield m
-  def _named_tensors(self, kind: str, prefix: str, recurse: bool, remove_duplicate: bool):
-    seen: set[int] = set()
-    mods = self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate) if recurse else [(prefix, self)]
-    for mp, m in mods:
-      for k, t in _own_tensors(m, kind):
-        if remove_duplicate and id(t) in seen: continue
-        seen.add(id(t))
-        yield (f"{mp}.{k}" if mp else k), t
-  def named_parameters(self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True):
-    """(name, parameter) in torch's order (each module's own in assignment order, then its children's); a tensor
-    shared under two names is given once unless remove_duplicate=False."""
-    yield from self._named_tensors("p", prefix, recurse, remove_duplicate)
-  def parameters(self, recurse: bool = True):
-    for _, p in self.named_parameters(recurse=recurse): yield p
-  def named_buffers(self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True):
-    """(name, buffer), non-persistent ones included, in torch's order."""
-    yield from self._named_tensors("b", prefix, recurse, remove_duplicate)
-  def buffers(self, recurse: bool = True):
-    for _, b in self.named_buffers(recurse=recurse): yield b
-
-  # ---- state
-  def state_dict(self, *args, destination=None, prefix: str = "", keep_vars: bool = False) -> OrderedDict:
-    """torch's keys in torch's order (parameters and persistent buffers), through nn.state.get_state_dict. The values
-    are the module's own tensors (not detached copies)."""
-    if args: raise TypeError("state_dict: pass destination, prefix and keep_vars by keyword")
-    out = destination if destination is not None else OrderedDict()
-    for k, t in state.get_state_dict(self).items(): out[prefix + k] = t
-    return out
-  def load_state_dict(self, state_dict, strict: bool = True, assign: bool = False) -> _IncompatibleKeys:
-    """Copy a state dict into the module's tensors (nn.state.load_state_dict: all is checked before anything is
-    written). Values may be teeny Tensors, numpy arrays or torch tensors (read through .numpy()). strict=True raises
-    RuntimeError listing missing and unexpected keys, as torch's; returns (missing_keys, unexpected_keys)."""
-    if not hasattr(state_dict, "items"):
-      raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict).__name__}.")
-    sd = {k: _as_tensor(v, k) for k, v in state_dict.items()}
-    own = state.get_state_dict(self)
-    missing, unexpected = [k for k in own if k not in sd], [k for k in sd if k not in own]
-    if strict and (missing or unexpected):
-      msg = f"Error(s) in loading state_dict for {type(self).__name__}:"
-      if unexpected: msg += "\n\tUnexpected key(s) in state_dict: " + ", ".join(f'"{k}"' for k in unexpected) + ". "
-      if missing: msg += "\n\tMissing key(s) in state_dict: " + ", ".join(f'"{k}"' for k in missing) + ". "
-      raise RuntimeError(msg)
-    state.load_state_dict(self, {k: v for k, v in sd.items() if k in own}, strict=False)
-    return _IncompatibleKeys(missing, unexpected)
-
-  # ---- modes and gradients
-  @property
-  def training(self) -> bool:
-    """Tensor.training: teeny's training flag is one per thread, shared by every layer."""
-    return bool(Tensor.training)
-  @training.setter
-  def training(self, mode: bool) -> None: Tensor.training = bool(mode)
-  def train(self, mode: bool = True):
-    """Set Tensor.training = mode (teeny's one per-thread flag: every layer follows it, not only this module's);
-    returns self."""
-    if not isinstance(mode, bool): raise ValueError("training mode is expected to be boolean")
-    Tensor.training = mode
-    return self
-  def eval(self):
-    """train(False): Tensor.training = False for the thread; returns self."""
-    return self.train(False)
-  def zero_grad(self, set_to_none: bool = True) -> None:
-    """Drop every parameter's gradient (set_to_none=True) or make it zeros."""
-    for p in self.parameters():
-      if p.grad is None: continue
-      p.grad = None if set_to_none else Tensor.zeros(*p.grad.shape, dtype=p.grad.dtype, device=p.grad.device)
-  def requires_grad_(self, requires_grad: bool = True):
-    """Set requires_grad on every parameter (freezing them with False); returns self."""
-    for p in self.parameters(): p.requires_grad = requires_grad
-    return self
-  def apply(self, fn):
-    """fn(module) on every submodule, children first, then self (as torch's); returns self."""
-    for m in self.children():
-      if isinstance(m, Module): m.apply(fn)
-      else: _apply_plain(m, fn)
-    fn(self)
-    return self
-  def to(self, *args, **kwargs):
-    """Move (device) and/or cast (a float dtype) every parameter and buffer in place; integer buffers keep their
-    dtype, as torch's. Returns self."""
-    device, dtype = kwargs.pop("device", None), kwargs.pop("dtype", None)
-    if kwargs: raise TypeError(f"to: unexpected arguments {list(kwargs)}")
-    for a in args:
-      if isinstance(a, DType) or (isinstance(a, str) and a in _DTYPE_NAMES): dtype = a
-      elif isinstance(a, (str, tuple, list)): device = a
-      else: raise TypeError(f"to: expected a device string or a dtype, got {a!r}")
-    if dtype is not None:
-      dtype = to_dtype(dtype) if isinstance(dtype, str) else dtype
-      if not dtypes.is_float(dtype): raise TypeError(f"nn.Module.to only accepts floating point dtypes, got {dtype}")
-    seen: set[int] = set()
-    for _, t in [*self.named_parameters(remove_duplicate=False), *self.named_buffers(remove_duplicate=False)]:
-      if id(t) in seen: continue
-      seen.add(id(t))
-      _move(t, device, dtype)
-    return self
-  def cpu(self): return self.to("CPU")
-  def float(self): return self.to(dtypes.float32)
-  def half(self): return self.to(dtypes.float16)
-  def double(self): return self.to(dtypes.float64)
-  def bfloat16(self): return self.to(dtypes.bfloat16)
 
   # ---- printing
   def extra_repr(self) -> str: return ""
@@ -386,45 +223,6 @@ class Module:
     return f"{type(self).__name__}(\n  " + "\n  ".join(head + lines) + "\n)"
   def __dir__(self):
     return sorted(set(super().__dir__()) | set(self._r.hidden))
-
-_DTYPE_NAMES = {"float16", "half", "float32", "float", "float64", "double", "bfloat16"}
-
-def _named_modules(m, memo: set, prefix: str, remove_duplicate: bool):
-  if remove_duplicate:
-    if id(m) in memo: return
-    memo.add(id(m))
-  yield prefix, m
-  for k, c in _children_of(m):
-    yield from _named_modules(c, memo, f"{prefix}.{k}" if prefix else k, remove_duplicate)
-
-def _apply_plain(m, fn) -> None:
-  for _, c in _plain_children(m):
-    if isinstance(c, Module): c.apply(fn)
-    else: _apply_plain(c, fn)
-  fn(m)
-
-def _move(t: Tensor, device, dtype) -> None:
-  """t (and its gradient) to device / a float dtype, in place: the same Tensor object holds the new value."""
-  new = t.detach()
-  if device is not None: new = new.to(device)
-  if dtype is not None and dtypes.is_float(t.dtype) and t.dtype != dtype: new = new.cast(dtype)
-  if new.device == t.device and new.dtype == t.dtype: return
-  new = new.contiguous().realize()
-  t.uop = new.uop   # (the same object: the optimizer and the state dict keep holding it)
-  if t.grad is not None:
-    g = t.grad
-    if device is not None: g = g.to(device)
-    if g.dtype != t.dtype: g = g.cast(t.dtype)
-    t.grad = g
-
-def _as_tensor(v, key: str) -> Tensor:
-  if isinstance(v, Tensor): return v
-  if hasattr(v, "detach") and hasattr(v, "numpy"):   # a torch tensor
-    v = v.detach().cpu()
-    if str(v.dtype) == "torch.bfloat16": return Tensor(v.float().numpy(), dtype=dtypes.bfloat16)
-    return Tensor(v.numpy())
-  if isinstance(v, np.ndarray): return Tensor(v)
-  raise TypeError(f"load_state_dict: the value for {key!r} is a {type(v).__name__}, not a tensor")
 
 class ParameterList(Module):
   """torch.nn.ParameterList: parameters named "0", "1", ...; a plain tensor added is made a Parameter (a copy)."""
@@ -498,7 +296,7 @@ class ParameterDict(Module):
     return "\n".join(f"({k}): Parameter containing: [{p.dtype} of size {'x'.join(str(s) for s in p.shape)}]"
                      for k, p in self.items())
 
-class _ConvNd:
+class _ConvNd(_Tree):
   n = 2
   def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0, dilation=1, groups: int = 1,
                bias: bool = True, padding_mode: str = "zeros"):
@@ -532,7 +330,7 @@ class Conv3d(_ConvNd):
   """3-d convolution over (N, C, D, H, W); padding may be an int, a tuple, 'same' or 'valid'."""
   n = 3
 
-class _ConvTransposeNd:
+class _ConvTransposeNd(_Tree):
   """Transposed convolution over the last n dims; weight (in_channels, out_channels/groups, *kernel_size) and torch's
   init (fan_in = weight.shape[1] * prod(kernel_size)). Calling with output_size= picks output_padding as torch does."""
   n = 2
@@ -586,7 +384,7 @@ class ConvTranspose3d(_ConvTransposeNd):
   """Transposed 3-d convolution over (N, C, D, H, W); weight (in_channels, out_channels/groups, kd, kh, kw)."""
   n = 3
 
-class BatchNorm:
+class BatchNorm(_Tree):
   """Batch norm over dim 1 of (N, C, ...) inputs; running statistics are updated (lazily, via assign) while training.
   momentum=None keeps a cumulative average (each batch weighted 1/num_batches_tracked), as torch's."""
   def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = True,
@@ -619,7 +417,7 @@ class BatchNorm:
 
 BatchNorm1d = BatchNorm2d = BatchNorm
 
-class RMSNorm:
+class RMSNorm(_Tree):
   """F.rms_norm: x / sqrt(mean(x^2) + eps) * weight over the trailing dims (eps=None: the machine epsilon of the dtype
   computed in, as torch's)."""
   def __init__(self, normalized_shape, eps: float | None = None, elementwise_affine: bool = True):
@@ -628,7 +426,7 @@ class RMSNorm:
     self.weight = _param(Tensor.ones(*self.normalized_shape)) if elementwise_affine else None
   def __call__(self, x: Tensor) -> Tensor: return _F.rms_norm(x, self.normalized_shape, self.weight, self.eps)
 
-class GroupNorm:
+class GroupNorm(_Tree):
   """Normalise (N, C, ...) over groups of C/num_groups channels, then a per-channel affine (F.group_norm)."""
   def __init__(self, num_groups: int, num_channels: int, eps: float = 1e-5, affine: bool = True):
     if num_channels % num_groups: raise ValueError(f"num_channels {num_channels} must divide by groups {num_groups}")
@@ -640,7 +438,7 @@ class GroupNorm:
       raise ValueError(f"GroupNorm({self.num_groups}, {self.num_channels}) got input of shape {tuple(x.shape)}")
     return _F.group_norm(x, self.num_groups, self.weight, self.bias, self.eps)
 
-class Embedding:
+class Embedding(_Tree):
   """A lookup table of `num_embeddings` vectors of size `embedding_dim`, initialised N(0, 1) like torch. With
   `shard=devices` the table is split by rows over the devices (vocab-sharded: each holds num_embeddings / len(devices)
   rows); a lookup gathers each token from the device that owns it and gives every device the result, and the backward
@@ -666,7 +464,7 @@ class Embedding:
 
 # ***** containers *****
 
-class _Children:
+class _Children(_Tree):
   """Children live in the instance __dict__ under their names ("0", "1", ... or given ones), so get_state_dict walks
   them with torch's keys ("0.weight") and a named child is also an attribute (seq.conv), as torch's."""
   def _set(self, name, layer) -> None:
@@ -761,17 +559,17 @@ class ModuleDict(_Children):
   def update(self, modules) -> None:
     for k, m in (modules.items() if isinstance(modules, dict) else modules): self[k] = m
 
-class Identity:
+class Identity(_Tree):
   """Returns its input; any constructor arguments are ignored (as torch's)."""
   def __init__(self, *args, **kwargs): pass
   def __call__(self, x: Tensor) -> Tensor: return x
 
-class Flatten:
+class Flatten(_Tree):
   """x.flatten(start_dim, end_dim), torch's defaults start_dim=1 (keeps the batch dim), end_dim=-1."""
   def __init__(self, start_dim: int = 1, end_dim: int = -1): self.start_dim, self.end_dim = start_dim, end_dim
   def __call__(self, x: Tensor) -> Tensor: return x.flatten(self.start_dim, self.end_dim)   # (which checks the dims)
 
-class Unflatten:
+class Unflatten(_Tree):
   """x.unflatten(dim, unflattened_size): dim `dim` becomes the dims `unflattened_size` (one may be -1)."""
   def __init__(self, dim: int, unflattened_size):
     if not isinstance(unflattened_size, (list, tuple)) or not all(isinstance(v, int) for v in unflattened_size):
@@ -784,13 +582,13 @@ class Unflatten:
 # Modules follow teeny's Tensor.training flag (`with Tensor.train():`); `inplace` is kept for torch's signature and
 # repr, and the result is always a new tensor.
 
-class Dropout:
+class Dropout(_Tree):
   """F.dropout: zeroes each element with probability p and scales the rest by 1/(1-p) while Tensor.training, else
   returns x."""
   def __init__(self, p: float = 0.5, inplace: bool = False): self.p, self.inplace = _F._check_p("Dropout", p), inplace
   def __call__(self, x: Tensor) -> Tensor: return _F.dropout(x, self.p, Tensor.training)
 
-class _DropoutNd:
+class _DropoutNd(_Tree):
   """Channel-wise dropout (F.dropout1d/2d/3d): whole channels (dim 1 of (N, C, *spatial), dim 0 of unbatched
   (C, *spatial)) are zeroed with probability p, the rest scaled by 1/(1-p), while Tensor.training."""
   n = 1
@@ -814,17 +612,17 @@ class Dropout3d(_DropoutNd):
 # Each calls its F function; `inplace` is accepted where torch has it (ReLU(inplace=True) in model code) and kept for
 # the repr, but the result is always a new tensor (F's inplace=True writes into the input).
 
-class ReLU:
+class ReLU(_Tree):
   """max(x, 0)."""
   def __init__(self, inplace: bool = False): self.inplace = inplace
   def __call__(self, x: Tensor) -> Tensor: return _F.relu(x)
 
-class ReLU6:
+class ReLU6(_Tree):
   """min(max(x, 0), 6)."""
   def __init__(self, inplace: bool = False): self.inplace = inplace
   def __call__(self, x: Tensor) -> Tensor: return _F.relu6(x)
 
-class LeakyReLU:
+class LeakyReLU(_Tree):
   """x for x > 0, else negative_slope * x."""
   def __init__(self, negative_slope: float = 0.01, inplace: bool = False):
     self.negative_slope, self.inplace = negative_slope, inplace
@@ -832,14 +630,14 @@ class LeakyReLU:
 
 rrelu = _F.rrelu   # (teeny's older spelling, nn.rrelu: torch's F.rrelu)
 
-class RReLU:
+class RReLU(_Tree):
   """Randomized leaky ReLU (F.rrelu): while Tensor.training (`with Tensor.train():`) each non-positive element is
   multiplied by its own slope drawn uniformly from [lower, upper); else by (lower + upper) / 2."""
   def __init__(self, lower: float = 1.0 / 8, upper: float = 1.0 / 3, inplace: bool = False):
     self.lower, self.upper, self.inplace = lower, upper, inplace   # (bounds checked at the call, as torch)
   def __call__(self, x: Tensor) -> Tensor: return _F.rrelu(x, self.lower, self.upper, Tensor.training)
 
-class PReLU:
+class PReLU(_Tree):
   """F.prelu: x for x > 0, else weight * x, with a learnt weight: one shared value (num_parameters=1) or one per
   channel (dim 1, or dim 0 of a 1-d input), initialised to `init`."""
   def __init__(self, num_parameters: int = 1, init: float = 0.25):
@@ -847,7 +645,7 @@ class PReLU:
     self.weight = _param(Tensor(np.full(num_parameters, init, np.float32)))
   def __call__(self, x: Tensor) -> Tensor: return _F.prelu(x, self.weight)
 
-class GELU:
+class GELU(_Tree):
   """x * Phi(x); approximate="tanh" uses the tanh approximation, as torch's."""
   def __init__(self, approximate: str = "none"):
     if approximate not in ("none", "tanh"):
@@ -855,59 +653,59 @@ class GELU:
     self.approximate = approximate
   def __call__(self, x: Tensor) -> Tensor: return _F.gelu(x, approximate=self.approximate)
 
-class SiLU:
+class SiLU(_Tree):
   """x * sigmoid(x)."""
   def __init__(self, inplace: bool = False): self.inplace = inplace
   def __call__(self, x: Tensor) -> Tensor: return _F.silu(x)
 
-class Mish:
+class Mish(_Tree):
   """x * tanh(softplus(x))."""
   def __init__(self, inplace: bool = False): self.inplace = inplace
   def __call__(self, x: Tensor) -> Tensor: return _F.mish(x)
 
-class Sigmoid:
+class Sigmoid(_Tree):
   """1 / (1 + exp(-x))."""
   def __call__(self, x: Tensor) -> Tensor: return _F.sigmoid(x)
 
-class Tanh:
+class Tanh(_Tree):
   """tanh(x)."""
   def __call__(self, x: Tensor) -> Tensor: return _F.tanh(x)
 
-class LogSigmoid:
+class LogSigmoid(_Tree):
   """log(sigmoid(x))."""
   def __call__(self, x: Tensor) -> Tensor: return _F.logsigmoid(x)
 
-class Softsign:
+class Softsign(_Tree):
   """x / (1 + |x|)."""
   def __call__(self, x: Tensor) -> Tensor: return _F.softsign(x)
 
-class Tanhshrink:
+class Tanhshrink(_Tree):
   """x - tanh(x)."""
   def __call__(self, x: Tensor) -> Tensor: return _F.tanhshrink(x)
 
-class Softplus:
+class Softplus(_Tree):
   """log(1 + exp(beta * x)) / beta, and x itself where beta * x > threshold (torch's switch to the linear part)."""
   def __init__(self, beta: float = 1.0, threshold: float = 20.0): self.beta, self.threshold = beta, threshold
   def __call__(self, x: Tensor) -> Tensor: return _F.softplus(x, self.beta, self.threshold)
 
-class ELU:
+class ELU(_Tree):
   """x for x > 0, else alpha * (exp(x) - 1)."""
   def __init__(self, alpha: float = 1.0, inplace: bool = False): self.alpha, self.inplace = alpha, inplace
   def __call__(self, x: Tensor) -> Tensor: return _F.elu(x, self.alpha)
 
-class CELU:
+class CELU(_Tree):
   """max(0, x) + min(0, alpha * (exp(x / alpha) - 1)); alpha 0 raises (here at construction, F.celu at the call)."""
   def __init__(self, alpha: float = 1.0, inplace: bool = False):
     if alpha == 0: raise ValueError("CELU: alpha cannot be 0 (it divides x)")
     self.alpha, self.inplace = alpha, inplace
   def __call__(self, x: Tensor) -> Tensor: return _F.celu(x, self.alpha)
 
-class SELU:
+class SELU(_Tree):
   """scale * elu(x, alpha) with torch's fixed constants."""
   def __init__(self, inplace: bool = False): self.inplace = inplace
   def __call__(self, x: Tensor) -> Tensor: return _F.selu(x)
 
-class Hardtanh:
+class Hardtanh(_Tree):
   """x clipped to [min_val, max_val] (gradient 0 at the bounds, and integral bounds keep an integer input's dtype, as
   torch's)."""
   def __init__(self, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False):
@@ -915,28 +713,28 @@ class Hardtanh:
     self.min_val, self.max_val, self.inplace = min_val, max_val, inplace
   def __call__(self, x: Tensor) -> Tensor: return _F.hardtanh(x, self.min_val, self.max_val)
 
-class Hardsigmoid:
+class Hardsigmoid(_Tree):
   """relu6(x + 3) / 6."""
   def __init__(self, inplace: bool = False): self.inplace = inplace
   def __call__(self, x: Tensor) -> Tensor: return _F.hardsigmoid(x)
 
-class Hardswish:
+class Hardswish(_Tree):
   """x * relu6(x + 3) / 6."""
   def __init__(self, inplace: bool = False): self.inplace = inplace
   def __call__(self, x: Tensor) -> Tensor: return _F.hardswish(x)
 
-class Threshold:
+class Threshold(_Tree):
   """x where x > threshold, else value."""
   def __init__(self, threshold: float, value: float, inplace: bool = False):
     self.threshold, self.value, self.inplace = threshold, value, inplace
   def __call__(self, x: Tensor) -> Tensor: return _F.threshold(x, self.threshold, self.value)
 
-class Hardshrink:
+class Hardshrink(_Tree):
   """x where |x| > lambd, else 0."""
   def __init__(self, lambd: float = 0.5): self.lambd = lambd
   def __call__(self, x: Tensor) -> Tensor: return _F.hardshrink(x, self.lambd)
 
-class Softshrink:
+class Softshrink(_Tree):
   """x - lambd above lambd, x + lambd below -lambd, else 0; lambd must be >= 0 (checked here at construction, by
   F.softshrink at the call)."""
   def __init__(self, lambd: float = 0.5):
@@ -944,30 +742,30 @@ class Softshrink:
     self.lambd = lambd
   def __call__(self, x: Tensor) -> Tensor: return _F.softshrink(x, self.lambd)
 
-class GLU:
+class GLU(_Tree):
   """a * sigmoid(b) for the two halves a, b of dim `dim` (its size must be even)."""
   def __init__(self, dim: int = -1): self.dim = dim
   def __call__(self, x: Tensor) -> Tensor: return _F.glu(x, self.dim)
 
-class Softmax:
+class Softmax(_Tree):
   """exp(x) / sum(exp(x)) along dim (dim=None: torch's deprecated legacy choice, 0 for 0-, 1- and 3-d inputs, else
   1)."""
   def __init__(self, dim: int | None = None): self.dim = dim
   def __call__(self, x: Tensor) -> Tensor: return _F.softmax(x, self.dim)
 
-class LogSoftmax:
+class LogSoftmax(_Tree):
   """log(softmax(x)) along dim, computed stably."""
   def __init__(self, dim: int | None = None): self.dim = dim
   def __call__(self, x: Tensor) -> Tensor: return _F.log_softmax(x, self.dim)
 
-class Softmin:
+class Softmin(_Tree):
   """softmax(-x) along dim."""
   def __init__(self, dim: int | None = None): self.dim = dim
   def __call__(self, x: Tensor) -> Tensor: return _F.softmin(x, self.dim)
 
 # ***** pooling *****
 
-class _MaxPoolNd:
+class _MaxPoolNd(_Tree):
   n = 2
   def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices: bool = False,
                ceil_mode: bool = False):
@@ -989,7 +787,7 @@ class MaxPool3d(_MaxPoolNd):
   """Max over sliding windows of the last three dims (return_indices: also int64 positions flat over D*H*W)."""
   n = 3
 
-class _MaxUnpoolNd:
+class _MaxUnpoolNd(_Tree):
   n = 2
   def __init__(self, kernel_size, stride=None, padding=0):
     self.kernel_size, self.stride = kernel_size, stride if stride is not None else kernel_size
@@ -1009,7 +807,7 @@ class MaxUnpool3d(_MaxUnpoolNd):
   """Inverse of MaxPool3d(return_indices=True): zeros with the values written at their indices."""
   n = 3
 
-class AvgPool1d:
+class AvgPool1d(_Tree):
   """Mean over sliding windows of the last dim."""
   def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False, count_include_pad: bool = True):
     self.kernel_size, self.stride = kernel_size, stride if stride is not None else kernel_size
@@ -1017,7 +815,7 @@ class AvgPool1d:
   def __call__(self, x: Tensor) -> Tensor:
     return _F.avg_pool1d(x, self.kernel_size, self.stride, self.padding, self.ceil_mode, self.count_include_pad)
 
-class _AvgPoolNd:
+class _AvgPoolNd(_Tree):
   n = 2
   def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False, count_include_pad: bool = True,
                divisor_override: int | None = None):
@@ -1036,7 +834,7 @@ class AvgPool3d(_AvgPoolNd):
   """Mean over sliding windows of the last three dims (divisor_override: divide every window sum by it instead)."""
   n = 3
 
-class _AdaptivePoolNd:
+class _AdaptivePoolNd(_Tree):
   n, kind = 2, "avg"
   def __init__(self, output_size, return_indices: bool = False):
     self.output_size, self.return_indices = output_size, return_indices
@@ -1073,7 +871,7 @@ class AdaptiveMaxPool3d(_AdaptivePoolNd):
 
 # ***** instance norm *****
 
-class _InstanceNorm:
+class _InstanceNorm(_Tree):
   """Normalise each (sample, channel) of (N, C, *spatial) (or unbatched (C, *spatial)) over its spatial dims; affine:
   a learnt per-channel weight and bias; track_running_stats: running mean/var buffers (updated while training, used in
   eval mode), as torch's."""
@@ -1122,7 +920,7 @@ class InstanceNorm3d(_InstanceNorm):
 
 # ***** resampling *****
 
-class Upsample:
+class Upsample(_Tree):
   """x.interpolate(size, scale_factor, mode, align_corners) over the spatial dims; recompute_scale_factor=True turns
   scale_factor into the output size first (floor(in * scale)) and interpolates to that size, as torch's."""
   def __init__(self, size=None, scale_factor=None, mode: str = "nearest", align_corners: bool | None = None,
@@ -1142,12 +940,12 @@ class UpsamplingBilinear2d(Upsample):
   """Upsample(mode='bilinear', align_corners=True) for (N, C, H, W), as torch's."""
   def __init__(self, size=None, scale_factor=None): super().__init__(size, scale_factor, "bilinear", True)
 
-class PixelShuffle:
+class PixelShuffle(_Tree):
   """(N, C*r*r, H, W) -> (N, C, H*r, W*r)."""
   def __init__(self, upscale_factor: int): self.upscale_factor = upscale_factor
   def __call__(self, x: Tensor) -> Tensor: return _F.pixel_shuffle(x, self.upscale_factor)
 
-class PixelUnshuffle:
+class PixelUnshuffle(_Tree):
   """(N, C, H*r, W*r) -> (N, C*r*r, H, W), the inverse of PixelShuffle."""
   def __init__(self, downscale_factor: int): self.downscale_factor = downscale_factor
   def __call__(self, x: Tensor) -> Tensor: return _F.pixel_unshuffle(x, self.downscale_factor)
@@ -1156,7 +954,7 @@ class PixelUnshuffle:
 # Called as loss(input, target); `weight` / `pos_weight` tensors are kept as attributes (torch's buffers, so they are
 # in get_state_dict under the same names).
 
-class CrossEntropyLoss:
+class CrossEntropyLoss(_Tree):
   """F.cross_entropy on logits: class-index or probability targets, per-class weight, ignore_index, label smoothing."""
   def __init__(self, weight: Tensor | None = None, ignore_index: int = -100, reduction: str = "mean",
                label_smoothing: float = 0.0):
@@ -1166,52 +964,52 @@ class CrossEntropyLoss:
     return _F.cross_entropy(input, target, self.weight, ignore_index=self.ignore_index, reduction=self.reduction,
                             label_smoothing=self.label_smoothing)
 
-class NLLLoss:
+class NLLLoss(_Tree):
   """F.nll_loss on log-probabilities (classes on dim 1, or dim 0 of a 1-d input)."""
   def __init__(self, weight: Tensor | None = None, ignore_index: int = -100, reduction: str = "mean"):
     self.weight, self.ignore_index, self.reduction = weight, ignore_index, reduction
   def __call__(self, input: Tensor, target: Tensor) -> Tensor:
     return _F.nll_loss(input, target, self.weight, ignore_index=self.ignore_index, reduction=self.reduction)
 
-class MSELoss:
+class MSELoss(_Tree):
   """Mean (or sum, or none) of (input - target)**2."""
   def __init__(self, reduction: str = "mean"): self.reduction = reduction
   def __call__(self, input: Tensor, target: Tensor) -> Tensor:
     return _F.mse_loss(input, target, reduction=self.reduction)
 
-class L1Loss:
+class L1Loss(_Tree):
   """Mean (or sum, or none) of |input - target|."""
   def __init__(self, reduction: str = "mean"): self.reduction = reduction
   def __call__(self, input: Tensor, target: Tensor) -> Tensor:
     return _F.l1_loss(input, target, reduction=self.reduction)
 
-class SmoothL1Loss:
+class SmoothL1Loss(_Tree):
   """0.5 d**2 / beta where |d| < beta, else |d| - 0.5 beta (d = input - target)."""
   def __init__(self, reduction: str = "mean", beta: float = 1.0): self.reduction, self.beta = reduction, beta
   def __call__(self, input: Tensor, target: Tensor) -> Tensor:
     return _F.smooth_l1_loss(input, target, reduction=self.reduction, beta=self.beta)
 
-class HuberLoss:
+class HuberLoss(_Tree):
   """0.5 d**2 where |d| < delta, else delta (|d| - 0.5 delta) (d = input - target)."""
   def __init__(self, reduction: str = "mean", delta: float = 1.0): self.reduction, self.delta = reduction, delta
   def __call__(self, input: Tensor, target: Tensor) -> Tensor:
     return _F.huber_loss(input, target, self.reduction, self.delta)
 
-class KLDivLoss:
+class KLDivLoss(_Tree):
   """F.kl_div: input holds log-probabilities; target probabilities (log-probabilities with log_target=True)."""
   def __init__(self, reduction: str = "mean", log_target: bool = False):
     self.reduction, self.log_target = reduction, log_target
   def __call__(self, input: Tensor, target: Tensor) -> Tensor:
     return _F.kl_div(input, target, reduction=self.reduction, log_target=self.log_target)
 
-class BCELoss:
+class BCELoss(_Tree):
   """F.binary_cross_entropy on probabilities, optionally weighted per element (weight broadcasts to the input)."""
   def __init__(self, weight: Tensor | None = None, reduction: str = "mean"):
     self.weight, self.reduction = weight, reduction
   def __call__(self, input: Tensor, target: Tensor) -> Tensor:
     return _F.binary_cross_entropy(input, target, self.weight, reduction=self.reduction)
 
-class BCEWithLogitsLoss:
+class BCEWithLogitsLoss(_Tree):
   """F.binary_cross_entropy_with_logits: sigmoid and BCE in one stable expression; pos_weight scales the positive
   term (one per class, broadcast along the last dim)."""
   def __init__(self, weight: Tensor | None = None, reduction: str = "mean", pos_weight: Tensor | None = None):
@@ -1220,19 +1018,19 @@ class BCEWithLogitsLoss:
     return _F.binary_cross_entropy_with_logits(input, target, self.weight, reduction=self.reduction,
                                                pos_weight=self.pos_weight)
 
-class SoftMarginLoss:
+class SoftMarginLoss(_Tree):
   """F.soft_margin_loss: log(1 + exp(-target * input)), in the input's dtype."""
   def __init__(self, reduction: str = "mean"): self.reduction = reduction
   def __call__(self, input: Tensor, target: Tensor) -> Tensor:
     return _F.soft_margin_loss(input, target, reduction=self.reduction)
 
-class HingeEmbeddingLoss:
+class HingeEmbeddingLoss(_Tree):
   """F.hinge_embedding_loss: input where target == 1, max(0, margin - input) where target == -1."""
   def __init__(self, margin: float = 1.0, reduction: str = "mean"): self.margin, self.reduction = margin, reduction
   def __call__(self, input: Tensor, target: Tensor) -> Tensor:
     return _F.hinge_embedding_loss(input, target, self.margin, reduction=self.reduction)
 
-class PoissonNLLLoss:
+class PoissonNLLLoss(_Tree):
   """F.poisson_nll_loss: exp(input) - target * input (log_input), else input - target * log(input + eps); full adds
   Stirling's term where target > 1."""
   def __init__(self, log_input: bool = True, full: bool = False, eps: float = 1e-8, reduction: str = "mean"):
@@ -1240,7 +1038,7 @@ class PoissonNLLLoss:
   def __call__(self, log_input: Tensor, target: Tensor) -> Tensor:
     return _F.poisson_nll_loss(log_input, target, self.log_input, self.full, eps=self.eps, reduction=self.reduction)
 
-class GaussianNLLLoss:
+class GaussianNLLLoss(_Tree):
   """F.gaussian_nll_loss: 0.5 (log(var) + (input - target)**2 / var), var clamped below at eps (in value only); called
   as loss(input, target, var). Keyword-only arguments, as torch's."""
   def __init__(self, *, full: bool = False, eps: float = 1e-6, reduction: str = "mean"):
@@ -1248,7 +1046,7 @@ class GaussianNLLLoss:
   def __call__(self, input: Tensor, target: Tensor, var: Tensor | float) -> Tensor:
     return _F.gaussian_nll_loss(input, target, var, self.full, self.eps, self.reduction)
 
-class MultiLabelSoftMarginLoss:
+class MultiLabelSoftMarginLoss(_Tree):
   """F.multilabel_soft_margin_loss: the per-class logistic loss, times weight (one per class, broadcast along the last
   dim), averaged over the classes."""
   def __init__(self, weight: Tensor | None = None, reduction: str = "mean"):
@@ -1256,13 +1054,13 @@ class MultiLabelSoftMarginLoss:
   def __call__(self, input: Tensor, target: Tensor) -> Tensor:
     return _F.multilabel_soft_margin_loss(input, target, self.weight, reduction=self.reduction)
 
-class MarginRankingLoss:
+class MarginRankingLoss(_Tree):
   """F.margin_ranking_loss: max(0, -target * (input1 - input2) + margin); called as loss(input1, input2, target)."""
   def __init__(self, margin: float = 0.0, reduction: str = "mean"): self.margin, self.reduction = margin, reduction
   def __call__(self, input1: Tensor, input2: Tensor, target: Tensor) -> Tensor:
     return _F.margin_ranking_loss(input1, input2, target, self.margin, reduction=self.reduction)
 
-class CosineEmbeddingLoss:
+class CosineEmbeddingLoss(_Tree):
   """F.cosine_embedding_loss: 1 - cos(x1, x2) where target == 1, max(0, cos(x1, x2) - margin) where target == -1;
   called as loss(input1, input2, target)."""
   def __init__(self, margin: float = 0.0, reduction: str = "mean"): self.margin, self.reduction = margin, reduction
@@ -1273,7 +1071,7 @@ def _check_margin(margin: float, name: str) -> float:
   if not margin > 0: raise ValueError(f"{name}: expected margin to be greater than 0, got {margin} instead")
   return margin
 
-class TripletMarginLoss:
+class TripletMarginLoss(_Tree):
   """F.triplet_margin_loss: max(0, margin + d(anchor, positive) - d(anchor, negative)), d the pairwise p-norm distance;
   swap takes min(d(anchor, negative), d(positive, negative)). margin must be > 0 (checked here, as torch's)."""
   def __init__(self, margin: float = 1.0, p: float = 2.0, eps: float = 1e-6, swap: bool = False,
@@ -1284,7 +1082,7 @@ class TripletMarginLoss:
     return _F.triplet_margin_loss(anchor, positive, negative, self.margin, self.p, self.eps, self.swap,
                                   reduction=self.reduction)
 
-class TripletMarginWithDistanceLoss:
+class TripletMarginWithDistanceLoss(_Tree):
   """F.triplet_margin_with_distance_loss: TripletMarginLoss with any distance_function(x1, x2) -> Tensor (default
   pairwise_distance); keyword-only arguments and margin > 0, as torch's."""
   def __init__(self, *, distance_function=None, margin: float = 1.0, swap: bool = False, reduction: str = "mean"):
@@ -1298,12 +1096,12 @@ class TripletMarginWithDistanceLoss:
     return _F.triplet_margin_with_distance_loss(anchor, positive, negative, distance_function=self.distance_function,
                                                 margin=self.margin, swap=self.swap, reduction=self.reduction)
 
-class CosineSimilarity:
+class CosineSimilarity(_Tree):
   """x1 . x2 / max(|x1| |x2|, eps) along dim."""
   def __init__(self, dim: int = 1, eps: float = 1e-8): self.dim, self.eps = dim, eps
   def __call__(self, x1: Tensor, x2: Tensor) -> Tensor: return _F.cosine_similarity(x1, x2, self.dim, self.eps)
 
-class PairwiseDistance:
+class PairwiseDistance(_Tree):
   """|x1 - x2 + eps|_p along the last dim."""
   def __init__(self, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False):
     self.norm, self.eps, self.keepdim = p, eps, keepdim

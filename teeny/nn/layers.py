@@ -2,10 +2,11 @@
 layer modules nn/__init__.py re-exports (transformer.py) build theirs from the same classes."""
 from __future__ import annotations
 from teeny.tensor import Tensor
+from teeny.nn.tree import _Tree
 from teeny.dtype import DType
 from teeny.nn.params import _bound, _param, _uniform
 
-class Linear:
+class Linear(_Tree):
   """y = x @ W.T + b, W of shape (out_features, in_features), both uniform in ±1/sqrt(in_features) as torch's."""
   def __init__(self, in_features: int, out_features: int, bias: bool = True, device=None, dtype: DType | None = None):
     bound = _bound(in_features)  # in_features=0: output is the bias, broadcast
@@ -15,7 +16,7 @@ class Linear:
     y = x.matmul(self.weight.transpose(0, 1))
     return y + self.bias if self.bias is not None else y
 
-class LayerNorm:
+class LayerNorm(_Tree):
   """Normalise over the trailing `normalized_shape` dims, then scale and shift elementwise (F.layer_norm); weight ones,
   bias zeros."""
   def __init__(self, normalized_shape, eps: float = 1e-5, elementwise_affine: bool = True, bias: bool = True,

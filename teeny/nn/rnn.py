@@ -10,6 +10,7 @@ from __future__ import annotations
 import math, warnings
 from typing import Callable
 from teeny.tensor import Tensor
+from teeny.nn.tree import _Tree
 from teeny.dtype import DType
 from teeny.nn.params import _uniform
 
@@ -55,7 +56,7 @@ def _activation(nonlinearity: str, module: str) -> Callable[[Tensor], Tensor]:
 
 # ***** cells *****
 
-class _CellBase:
+class _CellBase(_Tree):
   gates = 1
   def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device=None, dtype: DType | None = None):
     name = type(self).__name__
@@ -140,7 +141,7 @@ class GRUCell(_CellBase):
 
 # ***** multi-layer recurrent layers *****
 
-class _RNNBase:
+class _RNNBase(_Tree):
   mode, gates = "RNN", 1
   def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
                batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False, proj_size: int = 0,

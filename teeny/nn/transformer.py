@@ -9,6 +9,7 @@ from __future__ import annotations
 import copy, math, warnings
 from typing import Callable
 from teeny.tensor import Tensor
+from teeny.nn.tree import _Tree
 from teeny.dtype import DType, dtypes
 from teeny.nn.params import _param, _uniform
 from teeny.nn.layers import Linear, LayerNorm
@@ -30,7 +31,7 @@ def _float_mask(mask: Tensor | None, name: str, dtype: DType, module: str) -> Te
     raise ValueError(f"{module}: only bool and floating types of {name} are supported, got {mask.dtype}")
   return mask.cast(dtype)
 
-class MultiheadAttention:
+class MultiheadAttention(_Tree):
   """torch.nn.MultiheadAttention(embed_dim, num_heads, dropout=0.0, bias=True, add_bias_kv=False,
   add_zero_attn=False, kdim=None, vdim=None, batch_first=False).
 
@@ -184,7 +185,7 @@ def _activation(activation, module: str) -> Callable:
   if not callable(activation): raise TypeError(f"{module}: activation must be 'relu', 'gelu' or a callable")
   return activation
 
-class _LayerBase:
+class _LayerBase(_Tree):
   def _init(self, d_model: int, nhead: int, dim_feedforward: int, dropout: float, activation, layer_norm_eps: float,
             batch_first: bool, norm_first: bool, bias: bool, device, dtype, cross: bool) -> None:
     name = type(self).__name__
@@ -263,7 +264,7 @@ def _clones(layer, n: int) -> list:
 def _check_mask_is_float_or_bool(mask, name: str, module: str) -> None:
   if mask is not None: _float_mask(mask, name, dtypes.float32, module)
 
-class TransformerEncoder:
+class TransformerEncoder(_Tree):
   """torch.nn.TransformerEncoder(encoder_layer, num_layers, norm=None): num_layers copies of encoder_layer (keys
   layers.0.self_attn.in_proj_weight, ...) applied in turn, then norm if given. forward(src, mask=None,
   src_key_padding_mask=None, is_causal=None); is_causal is a hint (None or False: the mask is used as given).
@@ -280,7 +281,7 @@ class TransformerEncoder:
                                         is_causal=bool(is_causal))
     return self.norm(x) if self.norm is not None else x
 
-class TransformerDecoder:
+class TransformerDecoder(_Tree):
   """torch.nn.TransformerDecoder(decoder_layer, num_layers, norm=None): num_layers copies of decoder_layer, then norm.
   forward(tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None, memory_key_padding_mask=None,
   tgt_is_causal=None, memory_is_causal=False)."""
@@ -296,7 +297,7 @@ class TransformerDecoder:
                 memory_is_causal=memory_is_causal)
     return self.norm(x) if self.norm is not None else x
 
-class Transformer:
+class Transformer(_Tree):
   """torch.nn.Transformer(d_model=512, nhead=8, num_encoder_layers=6, num_decoder_layers=6, dim_feedforward=2048,
   dropout=0.1, activation='relu', custom_encoder=None, custom_decoder=None, layer_norm_eps=1e-5, batch_first=False,
   norm_first=False, bias=True): an encoder and a decoder (keys encoder.layers.0..., encoder.norm, decoder...), every
