@@ -103,8 +103,10 @@ class LossMixin:
     if weight is not None:
       if tuple(weight.shape) != (nc,):
         raise ValueError(f"cross_entropy: weight shape {tuple(weight.shape)} must be ({nc},), one per class")
-      # logp * w: every term below takes its class's weight (a constant: torch has no gradient for it either)
-      wt = weight.detach().cast(logp.dtype).reshape(*[nc if d == cdim else 1 for d in range(self.ndim)])
+      # logp * w: every term below takes its class's weight (for class-index targets a constant: torch has no
+      # gradient for it there; its probability-target path differentiates it)
+      w = weight if tuple(target.shape) == tuple(self.shape) else weight.detach()
+      wt = w.cast(logp.dtype).reshape(*[nc if d == cdim else 1 for d in range(self.ndim)])
       logp = logp * wt
     if tuple(target.shape) == tuple(self.shape):
       if not dtypes.is_float(target.dtype):

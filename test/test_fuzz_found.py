@@ -672,3 +672,19 @@ def test_add_sub_alpha_and_half_gelu_and_step_without_grads():
   opt = Adam([p], lr=0.1)
   opt.step()
   np.testing.assert_array_equal(p.numpy(), [1.0, 2.0])
+
+@needs_values
+def test_cross_entropy_probability_targets_differentiate_the_weight():
+  """With probability targets torch's cross_entropy differentiates `weight` (its path is ordinary ops); teeny detached
+  it there as for class-index targets (where torch has no weight gradient either)."""
+  torch = pytest.importorskip("torch")
+  import teeny.nn.functional as F
+  rng = np.random.default_rng(0)
+  x, p = rng.standard_normal((3, 4)).astype(np.float32), np.full((3, 4), 0.25, np.float32)
+  w = np.abs(rng.standard_normal(4)).astype(np.float32)
+  yx, yw = Tensor(x, requires_grad=True), Tensor(w, requires_grad=True)
+  tx, tw = torch.tensor(x, requires_grad=True), torch.tensor(w, requires_grad=True)
+  F.cross_entropy(yx, Tensor(p), weight=yw).backward()
+  torch.nn.functional.cross_entropy(tx, torch.tensor(p), weight=tw).backward()
+  np.testing.assert_allclose(yw.grad.numpy(), tw.grad.numpy(), rtol=1e-5)
+  np.testing.assert_allclose(yx.grad.numpy(), tx.grad.numpy(), rtol=1e-5, atol=1e-7)
