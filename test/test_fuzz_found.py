@@ -688,3 +688,10 @@ def test_cross_entropy_probability_targets_differentiate_the_weight():
   torch.nn.functional.cross_entropy(tx, torch.tensor(p), weight=tw).backward()
   np.testing.assert_allclose(yw.grad.numpy(), tw.grad.numpy(), rtol=1e-5)
   np.testing.assert_allclose(yx.grad.numpy(), tx.grad.numpy(), rtol=1e-5, atol=1e-7)
+
+def test_embedding_bag_first_offset_must_be_zero():
+  """embedding_bag with offsets[0] > 0 silently dropped the ids before it (they belong to no bag); torch raises."""
+  import teeny.nn.functional as F
+  if not _reads_allowed(Device.DEFAULT): pytest.skip("the check reads the offsets (where teeny reads data)")
+  with pytest.raises(RuntimeError, match=r"offsets\[0\] has to be 0"):
+    F.embedding_bag(Tensor([1, 2, 3]), Tensor.ones(5, 2), Tensor([1, 2]))

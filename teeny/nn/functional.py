@@ -665,6 +665,11 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None, 
       raise TypeError(f"{fn}: offsets must be an integer tensor, got {offsets.dtype}")
     ids, psw, n = input, per_sample_weights, input.shape[0]
     offs = offsets.cast(dtypes.int64)
+    from teeny.indexing import _reads_allowed
+    if offs.shape[0] and _reads_allowed(offs.device) and (first := int(offs[0].item())) != 0:
+      # (bags start at the offsets: ids before a first offset > 0 would belong to no bag, silently dropped)
+      raise RuntimeError(f"{fn}: offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to start from "
+                       f"position 0. However, got {first}")
     if include_last_offset:
       if offs.shape[0] < 1: raise ValueError(f"{fn}: include_last_offset needs at least one offset")
       starts, ends = offs[:-1], offs[1:]
