@@ -1004,6 +1004,309 @@ class MathMixin:
     """torch.pinverse: the pseudo-inverse, singular values <= rcond * the largest dropped (teeny.linalg.pinv)."""
     return self._la().pinv(self, rtol=rcond)
 
+  # ---- more of torch.Tensor's methods: special functions, shrink/prelu, splitting and reducing to a size, metadata
+  # queries, the adjoint, the *_scatter ops that write into a copy, nextafter, matrix_exp, mvlgamma
+  def erfc(self: Tensor) -> Tensor:  # type: ignore[misc]  # mixin: self is a Tensor
+    """1 - erf(x) (torch.erfc), accurate in the tail where that difference cancels: exp(-x^2) times a fitted
+    polynomial (float32) or a continued fraction (float64) above x = 0.5. Ints and bools give the default float,
+    float16/bfloat16 compute in float32."""
+    return self._special(_erfc)
+  def polygamma(self: Tensor, n: int) -> Tensor:  # type: ignore[misc]  # mixin: self is a Tensor
+    """torch.polygamma(n, self): the n-th derivative of digamma (n = 0 is digamma). For n >= 1 a 12-term sum plus an
+    asymptotic tail at x + 12: as accurate as torch's for x > -4 (worse further left); (-1)^(n+1) inf at 0 and the
+    negative integers. Ints give the default float."""
+    if not isinstance(n, int) or isinstance(n, bool): raise TypeError(f"polygamma: n must be an int, got {n!r}")
+    if n < 0: raise RuntimeError(f"polygamma(n, x) does not support negative n, got n={n}")
+    if n == 0: return self.digamma()
+    def f(x: Tensor) -> Tensor:
+      pole = (x <= 0) & (x == x.floor())
+      return pole.where(math.inf if n % 2 == 1 else -math.inf, _polygamma(pole.where(0.5, x), n))
+    return self._special(f)
+  def mvlgamma(self: Tensor, p: int) -> Tensor:  # type: ignore[misc]  # mixin: self is a Tensor
+    """torch.mvlgamma: the log of the multivariate gamma function of dimension p, p(p-1)/4 log(pi) +
+    sum_{i<p} lgamma(x - i/2). Float tensors only are differentiable; ints give the default float. torch raises when
+    an element is <= (p-1)/2; teeny does not read the data and gives lgamma's value (inf or a finite value) there."""
+    if not isinstance(p, int) or isinstance(p, bool): raise TypeError(f"mvlgamma: p must be an int, got {p!r}")
+    if p < 1: raise RuntimeError(f"mvlgamma: p has to be greater than or equal to 1, got {p}")
+    def f(x: Tensor) -> Tensor:
+      out = _lgamma(x)
+      for i in range(1, p): out = out + _lgamma(x - i / 2)
+      return out + p * (p - 1) / 4 * math.log(math.pi)
+    return self._special(f)
+  def dist(self: Tensor, other: Tensor, p: float = 2) -> Tensor:  # type: ignore[misc]  # mixin: self is a Tensor
+    """torch.dist: the p-norm of self - other (broadcast) over all elements, a 0-d tensor; p = 0 counts the non-zero
+    differences, inf and -inf give the largest and smallest |difference|. Float tensors only (torch)."""
+    T = type(self)
+    if not isinstance(other, T): raise TypeError(f"dist: other must be a Tensor, got {type(other).__name__}")
+    try: broadcast_shape(tuple(self.shape), tuple(other.shape))
+    except ValueError:
+      raise RuntimeError(f"dist: the shapes {tuple(self.shape)} and {tuple(other.shape)} cannot be broadcast together "
+                         "(each dim must match or be 1)") from None
+    a, b = self._binop(other)
+    if a.dtype.kind != "f":
+      raise RuntimeError(f"dist: input dtype should be floating point, got {a.dtype.name} (torch neither); cast "
+                         "first, e.g. x.float()")
+    return (a - b).norm(p)
+  def hardshrink(self: Tensor, lambd: float = 0.5) -> Tensor:  # type: ignore[misc]  # mixin: self is a Tensor
+    """torch.Tensor.hardshrink: 0 where -lambd <= x <= lambd, else x (nan stays nan). Float tensors only (torch)."""
+    if self.dtype.kind != "f":
+      raise NotImplementedError(f"hardshrink: not implemented for {self.dtype.name} tensors (torch neither); cast "
+                                "first, e.g. x.float()")
+    return ((self >= -lambd) & (self <= lambd)).where(0.0, self)
+  def prelu(self: Tensor, weight: Tensor) -> Tensor:  # type: ignore[misc]  # mixin: self is a Tensor
+    """torch.prelu: x where x > 0, else weight * x; weight has one element or one per channel (dim 1 of self, dim 0
+    if self is 1-D), and self's float dtype (torch does not promote here)."""
+    T = type(self)
+    if not isinstance(weight, T): raise TypeError(f"prelu: weight must be a Tensor, got {type(weight).__name__}")
+    if self.dtype != weight.dtype or self.dtype.kind != "f":
+      raise RuntimeError(f"prelu: expected self and weight to be floating-point tensors of the same dtype (torch does "
+                         f"not promote), got {self.dtype.name} and {weight.dtype.name}")
+    if weight.ndim > 1: raise RuntimeError(f"prelu: weight must be 0-D or 1-D, got shape {tuple(weight.shape)}")
+    if weight.numel() != 1:
+      cdim = 1 if self.ndim >= 2 else 0
+      if self.ndim == 0 or self.shape[cdim] != weight.numel():
+        channels = self.shape[cdim] if self.ndim else 1
+        raise RuntimeError(f"prelu: Mismatch of parameter numbers and input channel size. Found parameter numbers = "
+                           f"{weight.numel()} and channel size = {channels}")
+      w = weight.reshape(-1, *[1] * (self.ndim - cdim - 1))
+    else: w = weight.reshape(())
+    return (self > 0).where(self, w * self)
+  def split_with_sizes(self: Tensor, split_sizes, dim: int = 0) -> tuple[Tensor, ...]:  # type: ignore[misc]  # mixin
+    """torch.split_with_sizes: views of self along dim of the given sizes, which must add up to the dim's size."""
+    if not isinstance(split_sizes, (list, tuple)):
+      raise TypeError(f"split_with_sizes: split_sizes must be a list or tuple of ints, got {split_sizes!r}")
+    if self.ndim == 0: raise RuntimeError("split_with_sizes expects at least a 1-dimensional tensor")
+    d = _norm_dim(dim, self.ndim, "split_with_sizes")
+    if sum(int(s) for s in split_sizes) != self.shape[d] or any(int(s) < 0 for s in split_sizes):
+      raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {self.shape[d]} (input tensor's size "
+                         f"at dimension {d}), but got split_sizes={list(split_sizes)}")
+    return self.split(list(split_sizes), d)
+  def sum_to_size(self: Tensor, *size) -> Tensor:  # type: ignore[misc]  # mixin: self is a Tensor
+    """torch.Tensor.sum_to_size: self summed down to `size` (which must broadcast to self's shape), in sum's dtype
+    (ints and bools give int64, as torch); self itself when it already has that shape."""
+    size = tuple(_size(size))
+    if not broadcasts_to(size, tuple(self.shape)):
+      raise RuntimeError(f"sum_to_size: size {list(size)} is not expandable to size {list(self.shape)}")
+    if size == tuple(self.shape): return self
+    lead = self.ndim - len(size)
+    axes = tuple(range(lead)) + tuple(lead + i for i, s in enumerate(size) if s == 1 and self.shape[lead + i] != 1)
+    return self.sum(axes, keepdim=True).reshape(size)
+  def narrow_copy(self: Tensor, dim: int, start: int, length: int) -> Tensor:  # type: ignore[misc]  # mixin
+    """torch.narrow_copy: narrow(dim, start, length) as a new tensor (not a view)."""
+    return self.narrow(dim, start, length).clone()
+  def is_nonzero(self: Tensor) -> bool:  # type: ignore[misc]  # mixin: self is a Tensor
+    """torch.is_nonzero: whether the single element of a one-element tensor is not zero (a Python bool: reads it)."""
+    if self.numel() == 0: raise RuntimeError("is_nonzero: Boolean value of Tensor with no values is ambiguous")
+    if self.numel() > 1:
+      raise RuntimeError("is_nonzero: Boolean value of Tensor with more than one value is ambiguous")
+    return bool(self.item() != 0)
+  def is_same_size(self: Tensor, other: Tensor) -> bool:  # type: ignore[misc]  # mixin: self is a Tensor
+    """torch.is_same_size: whether other has self's shape."""
+    if not isinstance(other, type(self)):
+      raise TypeError(f"is_same_size: other must be a Tensor, got {type(other).__name__}")
+    return tuple(self.shape) == tuple(other.shape)
+  def isreal(self: Tensor) -> Tensor:  # type: ignore[misc]  # mixin: self is a Tensor
+    """torch.isreal: True everywhere (teeny has no complex dtypes), a bool tensor of self's shape."""
+    return self.full_like(True, dtype=dtypes.bool)
+  def adjoint(self: Tensor) -> Tensor:  # type: ignore[misc]  # mixin: self is a Tensor
+    """torch.adjoint: the conjugate transpose of the last two dims; for real tensors their transpose (a view)."""
+    if self.ndim < 2:
+      raise RuntimeError(f"tensor.adjoint() is only supported on matrices or batches of matrices. Got "
+                         f"{self.ndim}-D tensor.")
+    return self.transpose(-2, -1)
+  @property
+  def mH(self: Tensor) -> Tensor:  # type: ignore[misc]  # mixin: torch's property
+    """The conjugate transpose of the last two dims (torch's .mH); for real tensors .mT (a view)."""
+    if self.ndim < 2:
+      raise RuntimeError(f"tensor.mH is only supported on matrices or batches of matrices. Got {self.ndim}-D tensor.")
+    return self.transpose(-2, -1)
+  @property
+  def H(self: Tensor) -> Tensor:  # type: ignore[misc]  # mixin: torch's property
+    """The conjugate transpose of a matrix (torch's .H); a 0-D tensor gives itself. For real tensors .T (a view)."""
+    if self.ndim not in (0, 2):
+      hint = ". For batches of matrices, consider using tensor.mH" if self.ndim > 2 else ""
+      raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got {self.ndim}-D tensor{hint}")
+    return self.transpose(0, 1) if self.ndim == 2 else self
+  def _scatter_src(self: Tensor, fn: str, src: Tensor, want: tuple) -> Tensor:  # type: ignore[misc]  # mixin
+    if not isinstance(src, type(self)): raise TypeError(f"{fn}: src must be a Tensor, got {type(src).__name__}")
+    if tuple(src.shape) != tuple(want):
+      raise RuntimeError(f"{fn}: expected src to have a size equal to the slice of self. src size = "
+                         f"{list(src.shape)}, slice size = {list(want)}")
+    return src.cast(self.dtype)   # (torch writes src's values in self's dtype)
+  def diagonal_scatter(self: Tensor, src: Tensor, offset: int = 0, dim1: int = 0,  # type: ignore[misc]  # mixin
+                       dim2: int = 1) -> Tensor:
+    """torch.diagonal_scatter: a copy of self with self.diagonal(offset, dim1, dim2) replaced by src (whose shape is
+    that diagonal's). Differentiable in self and src."""
+    T = type(self)
+    diag = self.diagonal(offset, dim1, dim2)
+    src = self._scatter_src("diagonal_scatter", src, tuple(diag.shape))
+    d1, d2 = _norm_dim(dim1, self.ndim, "diagonal_scatter"), _norm_dim(dim2, self.ndim, "diagonal_scatter")
+    rest = [i for i in range(self.ndim) if i not in (d1, d2)]
+    perm = [*rest, d1, d2]
+    a, b = self.shape[d1], self.shape[d2]
+    m = diag.shape[-1]
+    r0, c0 = (0, offset) if offset >= 0 else (-offset, 0)
+    if m == 0: return self.clone()
+    ar = T.arange(m, device=self.device)
+    eye = ar.reshape(m, 1) == ar.reshape(1, m)
+    blk = eye.where(src.unsqueeze(-1).expand(*src.shape, m), T.zeros((), dtype=self.dtype, device=self.device))
+    lead = tuple((0, 0) for _ in rest)
+    full = blk.pad(lead + ((r0, a - r0 - m), (c0, b - c0 - m)))
+    ra, rb = T.arange(a, device=self.device).reshape(a, 1), T.arange(b, device=self.device).reshape(1, b)
+    mask = (rb - ra) == offset
+    inv = [perm.index(i) for i in range(self.ndim)]
+    return mask.where(full, self.permute(*perm)).permute(*inv).contiguous()
+  def select_scatter(self: Tensor, src: Tensor, dim: int, index: int) -> Tensor:  # type: ignore[misc]  # mixin
+    """torch.select_scatter: a copy of self with self.select(dim, index) replaced by src (self's shape without dim).
+    Differentiable in self and src."""
+    T = type(self)
+    if self.ndim == 0: raise IndexError("select_scatter: select() cannot be applied to a 0-dim tensor")
+    d = _norm_dim(dim, self.ndim, "select_scatter")
+    n = self.shape[d]
+    if not isinstance(index, int) or isinstance(index, bool):
+      raise TypeError(f"select_scatter: index must be an int, got {index!r}")
+    if not -n <= index < n:
+      raise IndexError(f"select(): index {index} out of range for tensor of size {list(self.shape)} at dimension {d}")
+    want = tuple(s for i, s in enumerate(self.shape) if i != d)
+    src = self._scatter_src("select_scatter", src, want)
+    pos = T.arange(n, device=self.device).reshape(n, *[1] * (self.ndim - d - 1))
+    return (pos == index % n).where(src.unsqueeze(d), self).contiguous()
+  def slice_scatter(self: Tensor, src: Tensor, dim: int = 0, start: int | None = None,  # type: ignore[misc]  # mixin
+                    end: int | None = None, step: int = 1) -> Tensor:
+    """torch.slice_scatter: a copy of self with self[..., start:end:step, ...] (on dim) replaced by src (that slice's
+    shape). step must be positive. Differentiable in self and src."""
+    T = type(self)
+    if self.ndim == 0: raise RuntimeError("slice_scatter: slice() cannot be applied to a 0-dim tensor")
+    d = _norm_dim(dim, self.ndim, "slice_scatter")
+    if not isinstance(step, int) or isinstance(step, bool):
+      raise TypeError(f"slice_scatter: step must be an int, got {step!r}")
+    if step <= 0: raise RuntimeError(f"slice_scatter: slice step must be positive, got {step}")
+    n = self.shape[d]
+    s0, s1, _ = slice(start, end, step).indices(n)
+    k = len(range(s0, s1, step))
+    want = tuple(k if i == d else s for i, s in enumerate(self.shape))
+    src = self._scatter_src("slice_scatter", src, want)
+    if k == 0:   # (nothing written; a src that requires grad still gets its empty gradient)
+      return self.clone() if not src.requires_grad else self + src.sum() * 0
+    nil = tuple((0, 0) for _ in range(self.ndim))
+    # each src element followed by step - 1 zeros along dim, then shifted to start and cut or padded to n
+    x = src.unsqueeze(d + 1).pad(nil[:d + 1] + ((0, step - 1),) + nil[d + 1:]).reshape(
+      *self.shape[:d], k * step, *self.shape[d + 1:])
+    ln = min(k * step, n - s0)
+    x = x.shrink(tuple((0, ln) if i == d else None for i in range(self.ndim)))
+    x = x.pad(nil[:d] + ((s0, n - s0 - ln),) + nil[d + 1:])
+    pos = T.arange(n, device=self.device).reshape(n, *[1] * (self.ndim - d - 1))
+    last = s0 + (k - 1) * step
+    mask = (pos >= s0) & (pos <= last) & ((pos - s0) % step == 0)
+    return mask.where(x, self).contiguous()
+  def nextafter(self: Tensor, other) -> Tensor:  # type: ignore[misc]  # mixin: self is a Tensor
+    """torch.nextafter: the next floating-point value after self toward other (in the promoted float dtype), by
+    stepping the bits; other itself where they are equal, nan if either is nan. Float tensors only (torch); not
+    differentiable (torch neither): the result does not require grad."""
+    a, b = self._binop(other)
+    if a.dtype.kind != "f":
+      raise NotImplementedError(f"nextafter: not implemented for {a.dtype.name} tensors (torch neither); cast first, "
+                                "e.g. x.float()")
+    return _nextafter(a.detach(), b.detach())
+  def erfc_(self: Tensor) -> Tensor:  # type: ignore[misc]  # mixin: self is a Tensor
+    """erfc written into self in place (torch's Tensor.erfc_; a float tensor: an int one raises, as torch)."""
+    return self._inplace_as(self.erfc(), "erfc_")
+  def polygamma_(self: Tensor, n: int) -> Tensor:  # type: ignore[misc]  # mixin: self is a Tensor
+    """polygamma(n) written into self in place (torch's Tensor.polygamma_)."""
+    return self._inplace_as(self.polygamma(n), "polygamma_")
+  def mvlgamma_(self: Tensor, p: int) -> Tensor:  # type: ignore[misc]  # mixin: self is a Tensor
+    """mvlgamma(p) written into self in place (torch's Tensor.mvlgamma_)."""
+    return self._inplace_as(self.mvlgamma(p), "mvlgamma_")
+  def nextafter_(self: Tensor, other) -> Tensor:  # type: ignore[misc]  # mixin: self is a Tensor
+    """nextafter(other) written into self in place (torch's Tensor.nextafter_)."""
+    return self._inplace_as(self.nextafter(other), "nextafter_")
+  def matrix_exp(self: Tensor) -> Tensor:  # type: ignore[misc]  # mixin: self is a Tensor
+    """torch.matrix_exp: exp of square matrices (..., n, n) by scaling and squaring: A / 2^s (s read from the data:
+    the smallest that makes the largest absolute row sum of the batch at most 1/2; the one data read), a Taylor
+    polynomial of degree 8 (float32) or 12 (float64) by Horner's rule (matmuls only), squared s times. Float tensors
+    only; differentiable through the matmuls."""
+    T = type(self)
+    if self.ndim < 2 or self.shape[-1] != self.shape[-2]:
+      raise RuntimeError(f"matrix_exp: expected a tensor of square matrices (..., n, n), got shape {tuple(self.shape)}")
+    if self.dtype.kind != "f":
+      raise RuntimeError(f"matrix_exp: expected a floating-point tensor, got {self.dtype.name}; cast first")
+    def f(A: Tensor) -> Tensor:
+      n = A.shape[-1]
+      if A.numel() == 0: return A.clone()
+      nrm = float(A.detach().abs().sum(-1).max().item())
+      s = max(0, math.ceil(math.log2(nrm)) + 1) if nrm > 0 and math.isfinite(nrm) else 0
+      X = A / (2 ** s) if s else A
+      eye = T.eye(n, dtype=A.dtype, device=A.device)
+      deg = 12 if A.dtype == dtypes.float64 else 8   # (the remainder ||X||^(deg+1)/(deg+1)! is below the dtype's eps)
+      E = eye + X / deg
+      for k in range(deg - 1, 0, -1):
+        # (1/k from a one-element buffer, not a constant: every step is then the same kernel, compiled once)
+        E = eye + X.matmul(E) * T([1 / k], dtype=A.dtype, device=A.device)
+      for _ in range(s): E = E.matmul(E)
+      return E
+    return _via_f32(self, f)
+
+def _erfc_tail(x: Tensor) -> Tensor:
+  """erfc for x >= 0.5 with no cancellation: float32 by exp(-x^2) times a Chebyshev-fitted polynomial in
+  t = 1/(1 + x/2) (relative error < 1.2e-7); float64 by 1 - erf(x) up to 2 (relative error below 1e-13 there) and
+  Laplace's continued fraction erfc(x) = exp(-x^2)/sqrt(pi) / (x + (1/2)/(x + 1/(x + (3/2)/(x + ...)))) beyond,
+  60 terms, evaluated from the tail back."""
+  if x.dtype != dtypes.float64:
+    x = x.minimum(12.0)   # (erfc underflows to 0 from x = 10.06: no inf - inf below)
+    t = 1 / (1 + 0.5 * x)
+    poly: Any = 0.17087277
+    for c in (-0.82215223, 1.48851587, -1.13520398, 0.27886807, -0.18628806, 0.09678418, 0.37409196, 1.00002368,
+              -1.26551223):
+      poly = t * poly + c
+    # (x^2 split as xh^2 + (x - xh)(x + xh) with xh = x cut to 8 fraction bits, so xh^2 is exact in float32: the
+    # rounding of x^2 would otherwise cost up to 2e-6 relative at x = 6)
+    xh = (x * 256).floor() / 256
+    return t * (-xh * xh).exp() * (poly - (x - xh) * (x + xh)).exp()
+  far = x > 2
+  xf = far.where(x.minimum(30.0), 2.0)   # (erfc underflows to 0 from x = 27.3)
+  f = xf
+  for k in range(60, 0, -1): f = xf + (k / 2) / f
+  cf = (-xf * xf).exp() / (math.sqrt(math.pi) * f)
+  return far.where(cf, 1 - x.erf())
+
+def _erfc(x: Tensor) -> Tensor:
+  near = x < 0.5
+  return near.where(1 - x.erf(), _erfc_tail(near.where(0.5, x)))
+
+def _ipow(x: Tensor, k: int) -> Tensor:
+  """x**k for a positive int k by multiplications (any sign of x)."""
+  out = x
+  for _ in range(k - 1): out = out * x
+  return out
+
+def _polygamma(x: Tensor, n: int) -> Tensor:
+  """polygamma(n, x) for n >= 1 and x > -4 off the poles: (-1)^(n+1) n! sum_k 1/(x+k)^(n+1), the first 12 terms
+  summed and the rest by the Euler-Maclaurin asymptotic series at z = x + 12."""
+  N = 12
+  s = 1 / _ipow(x, n + 1)
+  for k in range(1, N): s = s + 1 / _ipow(x + k, n + 1)
+  z = x + N
+  # sum_{k>=0} (z+k)^-(n+1) ~ z^-n/n + z^-(n+1)/2 + sum_j B_2j (n+2j-1)!/((2j)! n!) z^-(n+2j)
+  tail = z.pow(-n) / n + z.pow(-(n + 1)) / 2
+  for j, b in enumerate((1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66, -691 / 2730, 7 / 6), 1):
+    c = b * math.factorial(n + 2 * j - 1) / (math.factorial(2 * j) * math.factorial(n))
+    tail = tail + c * z.pow(-(n + 2 * j))
+  return (1.0 if n % 2 == 1 else -1.0) * math.factorial(n) * (s + tail)
+
+def _nextafter(x: Tensor, y: Tensor) -> Tensor:
+  """The next representable value after x toward y, by stepping x's bits (IEEE floats are ordered like sign-magnitude
+  integers): +1 away from zero, -1 toward it; 0 steps to the smallest subnormal with y's sign."""
+  idt = {dtypes.float64: dtypes.int64, dtypes.float32: dtypes.int32, dtypes.float16: dtypes.int16,
+         dtypes.bfloat16: dtypes.int16}[x.dtype]
+  xb = x.bitcast(idt)
+  away = (y > x) == (x > 0)
+  step = xb + away.where(1, -1).cast(idt)
+  neg_tiny = -(1 << (idt.itemsize * 8 - 1)) + 1   # (the sign bit and a 1 in the lowest place, as a signed int)
+  tiny = (y > 0).where(1, neg_tiny).cast(idt)
+  out = (x == 0).where(tiny, step).bitcast(x.dtype)
+  out = (x == y).where(y, out)
+  return (x.isnan() | y.isnan()).where(math.nan, out)
+
 def _size(size: tuple) -> tuple:
   return tuple(size[0]) if len(size) == 1 and isinstance(size[0], (tuple, list)) else size
 

@@ -461,6 +461,25 @@ class Embedding(_Tree):
   def __call__(self, idx: Tensor) -> Tensor:
     if not isinstance(idx, Tensor): idx = Tensor(idx, dtype=dtypes.int32)
     return _F.embedding(idx, self.weight, self.padding_idx)
+  @classmethod
+  def from_pretrained(cls, embeddings: Tensor, freeze: bool = True, padding_idx: int | None = None,
+                      max_norm: float | None = None, norm_type: float = 2.0, scale_grad_by_freq: bool = False,
+                      sparse: bool = False) -> Embedding:
+    """torch's Embedding.from_pretrained: an Embedding whose weight is a copy of the 2-D `embeddings` (rows are the
+    vectors); freeze=True (the default) makes it not require grad. padding_idx is kept as given (its row is not
+    zeroed, as torch). max_norm and scale_grad_by_freq are not supported; sparse=True gives a dense gradient."""
+    if not isinstance(embeddings, Tensor):
+      raise TypeError(f"Embedding.from_pretrained: embeddings must be a Tensor, got {type(embeddings).__name__}")
+    if embeddings.ndim != 2:
+      raise ValueError(f"Embedding.from_pretrained: embeddings parameter is expected to be 2-dimensional, got shape "
+                       f"{tuple(embeddings.shape)}")
+    if max_norm is not None or scale_grad_by_freq:
+      raise NotImplementedError("Embedding.from_pretrained: max_norm and scale_grad_by_freq are not supported by teeny")
+    n, d = embeddings.shape
+    emb = cls(n, d, padding_idx=padding_idx)   # (its fields and checks; the weight is replaced)
+    emb.weight = _param(embeddings.detach().clone())
+    if freeze: emb.weight.requires_grad = False
+    return emb
 
 # ***** containers *****
 
@@ -607,6 +626,13 @@ class Dropout2d(_DropoutNd):
 class Dropout3d(_DropoutNd):
   """Channel-wise dropout over (N, C, D, H, W) or (C, D, H, W)."""
   n = 3
+
+class FeatureAlphaDropout(_Tree):
+  """F.feature_alpha_dropout: alpha dropout (SELU-preserving) of whole channels (dim 1 of (N, C, *)) while
+  Tensor.training, else returns x."""
+  def __init__(self, p: float = 0.5, inplace: bool = False):
+    self.p, self.inplace = _F._check_p("FeatureAlphaDropout", p), inplace
+  def __call__(self, x: Tensor) -> Tensor: return _F.feature_alpha_dropout(x, self.p, Tensor.training)
 
 # ***** activations *****
 # Each calls its F function; `inplace` is accepted where torch has it (ReLU(inplace=True) in model code) and kept for
@@ -832,6 +858,25 @@ class AvgPool2d(_AvgPoolNd):
 
 class AvgPool3d(_AvgPoolNd):
   """Mean over sliding windows of the last three dims (divisor_override: divide every window sum by it instead)."""
+  n = 3
+
+class _LPPoolNd(_Tree):
+  n = 2
+  def __init__(self, norm_type: float, kernel_size, stride=None, ceil_mode: bool = False):
+    self.norm_type, self.kernel_size, self.stride, self.ceil_mode = norm_type, kernel_size, stride, ceil_mode
+  def __call__(self, x: Tensor) -> Tensor:
+    return getattr(_F, f"lp_pool{self.n}d")(x, self.norm_type, self.kernel_size, self.stride, self.ceil_mode)
+
+class LPPool1d(_LPPoolNd):
+  """Power-average pooling over the last dim: (sum of x^p over each window)^(1/p) (F.lp_pool1d)."""
+  n = 1
+
+class LPPool2d(_LPPoolNd):
+  """Power-average pooling over the last two dims (F.lp_pool2d)."""
+  n = 2
+
+class LPPool3d(_LPPoolNd):
+  """Power-average pooling over the last three dims (F.lp_pool3d)."""
   n = 3
 
 class _AdaptivePoolNd(_Tree):
