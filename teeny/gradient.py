@@ -5,7 +5,7 @@ import itertools, math
 from typing import Callable, cast
 from teeny.dtype import dtypes
 from teeny.helpers import argsort
-from teeny.uop.ops import Ops, UOp
+from teeny.uop.ops import Ops, UOp, inline_calls
 
 def _c(like: UOp, v: float) -> UOp: return like.const_shaped(v)
 def _reduce_to(g: UOp, shape: tuple[int, ...]) -> UOp:
@@ -254,6 +254,9 @@ def _assign_grad(g: UOp, a: UOp) -> list[tuple[UOp, UOp]]:
 def compute_gradient(root: UOp, root_grad: UOp, targets: set[UOp]) -> dict[UOp, UOp]:
   """d(root)/d(t) for each target t reachable from root, given the incoming gradient of root."""
   topo = list(root.toposort)
+  if any(n.op is Ops.CALL for n in topo):   # (a composite op: differentiated through its body)
+    root = inline_calls(topo)[root]
+    topo = list(root.toposort)
   on_path: set[UOp] = set()
   for n in topo:
     if n in targets or any(s in on_path for s in n.src if n.op is not Ops.DETACH): on_path.add(n)

@@ -9,7 +9,7 @@ from teeny.dtype import can_cast, check_scalar_fits, result_type
 from teeny.helpers import is_int, prod, DEBUG, TF32
 from teeny.helpers import broadcast_shape as _broadcast_shape, broadcasts_to as _broadcasts_to
 from teeny.device import Device
-from teeny.uop.ops import (GroupOp, KernelInfo, Ops, UOp, implicit_loads, in_memory as _in_memory,
+from teeny.uop.ops import (GroupOp, KernelInfo, Ops, UOp, call_of, implicit_loads, in_memory as _in_memory,
                            written_slots)
 # (at module level: the realize path runs these on every call, and a function-local import costs a lookup each time)
 # (create_schedule through its module, where tests may wrap it)
@@ -469,13 +469,15 @@ class Tensor(SelectMixin, NNMixin, LossMixin, MathMixin, metaclass=_TensorMeta):
     todo = [_root(tensors[0])] if len(tensors) == 1 else list({id(b): b for b in map(_root, tensors)}.values())
     todo = [t for t in todo if _lazy(t._uop)]
     if not todo: return
-    walked: _schedule.Walk | None = _resolve_executed(todo)
-    for t in todo:
-      if not _lazy(t._uop):   # (a write that already ran)
-        todo, walked = [t for t in todo if _lazy(t._uop)], None
-        break
-    if not todo: return
-    if walked is None: walked = _schedule.walk([t._uop for t in todo])
+    walked: _schedule.Walk | None
+    walked, changed = _resolve_executed(todo)
+    if changed:   # (a graph changed, maybe to a write that already ran)
+      for t in todo:
+        if not _lazy(t._uop):
+          todo, walked = [t for t in todo if _lazy(t._uop)], None
+          break
+      if not todo: return
+      if walked is None: walked = _schedule.walk([t._uop for t in todo])
     while _write_origin and (more := _pending_readers(todo, walked.nodes)):
       # the readers found may hold pending writes of their own, with readers of their own: until none is left
       _resolve_executed(more)
@@ -483,7 +485,7 @@ class Tensor(SelectMixin, NNMixin, LossMixin, MathMixin, metaclass=_TensorMeta):
       walked = _schedule.walk([t._uop for t in todo])
     if DEBUG.value >= 5:
       for t in todo: print(t._uop)
-    roots = list(dict.fromkeys([t._uop for t in todo]))
+    roots = [todo[0]._uop] if len(todo) == 1 else list(dict.fromkeys([t._uop for t in todo]))
     # (the walk's key names its roots in order: it serves only when no tensor repeated another's graph)
     items, becomes = _schedule.create_schedule(roots, walked=walked if len(roots) == len(todo) else None)
     run_schedule(items)
@@ -2671,13 +2673,13 @@ def _check_writable(target: UOp, prev: UOp):
 
 _RESOLVE_OPS = frozenset((Ops.ASSIGN, Ops.KERNEL_OUT))
 
-def _resolve_executed(ts: list[Tensor]) -> _schedule.Walk:
+def _resolve_executed(ts: list[Tensor]) -> tuple[_schedule.Walk, bool]:
   """Swap writes that already ran (ASSIGNs, custom-kernel outputs) in the tensors' graphs for the versions they made,
   and nodes realized before for their memory, in one walk shared by all of them; returns the walk of the (resolved)
-  graphs (their nodes, sources first, and what the scheduler's cache needs)."""
+  graphs (their nodes, sources first, and what the scheduler's cache needs) and whether any tensor's graph changed."""
   roots = [t._uop for t in ts]
   w = _schedule.walk(roots, _RESOLVE_OPS, _REALIZED_AS)
-  if not w.flagged: return w
+  if not w.flagged: return w, False
   def ran_as(u: UOp) -> UOp | None:
     """The version a write that already ran made (an ASSIGN, or an output of a custom kernel that ran)."""
     if u.op is Ops.ASSIGN: return _done_writes.get(u)
@@ -2691,7 +2693,7 @@ def _resolve_executed(ts: list[Tensor]) -> _schedule.Walk:
       if rootset is None: rootset = set(roots)
       # (a root gets memory of its own; a buffer overwritten since is not the node's value any more)
       if n not in rootset and buffer_for(v.base).version == v.base.arg[3]: mapping[n] = v
-  if not mapping: return w
+  if not mapping: return w, False
   memo: dict[UOp, UOp] = {}
   for n in w.nodes:
     if n in mapping:
@@ -2714,9 +2716,12 @@ def _resolve_executed(ts: list[Tensor]) -> _schedule.Walk:
       # (by identity, the live ones: hashing a weakref whose tensor is gone raises "weak object has gone away")
       _write_origin[u] = tuple({id(r): r for r in _write_origin.get(u, ()) + _write_origin[n] if r() is not None}
                                .values())
+  changed = False
   for t in ts:
-    if (u := memo[t._uop]) is not t._uop: t._set_uop(u)
-  return _schedule.walk([t._uop for t in ts])
+    if (u := memo[t._uop]) is not t._uop:
+      t._set_uop(u)
+      changed = True
+  return _schedule.walk([t._uop for t in ts]), changed
 
 def _pending_readers(todo: list[Tensor], nodes: list[UOp]) -> list[Tensor]:
   """Lazy tensors outside `todo` that read contents a write in this realize overwrites: they are realized in the same
@@ -2994,9 +2999,14 @@ def _matmul_body(x: Tensor, w: Tensor) -> Tensor | None:
     return u.expand(full) if u.shape != full else u
   nd = len(wsh)
   order = tuple(range(nd - 2)) + (nd - 1, nd - 2)
-  a = bcast(widen(xu).reshape((*xsh[:-1], 1, k)))
-  b = bcast(widen(wu).permute(order).reshape((*wsh[:-2], 1, m, k)))
-  t = x._wrap(dot_uop(a, b, (len(full) - 1,), dt, dt), w)
+  def build() -> UOp:
+    a = bcast(widen(xu).reshape((*xsh[:-1], 1, k)))
+    b = bcast(widen(wu).permute(order).reshape((*wsh[:-2], 1, m, k)))
+    return dot_uop(a, b, (len(full) - 1,), dt, dt)
+  # without gradients, one CALL node (its body built once per shapes): a fraction of the host time to build and walk
+  u = build() if x.requires_grad or w.requires_grad else call_of("matmul", (xsh, wsh, dt), (xu, wu), build)
+  assert u is not None
+  t = x._wrap(u, w)
   if t.dtype.kind != "f": t._requires_grad = None
   return t
 

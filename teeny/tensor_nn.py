@@ -11,7 +11,7 @@ from teeny.dtype import dtypes, least_upper_dtype, sum_acc_dtype
 from teeny.codegen.tc import tiles_for
 from teeny.indexing import check_index_range
 from teeny.helpers import broadcast_shape
-from teeny.uop.ops import Ops, UOp, in_memory
+from teeny.uop.ops import Ops, UOp, call_of, in_memory
 
 if TYPE_CHECKING:
   from teeny.tensor import Tensor
@@ -235,7 +235,16 @@ def _conv_body(x: Tensor, weight: Tensor, pads: Sequence[tuple[int, int]], hw: t
   """conv2d without its bias as one Tensor over conv_graph (None where that has none, or in no-grad mode on a tensor
   that wants gradients)."""
   if type(x)._no_grad and (x.requires_grad or weight.requires_grad): return None
-  if (u := conv_graph(x.uop, weight.uop, pads, hw, s_, d_, groups)) is None: return None
+  xu, wu = x.uop, weight.uop
+  build = lambda: conv_graph(xu, wu, pads, hw, s_, d_, groups)
+  if x.requires_grad or weight.requires_grad: u = build()
+  else:   # one CALL node (its body built once per key): a fraction of the host time to build and walk
+    # (the key: what conv_graph's decisions read, shapes and arguments, dtypes and device, and whether the input is in
+    # memory and whose memory it views: padded_input and _im2col look)
+    key = (xu.shape, wu.shape, xu.dtype, wu.dtype, xu.device, tuple(map(tuple, pads)), tuple(hw), tuple(s_), tuple(d_),
+           groups, in_memory(xu), xu.base.op)
+    u = call_of("conv", key, (xu, wu), build)
+  if u is None: return None
   t = x._wrap(u, weight)
   if t.dtype.kind != "f": t._requires_grad = None
   return t

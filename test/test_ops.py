@@ -1393,6 +1393,7 @@ def test_matmul_body_on_uops_is_the_tensor_ops_graph(monkeypatch):
   node its Tensor ops build (hash-consed: `is`), with the same gradient flag, over batch broadcasts, dtypes,
   requires_grad and no-grad mode; what it leaves to the Tensor ops (a tiny output of a huge sum) comes out the same."""
   import teeny.tensor as TT
+  from teeny.uop.ops import Ops, inline_calls
   orig = TT._matmul_body
   used = 0
   for xs, ws in [((4, 5), (5, 6)), ((3, 4, 5), (5, 6)), ((4, 5), (2, 5, 6)), ((2, 1, 4, 5), (3, 5, 6)),
@@ -1409,5 +1410,8 @@ def test_matmul_body_on_uops_is_the_tensor_ops_graph(monkeypatch):
             monkeypatch.setattr(TT, "_matmul_body", lambda *a: None)
             slow = x @ w
           used += calls[0] is not None
-          assert fast.uop is slow.uop and fast.requires_grad == slow.requires_grad, (xs, ws, dt, rg, grad_on)
+          # (without gradients it is one CALL node, whose body inlined is that graph)
+          fu = inline_calls(list(fast.uop.toposort))[fast.uop]
+          assert fu is slow.uop and fast.requires_grad == slow.requires_grad, (xs, ws, dt, rg, grad_on)
+          assert (fast.uop.op is Ops.CALL) == (calls[0] is not None and not rg), (xs, ws, dt, rg, grad_on)
   assert used >= 60

@@ -373,6 +373,7 @@ def test_conv_body_on_uops_is_the_tensor_ops_graph(monkeypatch):
   Tensor ops build (hash-consed: `is`), with the same gradient flag, across ranks, groups, strides, dilations, crops,
   dtypes and requires_grad; the cases it leaves to the Tensor ops must come out the same too."""
   import teeny.tensor_nn as T
+  from teeny.uop.ops import Ops, inline_calls
   orig = T._conv_body
   cases = [((2, 4, 9, 9), (6, 4, 3, 3), {}), ((2, 4, 9, 9), (6, 2, 3, 3), dict(groups=2, padding=1)),
            ((1, 3, 10, 11), (5, 3, 3, 2), dict(stride=2, padding=(1, 0))),
@@ -383,16 +384,23 @@ def test_conv_body_on_uops_is_the_tensor_ops_graph(monkeypatch):
   for xs, ws, kw in cases:
     for dt in (dtypes.float32, dtypes.float16, dtypes.int32):
       for rg, grad_on in (((False, True), (True, True), (True, False)) if dt != dtypes.int32 else ((False, True),)):
-        x, w = Tensor.empty(*xs, dtype=dt), Tensor.empty(*ws, dtype=dt)
-        if rg: x.requires_grad_(True), w.requires_grad_(True)
-        conv = {3: x.conv1d, 4: x.conv2d, 5: x.conv3d}[len(xs)]
-        calls = []
-        with Tensor.set_grad_enabled(grad_on):
-          monkeypatch.setattr(T, "_conv_body", lambda *a: calls.append(r := orig(*a)) or r)
-          fast = conv(w, Tensor.empty(ws[0], dtype=dt), **kw)
-          monkeypatch.setattr(T, "_conv_body", lambda *a: None)
-          slow = conv(w, Tensor.empty(ws[0], dtype=dt), **kw)
-        used += calls[0] is not None
-        assert fast.uop.src[0] is slow.uop.src[0] and fast.requires_grad == slow.requires_grad, \
-          (xs, ws, kw, dt, rg, grad_on)
-  assert used >= 20
+        # the input in memory, computed (lazy), and a view of memory that is not contiguous: a CALL's body is built
+        # once per key and must inline to what the Tensor ops build for each (padded_input and _im2col look at it)
+        for form in ("buffer", "lazy", "view"):
+          x, w = Tensor.empty(*xs, dtype=dt), Tensor.empty(*ws, dtype=dt)
+          if rg: x.requires_grad_(True), w.requires_grad_(True)
+          if form == "lazy": x = x * 2
+          if form == "view": x = Tensor.empty(*xs[:-2], xs[-1], xs[-2], dtype=dt).transpose(-1, -2)
+          conv = {3: x.conv1d, 4: x.conv2d, 5: x.conv3d}[len(xs)]
+          calls = []
+          with Tensor.set_grad_enabled(grad_on):
+            monkeypatch.setattr(T, "_conv_body", lambda *a: calls.append(r := orig(*a)) or r)
+            fast = conv(w, Tensor.empty(ws[0], dtype=dt), **kw)
+            monkeypatch.setattr(T, "_conv_body", lambda *a: None)
+            slow = conv(w, Tensor.empty(ws[0], dtype=dt), **kw)
+          used += calls[0] is not None
+          # (without gradients the body is one CALL node, whose body inlined is that graph)
+          fu = inline_calls(list(fast.uop.src[0].toposort))[fast.uop.src[0]]
+          assert fu is slow.uop.src[0] and fast.requires_grad == slow.requires_grad, (xs, ws, kw, dt, rg, grad_on, form)
+          assert (fast.uop.src[0].op is Ops.CALL) == (calls[0] is not None and not (x.requires_grad or w.requires_grad))
+  assert used >= 60

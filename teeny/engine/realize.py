@@ -10,17 +10,29 @@ from teeny.codegen.kernel import get_program
 
 # the device memory behind each BUFFER node. Every version node of one memory maps to the same Buffer, which holds the
 # version its memory contains now; the memory is freed when the last node naming it is dropped.
-_by_id: weakref.WeakValueDictionary[int, Buffer] = weakref.WeakValueDictionary()
+# (memory id -> a weak reference to its Buffer: a plain dict, its dead entries dropped whenever it has doubled, because
+# a WeakValueDictionary's get and set run Python code, on every realize's fresh output)
+_by_id: dict[int, weakref.ref] = {}
+_prune_at = [1024]
 
 def buffer_for(u: UOp) -> Buffer:
   # the node's own __dict__ holds its Buffer (bind_buffer): it lives as long as the node, found with one dict lookup
   if (b := u.__dict__.get("_buffer")) is not None: return b
   assert u.op is Ops.BUFFER, u.op
-  if (b := _by_id.get(u.arg[0])) is None:
-    b = _by_id[u.arg[0]] = Buffer(u.arg[1], u.arg[2], u.dtype)
+  mid = u.arg[0]
+  if (r := _by_id.get(mid)) is None or (b := r()) is None:
+    b = Buffer(u.arg[1], u.arg[2], u.dtype)
     b.version = u.arg[3]
+    _by_id[mid] = weakref.ref(b)
+    if len(_by_id) >= _prune_at[0]:
+      for k in [k for k, r in _by_id.items() if r() is None]: del _by_id[k]
+      _prune_at[0] = max(1024, 2 * len(_by_id))
   bind_buffer(u, b)
   return b
+
+def live_buffers() -> list[Buffer]:
+  """Every Buffer some BUFFER node has looked up and that is still alive (for tests and leak checks)."""
+  return [b for r in list(_by_id.values()) if (b := r()) is not None]
 
 def bind_buffer(u: UOp, b: Buffer):
   """Version node u (new: no Buffer yet) names memory b."""

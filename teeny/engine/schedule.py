@@ -7,7 +7,8 @@ from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 from teeny.dtype import dtypes
 from teeny.helpers import DEBUG, prod
-from teeny.uop.ops import AxisType, GroupOp, KernelInfo, Ops, UOp, written_slots
+from teeny.uop.ops import (AxisType, GroupOp, KernelInfo, Ops, UOp, _with_shape, inline_calls, toposort_many,
+                           written_slots)
 from teeny.uop.rewrite import graph_rewrite
 from teeny.uop.symbolic import symbolic, sprod, sstr, sym_max, unbind_sint, bind_sint, VARIABLES_MADE
 from teeny.uop.view import linear_index, movement_index, and_valid
@@ -421,8 +422,21 @@ def _sym_leaves(n: UOp) -> tuple:
 def _create_plain(roots: list[UOp], walked: Walk) -> tuple[list[ScheduleItem], Mapping[UOp, UOp]]:
   key, bufs, nodes = walked.key, walked.bufs, walked.nodes
   if (tpl := _schedule_cache.get(key)) is not None: return _instantiate(tpl, roots, bufs, nodes)
-  items, becomes = _create_schedule(roots, nodes)
+  if any(n.op is Ops.CALL for n in nodes): items, becomes = _create_inlined(roots, nodes)
+  else: items, becomes = _create_schedule(roots, nodes)
   _schedule_cache[key] = _template(items, becomes, roots, bufs, nodes)
+  return items, becomes
+
+def _create_inlined(roots: list[UOp], nodes: list[UOp]) -> tuple[list[ScheduleItem], dict[UOp, UOp]]:
+  """_create_schedule of the graph with its CALLs inlined (only a schedule cache miss inlines: a hit keys on the CALL
+  nodes). What it returns is keyed by the nodes given: the roots, and the writes (ASSIGN, custom kernels) it runs."""
+  memo = inline_calls(nodes)
+  iroots = [memo[r] for r in roots]
+  items, ibecomes = _create_schedule(iroots, list(toposort_many(iroots)))
+  becomes = {r: ibecomes[memo[r]] for r in roots}
+  for n in nodes:
+    if n.op is Ops.ASSIGN and (i := memo[n]) in ibecomes: becomes[n] = ibecomes[i]
+    elif n.op is Ops.CUSTOM_KERNEL and (i := memo[n]) is not n and i in _ran_custom: _ran_custom[n] = _ran_custom[i]
   return items, becomes
 
 def _template(items: list[ScheduleItem], becomes: dict[UOp, UOp], roots: list[UOp], bufs: list[UOp],
@@ -447,7 +461,8 @@ def _template(items: list[ScheduleItem], becomes: dict[UOp, UOp], roots: list[UO
                    tuple((k, ref(new)) for k, new in it.bumps),
                    it.var_vals))
   node_pos = {n: i for i, n in enumerate(nodes)}
-  tbecomes = tuple((node_pos[n], node_pos[n.base], ref(v.base)) for n, v in becomes.items() if v.base.op is Ops.BUFFER)
+  # each result as (its node's position, the slot of its memory, the views over that memory, bottom up, that make it)
+  tbecomes = tuple((node_pos[n], ref(v.base), _view_chain(v)) for n, v in becomes.items() if v.base.op is Ops.BUFFER)
   customs = tuple((node_pos[n], tuple(ref(b) for b in v)) for n, v in _ran_custom.items() if n in node_pos)
   return titems, tbecomes, customs, tuple(make)
 
@@ -464,9 +479,10 @@ def _instantiate(tpl: tuple, roots: list[UOp], bufs: list[UOp],
     print(f"teeny: scheduled {sum(1 for i in items if i.kind != 'copy')} kernels, {len(items)} items (cached)")
   def becomes() -> dict[UOp, UOp]:
     out: dict[UOp, UOp] = {r: r for r in roots}
-    for p, pb, i in tbecomes:
-      n, base = nodes[p], nodes[pb]
-      out[n] = _reapply_views(n, base, _as_shaped(v[i], base.shape))
+    for p, i, chain in tbecomes:
+      u = v[i]
+      for op, dt, arg, shape in chain: u = _with_shape(UOp(op, dt, (u,), arg), shape)
+      out[nodes[p]] = u
     return out
   return items, Becomes(becomes)
 
@@ -579,6 +595,14 @@ def _as_shaped(buf: UOp, shape: tuple[int, ...]) -> UOp:
     buf = UOp(Ops.SHRINK, buf.dtype, (buf,), ((0, n),))
     if (n,) == tuple(shape): return buf
   return UOp(Ops.RESHAPE, buf.dtype, (buf,), tuple(shape))
+
+def _view_chain(v: UOp) -> tuple:
+  """The movement ops (and DETACHes) from v's base up to v, as (op, dtype, arg, shape), bottom up."""
+  chain = []
+  while v.op is not Ops.BUFFER:
+    chain.append((v.op, v.dtype, v.arg, v.shape))
+    v = v.src[0]
+  return tuple(reversed(chain))
 
 def _reapply_views(r: UOp, base: UOp, new_base: UOp) -> UOp:
   """r is a chain of movement ops (and DETACHes) over `base`: the same chain over `new_base`."""

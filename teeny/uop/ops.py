@@ -46,6 +46,13 @@ class Ops(FastEnum):
   POW = auto(); CMPLT = auto(); CMPLE = auto(); CMPNE = auto(); CMPEQ = auto(); AND = auto(); OR = auto(); XOR = auto()
   SHL = auto(); SHR = auto()
   WHERE = auto()
+  # tensor graph (last: the members before keep their values)
+  # CALL(inputs..., arg=(name, body)): a composite op (a matmul, a convolution) held as one node. `body` is the op's
+  # graph over PARAM placeholders (PARAM arg=(i, shape): input i), built once per shapes and shared; the scheduler and
+  # autograd inline it (inline_calls: body with each PARAM replaced by its input) before they look inside. One node to
+  # build and to walk instead of the 13-17 of its graph, on the host path of every realize (the schedule cache keys on
+  # it as on any node)
+  CALL = auto(); PARAM = auto()
   def __repr__(self): return f"Ops.{self.name}"
 
 class GroupOp:
@@ -157,6 +164,41 @@ def substitute_nodes(nodes, mapping: dict) -> dict:
       memo[n] = n if all(a is b for a, b in zip(new_src, n.src)) else n.replace(src=new_src)
   return memo
 
+def inline_calls(nodes) -> dict:
+  """Every node of `nodes` (sources before users) -> the same node with each CALL below it (and itself) replaced by
+  its body over its inputs; nodes without a CALL below map to themselves."""
+  memo: dict = {}
+  for n in nodes:
+    new_src = tuple(memo[s] for s in n.src)
+    if n.op is Ops.CALL:
+      body = n.arg[1]
+      params = {p: new_src[p.arg[0]] for p in body.toposort if p.op is Ops.PARAM}
+      memo[n] = substitute_nodes(body.toposort, params)[body]
+    else: memo[n] = n if all(a is b for a, b in zip(new_src, n.src)) else n.replace(src=new_src)
+  return memo
+
+# (name, key) -> body: each composite op's body, built once per key (the op's shapes, dtype and whatever else its graph
+# depends on)
+_call_bodies: dict[tuple, UOp] = {}
+
+def call_of(name: str, key: tuple, srcs: tuple, build: Callable[[], UOp | None]) -> UOp | None:
+  """A CALL `name` on srcs whose body is the graph `build()` makes over srcs, with each src replaced by a PARAM: built
+  (and the body kept) on the first call with this key, a dict lookup after. `key` must fix every decision `build`
+  takes (shapes, dtypes, device, properties of the srcs it looks at); which srcs are the same node is added here. None
+  when build() has no graph; build()'s graph itself where it reads more of a src than the src node (a body must reach
+  its inputs only through its PARAMs)."""
+  key = (name, key, tuple(srcs.index(s) for s in srcs))
+  if (body := _call_bodies.get(key)) is None:
+    if (g := build()) is None: return None
+    params = {s: UOp(Ops.PARAM, s.dtype, (), (i, s.shape)) for i, s in enumerate(srcs)}
+    body = g.substitute(params)
+    n = body
+    while n.op is Ops.RESHAPE: n = n.src[0]
+    if n.op in _VIEW_OPS or any(u.op in (Ops.BUFFER, Ops.ASSIGN, Ops.KERNEL_OUT) for u in body.toposort): return g
+    if len(_call_bodies) >= 4096: _call_bodies.clear()
+    _call_bodies[key] = body
+  return UOp(Ops.CALL, body.dtype, srcs, (name, body))
+
 class _Count(int):
   """An int that can also be called (UOp.numel is a property here and a method in tinygrad's dialect)."""
   def __call__(self) -> int: return int(self)
@@ -207,7 +249,7 @@ _MISSING = object()
 # the ops UOp.base looks through
 _VIEW_OPS = frozenset(GroupOp.Movement | {Ops.DETACH})
 # the ops whose shape needs no source's (UOp.shape)
-_SHAPE_OWN = frozenset((Ops.CONST, Ops.BUFFER, Ops.ARANGE, Ops.RESHAPE, Ops.EXPAND))
+_SHAPE_OWN = frozenset((Ops.CONST, Ops.BUFFER, Ops.ARANGE, Ops.RESHAPE, Ops.EXPAND, Ops.CALL, Ops.PARAM))
 
 def _with_shape(u: UOp, shape: tuple | None) -> UOp:
   """u, its shape attribute set to `shape` (the value the attribute would compute) where that is known and u has none
@@ -334,6 +376,8 @@ class UOp(metaclass=UOpMetaClass):
     # it overwrites (a BUFFER, an earlier ASSIGN, or a lazy value given a buffer first)
     if op is Ops.ASSIGN: return self.src[0].base.shape
     if op in (Ops.FLIP, Ops.CONTIGUOUS, Ops.COPY, Ops.DETACH, Ops.CONTIGUOUS_BACKWARD): return self.src[-1].shape
+    if op is Ops.CALL: return a[1].shape
+    if op is Ops.PARAM: return a[1]
     if op is Ops.CUSTOM_KERNEL: return None
     return None
   @property
@@ -645,7 +689,8 @@ def pretty(u: UOp, depth: int = 0, seen: dict | None = None) -> str:
   for i, n in enumerate(u.toposort):
     seen[n] = i
     srcs = ",".join(str(seen[s]) for s in n.src)
-    lines.append(f"{i:4d} {n.op.name:14s} {n.dtype!r:22s} [{srcs}] {n.arg!r}"[:200])
+    arg = f"{n.arg[0]} ({len(n.arg[1].toposort)} nodes)" if n.op is Ops.CALL else repr(n.arg)
+    lines.append(f"{i:4d} {n.op.name:14s} {n.dtype!r:22s} [{srcs}] {arg}"[:200])
   return "\n".join(lines)
 
 

@@ -5,7 +5,7 @@ import pytest
 from hypothesis import event, given, settings, strategies as st
 from helpers import is_null, needs_values
 from teeny import Context, GlobalCounters, Tensor
-from teeny.engine.realize import _by_id, buffer_for
+from teeny.engine.realize import buffer_for, live_buffers
 from teeny.uop.ops import Ops
 
 def rand(*shape: int, seed: int = 0) -> Tensor:
@@ -197,10 +197,10 @@ def test_input_buffer_freed_when_tensor_dropped():
 
 def test_intermediate_buffers_freed(x):
   gc.collect()
-  before = list(_by_id.values())  # held, so their ids stay unique
+  before = live_buffers()  # held, so their ids stay unique
   out = x.softmax(1).realize()
   gc.collect()
-  new = [b for b in _by_id.values() if all(b is not o for o in before)]
+  new = [b for b in live_buffers() if all(b is not o for o in before)]
   assert len(new) == 1, f"softmax's intermediate buffers are still alive: {new}"
   assert new[0] is buffer_for(out.uop.base)
 

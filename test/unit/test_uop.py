@@ -105,15 +105,15 @@ def test_dropped_graph_frees_its_buffer_without_gc():
   # the cyclic collector happens to run, so a big buffer freed every step would never be reused
   import gc
   from teeny import Tensor
-  from teeny.engine.realize import _by_id
+  from teeny.engine.realize import live_buffers
   gc.disable()
   try:
-    before = len(_by_id)
+    before = len(live_buffers())
     for _ in range(3):
       t = (Tensor.ones(64, 64, device="CPU").contiguous() * 2).realize()
       assert t.sum().item() == 64 * 64 * 2
       del t
-    assert len(_by_id) <= before + 1
+    assert len(live_buffers()) <= before + 1
   finally: gc.enable()
 
 def test_toposort_deep_graph_no_recursion_error():
