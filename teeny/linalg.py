@@ -16,7 +16,9 @@ so all n steps run the same few compiled kernels (`_masks`). No step reads data 
   to [A | I].
 - eigh / eigvalsh: parallel cyclic Jacobi (n/2 disjoint rotations per round, a fixed number of sweeps: nothing is read
   back to test convergence). svd / svdvals: the eigenpairs of [[0, A], [A^T, 0]] (eigenvalues +-S; no squared
-  condition number as with A^T A). pinv, matrix_rank, cond and the 2 / -2 / 'nuc' matrix norms build on them.
+  condition number as with A^T A); full_matrices=True completes a non-square U or V by a complete QR of it. pinv,
+  matrix_rank, cond, lstsq (pinv(A) B, with a first-order surrogate gradient) and the 2 / -2 / 'nuc' matrix norms
+  build on them.
   float32 results carry the rounding of many rotations (a 33x33 SVD reconstructs to ~1e-4; float64 to ~1e-13).
 
 Kernels, n = 4, one matrix (what `DEBUG=2` shows; launches / distinct ASTs): det 27 / 10, inv 26 / 14, solve 25 / 13,
@@ -50,7 +52,7 @@ from teeny.tensor_math import MathMixin
 
 __all__ = ["LinAlgError", "det", "slogdet", "inv", "inv_ex", "solve", "cholesky", "solve_triangular", "qr",
            "vector_norm", "matrix_norm", "norm", "cross", "vecdot", "multi_dot", "matmul", "diagonal", "matrix_power",
-           "cholesky_solve", "eigh", "eigvalsh", "svd", "svdvals", "pinv", "matrix_rank", "cond"]
+           "cholesky_solve", "eigh", "eigvalsh", "svd", "svdvals", "pinv", "matrix_rank", "cond", "lstsq"]
 
 class LinAlgError(RuntimeError):
   """torch.linalg.LinAlgError: a singular matrix (inv, solve) or one that is not positive-definite (cholesky)."""
@@ -563,16 +565,26 @@ def _svd_core(fn: str, A: Tensor, vectors: bool) -> tuple[Tensor | None, Tensor,
   Wk = W[..., m + n - k:].flip(-1) * math.sqrt(2)
   return Wk[..., :m, :], S, Wk[..., m:, :]
 
+def _complete_basis(Q: Tensor) -> Tensor:
+  """(..., r, r) from Q (..., r, k) with orthonormal columns: Q followed by r - k columns orthonormal to Q's and to
+  each other, the last r - k columns of the complete Householder QR of Q (whose first k columns are Q's up to sign).
+  The added columns are detached: they are any basis of the complement, and torch's gradient ignores them too."""
+  r, k = Q.shape[-2], Q.shape[-1]
+  if r == k: return Q
+  rest = qr(Q.detach(), "complete").Q[..., k:]
+  return Tensor.cat(Q, rest.cast(Q.dtype), dim=-1)
+
 def svd(A: Tensor, full_matrices: bool = True) -> SVDResult:
-  """torch.linalg.svd: A = U diag(S) Vh, S descending. Square matrices, or full_matrices=False (U (m, k), Vh (k, n));
-  full_matrices=True for a non-square matrix (completing the bases) is not implemented. From the symmetric eigenproblem
-  of [[0, A], [A^T, 0]] (see eigh: Jacobi, no squared condition number); singular vectors are exact up to sign for
-  distinct, nonzero singular values, ambiguous (as any basis) for repeated ones. Gradients through eigh's."""
-  if full_matrices and A.ndim >= 2 and A.shape[-1] != A.shape[-2]:
-    raise NotImplementedError("linalg.svd: full_matrices=True for a non-square matrix (completing U or V to a square "
-                              "basis) is not implemented in teeny; pass full_matrices=False")
+  """torch.linalg.svd: A = U diag(S) Vh, S descending; full_matrices=False gives U (m, k), Vh (k, n), k = min(m, n),
+  full_matrices=True U (m, m) and Vh (n, n). From the symmetric eigenproblem of [[0, A], [A^T, 0]] (see eigh: Jacobi,
+  no squared condition number); singular vectors are exact up to sign for distinct, nonzero singular values,
+  ambiguous (as any basis) for repeated ones. For a non-square A with full_matrices=True the thin U (or V) is
+  completed to a square orthonormal basis by a complete Householder QR of it (the extra columns span the null space
+  of A^T (or A); any orthonormal basis of it is an SVD's). Gradients through eigh's (the extra columns get none, as
+  torch's)."""
   U, S, V = _svd_core("linalg.svd", A, True)
   assert U is not None and V is not None
+  if full_matrices and A.shape[-1] != A.shape[-2]: U, V = _complete_basis(U), _complete_basis(V)
   return SVDResult(U, S, V.transpose(-1, -2))
 
 def svdvals(A: Tensor) -> Tensor:
@@ -599,6 +611,77 @@ def pinv(A: Tensor, *, atol: float | None = None, rtol: float | None = None, her
   keep = S > (big * rtol).maximum(atol)
   inv_s = keep.where(1 / keep.where(S, 1.0), 0.0)
   return (Vh.transpose(-1, -2) * inv_s.unsqueeze(-2)).matmul(U.transpose(-1, -2))
+
+LstsqResult = namedtuple("LstsqResult", ["solution", "residuals", "rank", "singular_values"])
+_LSTSQ_DRIVERS = ("gels", "gelsy", "gelsd", "gelss")
+
+def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *, driver: str | None = None) -> LstsqResult:
+  """torch.linalg.lstsq (its CPU drivers): X minimizing |A X - B| for A (*, m, n) and B (*, m, k) (or (*, m) when
+  B.ndim == A.ndim - 1: a vector, X (*, n)); the batch dims broadcast. X = pinv(A) B: the minimum-norm solution, the
+  singular values <= rcond * S_max dropped (rcond None: eps * max(m, n); 'gels' drops none, it assumes A has full
+  rank; 'gelsy' picks its rank by an incremental condition estimate of a pivoted QR, teeny by the singular values, so
+  an rcond that falls between them may give another rank than torch's). The other fields follow torch's driver
+  (default 'gelsy'):
+  - residuals |A X - B|^2 over the rows (*, k): for 'gels', 'gelsd', 'gelss' when m > n, and (not 'gels') every A
+    of the batch has full rank (which teeny reads where it may read data, else assumes); otherwise empty;
+  - rank (A's batch dims, int64): 'gelsy', 'gelsd', 'gelss' (the number of singular values kept); 'gels': empty;
+  - singular_values (A's batch dims, min(m, n)): 'gelsd', 'gelss'; otherwise empty.
+  The gradient of X (a surrogate, first order): the derivative of the pseudo-inverse at constant rank,
+  dP = -P dA P + P P^T dA^T (I - A P) + (I - P A) dA^T P^T P, and dX = dP B + P dB."""
+  fn = "torch.linalg.lstsq"
+  for name, t in (("input", A), ("other", B)):
+    if not isinstance(t, Tensor):
+      raise TypeError(f"linalg_lstsq(): argument '{name}' must be Tensor, not {type(t).__name__}")
+  if A.dtype not in (dtypes.float32, dtypes.float64) or B.dtype not in (dtypes.float32, dtypes.float64):
+    raise RuntimeError(f"{fn}: This function doesn't handle types other than float and double (got {A.dtype.name} "
+                       f"and {B.dtype.name})")
+  if A.ndim < 2: raise RuntimeError(f"{fn}: input must have at least 2 dimensions.")
+  if A.dtype != B.dtype:
+    raise RuntimeError(f"{fn}: Expected input and other to have the same dtype, but got input's dtype {A.dtype.name} "
+                       f"and other's dtype {B.dtype.name}")
+  if driver is None: driver = "gelsy"
+  if driver not in _LSTSQ_DRIVERS:
+    raise RuntimeError(f"{fn}: parameter `driver` should be one of (gels, gelsy, gelsd, gelss), got {driver!r}")
+  if rcond is not None and (isinstance(rcond, bool) or not isinstance(rcond, (int, float))):
+    raise TypeError(f"linalg_lstsq(): argument 'rcond' must be float, not {type(rcond).__name__}")
+  if not (A.ndim >= B.ndim and A.ndim - B.ndim <= 1):
+    raise RuntimeError(f"{fn}: input.dim() must be greater or equal to other.dim() and (input.dim() - other.dim()) <= "
+                       f"1 (got {A.ndim} and {B.ndim})")
+  vec = A.ndim - B.ndim == 1
+  Bm = B.unsqueeze(-1) if vec else B
+  try: batch = broadcast_shape(tuple(A.shape[:-2]), tuple(Bm.shape[:-2]))
+  except ValueError:
+    raise RuntimeError(f"{fn}: the batch dimensions of input {tuple(A.shape)} and other {tuple(B.shape)} do not "
+                       "broadcast") from None
+  m, n, k = A.shape[-2], A.shape[-1], Bm.shape[-1]
+  if Bm.shape[-2] != m:
+    raise RuntimeError(f"{fn}: input.size(-2) should match other.size({-1 if vec else -2}) (got {m} and "
+                       f"{Bm.shape[-2]})")
+  eps = 2.220446049250313e-16 if A.dtype == dtypes.float64 else 1.1920928955078125e-07
+  tol = 0.0 if driver == "gels" else (eps * max(m, n) if rcond is None else float(rcond))
+  U, S, V = _svd_core("linalg.lstsq", A.detach(), True)                 # (A's batch, m / n, q), (A's batch, q)
+  assert U is not None and V is not None
+  big = S[..., :1] if S.shape[-1] else S.sum(-1, keepdim=True)
+  keep = S > big * tol
+  inv_s = keep.where(1 / keep.where(S, 1.0), 0.0)
+  P = (V * inv_s.unsqueeze(-2)).matmul(U.transpose(-1, -2))           # pinv(A) (A's batch, n, m), detached
+  if _wants_grad(A):
+    dA, Pt = _tangent(A), P.transpose(-1, -2)
+    eye_m, eye_n = Tensor.eye(m, dtype=A.dtype, device=A.device), Tensor.eye(n, dtype=A.dtype, device=A.device)
+    dAt = dA.transpose(-1, -2)
+    P = P - P.matmul(dA).matmul(P) + P.matmul(Pt).matmul(dAt).matmul(eye_m - A.detach().matmul(P)) + \
+      (eye_n - P.matmul(A.detach())).matmul(dAt).matmul(Pt).matmul(P)
+  X = P.expand(*batch, n, m).matmul(Bm.expand(*batch, m, k))
+  rank = keep.sum(-1).cast(dtypes.int64)
+  empty = Tensor.zeros(0, dtype=A.dtype, device=A.device)
+  residuals = empty
+  if m > n and driver != "gelsy":
+    full = True
+    if driver != "gels" and rank.numel() and _reads_allowed(rank.device): full = bool((rank.numpy() == n).all())
+    if full: residuals = (A.expand(*batch, m, n).matmul(X) - Bm.expand(*batch, m, k)).square().sum(-2)
+  return LstsqResult(X.squeeze(-1) if vec else X, residuals,
+                     Tensor.zeros(0, dtype=dtypes.int64, device=A.device) if driver == "gels" else rank,
+                     S if driver in ("gelsd", "gelss") else empty)
 
 def matrix_rank(A: Tensor, *, atol: float | None = None, rtol: float | None = None, hermitian: bool = False) -> Tensor:
   """torch.linalg.matrix_rank: the number of singular values > max(atol, rtol * S_max) (int64)."""

@@ -170,7 +170,90 @@ def test_svd():
                     (torch.tensor(A), torch.linalg.matrix_rank(torch.tensor(low)),
                      torch.linalg.pinv(torch.tensor(H), hermitian=True), torch.linalg.cond(torch.tensor(A2), "fro")),
                     **TOL)
-  with pytest.raises(NotImplementedError, match="full_matrices"): L.svd(Tensor(A))
+
+def _orthonormal_cols(Q, what):
+  if is_null(): return
+  q = Q.numpy()
+  np.testing.assert_allclose(np.swapaxes(q, -1, -2) @ q, np.broadcast_to(np.eye(q.shape[-1]), q.shape[:-2] +
+                             (q.shape[-1],) * 2), atol=1e-5, err_msg=what)
+
+@pytest.mark.parametrize("shape", [(2, 3, 2), (2, 2, 3)])
+def test_svd_full_matrices(shape):
+  """full_matrices=True of a non-square A: U (m, m) and Vh (n, n) orthonormal, A = U[:, :k] diag(S) Vh[:k]; S and the
+  squared first k singular vectors (signs are arbitrary) and their gradients against torch's (torch's gradient
+  ignores the completed columns, as teeny's)."""
+  A = rhs(shape, seed=7)
+  m, n = shape[-2:]
+  k = min(m, n)
+  def f(lib, a):   # (the first output takes the gradient: through the thin part of U)
+    U, S, Vh = lib.svd(a)
+    return U[..., :k].square(), S, Vh[..., :k, :].square()
+  compare_torch(lambda a: f(L, a), lambda a: f(torch.linalg, a), [A], **TOL)
+  U, S, Vh = L.svd(Tensor(A))
+  assert tuple(U.shape) == (*shape[:-2], m, m) and tuple(Vh.shape) == (*shape[:-2], n, n)
+  U2, _, V2 = Tensor(A).svd(some=False)
+  assert tuple(U2.shape) == (*shape[:-2], m, m) and tuple(V2.shape) == (*shape[:-2], n, n)
+  rec = (U[..., :k] * S.unsqueeze(-2)).matmul(Vh[..., :k, :])
+  assert_like_torch(rec, torch.tensor(A), **TOL)
+  _orthonormal_cols(U, "U")
+  _orthonormal_cols(Vh.transpose(-1, -2), "Vh^T")
+  _orthonormal_cols(V2, "V of Tensor.svd(some=False)")
+  # an empty dimension: U is the identity's basis, S and Vh empty
+  Ue, Se, Vhe = L.svd(Tensor(np.zeros((3, 0), np.float32)))
+  assert tuple(Ue.shape) == (3, 3) and tuple(Se.shape) == (0,) and tuple(Vhe.shape) == (0, 0)
+
+# ---- lstsq
+
+def _lstsq(lib, driver, rcond=None, residuals=True):
+  """lstsq's fields as a tuple (residuals=False: without them; NULL cannot read whether A has full rank)."""
+  return lambda a, b: tuple(v for i, v in enumerate(lib.lstsq(a, b, rcond, driver=driver)) if residuals or i != 1)
+
+@pytest.mark.parametrize("driver", [None, "gelsd", "gels", "gelss"])
+def test_lstsq(driver):
+  """Every field against torch's for its driver (which ones are empty, their shapes and dtypes), the solution's
+  gradients for A and B: overdetermined (m > n: residuals), underdetermined (the minimum-norm solution), B a vector,
+  batch dims broadcast (A's batch in rank and singular_values). The 3x2 / 2x3 shapes reuse test_svd's kernels."""
+  over, under = rhs((2, 3, 2), seed=7), rhs((2, 2, 3), seed=8)
+  compare_torch(_lstsq(L, driver), _lstsq(torch.linalg, driver), [over, rhs((2, 3, 4), 2)], **TOL)
+  compare_torch(_lstsq(L, driver), _lstsq(torch.linalg, driver), [under, rhs((2, 2, 1), 3)], **TOL)
+  compare_torch(_lstsq(L, driver), _lstsq(torch.linalg, driver), [over, rhs((2, 3), 4)], no_grad=[0], **TOL)
+  compare_torch(_lstsq(L, driver), _lstsq(torch.linalg, driver), [over[:1].reshape(1, 1, 3, 2), rhs((2, 2, 3, 1), 5)],
+                grad=False, **TOL)
+
+def test_lstsq_rank_and_dtypes():
+  """float64 (gelsd) and a 3-D batch; a rank-deficient A: the minimum-norm solution (pinv(A) B), its rank, and
+  residuals empty where teeny reads the rank (gelsd: they are given only when every A has full rank); rcond drops
+  singular values below rcond * S_max."""
+  A = rhs((2, 3, 2), seed=7)
+  compare_torch(_lstsq(L, "gelsd"), _lstsq(torch.linalg, "gelsd"), [A.astype(np.float64), rhs((2, 3, 2), 6)
+                .astype(np.float64)], atol=1e-8, rtol=1e-8)
+  low = np.concatenate([A[:, :, :1], 2 * A[:, :, :1]], -1)   # rank 1
+  B = rhs((2, 3, 2), 6)
+  reads = _reads_allowed(str(teeny.Device.DEFAULT))
+  ref = torch.linalg.lstsq(torch.tensor(low), torch.tensor(B), driver="gelsd")
+  out = L.lstsq(Tensor(low), Tensor(B), driver="gelsd")
+  assert_like_torch((out.solution, out.rank, out.singular_values), (ref.solution, ref.rank, ref.singular_values), **TOL)
+  if reads: assert tuple(out.residuals.shape) == tuple(ref.residuals.shape) == (0,)
+  compare_torch(_lstsq(L, "gelsd", 0.6, reads), _lstsq(torch.linalg, "gelsd", 0.6, reads), [A, B], grad=False, **TOL)
+
+def test_lstsq_bad_inputs():
+  a, b = torch.tensor(rhs((3, 2))), torch.tensor(rhs((3, 2), 2))
+  ta, tb = Tensor(a.numpy()), Tensor(b.numpy())
+  cases = [((ta, Tensor.ones(4, 2)), (a, torch.ones(4, 2)), "size\\(-2\\) should match other.size\\(-2\\)"),
+           ((ta, Tensor.ones(4)), (a, torch.ones(4)), "size\\(-2\\) should match other.size\\(-1\\)"),
+           ((Tensor.ones(3), Tensor.ones(3)), (torch.ones(3), torch.ones(3)), "at least 2 dimensions"),
+           ((ta, Tensor.ones(2, 2, 3, 2)), (a, torch.ones(2, 2, 3, 2)), "input.dim\\(\\) must be greater"),
+           ((ta, tb.cast(dtypes.float64)), (a, b.double()), "same dtype"),
+           ((ta.cast(dtypes.float16), tb.cast(dtypes.float16)), (a.half(), b.half()), "float and double"),
+           ((Tensor.ones(3, 2, dtype=dtypes.int32), Tensor.ones(3, 2, dtype=dtypes.int32)),
+            (torch.ones(3, 2, dtype=torch.int32), torch.ones(3, 2, dtype=torch.int32)), "float and double"),
+           ((Tensor.ones(2, 3, 2), Tensor.ones(3, 3, 2)), (torch.ones(2, 3, 2), torch.ones(3, 3, 2)), "broadcast")]
+  for (x, y), (tx, ty), msg in cases:
+    raises_like_torch(lambda: L.lstsq(x, y), lambda: torch.linalg.lstsq(tx, ty), RuntimeError, msg)
+  raises_like_torch(lambda: L.lstsq(ta, tb, driver="x"), lambda: torch.linalg.lstsq(a, b, driver="x"), RuntimeError,
+                    "driver")
+  raises_like_torch(lambda: L.lstsq(ta, tb, "x"), lambda: torch.linalg.lstsq(a, b, "x"), TypeError, "rcond")
+  raises_like_torch(lambda: L.lstsq([1.0], tb), lambda: torch.linalg.lstsq([1.0], b), TypeError, "input")
 
 # ---- norms and products
 

@@ -103,7 +103,7 @@ def test_batchnorm_momentum_none_is_torchs_cumulative_average():
   np.testing.assert_allclose(tm.running_var.numpy(), pm.running_var.numpy(), rtol=1e-5)
   assert int(tm.num_batches_tracked.numpy()) == int(pm.num_batches_tracked) == 3
   with pytest.raises(ValueError, match="Expected more than 1 value per channel"):
-    with Tensor.train(): tm(Tensor.ones(1, 4))
+    with Tensor.train(): tm(Tensor.ones(1, 4, 1, 1))
 
 def test_batchnorm_without_running_stats_uses_the_batch_in_eval():
   x = _u((3, 2, 5), 6)

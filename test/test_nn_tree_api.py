@@ -39,7 +39,7 @@ def test_plain_layers_modes_freezing_and_apply():
   assert [p.requires_grad for p in m.parameters()] == [False] * 4 + [True] * 2
   seen = []
   assert m.apply(lambda mod: seen.append(type(mod).__name__)) is m
-  assert seen == ["Conv2d", "BatchNorm", "ReLU", "Flatten", "Linear", "Sequential"]
+  assert seen == ["Conv2d", "BatchNorm2d", "ReLU", "Flatten", "Linear", "Sequential"]
 
 @needs_values
 def test_plain_layers_train_load_and_cast():

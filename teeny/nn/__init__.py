@@ -16,7 +16,7 @@ from teeny.nn import functional as _F   # the layers' math: each forward calls i
 from teeny.nn.params import _bound, _is_param, _mark_param, _param, _uniform
 from teeny.nn.tree import (_DTYPE_NAMES, _IncompatibleKeys, _Tree, _apply_plain, _as_tensor, _children_of,  # noqa: F401
                            _is_child, _move, _named_modules, _own_tensors, _plain_children)
-from teeny.nn.layers import Linear, LayerNorm  # noqa: F401  (nn.Linear, nn.LayerNorm)
+from teeny.nn.layers import Linear, LayerNorm   # (nn.Linear, nn.LayerNorm)
 
 
 # ***** Module, Parameter *****
@@ -57,25 +57,29 @@ class _Record:
     self.hidden: dict = {}
 
 def _repr_of(v) -> str:
-  """repr(v), or for a plain teeny layer without one torch's form for it: Linear and the convolutions with their
-  arguments, other layers as Name()."""
+  """repr(v), or for a plain layer of another module without one (nn.layers' Linear and LayerNorm) torch's text."""
   if type(v).__repr__ is not object.__repr__: return repr(v)
-  name = type(v).__name__
   if isinstance(v, Linear):
     return f"Linear(in_features={v.weight.shape[1]}, out_features={v.weight.shape[0]}, bias={v.bias is not None})"
-  if isinstance(v, _ConvNd):
-    n = v.n
-    t = lambda x: _tuple(x, n, "") if not isinstance(x, str) else x
-    s = f"{name}({v.weight.shape[1] * v.groups}, {v.weight.shape[0]}, kernel_size={v.kernel_size}, stride={t(v.stride)}"
-    if isinstance(v.padding, str) or any(t(v.padding)): s += f", padding={t(v.padding)}"
-    if any(d != 1 for d in t(v.dilation)): s += f", dilation={t(v.dilation)}"
-    if v.groups != 1: s += f", groups={v.groups}"
-    if v.bias is None: s += ", bias=False"
-    if v.padding_mode != "zeros": s += f", padding_mode={v.padding_mode}"
-    return s + ")"
-  return f"{name}()"
+  if isinstance(v, LayerNorm):
+    return (f"LayerNorm({v.normalized_shape}, eps={v.eps}, elementwise_affine={v.weight is not None}, "
+            f"bias={v.bias is not None})")
+  return f"{type(v).__name__}()"
 
-class Module(_Tree):
+class _Layer(_Tree):
+  """torch's printing for teeny's layers (plain ones and Modules): Name(extra_repr()) with no children, else the
+  extra_repr and each child "(name): repr" on lines of their own, indented."""
+  def extra_repr(self) -> str: return ""
+  def __repr__(self) -> str:
+    lines = [f"({k}): " + _repr_of(m).replace("\n", "\n  ") for k, m in _children_of(self)]
+    extra = self.extra_repr()
+    if not lines: return f"{type(self).__name__}({extra})"
+    head = [extra] if extra else []
+    return f"{type(self).__name__}(\n  " + "\n  ".join(head + lines) + "\n)"
+
+def _inplace(m, sep: str = ", ") -> str: return f"{sep}inplace=True" if m.inplace else ""
+
+class Module(_Layer):
   """torch.nn.Module: subclass it, call super().__init__() first, assign parameters (nn.Parameter, or any leaf tensor
   that requires grad), buffers (register_buffer) and submodules (Modules or teeny's plain layers) as attributes, and
   define forward; calling the module runs forward. parameters()/named_parameters()/state_dict() give torch's names and
@@ -213,14 +217,6 @@ class Module(_Tree):
   def __call__(self, *args, **kwargs): return self.forward(*args, **kwargs)
 
 
-  # ---- printing
-  def extra_repr(self) -> str: return ""
-  def __repr__(self) -> str:
-    lines = [f"({k}): " + _repr_of(m).replace("\n", "\n  ") for k, m in _children_of(self)]
-    extra = self.extra_repr()
-    if not lines: return f"{type(self).__name__}({extra})"
-    head = [extra] if extra else []
-    return f"{type(self).__name__}(\n  " + "\n  ".join(head + lines) + "\n)"
   def __dir__(self):
     return sorted(set(super().__dir__()) | set(self._r.hidden))
 
@@ -296,7 +292,7 @@ class ParameterDict(Module):
     return "\n".join(f"({k}): Parameter containing: [{p.dtype} of size {'x'.join(str(s) for s in p.shape)}]"
                      for k, p in self.items())
 
-class _ConvNd(_Tree):
+class _ConvNd(_Layer):
   n = 2
   def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0, dilation=1, groups: int = 1,
                bias: bool = True, padding_mode: str = "zeros"):
@@ -310,6 +306,15 @@ class _ConvNd(_Tree):
     bound = _bound(in_channels // groups * prod(self.kernel_size))
     self.weight = _uniform((out_channels, in_channels // groups, *self.kernel_size), bound)
     self.bias = _uniform((out_channels,), bound) if bias else None
+  def extra_repr(self) -> str:
+    t = lambda x: x if isinstance(x, str) else _tuple(x, self.n, "")
+    s = f"{self.weight.shape[1] * self.groups}, {self.weight.shape[0]}, kernel_size={self.kernel_size}, " \
+      f"stride={t(self.stride)}"
+    if isinstance(self.padding, str) or any(t(self.padding)): s += f", padding={t(self.padding)}"
+    if any(d != 1 for d in t(self.dilation)): s += f", dilation={t(self.dilation)}"
+    if self.groups != 1: s += f", groups={self.groups}"
+    if self.bias is None: s += ", bias=False"
+    return s + (f", padding_mode={self.padding_mode}" if self.padding_mode != "zeros" else "")
   def __call__(self, x: Tensor) -> Tensor:
     """F.conv1d/2d/3d (conv2d: the hand-written backward kernels of teeny/kernels/conv.py where they apply)."""
     conv, padding = getattr(_F, f"conv{self.n}d"), self.padding
@@ -330,7 +335,7 @@ class Conv3d(_ConvNd):
   """3-d convolution over (N, C, D, H, W); padding may be an int, a tuple, 'same' or 'valid'."""
   n = 3
 
-class _ConvTransposeNd(_Tree):
+class _ConvTransposeNd(_Layer):
   """Transposed convolution over the last n dims; weight (in_channels, out_channels/groups, *kernel_size) and torch's
   init (fan_in = weight.shape[1] * prod(kernel_size)). Calling with output_size= picks output_padding as torch does."""
   n = 2
@@ -367,6 +372,15 @@ class _ConvTransposeNd(_Tree):
       raise ValueError(f"{name}: requested an output size of {tuple(size)}, but valid sizes range from {tuple(lo)} to "
                        f"{tuple(hi)} (for an input of {tuple(x.shape[-n:])})")
     return tuple(o - m for o, m in zip(size, lo))
+  def extra_repr(self) -> str:
+    t = lambda x: _tuple(x, self.n, "")
+    s = f"{self.weight.shape[0]}, {self.weight.shape[1] * self.groups}, kernel_size={self.kernel_size}, " \
+      f"stride={t(self.stride)}"
+    if any(t(self.padding)): s += f", padding={t(self.padding)}"
+    if any(d != 1 for d in t(self.dilation)): s += f", dilation={t(self.dilation)}"
+    if any(t(self.output_padding)): s += f", output_padding={t(self.output_padding)}"
+    if self.groups != 1: s += f", groups={self.groups}"
+    return s + (", bias=False" if self.bias is None else "")
   def __call__(self, x: Tensor, output_size=None) -> Tensor:
     op = getattr(_F, f"conv_transpose{self.n}d")
     return op(x, self.weight, self.bias, self.stride, self.padding, self._output_padding(x, output_size), self.groups,
@@ -384,14 +398,15 @@ class ConvTranspose3d(_ConvTransposeNd):
   """Transposed 3-d convolution over (N, C, D, H, W); weight (in_channels, out_channels/groups, kd, kh, kw)."""
   n = 3
 
-class BatchNorm(_Tree):
+class BatchNorm(_Layer):
   """Batch norm over dim 1 of (N, C, ...) inputs; running statistics are updated (lazily, via assign) while training.
   momentum=None keeps a cumulative average (each batch weighted 1/num_batches_tracked), as torch's."""
   def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = True,
                track_running_stats: bool = True):
     if momentum is not None and not isinstance(momentum, (int, float)):
       raise TypeError(f"BatchNorm momentum must be a float or None, got {type(momentum).__name__}")
-    self.eps, self.momentum, self.track_running_stats = eps, momentum, track_running_stats
+    self.num_features, self.eps, self.momentum = num_features, eps, momentum
+    self.track_running_stats = track_running_stats
     self.weight = _param(Tensor.ones(num_features)) if affine else None
     self.bias = _param(Tensor.zeros(num_features)) if affine else None
     if track_running_stats:
@@ -400,6 +415,9 @@ class BatchNorm(_Tree):
       self.running_var = Tensor(np.ones(num_features, np.float32))
       self.num_batches_tracked = Tensor(np.zeros((), np.int64))  # 0-d int64, as torch's
       self.running_mean.requires_grad = self.running_var.requires_grad = False  # statistics, not parameters
+  def extra_repr(self) -> str:
+    return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.weight is not None}, "
+            f"bias={self.bias is not None}, track_running_stats={self.track_running_stats}")
   def __call__(self, x: Tensor) -> Tensor:
     """F.batch_norm with the batch's statistics while Tensor.training (or without running statistics), updating
     them and num_batches_tracked; else with the running statistics."""
@@ -415,30 +433,46 @@ class BatchNorm(_Tree):
     if track: self.num_batches_tracked.assign(nbt)
     return out
 
-BatchNorm1d = BatchNorm2d = BatchNorm
+class BatchNorm1d(BatchNorm):
+  """BatchNorm over (N, C) or (N, C, L) inputs (2-d or 3-d only, as torch's)."""
+  def __call__(self, x: Tensor) -> Tensor:
+    if x.ndim not in (2, 3):
+      raise ValueError(f"BatchNorm1d: expected 2D or 3D input (got {x.ndim}D input of shape {tuple(x.shape)})")
+    return super().__call__(x)
 
-class RMSNorm(_Tree):
+class BatchNorm2d(BatchNorm):
+  """BatchNorm over (N, C, H, W) inputs (4-d only, as torch's)."""
+  def __call__(self, x: Tensor) -> Tensor:
+    if x.ndim != 4: raise ValueError(f"BatchNorm2d: expected 4D input (got {x.ndim}D input of shape {tuple(x.shape)})")
+    return super().__call__(x)
+
+class RMSNorm(_Layer):
   """F.rms_norm: x / sqrt(mean(x^2) + eps) * weight over the trailing dims (eps=None: the machine epsilon of the dtype
   computed in, as torch's)."""
   def __init__(self, normalized_shape, eps: float | None = None, elementwise_affine: bool = True):
     self.normalized_shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
     self.eps = eps
     self.weight = _param(Tensor.ones(*self.normalized_shape)) if elementwise_affine else None
+  def extra_repr(self) -> str:
+    return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.weight is not None}"
   def __call__(self, x: Tensor) -> Tensor: return _F.rms_norm(x, self.normalized_shape, self.weight, self.eps)
 
-class GroupNorm(_Tree):
+class GroupNorm(_Layer):
   """Normalise (N, C, ...) over groups of C/num_groups channels, then a per-channel affine (F.group_norm)."""
   def __init__(self, num_groups: int, num_channels: int, eps: float = 1e-5, affine: bool = True):
     if num_channels % num_groups: raise ValueError(f"num_channels {num_channels} must divide by groups {num_groups}")
     self.num_groups, self.num_channels, self.eps = num_groups, num_channels, eps
     self.weight = _param(Tensor.ones(num_channels)) if affine else None
     self.bias = _param(Tensor.zeros(num_channels)) if affine else None
+  def extra_repr(self) -> str:
+    return (f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.weight is not None}, "
+            f"bias={self.bias is not None}")
   def __call__(self, x: Tensor) -> Tensor:
     if x.ndim < 2 or x.shape[1] != self.num_channels:
       raise ValueError(f"GroupNorm({self.num_groups}, {self.num_channels}) got input of shape {tuple(x.shape)}")
     return _F.group_norm(x, self.num_groups, self.weight, self.bias, self.eps)
 
-class Embedding(_Tree):
+class Embedding(_Layer):
   """A lookup table of `num_embeddings` vectors of size `embedding_dim`, initialised N(0, 1) like torch. With
   `shard=devices` the table is split by rows over the devices (vocab-sharded: each holds num_embeddings / len(devices)
   rows); a lookup gathers each token from the device that owns it and gives every device the result, and the backward
@@ -458,6 +492,9 @@ class Embedding(_Tree):
     self.weight = _param(w)
     self.shard = None if shard is None else tuple(shard)
     if self.shard is not None: self.weight.shard_(self.shard, 0)
+  def extra_repr(self) -> str:
+    return f"{self.num_embeddings}, {self.embedding_dim}" + \
+      (f", padding_idx={self.padding_idx}" if self.padding_idx is not None else "")
   def __call__(self, idx: Tensor) -> Tensor:
     if not isinstance(idx, Tensor): idx = Tensor(idx, dtype=dtypes.int32)
     return _F.embedding(idx, self.weight, self.padding_idx)
@@ -578,22 +615,24 @@ class ModuleDict(_Children):
   def update(self, modules) -> None:
     for k, m in (modules.items() if isinstance(modules, dict) else modules): self[k] = m
 
-class Identity(_Tree):
+class Identity(_Layer):
   """Returns its input; any constructor arguments are ignored (as torch's)."""
   def __init__(self, *args, **kwargs): pass
   def __call__(self, x: Tensor) -> Tensor: return x
 
-class Flatten(_Tree):
+class Flatten(_Layer):
   """x.flatten(start_dim, end_dim), torch's defaults start_dim=1 (keeps the batch dim), end_dim=-1."""
   def __init__(self, start_dim: int = 1, end_dim: int = -1): self.start_dim, self.end_dim = start_dim, end_dim
+  def extra_repr(self) -> str: return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
   def __call__(self, x: Tensor) -> Tensor: return x.flatten(self.start_dim, self.end_dim)   # (which checks the dims)
 
-class Unflatten(_Tree):
+class Unflatten(_Layer):
   """x.unflatten(dim, unflattened_size): dim `dim` becomes the dims `unflattened_size` (one may be -1)."""
   def __init__(self, dim: int, unflattened_size):
     if not isinstance(unflattened_size, (list, tuple)) or not all(isinstance(v, int) for v in unflattened_size):
       raise TypeError(f"Unflatten: unflattened_size must be a tuple of ints, got {unflattened_size!r}")
     self.dim, self.unflattened_size = dim, tuple(unflattened_size)
+  def extra_repr(self) -> str: return f"dim={self.dim}, unflattened_size={self.unflattened_size}"
   def __call__(self, x: Tensor) -> Tensor: return x.unflatten(self.dim, self.unflattened_size)
 
 # ***** dropout *****
@@ -601,18 +640,20 @@ class Unflatten(_Tree):
 # Modules follow teeny's Tensor.training flag (`with Tensor.train():`); `inplace` is kept for torch's signature and
 # repr, and the result is always a new tensor.
 
-class Dropout(_Tree):
+class Dropout(_Layer):
   """F.dropout: zeroes each element with probability p and scales the rest by 1/(1-p) while Tensor.training, else
   returns x."""
   def __init__(self, p: float = 0.5, inplace: bool = False): self.p, self.inplace = _F._check_p("Dropout", p), inplace
+  def extra_repr(self) -> str: return f"p={self.p}, inplace={self.inplace}"
   def __call__(self, x: Tensor) -> Tensor: return _F.dropout(x, self.p, Tensor.training)
 
-class _DropoutNd(_Tree):
+class _DropoutNd(_Layer):
   """Channel-wise dropout (F.dropout1d/2d/3d): whole channels (dim 1 of (N, C, *spatial), dim 0 of unbatched
   (C, *spatial)) are zeroed with probability p, the rest scaled by 1/(1-p), while Tensor.training."""
   n = 1
   def __init__(self, p: float = 0.5, inplace: bool = False):
     self.p, self.inplace = _F._check_p(type(self).__name__, p), inplace
+  def extra_repr(self) -> str: return f"p={self.p}, inplace={self.inplace}"
   def __call__(self, x: Tensor) -> Tensor: return getattr(_F, f"dropout{self.n}d")(x, self.p, Tensor.training)
 
 class Dropout1d(_DropoutNd):
@@ -627,176 +668,200 @@ class Dropout3d(_DropoutNd):
   """Channel-wise dropout over (N, C, D, H, W) or (C, D, H, W)."""
   n = 3
 
-class FeatureAlphaDropout(_Tree):
+class FeatureAlphaDropout(_Layer):
   """F.feature_alpha_dropout: alpha dropout (SELU-preserving) of whole channels (dim 1 of (N, C, *)) while
   Tensor.training, else returns x."""
   def __init__(self, p: float = 0.5, inplace: bool = False):
     self.p, self.inplace = _F._check_p("FeatureAlphaDropout", p), inplace
+  def extra_repr(self) -> str: return f"p={self.p}, inplace={self.inplace}"
   def __call__(self, x: Tensor) -> Tensor: return _F.feature_alpha_dropout(x, self.p, Tensor.training)
 
 # ***** activations *****
 # Each calls its F function; `inplace` is accepted where torch has it (ReLU(inplace=True) in model code) and kept for
 # the repr, but the result is always a new tensor (F's inplace=True writes into the input).
 
-class ReLU(_Tree):
+class ReLU(_Layer):
   """max(x, 0)."""
   def __init__(self, inplace: bool = False): self.inplace = inplace
+  def extra_repr(self) -> str: return _inplace(self, "")
   def __call__(self, x: Tensor) -> Tensor: return _F.relu(x)
 
-class ReLU6(_Tree):
+class ReLU6(_Layer):
   """min(max(x, 0), 6)."""
   def __init__(self, inplace: bool = False): self.inplace = inplace
+  def extra_repr(self) -> str: return _inplace(self, "")
   def __call__(self, x: Tensor) -> Tensor: return _F.relu6(x)
 
-class LeakyReLU(_Tree):
+class LeakyReLU(_Layer):
   """x for x > 0, else negative_slope * x."""
   def __init__(self, negative_slope: float = 0.01, inplace: bool = False):
     self.negative_slope, self.inplace = negative_slope, inplace
+  def extra_repr(self) -> str: return f"negative_slope={self.negative_slope}" + _inplace(self)
   def __call__(self, x: Tensor) -> Tensor: return _F.leaky_relu(x, self.negative_slope)
 
 rrelu = _F.rrelu   # (teeny's older spelling, nn.rrelu: torch's F.rrelu)
 
-class RReLU(_Tree):
+class RReLU(_Layer):
   """Randomized leaky ReLU (F.rrelu): while Tensor.training (`with Tensor.train():`) each non-positive element is
   multiplied by its own slope drawn uniformly from [lower, upper); else by (lower + upper) / 2."""
   def __init__(self, lower: float = 1.0 / 8, upper: float = 1.0 / 3, inplace: bool = False):
     self.lower, self.upper, self.inplace = lower, upper, inplace   # (bounds checked at the call, as torch)
+  def extra_repr(self) -> str: return f"lower={self.lower}, upper={self.upper}" + _inplace(self)
   def __call__(self, x: Tensor) -> Tensor: return _F.rrelu(x, self.lower, self.upper, Tensor.training)
 
-class PReLU(_Tree):
+class PReLU(_Layer):
   """F.prelu: x for x > 0, else weight * x, with a learnt weight: one shared value (num_parameters=1) or one per
   channel (dim 1, or dim 0 of a 1-d input), initialised to `init`."""
   def __init__(self, num_parameters: int = 1, init: float = 0.25):
     self.num_parameters = num_parameters
     self.weight = _param(Tensor(np.full(num_parameters, init, np.float32)))
+  def extra_repr(self) -> str: return f"num_parameters={self.num_parameters}"
   def __call__(self, x: Tensor) -> Tensor: return _F.prelu(x, self.weight)
 
-class GELU(_Tree):
+class GELU(_Layer):
   """x * Phi(x); approximate="tanh" uses the tanh approximation, as torch's."""
   def __init__(self, approximate: str = "none"):
     if approximate not in ("none", "tanh"):
       raise ValueError(f"GELU: approximate must be 'none' or 'tanh', got {approximate!r}")
     self.approximate = approximate
+  def extra_repr(self) -> str: return f"approximate={self.approximate!r}"
   def __call__(self, x: Tensor) -> Tensor: return _F.gelu(x, approximate=self.approximate)
 
-class SiLU(_Tree):
+class SiLU(_Layer):
   """x * sigmoid(x)."""
   def __init__(self, inplace: bool = False): self.inplace = inplace
+  def extra_repr(self) -> str: return _inplace(self, "")
   def __call__(self, x: Tensor) -> Tensor: return _F.silu(x)
 
-class Mish(_Tree):
+class Mish(_Layer):
   """x * tanh(softplus(x))."""
   def __init__(self, inplace: bool = False): self.inplace = inplace
+  def extra_repr(self) -> str: return _inplace(self, "")
   def __call__(self, x: Tensor) -> Tensor: return _F.mish(x)
 
-class Sigmoid(_Tree):
+class Sigmoid(_Layer):
   """1 / (1 + exp(-x))."""
   def __call__(self, x: Tensor) -> Tensor: return _F.sigmoid(x)
 
-class Tanh(_Tree):
+class Tanh(_Layer):
   """tanh(x)."""
   def __call__(self, x: Tensor) -> Tensor: return _F.tanh(x)
 
-class LogSigmoid(_Tree):
+class LogSigmoid(_Layer):
   """log(sigmoid(x))."""
   def __call__(self, x: Tensor) -> Tensor: return _F.logsigmoid(x)
 
-class Softsign(_Tree):
+class Softsign(_Layer):
   """x / (1 + |x|)."""
   def __call__(self, x: Tensor) -> Tensor: return _F.softsign(x)
 
-class Tanhshrink(_Tree):
+class Tanhshrink(_Layer):
   """x - tanh(x)."""
   def __call__(self, x: Tensor) -> Tensor: return _F.tanhshrink(x)
 
-class Softplus(_Tree):
+class Softplus(_Layer):
   """log(1 + exp(beta * x)) / beta, and x itself where beta * x > threshold (torch's switch to the linear part)."""
   def __init__(self, beta: float = 1.0, threshold: float = 20.0): self.beta, self.threshold = beta, threshold
+  def extra_repr(self) -> str: return f"beta={self.beta}, threshold={self.threshold}"
   def __call__(self, x: Tensor) -> Tensor: return _F.softplus(x, self.beta, self.threshold)
 
-class ELU(_Tree):
+class ELU(_Layer):
   """x for x > 0, else alpha * (exp(x) - 1)."""
   def __init__(self, alpha: float = 1.0, inplace: bool = False): self.alpha, self.inplace = alpha, inplace
+  def extra_repr(self) -> str: return f"alpha={self.alpha}" + _inplace(self)
   def __call__(self, x: Tensor) -> Tensor: return _F.elu(x, self.alpha)
 
-class CELU(_Tree):
+class CELU(_Layer):
   """max(0, x) + min(0, alpha * (exp(x / alpha) - 1)); alpha 0 raises (here at construction, F.celu at the call)."""
   def __init__(self, alpha: float = 1.0, inplace: bool = False):
     if alpha == 0: raise ValueError("CELU: alpha cannot be 0 (it divides x)")
     self.alpha, self.inplace = alpha, inplace
+  def extra_repr(self) -> str: return f"alpha={self.alpha}" + _inplace(self)
   def __call__(self, x: Tensor) -> Tensor: return _F.celu(x, self.alpha)
 
-class SELU(_Tree):
+class SELU(_Layer):
   """scale * elu(x, alpha) with torch's fixed constants."""
   def __init__(self, inplace: bool = False): self.inplace = inplace
+  def extra_repr(self) -> str: return _inplace(self, "")
   def __call__(self, x: Tensor) -> Tensor: return _F.selu(x)
 
-class Hardtanh(_Tree):
+class Hardtanh(_Layer):
   """x clipped to [min_val, max_val] (gradient 0 at the bounds, and integral bounds keep an integer input's dtype, as
   torch's)."""
   def __init__(self, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False):
     if min_val > max_val: raise ValueError(f"Hardtanh: min_val ({min_val}) cannot be greater than max_val ({max_val})")
     self.min_val, self.max_val, self.inplace = min_val, max_val, inplace
+  def extra_repr(self) -> str: return f"min_val={self.min_val}, max_val={self.max_val}" + _inplace(self)
   def __call__(self, x: Tensor) -> Tensor: return _F.hardtanh(x, self.min_val, self.max_val)
 
-class Hardsigmoid(_Tree):
+class Hardsigmoid(_Layer):
   """relu6(x + 3) / 6."""
   def __init__(self, inplace: bool = False): self.inplace = inplace
   def __call__(self, x: Tensor) -> Tensor: return _F.hardsigmoid(x)
 
-class Hardswish(_Tree):
+class Hardswish(_Layer):
   """x * relu6(x + 3) / 6."""
   def __init__(self, inplace: bool = False): self.inplace = inplace
   def __call__(self, x: Tensor) -> Tensor: return _F.hardswish(x)
 
-class Threshold(_Tree):
+class Threshold(_Layer):
   """x where x > threshold, else value."""
   def __init__(self, threshold: float, value: float, inplace: bool = False):
     self.threshold, self.value, self.inplace = threshold, value, inplace
+  def extra_repr(self) -> str: return f"threshold={self.threshold}, value={self.value}" + _inplace(self)
   def __call__(self, x: Tensor) -> Tensor: return _F.threshold(x, self.threshold, self.value)
 
-class Hardshrink(_Tree):
+class Hardshrink(_Layer):
   """x where |x| > lambd, else 0."""
   def __init__(self, lambd: float = 0.5): self.lambd = lambd
+  def extra_repr(self) -> str: return f"{self.lambd}"
   def __call__(self, x: Tensor) -> Tensor: return _F.hardshrink(x, self.lambd)
 
-class Softshrink(_Tree):
+class Softshrink(_Layer):
   """x - lambd above lambd, x + lambd below -lambd, else 0; lambd must be >= 0 (checked here at construction, by
   F.softshrink at the call)."""
   def __init__(self, lambd: float = 0.5):
     if lambd < 0: raise ValueError(f"Softshrink: lambd must be greater or equal to 0, got {lambd}")
     self.lambd = lambd
+  def extra_repr(self) -> str: return f"{self.lambd}"
   def __call__(self, x: Tensor) -> Tensor: return _F.softshrink(x, self.lambd)
 
-class GLU(_Tree):
+class GLU(_Layer):
   """a * sigmoid(b) for the two halves a, b of dim `dim` (its size must be even)."""
   def __init__(self, dim: int = -1): self.dim = dim
+  def extra_repr(self) -> str: return f"dim={self.dim}"
   def __call__(self, x: Tensor) -> Tensor: return _F.glu(x, self.dim)
 
-class Softmax(_Tree):
+class Softmax(_Layer):
   """exp(x) / sum(exp(x)) along dim (dim=None: torch's deprecated legacy choice, 0 for 0-, 1- and 3-d inputs, else
   1)."""
   def __init__(self, dim: int | None = None): self.dim = dim
+  def extra_repr(self) -> str: return f"dim={self.dim}"
   def __call__(self, x: Tensor) -> Tensor: return _F.softmax(x, self.dim)
 
-class LogSoftmax(_Tree):
+class LogSoftmax(_Layer):
   """log(softmax(x)) along dim, computed stably."""
   def __init__(self, dim: int | None = None): self.dim = dim
+  def extra_repr(self) -> str: return f"dim={self.dim}"
   def __call__(self, x: Tensor) -> Tensor: return _F.log_softmax(x, self.dim)
 
-class Softmin(_Tree):
+class Softmin(_Layer):
   """softmax(-x) along dim."""
   def __init__(self, dim: int | None = None): self.dim = dim
+  def extra_repr(self) -> str: return f"dim={self.dim}"
   def __call__(self, x: Tensor) -> Tensor: return _F.softmin(x, self.dim)
 
 # ***** pooling *****
 
-class _MaxPoolNd(_Tree):
+class _MaxPoolNd(_Layer):
   n = 2
   def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices: bool = False,
                ceil_mode: bool = False):
     self.kernel_size, self.stride = kernel_size, stride if stride is not None else kernel_size
     self.padding, self.dilation, self.return_indices, self.ceil_mode = padding, dilation, return_indices, ceil_mode
+  def extra_repr(self) -> str:
+    return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, dilation={self.dilation}, "
+            f"ceil_mode={self.ceil_mode}")
   def __call__(self, x: Tensor):
     return getattr(_F, f"max_pool{self.n}d")(x, self.kernel_size, self.stride, self.padding, self.dilation,
                                              self.ceil_mode, self.return_indices)
@@ -813,11 +878,14 @@ class MaxPool3d(_MaxPoolNd):
   """Max over sliding windows of the last three dims (return_indices: also int64 positions flat over D*H*W)."""
   n = 3
 
-class _MaxUnpoolNd(_Tree):
+class _MaxUnpoolNd(_Layer):
   n = 2
   def __init__(self, kernel_size, stride=None, padding=0):
     self.kernel_size, self.stride = kernel_size, stride if stride is not None else kernel_size
     self.padding = padding
+  def extra_repr(self) -> str:
+    t = lambda x: _tuple(x, self.n, "")
+    return f"kernel_size={t(self.kernel_size)}, stride={t(self.stride)}, padding={t(self.padding)}"
   def __call__(self, x: Tensor, indices: Tensor, output_size=None) -> Tensor:
     return getattr(_F, f"max_unpool{self.n}d")(x, indices, self.kernel_size, self.stride, self.padding, output_size)
 
@@ -833,21 +901,25 @@ class MaxUnpool3d(_MaxUnpoolNd):
   """Inverse of MaxPool3d(return_indices=True): zeros with the values written at their indices."""
   n = 3
 
-class AvgPool1d(_Tree):
+class AvgPool1d(_Layer):
   """Mean over sliding windows of the last dim."""
   def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False, count_include_pad: bool = True):
     self.kernel_size, self.stride = kernel_size, stride if stride is not None else kernel_size
     self.padding, self.ceil_mode, self.count_include_pad = padding, ceil_mode, count_include_pad
+  def extra_repr(self) -> str:
+    t = lambda x: _tuple(x, 1, "")
+    return f"kernel_size={t(self.kernel_size)}, stride={t(self.stride)}, padding={t(self.padding)}"
   def __call__(self, x: Tensor) -> Tensor:
     return _F.avg_pool1d(x, self.kernel_size, self.stride, self.padding, self.ceil_mode, self.count_include_pad)
 
-class _AvgPoolNd(_Tree):
+class _AvgPoolNd(_Layer):
   n = 2
   def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False, count_include_pad: bool = True,
                divisor_override: int | None = None):
     self.kernel_size, self.stride = kernel_size, stride if stride is not None else kernel_size
     self.padding, self.ceil_mode, self.count_include_pad = padding, ceil_mode, count_include_pad
     self.divisor_override = divisor_override
+  def extra_repr(self) -> str: return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
   def __call__(self, x: Tensor) -> Tensor:
     return getattr(_F, f"avg_pool{self.n}d")(x, self.kernel_size, self.stride, self.padding, self.ceil_mode,
                                              self.count_include_pad, self.divisor_override)
@@ -860,10 +932,13 @@ class AvgPool3d(_AvgPoolNd):
   """Mean over sliding windows of the last three dims (divisor_override: divide every window sum by it instead)."""
   n = 3
 
-class _LPPoolNd(_Tree):
+class _LPPoolNd(_Layer):
   n = 2
   def __init__(self, norm_type: float, kernel_size, stride=None, ceil_mode: bool = False):
     self.norm_type, self.kernel_size, self.stride, self.ceil_mode = norm_type, kernel_size, stride, ceil_mode
+  def extra_repr(self) -> str:
+    return (f"norm_type={self.norm_type}, kernel_size={self.kernel_size}, stride={self.stride}, "
+            f"ceil_mode={self.ceil_mode}")
   def __call__(self, x: Tensor) -> Tensor:
     return getattr(_F, f"lp_pool{self.n}d")(x, self.norm_type, self.kernel_size, self.stride, self.ceil_mode)
 
@@ -879,10 +954,11 @@ class LPPool3d(_LPPoolNd):
   """Power-average pooling over the last three dims (F.lp_pool3d)."""
   n = 3
 
-class _AdaptivePoolNd(_Tree):
+class _AdaptivePoolNd(_Layer):
   n, kind = 2, "avg"
   def __init__(self, output_size, return_indices: bool = False):
     self.output_size, self.return_indices = output_size, return_indices
+  def extra_repr(self) -> str: return f"output_size={self.output_size}"
   def __call__(self, x: Tensor):
     fn = getattr(_F, f"adaptive_{self.kind}_pool{self.n}d")
     return fn(x, self.output_size, self.return_indices) if self.kind == "max" else fn(x, self.output_size)
@@ -916,7 +992,7 @@ class AdaptiveMaxPool3d(_AdaptivePoolNd):
 
 # ***** instance norm *****
 
-class _InstanceNorm(_Tree):
+class _InstanceNorm(_Layer):
   """Normalise each (sample, channel) of (N, C, *spatial) (or unbatched (C, *spatial)) over its spatial dims; affine:
   a learnt per-channel weight and bias; track_running_stats: running mean/var buffers (updated while training, used in
   eval mode), as torch's."""
@@ -931,6 +1007,9 @@ class _InstanceNorm(_Tree):
       self.running_mean = Tensor(np.zeros(num_features, np.float32))
       self.running_var = Tensor(np.ones(num_features, np.float32))
       self.num_batches_tracked = Tensor(np.zeros((), np.int64))  # torch's 0-d buffer (instance norm never counts)
+  def extra_repr(self) -> str:
+    return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
+            f"bias={self.bias is not None}, track_running_stats={self.track_running_stats}")
   def __call__(self, x: Tensor) -> Tensor:
     n, name = self.n, type(self).__name__
     if x.ndim not in (n + 1, n + 2):
@@ -965,7 +1044,7 @@ class InstanceNorm3d(_InstanceNorm):
 
 # ***** resampling *****
 
-class Upsample(_Tree):
+class Upsample(_Layer):
   """x.interpolate(size, scale_factor, mode, align_corners) over the spatial dims; recompute_scale_factor=True turns
   scale_factor into the output size first (floor(in * scale)) and interpolates to that size, as torch's."""
   def __init__(self, size=None, scale_factor=None, mode: str = "nearest", align_corners: bool | None = None,
@@ -974,6 +1053,9 @@ class Upsample(_Tree):
     self.scale_factor = float(scale_factor) if isinstance(scale_factor, (int, float)) else \
       tuple(float(f) for f in scale_factor) if scale_factor is not None else None
     self.recompute_scale_factor = recompute_scale_factor
+  def extra_repr(self) -> str:
+    what = f"scale_factor={self.scale_factor!r}" if self.scale_factor is not None else f"size={self.size!r}"
+    return f"{what}, mode={self.mode!r}"
   def __call__(self, x: Tensor) -> Tensor:
     return _F.interpolate(x, self.size, self.scale_factor, self.mode, self.align_corners, self.recompute_scale_factor)
 
@@ -985,21 +1067,23 @@ class UpsamplingBilinear2d(Upsample):
   """Upsample(mode='bilinear', align_corners=True) for (N, C, H, W), as torch's."""
   def __init__(self, size=None, scale_factor=None): super().__init__(size, scale_factor, "bilinear", True)
 
-class PixelShuffle(_Tree):
+class PixelShuffle(_Layer):
   """(N, C*r*r, H, W) -> (N, C, H*r, W*r)."""
   def __init__(self, upscale_factor: int): self.upscale_factor = upscale_factor
+  def extra_repr(self) -> str: return f"upscale_factor={self.upscale_factor}"
   def __call__(self, x: Tensor) -> Tensor: return _F.pixel_shuffle(x, self.upscale_factor)
 
-class PixelUnshuffle(_Tree):
+class PixelUnshuffle(_Layer):
   """(N, C, H*r, W*r) -> (N, C*r*r, H, W), the inverse of PixelShuffle."""
   def __init__(self, downscale_factor: int): self.downscale_factor = downscale_factor
+  def extra_repr(self) -> str: return f"downscale_factor={self.downscale_factor}"
   def __call__(self, x: Tensor) -> Tensor: return _F.pixel_unshuffle(x, self.downscale_factor)
 
 # ***** losses *****
 # Called as loss(input, target); `weight` / `pos_weight` tensors are kept as attributes (torch's buffers, so they are
 # in get_state_dict under the same names).
 
-class CrossEntropyLoss(_Tree):
+class CrossEntropyLoss(_Layer):
   """F.cross_entropy on logits: class-index or probability targets, per-class weight, ignore_index, label smoothing."""
   def __init__(self, weight: Tensor | None = None, ignore_index: int = -100, reduction: str = "mean",
                label_smoothing: float = 0.0):
@@ -1009,52 +1093,52 @@ class CrossEntropyLoss(_Tree):
     return _F.cross_entropy(input, target, self.weight, ignore_index=self.ignore_index, reduction=self.reduction,
                             label_smoothing=self.label_smoothing)
 
-class NLLLoss(_Tree):
+class NLLLoss(_Layer):
   """F.nll_loss on log-probabilities (classes on dim 1, or dim 0 of a 1-d input)."""
   def __init__(self, weight: Tensor | None = None, ignore_index: int = -100, reduction: str = "mean"):
     self.weight, self.ignore_index, self.reduction = weight, ignore_index, reduction
   def __call__(self, input: Tensor, target: Tensor) -> Tensor:
     return _F.nll_loss(input, target, self.weight, ignore_index=self.ignore_index, reduction=self.reduction)
 
-class MSELoss(_Tree):
+class MSELoss(_Layer):
   """Mean (or sum, or none) of (input - target)**2."""
   def __init__(self, reduction: str = "mean"): self.reduction = reduction
   def __call__(self, input: Tensor, target: Tensor) -> Tensor:
     return _F.mse_loss(input, target, reduction=self.reduction)
 
-class L1Loss(_Tree):
+class L1Loss(_Layer):
   """Mean (or sum, or none) of |input - target|."""
   def __init__(self, reduction: str = "mean"): self.reduction = reduction
   def __call__(self, input: Tensor, target: Tensor) -> Tensor:
     return _F.l1_loss(input, target, reduction=self.reduction)
 
-class SmoothL1Loss(_Tree):
+class SmoothL1Loss(_Layer):
   """0.5 d**2 / beta where |d| < beta, else |d| - 0.5 beta (d = input - target)."""
   def __init__(self, reduction: str = "mean", beta: float = 1.0): self.reduction, self.beta = reduction, beta
   def __call__(self, input: Tensor, target: Tensor) -> Tensor:
     return _F.smooth_l1_loss(input, target, reduction=self.reduction, beta=self.beta)
 
-class HuberLoss(_Tree):
+class HuberLoss(_Layer):
   """0.5 d**2 where |d| < delta, else delta (|d| - 0.5 delta) (d = input - target)."""
   def __init__(self, reduction: str = "mean", delta: float = 1.0): self.reduction, self.delta = reduction, delta
   def __call__(self, input: Tensor, target: Tensor) -> Tensor:
     return _F.huber_loss(input, target, self.reduction, self.delta)
 
-class KLDivLoss(_Tree):
+class KLDivLoss(_Layer):
   """F.kl_div: input holds log-probabilities; target probabilities (log-probabilities with log_target=True)."""
   def __init__(self, reduction: str = "mean", log_target: bool = False):
     self.reduction, self.log_target = reduction, log_target
   def __call__(self, input: Tensor, target: Tensor) -> Tensor:
     return _F.kl_div(input, target, reduction=self.reduction, log_target=self.log_target)
 
-class BCELoss(_Tree):
+class BCELoss(_Layer):
   """F.binary_cross_entropy on probabilities, optionally weighted per element (weight broadcasts to the input)."""
   def __init__(self, weight: Tensor | None = None, reduction: str = "mean"):
     self.weight, self.reduction = weight, reduction
   def __call__(self, input: Tensor, target: Tensor) -> Tensor:
     return _F.binary_cross_entropy(input, target, self.weight, reduction=self.reduction)
 
-class BCEWithLogitsLoss(_Tree):
+class BCEWithLogitsLoss(_Layer):
   """F.binary_cross_entropy_with_logits: sigmoid and BCE in one stable expression; pos_weight scales the positive
   term (one per class, broadcast along the last dim)."""
   def __init__(self, weight: Tensor | None = None, reduction: str = "mean", pos_weight: Tensor | None = None):
@@ -1063,19 +1147,19 @@ class BCEWithLogitsLoss(_Tree):
     return _F.binary_cross_entropy_with_logits(input, target, self.weight, reduction=self.reduction,
                                                pos_weight=self.pos_weight)
 
-class SoftMarginLoss(_Tree):
+class SoftMarginLoss(_Layer):
   """F.soft_margin_loss: log(1 + exp(-target * input)), in the input's dtype."""
   def __init__(self, reduction: str = "mean"): self.reduction = reduction
   def __call__(self, input: Tensor, target: Tensor) -> Tensor:
     return _F.soft_margin_loss(input, target, reduction=self.reduction)
 
-class HingeEmbeddingLoss(_Tree):
+class HingeEmbeddingLoss(_Layer):
   """F.hinge_embedding_loss: input where target == 1, max(0, margin - input) where target == -1."""
   def __init__(self, margin: float = 1.0, reduction: str = "mean"): self.margin, self.reduction = margin, reduction
   def __call__(self, input: Tensor, target: Tensor) -> Tensor:
     return _F.hinge_embedding_loss(input, target, self.margin, reduction=self.reduction)
 
-class PoissonNLLLoss(_Tree):
+class PoissonNLLLoss(_Layer):
   """F.poisson_nll_loss: exp(input) - target * input (log_input), else input - target * log(input + eps); full adds
   Stirling's term where target > 1."""
   def __init__(self, log_input: bool = True, full: bool = False, eps: float = 1e-8, reduction: str = "mean"):
@@ -1083,7 +1167,7 @@ class PoissonNLLLoss(_Tree):
   def __call__(self, log_input: Tensor, target: Tensor) -> Tensor:
     return _F.poisson_nll_loss(log_input, target, self.log_input, self.full, eps=self.eps, reduction=self.reduction)
 
-class GaussianNLLLoss(_Tree):
+class GaussianNLLLoss(_Layer):
   """F.gaussian_nll_loss: 0.5 (log(var) + (input - target)**2 / var), var clamped below at eps (in value only); called
   as loss(input, target, var). Keyword-only arguments, as torch's."""
   def __init__(self, *, full: bool = False, eps: float = 1e-6, reduction: str = "mean"):
@@ -1091,7 +1175,7 @@ class GaussianNLLLoss(_Tree):
   def __call__(self, input: Tensor, target: Tensor, var: Tensor | float) -> Tensor:
     return _F.gaussian_nll_loss(input, target, var, self.full, self.eps, self.reduction)
 
-class MultiLabelSoftMarginLoss(_Tree):
+class MultiLabelSoftMarginLoss(_Layer):
   """F.multilabel_soft_margin_loss: the per-class logistic loss, times weight (one per class, broadcast along the last
   dim), averaged over the classes."""
   def __init__(self, weight: Tensor | None = None, reduction: str = "mean"):
@@ -1099,13 +1183,13 @@ class MultiLabelSoftMarginLoss(_Tree):
   def __call__(self, input: Tensor, target: Tensor) -> Tensor:
     return _F.multilabel_soft_margin_loss(input, target, self.weight, reduction=self.reduction)
 
-class MarginRankingLoss(_Tree):
+class MarginRankingLoss(_Layer):
   """F.margin_ranking_loss: max(0, -target * (input1 - input2) + margin); called as loss(input1, input2, target)."""
   def __init__(self, margin: float = 0.0, reduction: str = "mean"): self.margin, self.reduction = margin, reduction
   def __call__(self, input1: Tensor, input2: Tensor, target: Tensor) -> Tensor:
     return _F.margin_ranking_loss(input1, input2, target, self.margin, reduction=self.reduction)
 
-class CosineEmbeddingLoss(_Tree):
+class CosineEmbeddingLoss(_Layer):
   """F.cosine_embedding_loss: 1 - cos(x1, x2) where target == 1, max(0, cos(x1, x2) - margin) where target == -1;
   called as loss(input1, input2, target)."""
   def __init__(self, margin: float = 0.0, reduction: str = "mean"): self.margin, self.reduction = margin, reduction
@@ -1116,7 +1200,7 @@ def _check_margin(margin: float, name: str) -> float:
   if not margin > 0: raise ValueError(f"{name}: expected margin to be greater than 0, got {margin} instead")
   return margin
 
-class TripletMarginLoss(_Tree):
+class TripletMarginLoss(_Layer):
   """F.triplet_margin_loss: max(0, margin + d(anchor, positive) - d(anchor, negative)), d the pairwise p-norm distance;
   swap takes min(d(anchor, negative), d(positive, negative)). margin must be > 0 (checked here, as torch's)."""
   def __init__(self, margin: float = 1.0, p: float = 2.0, eps: float = 1e-6, swap: bool = False,
@@ -1127,7 +1211,7 @@ class TripletMarginLoss(_Tree):
     return _F.triplet_margin_loss(anchor, positive, negative, self.margin, self.p, self.eps, self.swap,
                                   reduction=self.reduction)
 
-class TripletMarginWithDistanceLoss(_Tree):
+class TripletMarginWithDistanceLoss(_Layer):
   """F.triplet_margin_with_distance_loss: TripletMarginLoss with any distance_function(x1, x2) -> Tensor (default
   pairwise_distance); keyword-only arguments and margin > 0, as torch's."""
   def __init__(self, *, distance_function=None, margin: float = 1.0, swap: bool = False, reduction: str = "mean"):
@@ -1137,16 +1221,19 @@ class TripletMarginWithDistanceLoss(_Tree):
     self.distance_function = distance_function
     self.margin, self.swap = _check_margin(margin, "TripletMarginWithDistanceLoss"), swap
     self.reduction = reduction
+  def __repr__(self) -> str:   # torch's default distance_function is a PairwiseDistance() child
+    if self.distance_function is None: return f"{type(self).__name__}(\n  (distance_function): PairwiseDistance()\n)"
+    return super().__repr__()
   def __call__(self, anchor: Tensor, positive: Tensor, negative: Tensor) -> Tensor:
     return _F.triplet_margin_with_distance_loss(anchor, positive, negative, distance_function=self.distance_function,
                                                 margin=self.margin, swap=self.swap, reduction=self.reduction)
 
-class CosineSimilarity(_Tree):
+class CosineSimilarity(_Layer):
   """x1 . x2 / max(|x1| |x2|, eps) along dim."""
   def __init__(self, dim: int = 1, eps: float = 1e-8): self.dim, self.eps = dim, eps
   def __call__(self, x1: Tensor, x2: Tensor) -> Tensor: return _F.cosine_similarity(x1, x2, self.dim, self.eps)
 
-class PairwiseDistance(_Tree):
+class PairwiseDistance(_Layer):
   """|x1 - x2 + eps|_p along the last dim."""
   def __init__(self, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False):
     self.norm, self.eps, self.keepdim = p, eps, keepdim
@@ -1170,6 +1257,7 @@ class _PadNd(Module):
       raise ValueError(f"{name}: padding must be an int or a tuple of {2 * self.n} ints (left, right, ... per dim, "
                        f"last dim first), got {padding!r}")
     self.padding, self.value = pads, float(value)
+    self._value_given = value   # (torch's repr prints the value as given: 0, not 0.0)
   def forward(self, x: Tensor) -> Tensor:
     n, name = self.n, type(self).__name__
     if self.mode == "constant":
@@ -1186,7 +1274,7 @@ class _PadNd(Module):
                              f"padding ({lo}, {hi}) at dimension {x.ndim - 1 - i} of input {tuple(x.shape)}")
     return _F.pad(x, self.padding, self.mode)
   def extra_repr(self) -> str:
-    return f"padding={self.padding}, value={self.value}" if type(self).__name__.startswith("Constant") else \
+    return f"padding={self.padding}, value={self._value_given}" if type(self).__name__.startswith("Constant") else \
       f"{self.padding}"
 
 class ConstantPad1d(_PadNd):
