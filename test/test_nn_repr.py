@@ -149,3 +149,12 @@ def test_batchnorm_input_dims(name, shape):
   t, p = both(name, (3,))
   x = np.zeros(shape, np.float32)
   raises_like_torch(lambda: t(Tensor(x)), lambda: p(torch.tensor(x)), ValueError, f"got {len(shape)}D input")
+
+def test_linear_and_layernorm_print_like_torch_on_their_own():
+  import torch
+  import teeny.nn as tnn
+  for t, p in [(tnn.Linear(8, 2), torch.nn.Linear(8, 2)),
+               (tnn.Linear(3, 4, bias=False), torch.nn.Linear(3, 4, bias=False)),
+               (tnn.LayerNorm(4), torch.nn.LayerNorm(4)),
+               (tnn.LayerNorm([2, 3], eps=1e-6, bias=False), torch.nn.LayerNorm([2, 3], eps=1e-6, bias=False))]:
+    assert repr(t) == repr(p)

@@ -14,9 +14,9 @@ from teeny.tensor_nn import _resolve_pads, _tuple
 from teeny.nn import optim, state, datasets, functional, utils, init as _init  # noqa: F401  (sets nn.init too)
 from teeny.nn import functional as _F   # the layers' math: each forward calls its F function
 from teeny.nn.params import _bound, _is_param, _mark_param, _param, _uniform
-from teeny.nn.tree import (_DTYPE_NAMES, _IncompatibleKeys, _Tree, _apply_plain, _as_tensor, _children_of,  # noqa: F401
+from teeny.nn.tree import (_DTYPE_NAMES, _IncompatibleKeys, _Tree, _apply_plain, _as_tensor, _children_of, _repr_of,  # noqa: F401
                            _is_child, _move, _named_modules, _own_tensors, _plain_children)
-from teeny.nn.layers import Linear, LayerNorm   # (nn.Linear, nn.LayerNorm)
+from teeny.nn.layers import Linear, LayerNorm   # noqa: F401  (nn.Linear, nn.LayerNorm)
 
 
 # ***** Module, Parameter *****
@@ -56,30 +56,9 @@ class _Record:
     self.children: list[str] = []
     self.hidden: dict = {}
 
-def _repr_of(v) -> str:
-  """repr(v), or for a plain layer of another module without one (nn.layers' Linear and LayerNorm) torch's text."""
-  if type(v).__repr__ is not object.__repr__: return repr(v)
-  if isinstance(v, Linear):
-    return f"Linear(in_features={v.weight.shape[1]}, out_features={v.weight.shape[0]}, bias={v.bias is not None})"
-  if isinstance(v, LayerNorm):
-    return (f"LayerNorm({v.normalized_shape}, eps={v.eps}, elementwise_affine={v.weight is not None}, "
-            f"bias={v.bias is not None})")
-  return f"{type(v).__name__}()"
-
-class _Layer(_Tree):
-  """torch's printing for teeny's layers (plain ones and Modules): Name(extra_repr()) with no children, else the
-  extra_repr and each child "(name): repr" on lines of their own, indented."""
-  def extra_repr(self) -> str: return ""
-  def __repr__(self) -> str:
-    lines = [f"({k}): " + _repr_of(m).replace("\n", "\n  ") for k, m in _children_of(self)]
-    extra = self.extra_repr()
-    if not lines: return f"{type(self).__name__}({extra})"
-    head = [extra] if extra else []
-    return f"{type(self).__name__}(\n  " + "\n  ".join(head + lines) + "\n)"
-
 def _inplace(m, sep: str = ", ") -> str: return f"{sep}inplace=True" if m.inplace else ""
 
-class Module(_Layer):
+class Module(_Tree):
   """torch.nn.Module: subclass it, call super().__init__() first, assign parameters (nn.Parameter, or any leaf tensor
   that requires grad), buffers (register_buffer) and submodules (Modules or teeny's plain layers) as attributes, and
   define forward; calling the module runs forward. parameters()/named_parameters()/state_dict() give torch's names and
@@ -292,7 +271,7 @@ class ParameterDict(Module):
     return "\n".join(f"({k}): Parameter containing: [{p.dtype} of size {'x'.join(str(s) for s in p.shape)}]"
                      for k, p in self.items())
 
-class _ConvNd(_Layer):
+class _ConvNd(_Tree):
   n = 2
   def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0, dilation=1, groups: int = 1,
                bias: bool = True, padding_mode: str = "zeros"):
@@ -335,7 +314,7 @@ class Conv3d(_ConvNd):
   """3-d convolution over (N, C, D, H, W); padding may be an int, a tuple, 'same' or 'valid'."""
   n = 3
 
-class _ConvTransposeNd(_Layer):
+class _ConvTransposeNd(_Tree):
   """Transposed convolution over the last n dims; weight (in_channels, out_channels/groups, *kernel_size) and torch's
   init (fan_in = weight.shape[1] * prod(kernel_size)). Calling with output_size= picks output_padding as torch does."""
   n = 2
@@ -398,7 +377,7 @@ class ConvTranspose3d(_ConvTransposeNd):
   """Transposed 3-d convolution over (N, C, D, H, W); weight (in_channels, out_channels/groups, kd, kh, kw)."""
   n = 3
 
-class BatchNorm(_Layer):
+class BatchNorm(_Tree):
   """Batch norm over dim 1 of (N, C, ...) inputs; running statistics are updated (lazily, via assign) while training.
   momentum=None keeps a cumulative average (each batch weighted 1/num_batches_tracked), as torch's."""
   def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = True,
@@ -446,7 +425,7 @@ class BatchNorm2d(BatchNorm):
     if x.ndim != 4: raise ValueError(f"BatchNorm2d: expected 4D input (got {x.ndim}D input of shape {tuple(x.shape)})")
     return super().__call__(x)
 
-class RMSNorm(_Layer):
+class RMSNorm(_Tree):
   """F.rms_norm: x / sqrt(mean(x^2) + eps) * weight over the trailing dims (eps=None: the machine epsilon of the dtype
   computed in, as torch's)."""
   def __init__(self, normalized_shape, eps: float | None = None, elementwise_affine: bool = True):
@@ -457,7 +436,7 @@ class RMSNorm(_Layer):
     return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.weight is not None}"
   def __call__(self, x: Tensor) -> Tensor: return _F.rms_norm(x, self.normalized_shape, self.weight, self.eps)
 
-class GroupNorm(_Layer):
+class GroupNorm(_Tree):
   """Normalise (N, C, ...) over groups of C/num_groups channels, then a per-channel affine (F.group_norm)."""
   def __init__(self, num_groups: int, num_channels: int, eps: float = 1e-5, affine: bool = True):
     if num_channels % num_groups: raise ValueError(f"num_channels {num_channels} must divide by groups {num_groups}")
@@ -472,7 +451,7 @@ class GroupNorm(_Layer):
       raise ValueError(f"GroupNorm({self.num_groups}, {self.num_channels}) got input of shape {tuple(x.shape)}")
     return _F.group_norm(x, self.num_groups, self.weight, self.bias, self.eps)
 
-class Embedding(_Layer):
+class Embedding(_Tree):
   """A lookup table of `num_embeddings` vectors of size `embedding_dim`, initialised N(0, 1) like torch. With
   `shard=devices` the table is split by rows over the devices (vocab-sharded: each holds num_embeddings / len(devices)
   rows); a lookup gathers each token from the device that owns it and gives every device the result, and the backward
@@ -615,18 +594,18 @@ class ModuleDict(_Children):
   def update(self, modules) -> None:
     for k, m in (modules.items() if isinstance(modules, dict) else modules): self[k] = m
 
-class Identity(_Layer):
+class Identity(_Tree):
   """Returns its input; any constructor arguments are ignored (as torch's)."""
   def __init__(self, *args, **kwargs): pass
   def __call__(self, x: Tensor) -> Tensor: return x
 
-class Flatten(_Layer):
+class Flatten(_Tree):
   """x.flatten(start_dim, end_dim), torch's defaults start_dim=1 (keeps the batch dim), end_dim=-1."""
   def __init__(self, start_dim: int = 1, end_dim: int = -1): self.start_dim, self.end_dim = start_dim, end_dim
   def extra_repr(self) -> str: return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
   def __call__(self, x: Tensor) -> Tensor: return x.flatten(self.start_dim, self.end_dim)   # (which checks the dims)
 
-class Unflatten(_Layer):
+class Unflatten(_Tree):
   """x.unflatten(dim, unflattened_size): dim `dim` becomes the dims `unflattened_size` (one may be -1)."""
   def __init__(self, dim: int, unflattened_size):
     if not isinstance(unflattened_size, (list, tuple)) or not all(isinstance(v, int) for v in unflattened_size):
@@ -640,14 +619,14 @@ class Unflatten(_Layer):
 # Modules follow teeny's Tensor.training flag (`with Tensor.train():`); `inplace` is kept for torch's signature and
 # repr, and the result is always a new tensor.
 
-class Dropout(_Layer):
+class Dropout(_Tree):
   """F.dropout: zeroes each element with probability p and scales the rest by 1/(1-p) while Tensor.training, else
   returns x."""
   def __init__(self, p: float = 0.5, inplace: bool = False): self.p, self.inplace = _F._check_p("Dropout", p), inplace
   def extra_repr(self) -> str: return f"p={self.p}, inplace={self.inplace}"
   def __call__(self, x: Tensor) -> Tensor: return _F.dropout(x, self.p, Tensor.training)
 
-class _DropoutNd(_Layer):
+class _DropoutNd(_Tree):
   """Channel-wise dropout (F.dropout1d/2d/3d): whole channels (dim 1 of (N, C, *spatial), dim 0 of unbatched
   (C, *spatial)) are zeroed with probability p, the rest scaled by 1/(1-p), while Tensor.training."""
   n = 1
@@ -668,7 +647,7 @@ class Dropout3d(_DropoutNd):
   """Channel-wise dropout over (N, C, D, H, W) or (C, D, H, W)."""
   n = 3
 
-class FeatureAlphaDropout(_Layer):
+class FeatureAlphaDropout(_Tree):
   """F.feature_alpha_dropout: alpha dropout (SELU-preserving) of whole channels (dim 1 of (N, C, *)) while
   Tensor.training, else returns x."""
   def __init__(self, p: float = 0.5, inplace: bool = False):
@@ -680,19 +659,19 @@ class FeatureAlphaDropout(_Layer):
 # Each calls its F function; `inplace` is accepted where torch has it (ReLU(inplace=True) in model code) and kept for
 # the repr, but the result is always a new tensor (F's inplace=True writes into the input).
 
-class ReLU(_Layer):
+class ReLU(_Tree):
   """max(x, 0)."""
   def __init__(self, inplace: bool = False): self.inplace = inplace
   def extra_repr(self) -> str: return _inplace(self, "")
   def __call__(self, x: Tensor) -> Tensor: return _F.relu(x)
 
-class ReLU6(_Layer):
+class ReLU6(_Tree):
   """min(max(x, 0), 6)."""
   def __init__(self, inplace: bool = False): self.inplace = inplace
   def extra_repr(self) -> str: return _inplace(self, "")
   def __call__(self, x: Tensor) -> Tensor: return _F.relu6(x)
 
-class LeakyReLU(_Layer):
+class LeakyReLU(_Tree):
   """x for x > 0, else negative_slope * x."""
   def __init__(self, negative_slope: float = 0.01, inplace: bool = False):
     self.negative_slope, self.inplace = negative_slope, inplace
@@ -701,7 +680,7 @@ class LeakyReLU(_Layer):
 
 rrelu = _F.rrelu   # (teeny's older spelling, nn.rrelu: torch's F.rrelu)
 
-class RReLU(_Layer):
+class RReLU(_Tree):
   """Randomized leaky ReLU (F.rrelu): while Tensor.training (`with Tensor.train():`) each non-positive element is
   multiplied by its own slope drawn uniformly from [lower, upper); else by (lower + upper) / 2."""
   def __init__(self, lower: float = 1.0 / 8, upper: float = 1.0 / 3, inplace: bool = False):
@@ -709,7 +688,7 @@ class RReLU(_Layer):
   def extra_repr(self) -> str: return f"lower={self.lower}, upper={self.upper}" + _inplace(self)
   def __call__(self, x: Tensor) -> Tensor: return _F.rrelu(x, self.lower, self.upper, Tensor.training)
 
-class PReLU(_Layer):
+class PReLU(_Tree):
   """F.prelu: x for x > 0, else weight * x, with a learnt weight: one shared value (num_parameters=1) or one per
   channel (dim 1, or dim 0 of a 1-d input), initialised to `init`."""
   def __init__(self, num_parameters: int = 1, init: float = 0.25):
@@ -718,7 +697,7 @@ class PReLU(_Layer):
   def extra_repr(self) -> str: return f"num_parameters={self.num_parameters}"
   def __call__(self, x: Tensor) -> Tensor: return _F.prelu(x, self.weight)
 
-class GELU(_Layer):
+class GELU(_Tree):
   """x * Phi(x); approximate="tanh" uses the tanh approximation, as torch's."""
   def __init__(self, approximate: str = "none"):
     if approximate not in ("none", "tanh"):
@@ -727,51 +706,51 @@ class GELU(_Layer):
   def extra_repr(self) -> str: return f"approximate={self.approximate!r}"
   def __call__(self, x: Tensor) -> Tensor: return _F.gelu(x, approximate=self.approximate)
 
-class SiLU(_Layer):
+class SiLU(_Tree):
   """x * sigmoid(x)."""
   def __init__(self, inplace: bool = False): self.inplace = inplace
   def extra_repr(self) -> str: return _inplace(self, "")
   def __call__(self, x: Tensor) -> Tensor: return _F.silu(x)
 
-class Mish(_Layer):
+class Mish(_Tree):
   """x * tanh(softplus(x))."""
   def __init__(self, inplace: bool = False): self.inplace = inplace
   def extra_repr(self) -> str: return _inplace(self, "")
   def __call__(self, x: Tensor) -> Tensor: return _F.mish(x)
 
-class Sigmoid(_Layer):
+class Sigmoid(_Tree):
   """1 / (1 + exp(-x))."""
   def __call__(self, x: Tensor) -> Tensor: return _F.sigmoid(x)
 
-class Tanh(_Layer):
+class Tanh(_Tree):
   """tanh(x)."""
   def __call__(self, x: Tensor) -> Tensor: return _F.tanh(x)
 
-class LogSigmoid(_Layer):
+class LogSigmoid(_Tree):
   """log(sigmoid(x))."""
   def __call__(self, x: Tensor) -> Tensor: return _F.logsigmoid(x)
 
-class Softsign(_Layer):
+class Softsign(_Tree):
   """x / (1 + |x|)."""
   def __call__(self, x: Tensor) -> Tensor: return _F.softsign(x)
 
-class Tanhshrink(_Layer):
+class Tanhshrink(_Tree):
   """x - tanh(x)."""
   def __call__(self, x: Tensor) -> Tensor: return _F.tanhshrink(x)
 
-class Softplus(_Layer):
+class Softplus(_Tree):
   """log(1 + exp(beta * x)) / beta, and x itself where beta * x > threshold (torch's switch to the linear part)."""
   def __init__(self, beta: float = 1.0, threshold: float = 20.0): self.beta, self.threshold = beta, threshold
   def extra_repr(self) -> str: return f"beta={self.beta}, threshold={self.threshold}"
   def __call__(self, x: Tensor) -> Tensor: return _F.softplus(x, self.beta, self.threshold)
 
-class ELU(_Layer):
+class ELU(_Tree):
   """x for x > 0, else alpha * (exp(x) - 1)."""
   def __init__(self, alpha: float = 1.0, inplace: bool = False): self.alpha, self.inplace = alpha, inplace
   def extra_repr(self) -> str: return f"alpha={self.alpha}" + _inplace(self)
   def __call__(self, x: Tensor) -> Tensor: return _F.elu(x, self.alpha)
 
-class CELU(_Layer):
+class CELU(_Tree):
   """max(0, x) + min(0, alpha * (exp(x / alpha) - 1)); alpha 0 raises (here at construction, F.celu at the call)."""
   def __init__(self, alpha: float = 1.0, inplace: bool = False):
     if alpha == 0: raise ValueError("CELU: alpha cannot be 0 (it divides x)")
@@ -779,13 +758,13 @@ class CELU(_Layer):
   def extra_repr(self) -> str: return f"alpha={self.alpha}" + _inplace(self)
   def __call__(self, x: Tensor) -> Tensor: return _F.celu(x, self.alpha)
 
-class SELU(_Layer):
+class SELU(_Tree):
   """scale * elu(x, alpha) with torch's fixed constants."""
   def __init__(self, inplace: bool = False): self.inplace = inplace
   def extra_repr(self) -> str: return _inplace(self, "")
   def __call__(self, x: Tensor) -> Tensor: return _F.selu(x)
 
-class Hardtanh(_Layer):
+class Hardtanh(_Tree):
   """x clipped to [min_val, max_val] (gradient 0 at the bounds, and integral bounds keep an integer input's dtype, as
   torch's)."""
   def __init__(self, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False):
@@ -794,30 +773,30 @@ class Hardtanh(_Layer):
   def extra_repr(self) -> str: return f"min_val={self.min_val}, max_val={self.max_val}" + _inplace(self)
   def __call__(self, x: Tensor) -> Tensor: return _F.hardtanh(x, self.min_val, self.max_val)
 
-class Hardsigmoid(_Layer):
+class Hardsigmoid(_Tree):
   """relu6(x + 3) / 6."""
   def __init__(self, inplace: bool = False): self.inplace = inplace
   def __call__(self, x: Tensor) -> Tensor: return _F.hardsigmoid(x)
 
-class Hardswish(_Layer):
+class Hardswish(_Tree):
   """x * relu6(x + 3) / 6."""
   def __init__(self, inplace: bool = False): self.inplace = inplace
   def __call__(self, x: Tensor) -> Tensor: return _F.hardswish(x)
 
-class Threshold(_Layer):
+class Threshold(_Tree):
   """x where x > threshold, else value."""
   def __init__(self, threshold: float, value: float, inplace: bool = False):
     self.threshold, self.value, self.inplace = threshold, value, inplace
   def extra_repr(self) -> str: return f"threshold={self.threshold}, value={self.value}" + _inplace(self)
   def __call__(self, x: Tensor) -> Tensor: return _F.threshold(x, self.threshold, self.value)
 
-class Hardshrink(_Layer):
+class Hardshrink(_Tree):
   """x where |x| > lambd, else 0."""
   def __init__(self, lambd: float = 0.5): self.lambd = lambd
   def extra_repr(self) -> str: return f"{self.lambd}"
   def __call__(self, x: Tensor) -> Tensor: return _F.hardshrink(x, self.lambd)
 
-class Softshrink(_Layer):
+class Softshrink(_Tree):
   """x - lambd above lambd, x + lambd below -lambd, else 0; lambd must be >= 0 (checked here at construction, by
   F.softshrink at the call)."""
   def __init__(self, lambd: float = 0.5):
@@ -826,26 +805,26 @@ class Softshrink(_Layer):
   def extra_repr(self) -> str: return f"{self.lambd}"
   def __call__(self, x: Tensor) -> Tensor: return _F.softshrink(x, self.lambd)
 
-class GLU(_Layer):
+class GLU(_Tree):
   """a * sigmoid(b) for the two halves a, b of dim `dim` (its size must be even)."""
   def __init__(self, dim: int = -1): self.dim = dim
   def extra_repr(self) -> str: return f"dim={self.dim}"
   def __call__(self, x: Tensor) -> Tensor: return _F.glu(x, self.dim)
 
-class Softmax(_Layer):
+class Softmax(_Tree):
   """exp(x) / sum(exp(x)) along dim (dim=None: torch's deprecated legacy choice, 0 for 0-, 1- and 3-d inputs, else
   1)."""
   def __init__(self, dim: int | None = None): self.dim = dim
   def extra_repr(self) -> str: return f"dim={self.dim}"
   def __call__(self, x: Tensor) -> Tensor: return _F.softmax(x, self.dim)
 
-class LogSoftmax(_Layer):
+class LogSoftmax(_Tree):
   """log(softmax(x)) along dim, computed stably."""
   def __init__(self, dim: int | None = None): self.dim = dim
   def extra_repr(self) -> str: return f"dim={self.dim}"
   def __call__(self, x: Tensor) -> Tensor: return _F.log_softmax(x, self.dim)
 
-class Softmin(_Layer):
+class Softmin(_Tree):
   """softmax(-x) along dim."""
   def __init__(self, dim: int | None = None): self.dim = dim
   def extra_repr(self) -> str: return f"dim={self.dim}"
@@ -853,7 +832,7 @@ class Softmin(_Layer):
 
 # ***** pooling *****
 
-class _MaxPoolNd(_Layer):
+class _MaxPoolNd(_Tree):
   n = 2
   def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices: bool = False,
                ceil_mode: bool = False):
@@ -878,7 +857,7 @@ class MaxPool3d(_MaxPoolNd):
   """Max over sliding windows of the last three dims (return_indices: also int64 positions flat over D*H*W)."""
   n = 3
 
-class _MaxUnpoolNd(_Layer):
+class _MaxUnpoolNd(_Tree):
   n = 2
   def __init__(self, kernel_size, stride=None, padding=0):
     self.kernel_size, self.stride = kernel_size, stride if stride is not None else kernel_size
@@ -901,7 +880,7 @@ class MaxUnpool3d(_MaxUnpoolNd):
   """Inverse of MaxPool3d(return_indices=True): zeros with the values written at their indices."""
   n = 3
 
-class AvgPool1d(_Layer):
+class AvgPool1d(_Tree):
   """Mean over sliding windows of the last dim."""
   def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False, count_include_pad: bool = True):
     self.kernel_size, self.stride = kernel_size, stride if stride is not None else kernel_size
@@ -912,7 +891,7 @@ class AvgPool1d(_Layer):
   def __call__(self, x: Tensor) -> Tensor:
     return _F.avg_pool1d(x, self.kernel_size, self.stride, self.padding, self.ceil_mode, self.count_include_pad)
 
-class _AvgPoolNd(_Layer):
+class _AvgPoolNd(_Tree):
   n = 2
   def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False, count_include_pad: bool = True,
                divisor_override: int | None = None):
@@ -932,7 +911,7 @@ class AvgPool3d(_AvgPoolNd):
   """Mean over sliding windows of the last three dims (divisor_override: divide every window sum by it instead)."""
   n = 3
 
-class _LPPoolNd(_Layer):
+class _LPPoolNd(_Tree):
   n = 2
   def __init__(self, norm_type: float, kernel_size, stride=None, ceil_mode: bool = False):
     self.norm_type, self.kernel_size, self.stride, self.ceil_mode = norm_type, kernel_size, stride, ceil_mode
@@ -954,7 +933,7 @@ class LPPool3d(_LPPoolNd):
   """Power-average pooling over the last three dims (F.lp_pool3d)."""
   n = 3
 
-class _AdaptivePoolNd(_Layer):
+class _AdaptivePoolNd(_Tree):
   n, kind = 2, "avg"
   def __init__(self, output_size, return_indices: bool = False):
     self.output_size, self.return_indices = output_size, return_indices
@@ -992,7 +971,7 @@ class AdaptiveMaxPool3d(_AdaptivePoolNd):
 
 # ***** instance norm *****
 
-class _InstanceNorm(_Layer):
+class _InstanceNorm(_Tree):
   """Normalise each (sample, channel) of (N, C, *spatial) (or unbatched (C, *spatial)) over its spatial dims; affine:
   a learnt per-channel weight and bias; track_running_stats: running mean/var buffers (updated while training, used in
   eval mode), as torch's."""
@@ -1044,7 +1023,7 @@ class InstanceNorm3d(_InstanceNorm):
 
 # ***** resampling *****
 
-class Upsample(_Layer):
+class Upsample(_Tree):
   """x.interpolate(size, scale_factor, mode, align_corners) over the spatial dims; recompute_scale_factor=True turns
   scale_factor into the output size first (floor(in * scale)) and interpolates to that size, as torch's."""
   def __init__(self, size=None, scale_factor=None, mode: str = "nearest", align_corners: bool | None = None,
@@ -1067,13 +1046,13 @@ class UpsamplingBilinear2d(Upsample):
   """Upsample(mode='bilinear', align_corners=True) for (N, C, H, W), as torch's."""
   def __init__(self, size=None, scale_factor=None): super().__init__(size, scale_factor, "bilinear", True)
 
-class PixelShuffle(_Layer):
+class PixelShuffle(_Tree):
   """(N, C*r*r, H, W) -> (N, C, H*r, W*r)."""
   def __init__(self, upscale_factor: int): self.upscale_factor = upscale_factor
   def extra_repr(self) -> str: return f"upscale_factor={self.upscale_factor}"
   def __call__(self, x: Tensor) -> Tensor: return _F.pixel_shuffle(x, self.upscale_factor)
 
-class PixelUnshuffle(_Layer):
+class PixelUnshuffle(_Tree):
   """(N, C, H*r, W*r) -> (N, C*r*r, H, W), the inverse of PixelShuffle."""
   def __init__(self, downscale_factor: int): self.downscale_factor = downscale_factor
   def extra_repr(self) -> str: return f"downscale_factor={self.downscale_factor}"
@@ -1083,7 +1062,7 @@ class PixelUnshuffle(_Layer):
 # Called as loss(input, target); `weight` / `pos_weight` tensors are kept as attributes (torch's buffers, so they are
 # in get_state_dict under the same names).
 
-class CrossEntropyLoss(_Layer):
+class CrossEntropyLoss(_Tree):
   """F.cross_entropy on logits: class-index or probability targets, per-class weight, ignore_index, label smoothing."""
   def __init__(self, weight: Tensor | None = None, ignore_index: int = -100, reduction: str = "mean",
                label_smoothing: float = 0.0):
@@ -1093,52 +1072,52 @@ class CrossEntropyLoss(_Layer):
     return _F.cross_entropy(input, target, self.weight, ignore_index=self.ignore_index, reduction=self.reduction,
                             label_smoothing=self.label_smoothing)
 
-class NLLLoss(_Layer):
+class NLLLoss(_Tree):
   """F.nll_loss on log-probabilities (classes on dim 1, or dim 0 of a 1-d input)."""
   def __init__(self, weight: Tensor | None = None, ignore_index: int = -100, reduction: str = "mean"):
     self.weight, self.ignore_index, self.reduction = weight, ignore_index, reduction
   def __call__(self, input: Tensor, target: Tensor) -> Tensor:
     return _F.nll_loss(input, target, self.weight, ignore_index=self.ignore_index, reduction=self.reduction)
 
-class MSELoss(_Layer):
+class MSELoss(_Tree):
   """Mean (or sum, or none) of (input - target)**2."""
   def __init__(self, reduction: str = "mean"): self.reduction = reduction
   def __call__(self, input: Tensor, target: Tensor) -> Tensor:
     return _F.mse_loss(input, target, reduction=self.reduction)
 
-class L1Loss(_Layer):
+class L1Loss(_Tree):
   """Mean (or sum, or none) of |input - target|."""
   def __init__(self, reduction: str = "mean"): self.reduction = reduction
   def __call__(self, input: Tensor, target: Tensor) -> Tensor:
     return _F.l1_loss(input, target, reduction=self.reduction)
 
-class SmoothL1Loss(_Layer):
+class SmoothL1Loss(_Tree):
   """0.5 d**2 / beta where |d| < beta, else |d| - 0.5 beta (d = input - target)."""
   def __init__(self, reduction: str = "mean", beta: float = 1.0): self.reduction, self.beta = reduction, beta
   def __call__(self, input: Tensor, target: Tensor) -> Tensor:
     return _F.smooth_l1_loss(input, target, reduction=self.reduction, beta=self.beta)
 
-class HuberLoss(_Layer):
+class HuberLoss(_Tree):
   """0.5 d**2 where |d| < delta, else delta (|d| - 0.5 delta) (d = input - target)."""
   def __init__(self, reduction: str = "mean", delta: float = 1.0): self.reduction, self.delta = reduction, delta
   def __call__(self, input: Tensor, target: Tensor) -> Tensor:
     return _F.huber_loss(input, target, self.reduction, self.delta)
 
-class KLDivLoss(_Layer):
+class KLDivLoss(_Tree):
   """F.kl_div: input holds log-probabilities; target probabilities (log-probabilities with log_target=True)."""
   def __init__(self, reduction: str = "mean", log_target: bool = False):
     self.reduction, self.log_target = reduction, log_target
   def __call__(self, input: Tensor, target: Tensor) -> Tensor:
     return _F.kl_div(input, target, reduction=self.reduction, log_target=self.log_target)
 
-class BCELoss(_Layer):
+class BCELoss(_Tree):
   """F.binary_cross_entropy on probabilities, optionally weighted per element (weight broadcasts to the input)."""
   def __init__(self, weight: Tensor | None = None, reduction: str = "mean"):
     self.weight, self.reduction = weight, reduction
   def __call__(self, input: Tensor, target: Tensor) -> Tensor:
     return _F.binary_cross_entropy(input, target, self.weight, reduction=self.reduction)
 
-class BCEWithLogitsLoss(_Layer):
+class BCEWithLogitsLoss(_Tree):
   """F.binary_cross_entropy_with_logits: sigmoid and BCE in one stable expression; pos_weight scales the positive
   term (one per class, broadcast along the last dim)."""
   def __init__(self, weight: Tensor | None = None, reduction: str = "mean", pos_weight: Tensor | None = None):
@@ -1147,19 +1126,19 @@ class BCEWithLogitsLoss(_Layer):
     return _F.binary_cross_entropy_with_logits(input, target, self.weight, reduction=self.reduction,
                                                pos_weight=self.pos_weight)
 
-class SoftMarginLoss(_Layer):
+class SoftMarginLoss(_Tree):
   """F.soft_margin_loss: log(1 + exp(-target * input)), in the input's dtype."""
   def __init__(self, reduction: str = "mean"): self.reduction = reduction
   def __call__(self, input: Tensor, target: Tensor) -> Tensor:
     return _F.soft_margin_loss(input, target, reduction=self.reduction)
 
-class HingeEmbeddingLoss(_Layer):
+class HingeEmbeddingLoss(_Tree):
   """F.hinge_embedding_loss: input where target == 1, max(0, margin - input) where target == -1."""
   def __init__(self, margin: float = 1.0, reduction: str = "mean"): self.margin, self.reduction = margin, reduction
   def __call__(self, input: Tensor, target: Tensor) -> Tensor:
     return _F.hinge_embedding_loss(input, target, self.margin, reduction=self.reduction)
 
-class PoissonNLLLoss(_Layer):
+class PoissonNLLLoss(_Tree):
   """F.poisson_nll_loss: exp(input) - target * input (log_input), else input - target * log(input + eps); full adds
   Stirling's term where target > 1."""
   def __init__(self, log_input: bool = True, full: bool = False, eps: float = 1e-8, reduction: str = "mean"):
@@ -1167,7 +1146,7 @@ class PoissonNLLLoss(_Layer):
   def __call__(self, log_input: Tensor, target: Tensor) -> Tensor:
     return _F.poisson_nll_loss(log_input, target, self.log_input, self.full, eps=self.eps, reduction=self.reduction)
 
-class GaussianNLLLoss(_Layer):
+class GaussianNLLLoss(_Tree):
   """F.gaussian_nll_loss: 0.5 (log(var) + (input - target)**2 / var), var clamped below at eps (in value only); called
   as loss(input, target, var). Keyword-only arguments, as torch's."""
   def __init__(self, *, full: bool = False, eps: float = 1e-6, reduction: str = "mean"):
@@ -1175,7 +1154,7 @@ class GaussianNLLLoss(_Layer):
   def __call__(self, input: Tensor, target: Tensor, var: Tensor | float) -> Tensor:
     return _F.gaussian_nll_loss(input, target, var, self.full, self.eps, self.reduction)
 
-class MultiLabelSoftMarginLoss(_Layer):
+class MultiLabelSoftMarginLoss(_Tree):
   """F.multilabel_soft_margin_loss: the per-class logistic loss, times weight (one per class, broadcast along the last
   dim), averaged over the classes."""
   def __init__(self, weight: Tensor | None = None, reduction: str = "mean"):
@@ -1183,13 +1162,13 @@ class MultiLabelSoftMarginLoss(_Layer):
   def __call__(self, input: Tensor, target: Tensor) -> Tensor:
     return _F.multilabel_soft_margin_loss(input, target, self.weight, reduction=self.reduction)
 
-class MarginRankingLoss(_Layer):
+class MarginRankingLoss(_Tree):
   """F.margin_ranking_loss: max(0, -target * (input1 - input2) + margin); called as loss(input1, input2, target)."""
   def __init__(self, margin: float = 0.0, reduction: str = "mean"): self.margin, self.reduction = margin, reduction
   def __call__(self, input1: Tensor, input2: Tensor, target: Tensor) -> Tensor:
     return _F.margin_ranking_loss(input1, input2, target, self.margin, reduction=self.reduction)
 
-class CosineEmbeddingLoss(_Layer):
+class CosineEmbeddingLoss(_Tree):
   """F.cosine_embedding_loss: 1 - cos(x1, x2) where target == 1, max(0, cos(x1, x2) - margin) where target == -1;
   called as loss(input1, input2, target)."""
   def __init__(self, margin: float = 0.0, reduction: str = "mean"): self.margin, self.reduction = margin, reduction
@@ -1200,7 +1179,7 @@ def _check_margin(margin: float, name: str) -> float:
   if not margin > 0: raise ValueError(f"{name}: expected margin to be greater than 0, got {margin} instead")
   return margin
 
-class TripletMarginLoss(_Layer):
+class TripletMarginLoss(_Tree):
   """F.triplet_margin_loss: max(0, margin + d(anchor, positive) - d(anchor, negative)), d the pairwise p-norm distance;
   swap takes min(d(anchor, negative), d(positive, negative)). margin must be > 0 (checked here, as torch's)."""
   def __init__(self, margin: float = 1.0, p: float = 2.0, eps: float = 1e-6, swap: bool = False,
@@ -1211,7 +1190,7 @@ class TripletMarginLoss(_Layer):
     return _F.triplet_margin_loss(anchor, positive, negative, self.margin, self.p, self.eps, self.swap,
                                   reduction=self.reduction)
 
-class TripletMarginWithDistanceLoss(_Layer):
+class TripletMarginWithDistanceLoss(_Tree):
   """F.triplet_margin_with_distance_loss: TripletMarginLoss with any distance_function(x1, x2) -> Tensor (default
   pairwise_distance); keyword-only arguments and margin > 0, as torch's."""
   def __init__(self, *, distance_function=None, margin: float = 1.0, swap: bool = False, reduction: str = "mean"):
@@ -1228,12 +1207,12 @@ class TripletMarginWithDistanceLoss(_Layer):
     return _F.triplet_margin_with_distance_loss(anchor, positive, negative, distance_function=self.distance_function,
                                                 margin=self.margin, swap=self.swap, reduction=self.reduction)
 
-class CosineSimilarity(_Layer):
+class CosineSimilarity(_Tree):
   """x1 . x2 / max(|x1| |x2|, eps) along dim."""
   def __init__(self, dim: int = 1, eps: float = 1e-8): self.dim, self.eps = dim, eps
   def __call__(self, x1: Tensor, x2: Tensor) -> Tensor: return _F.cosine_similarity(x1, x2, self.dim, self.eps)
 
-class PairwiseDistance(_Layer):
+class PairwiseDistance(_Tree):
   """|x1 - x2 + eps|_p along the last dim."""
   def __init__(self, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False):
     self.norm, self.eps, self.keepdim = p, eps, keepdim

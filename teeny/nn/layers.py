@@ -12,6 +12,8 @@ class Linear(_Tree):
     bound = _bound(in_features)  # in_features=0: output is the bias, broadcast
     self.weight = _uniform((out_features, in_features), bound, dtype, device)
     self.bias = _uniform((out_features,), bound, dtype, device) if bias else None
+  def extra_repr(self) -> str:
+    return f"in_features={self.weight.shape[1]}, out_features={self.weight.shape[0]}, bias={self.bias is not None}"
   def __call__(self, x: Tensor) -> Tensor:
     y = x.matmul(self.weight.transpose(0, 1))
     return y + self.bias if self.bias is not None else y
@@ -26,6 +28,9 @@ class LayerNorm(_Tree):
     affine = elementwise_affine
     self.weight = _param(Tensor.ones(*self.normalized_shape, dtype=dtype, device=device)) if affine else None
     self.bias = _param(Tensor.zeros(*self.normalized_shape, dtype=dtype, device=device)) if affine and bias else None
+  def extra_repr(self) -> str:
+    return (f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.weight is not None}, "
+            f"bias={self.bias is not None}")
   def __call__(self, x: Tensor) -> Tensor:
     if tuple(x.shape[-len(self.normalized_shape):]) != self.normalized_shape:
       raise ValueError(f"LayerNorm{self.normalized_shape} got input of shape {tuple(x.shape)}")

@@ -54,6 +54,11 @@ def _own_tensors(obj, kind: str) -> Iterator[tuple[str, Tensor]]:
     if subs and k.startswith(subs): continue
     if (_is_param(t) or bool(t.requires_grad)) == (kind == "p"): yield k, t
 
+def _repr_of(v) -> str:
+  """repr(v); for an object in a layer tree that has none of its own, Name() (torch's text for a module without
+  extra_repr)."""
+  return repr(v) if type(v).__repr__ is not object.__repr__ else f"{type(v).__name__}()"
+
 class _IncompatibleKeys(tuple):
   """torch's load_state_dict result: (missing_keys, unexpected_keys)."""
   def __new__(cls, missing: list[str], unexpected: list[str]): return super().__new__(cls, (missing, unexpected))
@@ -69,6 +74,16 @@ class _Tree:
   """The module-tree methods torch's nn.Module has, for nn.Module and teeny's plain layers alike: walking the
   submodules, parameters and buffers (torch's names and order), the state dict, the training mode, gradients and
   moving or casting the tensors in place."""
+  # ---- torch's printing: Name(extra_repr()) with no children, else the extra_repr and each child "(name): repr" on
+  # lines of their own, indented
+  def extra_repr(self) -> str: return ""
+  def __repr__(self) -> str:
+    lines = [f"({k}): " + _repr_of(m).replace("\n", "\n  ") for k, m in _children_of(self)]
+    extra = self.extra_repr()
+    if not lines: return f"{type(self).__name__}({extra})"
+    head = [extra] if extra else []
+    return f"{type(self).__name__}(\n  " + "\n  ".join(head + lines) + "\n)"
+
   # ---- walking the tree
   def named_modules(self, memo: set | None = None, prefix: str = "", remove_duplicate: bool = True):
     """(name, module) for self ("") and every submodule, depth first in registration order; a module reachable
