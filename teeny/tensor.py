@@ -439,14 +439,15 @@ class Tensor(SelectMixin, NNMixin, LossMixin, MathMixin, metaclass=_TensorMeta):
   def is_grad_enabled() -> bool: return not _no_grad_var.get()
 
   # ---- realizing
-  def _wrap(self, u: UOp, *srcs: Tensor, view: bool = False) -> Tensor:
-    """A new tensor for `u`, made from self and srcs (gradient tracking follows its sources)."""
+  def _wrap(self, u: UOp, *srcs: Tensor, view: bool = False, rg: bool | None = None) -> Tensor:
+    """A new tensor for `u`, made from self and srcs (gradient tracking follows its sources; `rg`: whether any of
+    them requires grad, where the caller knows)."""
     for s in srcs: self._same_device(s)   # (raised at the op, as torch, not at realize)
     if not view and u.base.op in (Ops.BUFFER, Ops.ASSIGN) and (u.op in GroupOp.Movement
                                                                or u.op in (Ops.BUFFER, Ops.ASSIGN)):
       # an op that changed nothing (a sum over size-1 axes) still makes a new tensor, not a second owner of the memory
       u = UOp(Ops.CONTIGUOUS, u.dtype, (u,))
-    rg = any(s.requires_grad for s in (self,) + srcs)
+    if rg is None: rg = any(s.requires_grad for s in (self,) + srcs)
     if rg and Tensor._no_grad: u, rg = UOp(Ops.DETACH, u.dtype, (u,)), False
     t = Tensor(u)
     if rg: t._requires_grad = True
@@ -2981,14 +2982,26 @@ def _from_host(data: Any, device: str, dtype: DType | None) -> UOp:
 def _matmul_body(x: Tensor, w: Tensor) -> Tensor | None:
   """x @ w for x and w of 2 or more dims and one dtype, built on UOps and wrapped in one Tensor: the same graph
   Tensor.matmul's Tensor ops build (reshapes, broadcasts, transpose, multiply, sum; a test holds that they are the
-  same node), for a fraction of the host time. None where that graph would differ (mixed dtypes, several devices,
-  symbolic sizes, no-grad mode on a tensor that wants gradients, a tiny output that sum splits in two)."""
+  same node), for a fraction of the host time; without gradients, one CALL node of that graph (its body built once per
+  shapes and dtype). None where that graph would differ (mixed dtypes, several devices, symbolic sizes, no-grad mode
+  on a tensor that wants gradients, a tiny output that sum splits in two)."""
   xu, wu = x.uop, w.uop
-  if xu.dtype is not wu.dtype or not isinstance(xu.device, str) or not isinstance(wu.device, str): return None
+  if type(xu.device) is not str or type(wu.device) is not str: return None
+  rg = x.requires_grad or w.requires_grad
+  if rg and Tensor._no_grad: return None
+  u = _matmul_graph(xu, wu) if rg else call_of("matmul", (xu.shape, wu.shape, xu.dtype, wu.dtype), (xu, wu),
+                                                _matmul_graph, xu, wu)
+  if u is None: return None
+  t = x._wrap(u, w, rg=rg)
+  if t.dtype.kind != "f": t._requires_grad = None
+  return t
+
+def _matmul_graph(xu: UOp, wu: UOp) -> UOp | None:
+  """_matmul_body's graph on UOps (None where it has none)."""
+  if xu.dtype is not wu.dtype: return None
   dt = xu.dtype
   xsh, wsh = xu.shape, wu.shape
   if UOp in map(type, xsh + wsh): return None   # (a symbolic size)
-  if Tensor._no_grad and (x.requires_grad or w.requires_grad): return None
   batch = _broadcast_shape(xsh[:-2], wsh[:-2]) if len(xsh) > 2 or len(wsh) > 2 else ()
   n, k, m = xsh[-2], xsh[-1], wsh[-1]
   if k >= 1 << 15 and prod(batch) * n * m <= 16: return None
@@ -2999,16 +3012,9 @@ def _matmul_body(x: Tensor, w: Tensor) -> Tensor | None:
     return u.expand(full) if u.shape != full else u
   nd = len(wsh)
   order = tuple(range(nd - 2)) + (nd - 1, nd - 2)
-  def build() -> UOp:
-    a = bcast(widen(xu).reshape((*xsh[:-1], 1, k)))
-    b = bcast(widen(wu).permute(order).reshape((*wsh[:-2], 1, m, k)))
-    return dot_uop(a, b, (len(full) - 1,), dt, dt)
-  # without gradients, one CALL node (its body built once per shapes): a fraction of the host time to build and walk
-  u = build() if x.requires_grad or w.requires_grad else call_of("matmul", (xsh, wsh, dt), (xu, wu), build)
-  assert u is not None
-  t = x._wrap(u, w)
-  if t.dtype.kind != "f": t._requires_grad = None
-  return t
+  a = bcast(widen(xu).reshape((*xsh[:-1], 1, k)))
+  b = bcast(widen(wu).permute(order).reshape((*wsh[:-2], 1, m, k)))
+  return dot_uop(a, b, (len(full) - 1,), dt, dt)
 
 TILE_ALIGN_MIN_WORK = 1 << 24   # multiply-adds from which an unaligned matmul's operands are copied aligned
 

@@ -236,16 +236,15 @@ def _conv_body(x: Tensor, weight: Tensor, pads: Sequence[tuple[int, int]], hw: t
   that wants gradients)."""
   if type(x)._no_grad and (x.requires_grad or weight.requires_grad): return None
   xu, wu = x.uop, weight.uop
-  build = lambda: conv_graph(xu, wu, pads, hw, s_, d_, groups)
-  if x.requires_grad or weight.requires_grad: u = build()
+  if (rg := x.requires_grad or weight.requires_grad): u = conv_graph(xu, wu, pads, hw, s_, d_, groups)
   else:   # one CALL node (its body built once per key): a fraction of the host time to build and walk
     # (the key: what conv_graph's decisions read, shapes and arguments, dtypes and device, and whether the input is in
     # memory and whose memory it views: padded_input and _im2col look)
     key = (xu.shape, wu.shape, xu.dtype, wu.dtype, xu.device, tuple(map(tuple, pads)), tuple(hw), tuple(s_), tuple(d_),
            groups, in_memory(xu), xu.base.op)
-    u = call_of("conv", key, (xu, wu), build)
+    u = call_of("conv", key, (xu, wu), conv_graph, xu, wu, pads, hw, s_, d_, groups)
   if u is None: return None
-  t = x._wrap(u, weight)
+  t = x._wrap(u, weight, rg=rg)
   if t.dtype.kind != "f": t._requires_grad = None
   return t
 

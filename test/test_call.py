@@ -12,7 +12,7 @@ from helpers import is_null, needs_values
 def _plain(monkeypatch):
   """Build matmuls and convolutions without CALL nodes (the graphs their bodies hold)."""
   import teeny.uop.ops as O
-  monkeypatch.setattr(O, "call_of", lambda name, key, srcs, build: build())
+  monkeypatch.setattr(O, "call_of", lambda name, key, srcs, build, *args: build(*args))
   import teeny.tensor as T, teeny.tensor_nn as TN
   monkeypatch.setattr(T, "call_of", O.call_of)
   monkeypatch.setattr(TN, "call_of", O.call_of)

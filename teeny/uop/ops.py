@@ -181,15 +181,15 @@ def inline_calls(nodes) -> dict:
 # depends on)
 _call_bodies: dict[tuple, UOp] = {}
 
-def call_of(name: str, key: tuple, srcs: tuple, build: Callable[[], UOp | None]) -> UOp | None:
-  """A CALL `name` on srcs whose body is the graph `build()` makes over srcs, with each src replaced by a PARAM: built
-  (and the body kept) on the first call with this key, a dict lookup after. `key` must fix every decision `build`
-  takes (shapes, dtypes, device, properties of the srcs it looks at); which srcs are the same node is added here. None
-  when build() has no graph; build()'s graph itself where it reads more of a src than the src node (a body must reach
-  its inputs only through its PARAMs)."""
-  key = (name, key, tuple(srcs.index(s) for s in srcs))
+def call_of(name: str, key: tuple, srcs: tuple, build: Callable[..., UOp | None], *args) -> UOp | None:
+  """A CALL `name` on srcs whose body is the graph `build(*args)` makes over srcs, with each src replaced by a PARAM:
+  built (and the body kept) on the first call with this key, a dict lookup after. `key` must fix every decision
+  `build` takes (shapes, dtypes, device, properties of the srcs it looks at); which srcs are the same node is added
+  here. None when build has no graph; build's graph itself where it reads more of a src than the src node (a body
+  must reach its inputs only through its PARAMs)."""
+  key = (name, key, tuple(map(srcs.index, srcs)))
   if (body := _call_bodies.get(key)) is None:
-    if (g := build()) is None: return None
+    if (g := build(*args)) is None: return None
     params = {s: UOp(Ops.PARAM, s.dtype, (), (i, s.shape)) for i, s in enumerate(srcs)}
     body = g.substitute(params)
     n = body
