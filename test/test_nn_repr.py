@@ -1,5 +1,6 @@
 """print(layer) for teeny's layers against torch's for the same arguments (torch's extra_repr text), the containers
 printing their children, and BatchNorm1d/2d as classes of their own (names, state_dict keys, input-dim checks)."""
+import re
 import numpy as np
 import pytest
 import torch
@@ -78,11 +79,18 @@ def both(name, args=(), kwargs=None):
   pa, pk = _args(torch.nn, args, kwargs or {})
   return getattr(nn, name)(*ta, **tk), getattr(torch.nn, name)(*pa, **pk)
 
+def like(t, p) -> str:
+  """teeny's text for t as the installed torch prints p: teeny prints torch 2.13's text, where the norm layers have a
+  `bias` argument (shown as bias=...); an older torch (2.11 on the H200 machine) has none and prints none."""
+  tl, pl = repr(t).split("\n"), repr(p).split("\n")
+  if len(tl) != len(pl): return repr(t)
+  return "\n".join(a if "bias=" in b else re.sub(r", bias=(True|False)(?=[,)])", "", a) for a, b in zip(tl, pl))
+
 @pytest.mark.parametrize("name,args,kwargs", LAYERS, ids=[f"{n}-{i}" for i, (n, _, _) in enumerate(LAYERS)])
 def test_layer_repr(name, args, kwargs):
   t, p = both(name, args, kwargs)
   assert type(t).__name__ == type(p).__name__
-  assert repr(t) == repr(p) and str(t) == str(p)
+  assert like(t, p) == repr(p) and str(t) == repr(t)
 
 def test_every_layer_covered():
   """Every layer class teeny.nn defines that torch.nn also has is in LAYERS (a new layer needs a repr test)."""
@@ -119,8 +127,9 @@ def test_nested_model_repr():
   """print(model): a Module subclass holding containers of teeny's layers (and nn.layers' Linear / LayerNorm) reads
   as torch's for the same model, and so do the containers printed alone."""
   t, p = _net(nn), _net(torch.nn)
-  assert repr(t) == repr(p)
-  assert repr(t.body) == repr(p.body) and repr(t.head) == repr(p.head) and repr(t.drops) == repr(p.drops)
+  assert like(t, p) == repr(p)
+  assert like(t.body, p.body) == repr(p.body) and like(t.head, p.head) == repr(p.head)
+  assert repr(t.drops) == repr(p.drops)
   assert repr(nn.Sequential()) == repr(torch.nn.Sequential())
 
 # ---- BatchNorm1d / BatchNorm2d: classes of their own
@@ -157,4 +166,4 @@ def test_linear_and_layernorm_print_like_torch_on_their_own():
                (tnn.Linear(3, 4, bias=False), torch.nn.Linear(3, 4, bias=False)),
                (tnn.LayerNorm(4), torch.nn.LayerNorm(4)),
                (tnn.LayerNorm([2, 3], eps=1e-6, bias=False), torch.nn.LayerNorm([2, 3], eps=1e-6, bias=False))]:
-    assert repr(t) == repr(p)
+    assert like(t, p) == repr(p)
