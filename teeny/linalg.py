@@ -591,26 +591,30 @@ def svdvals(A: Tensor) -> Tensor:
   """torch.linalg.svdvals: the singular values of (..., m, n), descending (see svd)."""
   return _svd_core("linalg.svdvals", A, False)[1]
 
+def _eps(dt) -> float:
+  """The machine epsilon of float64, else float32's (the default tolerances' unit, as torch's)."""
+  return 2.220446049250313e-16 if dt == dtypes.float64 else 1.1920928955078125e-07
+
+def _inv_kept(U: Tensor, S: Tensor, V: Tensor, keep: Tensor) -> Tensor:
+  """V diag(1/S) U^T over the values `keep` marks, the others dropped (a pseudo-inverse from U, S, V)."""
+  inv_s = keep.where(1 / keep.where(S, 1.0), 0.0)
+  return (V * inv_s.unsqueeze(-2)).matmul(U.transpose(-1, -2))
+
 def pinv(A: Tensor, *, atol: float | None = None, rtol: float | None = None, hermitian: bool = False) -> Tensor:
   """torch.linalg.pinv: the pseudo-inverse V diag(1/S) U^T, singular values <= max(atol, rtol * S_max) dropped (rtol
   defaults to eps * max(m, n) when atol is not given, else 0). hermitian=True uses eigh."""
   fn = "linalg.pinv"
   _float_check(fn, "A", A)
   if A.ndim < 2: raise RuntimeError(f"{fn}: The input tensor A must have at least 2 dimensions.")
-  eps = {dtypes.float64: 2.220446049250313e-16}.get(A.dtype, 1.1920928955078125e-07)
-  if rtol is None: rtol = eps * max(A.shape[-2], A.shape[-1]) if atol is None else 0.0
+  if rtol is None: rtol = _eps(A.dtype) * max(A.shape[-2], A.shape[-1]) if atol is None else 0.0
   atol = 0.0 if atol is None else atol
   if hermitian:
     lam, V = eigh(A)
     big = lam.abs().amax(-1, keepdim=True) if lam.shape[-1] else lam.abs().sum(-1, keepdim=True)
-    keep = lam.abs() > (big * rtol).maximum(atol)
-    inv_l = keep.where(1 / keep.where(lam, 1.0), 0.0)
-    return (V * inv_l.unsqueeze(-2)).matmul(V.transpose(-1, -2))
+    return _inv_kept(V, lam, V, lam.abs() > (big * rtol).maximum(atol))
   U, S, Vh = svd(A, full_matrices=False)
   big = S[..., :1] if S.shape[-1] else S.sum(-1, keepdim=True)
-  keep = S > (big * rtol).maximum(atol)
-  inv_s = keep.where(1 / keep.where(S, 1.0), 0.0)
-  return (Vh.transpose(-1, -2) * inv_s.unsqueeze(-2)).matmul(U.transpose(-1, -2))
+  return _inv_kept(U, S, Vh.transpose(-1, -2), S > (big * rtol).maximum(atol))
 
 LstsqResult = namedtuple("LstsqResult", ["solution", "residuals", "rank", "singular_values"])
 _LSTSQ_DRIVERS = ("gels", "gelsy", "gelsd", "gelss")
@@ -657,14 +661,12 @@ def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *, driver: str | Non
   if Bm.shape[-2] != m:
     raise RuntimeError(f"{fn}: input.size(-2) should match other.size({-1 if vec else -2}) (got {m} and "
                        f"{Bm.shape[-2]})")
-  eps = 2.220446049250313e-16 if A.dtype == dtypes.float64 else 1.1920928955078125e-07
-  tol = 0.0 if driver == "gels" else (eps * max(m, n) if rcond is None else float(rcond))
+  tol = 0.0 if driver == "gels" else (_eps(A.dtype) * max(m, n) if rcond is None else float(rcond))
   U, S, V = _svd_core("linalg.lstsq", A.detach(), True)                 # (A's batch, m / n, q), (A's batch, q)
   assert U is not None and V is not None
   big = S[..., :1] if S.shape[-1] else S.sum(-1, keepdim=True)
   keep = S > big * tol
-  inv_s = keep.where(1 / keep.where(S, 1.0), 0.0)
-  P = (V * inv_s.unsqueeze(-2)).matmul(U.transpose(-1, -2))           # pinv(A) (A's batch, n, m), detached
+  P = _inv_kept(U, S, V, keep)                                         # pinv(A) (A's batch, n, m), detached
   if _wants_grad(A):
     dA, Pt = _tangent(A), P.transpose(-1, -2)
     eye_m, eye_n = Tensor.eye(m, dtype=A.dtype, device=A.device), Tensor.eye(n, dtype=A.dtype, device=A.device)
@@ -686,8 +688,7 @@ def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *, driver: str | Non
 def matrix_rank(A: Tensor, *, atol: float | None = None, rtol: float | None = None, hermitian: bool = False) -> Tensor:
   """torch.linalg.matrix_rank: the number of singular values > max(atol, rtol * S_max) (int64)."""
   _float_check("linalg.matrix_rank", "A", A)
-  eps = {dtypes.float64: 2.220446049250313e-16}.get(A.dtype, 1.1920928955078125e-07)
-  if rtol is None: rtol = eps * max(A.shape[-2], A.shape[-1]) if atol is None else 0.0
+  if rtol is None: rtol = _eps(A.dtype) * max(A.shape[-2], A.shape[-1]) if atol is None else 0.0
   S = eigvalsh(A).abs() if hermitian else svdvals(A)
   big = S.amax(-1, keepdim=True) if S.shape[-1] else S.sum(-1, keepdim=True)
   return (S > (big * rtol).maximum(0.0 if atol is None else atol)).sum(-1).cast(dtypes.int64)
